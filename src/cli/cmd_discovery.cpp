@@ -1,0 +1,167 @@
+// gpuwarden discovery: the R2 inventory of every GPU and MIG device.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "nvml/inventory.h"
+
+namespace gw::cli {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json optJson(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json gpuJson(const nvml::GpuInfo& g) {
+  json j;
+  j["index"] = g.index;
+  j["state"] = g.state;
+  if (g.state != "ok") {
+    j["error"] = g.error;
+    if (!g.pci.bus_id.empty()) j["pci_bus_id"] = g.pci.bus_id;
+    return j;
+  }
+  j["name"] = g.name;
+  j["uuid"] = g.uuid;
+  j["serial"] = g.serial;
+  j["pci_bus_id"] = g.pci.bus_id;
+  j["pci_device_id"] = fmt::format("0x{:04X}", g.pci.device_id);
+  j["architecture"] = nvml::architectureName(g.architecture);
+  j["compute_capability"] =
+      g.compute_capability ? json(fmt::format("{}.{}", g.compute_capability->major, g.compute_capability->minor)) : json(nullptr);
+  j["sm_count"] = optJson(g.sm_count);
+  j["cuda_cores"] = optJson(g.cuda_cores);
+  j["memory_total_mib"] = optJson(g.memory_total_mib);
+  j["memory_bus_width_bits"] = optJson(g.memory_bus_width);
+  j["max_memory_clock_mhz"] = optJson(g.max_memory_clock);
+  j["max_sm_clock_mhz"] = optJson(g.max_sm_clock);
+  j["peak_memory_bandwidth_gbs"] = g.peak_bandwidth_gbs ? json(std::round(*g.peak_bandwidth_gbs * 10) / 10) : json(nullptr);
+  j["pcie"] = {{"gen", optJson(g.pcie_gen)},
+               {"width", optJson(g.pcie_width)},
+               {"max_gen", optJson(g.pcie_max_gen)},
+               {"max_width", optJson(g.pcie_max_width)}};
+  j["nvlink"] = {{"links", g.nvlink_links}, {"active", g.nvlink_active}, {"version", g.nvlink_version}};
+  j["power_limit_w"] = optJson(g.power_limit_w);
+  j["power_default_limit_w"] = optJson(g.power_default_w);
+  j["power_min_limit_w"] = optJson(g.power_min_w);
+  j["power_max_limit_w"] = optJson(g.power_max_w);
+  j["ecc_enabled"] = optJson(g.ecc_enabled);
+  j["persistence_mode"] = optJson(g.persistence);
+  j["vbios_version"] = g.vbios;
+  j["inforom_version"] = g.inforom;
+  j["numa_nodes"] = g.numa_nodes;
+  j["cpu_affinity"] = nvml::formatIdRanges(g.cpus);
+  json mig;
+  mig["enabled"] = optJson(g.mig_enabled);
+  mig["devices"] = json::array();
+  for (const auto& m : g.mig_devices) {
+    mig["devices"].push_back({{"index", m.index},
+                              {"name", m.name},
+                              {"uuid", m.uuid},
+                              {"profile", m.profile},
+                              {"gpu_instance_id", m.gpu_instance_id},
+                              {"compute_instance_id", m.compute_instance_id},
+                              {"sm_count", m.sm_count},
+                              {"memory_total_mib", m.memory_total_mib},
+                              {"parent_index", g.index},
+                              {"parent_uuid", g.uuid}});
+  }
+  j["mig"] = mig;
+  return j;
+}
+
+template <typename T>
+std::string orNA(const std::optional<T>& v, const char* suffix = "") {
+  return v ? fmt::format("{}{}", *v, suffix) : "N/A";
+}
+
+void printText(const nvml::Inventory& inv, bool verbose) {
+  std::cout << fmt::format("Driver {} | NVML {} | CUDA {} (the highest CUDA runtime this driver supports, not an installed toolkit)\n",
+                           inv.driver_version.empty() ? "N/A" : inv.driver_version,
+                           inv.nvml_version.empty() ? "N/A" : inv.nvml_version,
+                           inv.cuda_driver_version ? nvml::cudaVersionString(inv.cuda_driver_version) : "N/A");
+  std::cout << inv.gpus.size() << " GPU" << (inv.gpus.size() == 1 ? "" : "s") << "\n";
+  for (const auto& g : inv.gpus) {
+    if (g.state != "ok") {
+      std::cout << fmt::format("GPU {}: {} {}: {}\n", g.index, g.pci.bus_id.empty() ? "" : g.pci.bus_id,
+                               g.state == "lost" ? "LOST" : "ERROR", g.error);
+      continue;
+    }
+    std::cout << fmt::format("GPU {}: {} (UUID: {})\n", g.index, g.name, g.uuid);
+    std::string cc = g.compute_capability ? fmt::format("{}.{}", g.compute_capability->major, g.compute_capability->minor) : "N/A";
+    std::string mem = g.memory_total_mib ? fmt::format("{} MiB", *g.memory_total_mib) : "N/A";
+    std::string bw = g.peak_bandwidth_gbs ? fmt::format("{:.0f} GB/s peak", *g.peak_bandwidth_gbs) : "peak N/A";
+    std::cout << fmt::format("  {} | {} | compute {} | {} SMs | {} ({}-bit, {})\n", g.pci.bus_id,
+                             nvml::architectureName(g.architecture), cc, orNA(g.sm_count), mem,
+                             orNA(g.memory_bus_width), bw);
+    std::string pcie = fmt::format("PCIe Gen{} x{} (max Gen{} x{})", orNA(g.pcie_gen), orNA(g.pcie_width),
+                                   orNA(g.pcie_max_gen), orNA(g.pcie_max_width));
+    std::string nvl = g.nvlink_links ? fmt::format("NVLink{} {}/{} up", g.nvlink_version ? fmt::format(" v{}", g.nvlink_version) : "",
+                                                   g.nvlink_active, g.nvlink_links)
+                                     : "no NVLink";
+    std::string power = g.power_limit_w ? fmt::format("{:.0f} W limit", *g.power_limit_w) : "power limit N/A";
+    auto onoff = [](const std::optional<bool>& b) { return b ? (*b ? "on" : "off") : "N/A"; };
+    std::cout << fmt::format("  {} | {} | {} | MIG {} | ECC {} | persistence {}\n", pcie, nvl, power,
+                             onoff(g.mig_enabled), onoff(g.ecc_enabled), onoff(g.persistence));
+    if (verbose) {
+      std::cout << fmt::format("  serial {} | VBIOS {} | InfoROM {} | part {}\n", g.serial, g.vbios, g.inforom, g.board_part);
+      std::cout << fmt::format("  CUDA cores {} | max SM clock {} MHz | max memory clock {} MHz\n", orNA(g.cuda_cores),
+                               orNA(g.max_sm_clock), orNA(g.max_memory_clock));
+      if (g.power_min_w && g.power_max_w)
+        std::cout << fmt::format("  power limit range {:.0f}-{:.0f} W, default {}\n", *g.power_min_w, *g.power_max_w,
+                                 g.power_default_w ? fmt::format("{:.0f} W", *g.power_default_w) : "N/A");
+      std::cout << fmt::format("  NUMA node {} | CPU affinity {}\n",
+                               g.numa_nodes.empty() ? "N/A" : nvml::formatIdRanges(g.numa_nodes),
+                               g.cpus.empty() ? "N/A" : nvml::formatIdRanges(g.cpus));
+    }
+    for (const auto& m : g.mig_devices) {
+      std::cout << fmt::format("  MIG {} GPU {}/{}: {} (UUID: {}) {} SMs, {} MiB\n", m.profile, g.index, m.index, m.name,
+                               m.uuid, m.sm_count, m.memory_total_mib);
+    }
+  }
+}
+
+}  // namespace
+
+void addDiscovery(CLI::App& app, Run& run) {
+  auto* cmd = app.add_subcommand("discovery", "List every GPU and MIG device with its hardware inventory");
+  auto verbose = std::make_shared<bool>(false);
+  cmd->add_flag("-v,--verbose", *verbose, "Also print serial, VBIOS, clocks, power range, NUMA and CPU affinity");
+  cmd->footer(
+      "The CUDA version shown is the newest CUDA runtime the driver can serve; toolkits installed on\n"
+      "the host are listed by `gpuwarden doctor` and `gpuwarden cuda list`.\n"
+      "Exit codes: 0 all GPUs answered, 1 some GPU is lost or failed, 3 no NVIDIA driver/NVML.");
+  cmd->callback([&run, verbose]() {
+    auto* s = run.ctx.nvml();
+    if (!s) {
+      run.exit_code = run.ctx.failureExit();
+      return;
+    }
+    auto inv = nvml::readInventory(*s);
+    if (!inv) {
+      printError(inv.error());
+      run.exit_code = kExitNoDriver;
+      return;
+    }
+    if (run.ctx.options.json) {
+      json j;
+      j["driver_version"] = inv->driver_version;
+      j["nvml_version"] = inv->nvml_version;
+      j["cuda_driver_version"] = inv->cuda_driver_version ? json(nvml::cudaVersionString(inv->cuda_driver_version)) : json(nullptr);
+      j["gpu_count"] = inv->gpus.size();
+      j["gpus"] = json::array();
+      for (const auto& g : inv->gpus) j["gpus"].push_back(gpuJson(g));
+      std::cout << j.dump(2) << "\n";
+    } else {
+      printText(*inv, *verbose);
+    }
+    run.exit_code = inv->anyLost() ? kExitPartial : kExitOk;
+  });
+}
+
+}  // namespace gw::cli

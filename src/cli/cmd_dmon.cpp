@@ -1,0 +1,221 @@
+// gpuwarden dmon: nvidia-smi dmon's scrolling table of several GPUs side by side (R4), with the
+// card that idles while its peers are busy flagged.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "fields/catalog.h"
+
+namespace gw::cli {
+namespace {
+
+struct Column {
+  char group;
+  const char* name;
+  const char* unit;
+  const char* field;  // catalog key, or a special name handled below
+  double scale;       // display = value * scale
+};
+
+// nvidia-smi dmon's groups and columns: p power/temp, u utilisation, c clocks, v violations,
+// m memory, e ECC and PCIe replays, t PCIe throughput.
+constexpr Column kColumns[] = {
+    {'p', "pwr", "W", "power_usage", 1},
+    {'p', "gtemp", "C", "gpu_temp", 1},
+    {'p', "mtemp", "C", "memory_temp", 1},
+    {'u', "sm", "%", "gpu_util", 1},
+    {'u', "mem", "%", "mem_copy_util", 1},
+    {'u', "enc", "%", "enc_util", 1},
+    {'u', "dec", "%", "dec_util", 1},
+    {'c', "mclk", "MHz", "mem_clock", 1},
+    {'c', "pclk", "MHz", "sm_clock", 1},
+    // Violations: 100 while the clock event reason is active at the sample, else 0.
+    {'v', "pviol", "%", "@power_violation", 1},
+    {'v', "tviol", "bool", "@thermal_violation", 1},
+    {'m', "fb", "MB", "fb_used", 1},
+    {'m', "bar1", "MB", "@bar1_used", 1},
+    {'e', "sbecc", "errs", "ecc_sbe_volatile", 1},
+    {'e', "dbecc", "errs", "ecc_dbe_volatile", 1},
+    {'e', "pci", "errs", "pcie_replay_counter", 1},
+    {'t', "rxpci", "MB/s", "pcie_rx_throughput", 1.0 / 1024},
+    {'t', "txpci", "MB/s", "pcie_tx_throughput", 1.0 / 1024},
+};
+
+struct DmonOptions {
+  std::string groups = "puc";
+  double delay = 1;
+  int count = 0;
+  std::string ids;
+  std::string format = "table";
+};
+
+Result<double> readColumn(const Column& c, const nvml::Device& d) {
+  std::string_view f = c.field;
+  if (f == "@power_violation" || f == "@thermal_violation") {
+    auto r = d.clockEventReasons();
+    if (!r) return r.status();
+    std::uint64_t mask = f == "@power_violation"
+                             ? (nvmlClocksThrottleReasonSwPowerCap | nvmlClocksThrottleReasonHwPowerBrakeSlowdown)
+                             : (nvmlClocksThrottleReasonSwThermalSlowdown | nvmlClocksThrottleReasonHwThermalSlowdown);
+    return (*r & mask) ? 100.0 : 0.0;
+  }
+  if (f == "@bar1_used") {
+    auto r = d.bar1Memory();
+    if (!r) return r.status();
+    return std::floor(static_cast<double>(r->used) / (1024.0 * 1024.0));
+  }
+  const fields::Field* field = fields::findByKey(f);
+  return field->read_number(d);
+}
+
+}  // namespace
+
+void addDmon(CLI::App& app, Run& run) {
+  auto o = std::make_shared<DmonOptions>();
+  auto* cmd = app.add_subcommand("dmon", "Scrolling per-GPU monitor, like nvidia-smi dmon");
+  cmd->add_option("-s,--select", o->groups, "Metric groups: p power/temp, u utilisation, c clocks, v violations, m memory, e ECC/PCIe errors, t PCIe throughput (default puc)");
+  cmd->add_option("-d,--delay", o->delay, "Seconds between samples (default 1)");
+  cmd->add_option("-c,--count", o->count, "Stop after COUNT samples (default: until interrupted)");
+  cmd->add_option("-i,--id", o->ids, "GPUs to show: indexes, UUIDs or PCI bus ids, comma-separated");
+  cmd->add_option("--format", o->format, "table (default), csv or json (one JSON object per sample)");
+  cmd->footer("A GPU at low utilisation while its peers are busy is marked '<- idle while peers busy' (R4).");
+  cmd->callback([&run, o]() {
+    if (run.ctx.options.json) o->format = "json";
+    if (o->format != "table" && o->format != "csv" && o->format != "json") {
+      printError("unknown --format '" + o->format + "' (expected table, csv or json)");
+      run.exit_code = kExitUsage;
+      return;
+    }
+    std::vector<const Column*> cols;
+    for (char g : o->groups) {
+      bool known = false;
+      for (const auto& c : kColumns) {
+        if (c.group == g) {
+          cols.push_back(&c);
+          known = true;
+        }
+      }
+      if (!known) {
+        printError(fmt::format("unknown metric group '{}' in -s (valid: pucvmet)", g));
+        run.exit_code = kExitUsage;
+        return;
+      }
+    }
+    if (o->delay <= 0) {
+      printError("-d must be a positive number of seconds");
+      run.exit_code = kExitUsage;
+      return;
+    }
+    auto* s = run.ctx.nvml();
+    if (!s) {
+      run.exit_code = run.ctx.failureExit();
+      return;
+    }
+    auto count = s->deviceCount();
+    if (!count) {
+      printError(count.error());
+      run.exit_code = kExitNoDriver;
+      return;
+    }
+    const GpuSelection sel = parseSelection(o->ids);
+    std::vector<std::pair<unsigned, nvml::Device>> gpus;
+    for (unsigned i = 0; i < *count; ++i) {
+      auto d = s->deviceByIndex(i);
+      std::string uuid, bus;
+      if (d && !sel.empty()) {
+        uuid = d->uuid().value_or("");
+        if (auto p = d->pciInfo()) bus = p->bus_id;
+      }
+      if (sel.matches(i, uuid, bus)) gpus.emplace_back(i, d ? *d : nvml::Device());
+    }
+    if (gpus.empty()) {
+      printError("no GPU matches -i " + o->ids);
+      run.exit_code = kExitUsage;
+      return;
+    }
+    const bool table = o->format == "table", csv = o->format == "csv";
+    if (table) {
+      std::string h1 = "# gpu", h2 = "# Idx";
+      for (const auto* c : cols) {
+        h1 += fmt::format(" {:>6}", c->name);
+        h2 += fmt::format(" {:>6}", c->unit);
+      }
+      std::cout << h1 << "\n" << h2 << "\n";
+    } else if (csv) {
+      std::string h = "gpu";
+      for (const auto* c : cols) h += std::string(",") + c->name;
+      std::cout << h << "\n";
+    }
+    installStopHandlers();
+    bool any_error = false;
+    for (int n = 0; o->count == 0 || n < o->count; ++n) {
+      if (n > 0 && !sleepInterruptible(o->delay)) break;
+      // Read every GPU first, then judge stragglers against the peers of this same sample.
+      std::vector<std::vector<std::optional<double>>> values(gpus.size());
+      std::vector<std::string> errors(gpus.size());
+      std::vector<double> util(gpus.size(), -1);
+      for (std::size_t g = 0; g < gpus.size(); ++g) {
+        const auto& d = gpus[g].second;
+        for (const auto* c : cols) {
+          if (!d.valid()) {
+            values[g].push_back(std::nullopt);
+            continue;
+          }
+          auto v = readColumn(*c, d);
+          if (!v && nvml::isLost(v.status().code())) errors[g] = "lost";
+          values[g].push_back(v ? std::optional<double>(*v * c->scale) : std::nullopt);
+        }
+        if (!d.valid()) errors[g] = "lost";
+        if (auto u = d.valid() ? d.utilization() : Result<nvmlUtilization_t>(Status::Error("lost")); u)
+          util[g] = u->gpu;
+      }
+      double busy_peers = 0;
+      int peers = 0;
+      for (double u : util)
+        if (u >= 0) {
+          busy_peers += u;
+          ++peers;
+        }
+      nlohmann::json sample;
+      for (std::size_t g = 0; g < gpus.size(); ++g) {
+        if (!errors[g].empty()) any_error = true;
+        // A straggler: at most 10 % busy while the others average 60 % or more.
+        bool straggler = false;
+        if (peers >= 2 && util[g] >= 0) {
+          double others = (busy_peers - util[g]) / (peers - 1);
+          straggler = util[g] <= 10 && others >= 60;
+        }
+        if (table) {
+          std::string line = fmt::format("{:>5}", gpus[g].first);
+          for (const auto& v : values[g]) line += v ? fmt::format(" {:>6.0f}", *v) : fmt::format(" {:>6}", "-");
+          if (!errors[g].empty()) line += "  <- GPU " + errors[g];
+          if (straggler) line += "  <- idle while peers busy";
+          std::cout << line << "\n";
+        } else if (csv) {
+          std::string line = std::to_string(gpus[g].first);
+          for (const auto& v : values[g]) line += v ? fmt::format(",{:.0f}", *v) : ",";
+          std::cout << line << "\n";
+        } else {
+          nlohmann::json row;
+          row["gpu"] = gpus[g].first;
+          for (std::size_t k = 0; k < cols.size(); ++k)
+            row[cols[k]->name] = values[g][k] ? nlohmann::json(*values[g][k]) : nlohmann::json(nullptr);
+          row["state"] = errors[g].empty() ? "ok" : errors[g];
+          row["straggler"] = straggler;
+          sample["gpus"].push_back(row);
+        }
+      }
+      if (o->format == "json") {
+        sample["sample"] = n;
+        std::cout << sample.dump() << "\n";
+      }
+      std::cout.flush();
+    }
+    run.exit_code = any_error ? kExitPartial : kExitOk;
+  });
+}
+
+}  // namespace gw::cli

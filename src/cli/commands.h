@@ -1,0 +1,36 @@
+// Each command registers itself on the CLI11 app; its callback stores the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace gw::cli {
+
+struct Run {
+  Context ctx;
+  int exit_code = kExitOk;
+};
+
+void addDiscovery(CLI::App& app, Run& run);
+void addQuery(CLI::App& app, Run& run);
+void addDmon(CLI::App& app, Run& run);
+void addPmon(CLI::App& app, Run& run);
+void addTopo(CLI::App& app, Run& run);
+void addFields(CLI::App& app, Run& run);
+void addSim(CLI::App& app, Run& run);
+
+// Parses "-i 0,2,GPU-xxxx,00000000:18:00.0" into a predicate over GPU index/UUID/bus id.
+struct GpuSelection {
+  std::vector<std::string> ids;
+  bool empty() const { return ids.empty(); }
+  bool matches(unsigned index, const std::string& uuid, const std::string& bus_id) const;
+};
+GpuSelection parseSelection(const std::string& spec);
+
+// Sleeps for `seconds`, waking early on SIGINT/SIGTERM; returns false when interrupted.
+bool sleepInterruptible(double seconds);
+void installStopHandlers();
+bool stopRequested();
+
+}  // namespace gw::cli

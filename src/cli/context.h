@@ -1,0 +1,62 @@
+// What every command shares: the global options, the NVML session (opened on first use, from the
+// real driver or, only when asked, the simulator) and the filesystem root.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "nvml/nvml.h"
+#include "platform/fs_root.h"
+
+namespace gw::cli {
+
+// Exit codes shared by the inventory commands (documented in docs/cli.md).
+enum Exit : int {
+  kExitOk = 0,
+  kExitPartial = 1,   // ran, but at least one GPU did not answer (lost, error)
+  kExitUsage = 2,     // bad arguments or input
+  kExitNoDriver = 3,  // NVML could not be loaded or initialised: no data at all
+};
+
+struct GlobalOptions {
+  std::string simulate;  // scenario name or path
+  std::string nvml_lib;  // explicit library path
+  std::string root = "/";
+  bool json = false;
+};
+
+class Context {
+ public:
+  GlobalOptions options;
+
+  // Opens NVML on first use. On failure prints one sentence to stderr and returns nullptr.
+  nvml::Session* nvml();
+  const platform::FsRoot& root();
+  // The reason the last nvml() failed, for JSON error output.
+  const Status& nvmlStatus() const { return nvml_status_; }
+  // Exit code after nvml() failed: usage for a bad --simulate, else "no driver".
+  int failureExit() const { return nvml_status_.code() == kExitUsage && usage_error_ ? kExitUsage : kExitNoDriver; }
+
+ private:
+  std::unique_ptr<nvml::Session> session_;
+  std::unique_ptr<platform::FsRoot> root_;
+  Status nvml_status_;
+  bool tried_ = false;
+  bool usage_error_ = false;
+};
+
+// Library and scenario lookup, exposed for tests and `gpuwarden sim list`.
+struct NvmlTarget {
+  std::string library;
+  std::string scenario;  // resolved scenario path when simulating, else empty
+};
+Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& options);
+std::vector<std::string> scenarioDirectories();
+std::vector<std::string> listScenarios();
+std::string executableDirectory();
+
+// Prints "gpuwarden: <message>" to stderr.
+void printError(const std::string& message);
+
+}  // namespace gw::cli

@@ -1,0 +1,53 @@
+// gpuwarden: one program that sees every GPU in the machine. This file only wires the commands.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/commands.h"
+
+namespace {
+
+constexpr const char* kDescription =
+    "gpuwarden - GPU server operations: inventory, live monitoring, health, diagnostics.\n"
+    "Talks to the NVIDIA driver through NVML; --simulate NAME runs on a simulated fleet instead.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace gw::cli;
+  CLI::App app{kDescription, "gpuwarden"};
+  app.set_version_flag("--version", "gpuwarden 0.1.0");
+  app.require_subcommand(1);
+  // Global options are accepted before or after the command name.
+  app.fallthrough();
+  Run run;
+  auto& o = run.ctx.options;
+  app.add_option("--simulate", o.simulate, "Use the NVML simulator with this scenario (name or YAML path); see `gpuwarden scenarios`")
+      ->group("Global options");
+  app.add_option("--nvml-lib", o.nvml_lib, "Path of the NVML library (default libnvidia-ml.so.1, or $GPUWARDEN_NVML_LIB)")
+      ->group("Global options");
+  app.add_option("--root", o.root, "Filesystem root that /proc, /sys, /dev and /etc are read under (default /)")
+      ->group("Global options");
+  app.add_flag("--json", o.json, "Print JSON instead of tables")->group("Global options");
+
+  addDiscovery(app, run);
+  addQuery(app, run);
+  addDmon(app, run);
+  addPmon(app, run);
+  addTopo(app, run);
+  addFields(app, run);
+  addSim(app, run);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  return run.exit_code;
+}

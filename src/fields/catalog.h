@@ -1,0 +1,64 @@
+// The one field catalog. A field is added here and nowhere else: the sampler, the exporter's
+// metric names (dcgm-exporter's and our native ones), the CLI's query names, the API and the
+// docs (docs/fields.md is rendered from this table and checked by a test) all read it.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "nvml/nvml.h"
+
+namespace gw::fields {
+
+enum class Type { Gauge, Counter, Label };
+// How often a field needs reading: fast-moving signals every tick, slow ones (ECC, retired pages,
+// remapped rows) every slow tick, static ones (limits, max clocks) once per (re)enumeration.
+enum class Cadence { Fast, Slow, Static };
+
+struct ReadContext {
+  const nvml::Session& session;
+  const nvml::Device& device;
+  unsigned index;  // gpuwarden's index for this device (NVML index, or parent index for MIG)
+};
+
+using NumericReader = Result<double> (*)(const nvml::Device&);
+using TextReader = Result<std::string> (*)(const ReadContext&);
+
+struct Field {
+  std::string_view key;          // our stable name: config, API, history ("gpu_temp")
+  int dcgm_id;                   // DCGM field id, 0 when DCGM has none
+  std::string_view dcgm_name;    // dcgm-exporter metric name ("DCGM_FI_DEV_GPU_TEMP"), "" if none
+  std::string_view smi_name;     // nvidia-smi --query-gpu name ("temperature.gpu"), "" if none
+  std::string_view smi_unit;     // unit nvidia-smi prints ("MiB", "W", "MHz", "%", "")
+  int decimals;                  // digits nvidia-smi prints after the point
+  std::string_view native_name;  // base-unit Prometheus name ("gpuwarden_gpu_temperature_celsius")
+  double native_scale;           // multiply the catalog value by this for native units
+  std::string_view unit;         // unit of the catalog value, for docs and the API
+  Type type;
+  Cadence cadence;
+  unsigned nvml_fi;              // NVML_FI_DEV_* for nvmlDeviceGetFieldValues batching, 0 if none
+  std::string_view help;
+  NumericReader read_number;     // numeric fields (gauges and counters)
+  TextReader read_text;          // label fields
+};
+
+std::span<const Field> all();
+const Field* findByKey(std::string_view key);
+const Field* findBySmiName(std::string_view smi_name);
+const Field* findByDcgmName(std::string_view dcgm_name);
+// Accepts nvidia-smi's name, our key or the DCGM name; also nvidia-smi's aliases
+// ("clocks.current.sm" for "clocks.sm", "clocks_throttle_reasons.active").
+const Field* findAny(std::string_view name);
+// Index of a field in all(), for fixed-size per-GPU value tables.
+std::size_t indexOf(const Field& f);
+
+// Reads one field as text the way nvidia-smi prints it (value plus unit unless nounits),
+// "[N/A]" when unsupported, "[GPU is lost]" / "[Unknown Error]" on errors.
+std::string formatForSmi(const Field& f, const ReadContext& ctx, bool with_units);
+
+// The Markdown table of docs/fields.md.
+std::string renderMarkdown();
+
+}  // namespace gw::fields

@@ -1,0 +1,59 @@
+// A snapshot of what the machine has: every GPU and MIG device with the R2 inventory. Built by
+// discovery, the agent's /api/v1/gpus and diag alike, so there is one way to enumerate.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nvml/nvml.h"
+
+namespace gw::nvml {
+
+struct MigInfo {
+  unsigned index = 0;  // position under its parent
+  std::string name, uuid, profile;  // profile like "1g.10gb"
+  unsigned gpu_instance_id = 0, compute_instance_id = 0;
+  unsigned sm_count = 0;
+  std::uint64_t memory_total_mib = 0;
+  Device device;
+};
+
+struct GpuInfo {
+  unsigned index = 0;
+  Device device;
+  std::string state = "ok";  // "ok", or "lost" when the GPU stopped answering
+  std::string error;         // why, when not ok
+  std::string name, uuid, serial, vbios, inforom, board_part;
+  PciInfo pci;
+  unsigned architecture = NVML_DEVICE_ARCH_UNKNOWN;
+  std::optional<Version> compute_capability;
+  std::optional<unsigned> sm_count, cuda_cores;
+  std::optional<std::uint64_t> memory_total_mib;
+  std::optional<unsigned> memory_bus_width, max_memory_clock, max_sm_clock;
+  std::optional<double> peak_bandwidth_gbs;
+  std::optional<unsigned> pcie_gen, pcie_width, pcie_max_gen, pcie_max_width;
+  unsigned nvlink_links = 0, nvlink_active = 0, nvlink_version = 0;
+  std::optional<double> power_limit_w, power_default_w, power_min_w, power_max_w;
+  std::optional<bool> ecc_enabled, persistence, mig_enabled;
+  std::vector<unsigned> numa_nodes, cpus;
+  std::vector<MigInfo> mig_devices;
+};
+
+struct Inventory {
+  std::string driver_version, nvml_version;
+  int cuda_driver_version = 0;
+  std::vector<GpuInfo> gpus;
+  bool anyLost() const;
+};
+
+// Enumerates every GPU; a GPU that fails to answer is listed with state "lost" and its error,
+// the others are still read. Fails only when the device count itself cannot be read.
+Result<Inventory> readInventory(const Session& session);
+
+// "0-55,112-167" from a sorted id list.
+std::string formatIdRanges(const std::vector<unsigned>& ids);
+// SMs from CUDA cores where NVML has no attribute query for full GPUs.
+std::optional<unsigned> smCountFromCores(unsigned arch, unsigned cores);
+
+}  // namespace gw::nvml

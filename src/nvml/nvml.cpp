@@ -1,0 +1,516 @@
+#include "nvml/nvml.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+
+namespace gw::nvml {
+namespace {
+
+constexpr unsigned kInvalidId = 0xffffffffU;
+
+Status missing(const char* fn) {
+  return Status::Error(std::string(fn) + ": the installed driver does not provide this function",
+                       NVML_ERROR_FUNCTION_NOT_FOUND);
+}
+
+// Calls an NVML getter that fills one out-parameter of type T.
+#define GW_CALL_OUT(T, fnptr, fname, ...)               \
+  do {                                                  \
+    if (!api_ || !(fnptr)) return missing(fname);       \
+    T out{};                                            \
+    nvmlReturn_t r = (fnptr)(__VA_ARGS__, &out);        \
+    if (r != NVML_SUCCESS) return nvmlError(r, fname);  \
+    return out;                                         \
+  } while (0)
+
+#define GW_CALL_STRING(fnptr, fname, size)                                 \
+  do {                                                                     \
+    if (!api_ || !(fnptr)) return missing(fname);                          \
+    char buf[size] = {};                                                   \
+    nvmlReturn_t r = (fnptr)(h_, buf, static_cast<unsigned>(sizeof buf));  \
+    if (r != NVML_SUCCESS) return nvmlError(r, fname);                     \
+    return std::string(buf);                                               \
+  } while (0)
+
+PciInfo toPci(const nvmlPciInfo_t& p) {
+  PciInfo out;
+  out.bus_id = normalizeBusId(p.busId[0] ? p.busId : p.busIdLegacy);
+  out.domain = p.domain;
+  out.bus = p.bus;
+  out.device = p.device;
+  out.device_id = p.pciDeviceId >> 16;
+  out.vendor_id = p.pciDeviceId & 0xffff;
+  out.subsystem_id = p.pciSubSystemId;
+  return out;
+}
+
+std::vector<unsigned> bitsToIds(const unsigned long* words, unsigned nwords) {
+  std::vector<unsigned> ids;
+  for (unsigned w = 0; w < nwords; ++w)
+    for (unsigned b = 0; b < 8 * sizeof(unsigned long); ++b)
+      if (words[w] & (1UL << b)) ids.push_back(w * 8 * sizeof(unsigned long) + b);
+  return ids;
+}
+
+}  // namespace
+
+Result<std::string> Device::name() const { GW_CALL_STRING(api_->nvmlDeviceGetName, "nvmlDeviceGetName", NVML_DEVICE_NAME_V2_BUFFER_SIZE); }
+Result<std::string> Device::uuid() const { GW_CALL_STRING(api_->nvmlDeviceGetUUID, "nvmlDeviceGetUUID", NVML_DEVICE_UUID_V2_BUFFER_SIZE); }
+Result<std::string> Device::serial() const { GW_CALL_STRING(api_->nvmlDeviceGetSerial, "nvmlDeviceGetSerial", NVML_DEVICE_SERIAL_BUFFER_SIZE); }
+Result<std::string> Device::vbiosVersion() const { GW_CALL_STRING(api_->nvmlDeviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion", NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE); }
+Result<std::string> Device::inforomImageVersion() const { GW_CALL_STRING(api_->nvmlDeviceGetInforomImageVersion, "nvmlDeviceGetInforomImageVersion", NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE); }
+Result<std::string> Device::boardPartNumber() const { GW_CALL_STRING(api_->nvmlDeviceGetBoardPartNumber, "nvmlDeviceGetBoardPartNumber", NVML_DEVICE_PART_NUMBER_BUFFER_SIZE); }
+
+Status Device::validateInforom() const {
+  if (!api_ || !api_->nvmlDeviceValidateInforom) return missing("nvmlDeviceValidateInforom");
+  nvmlReturn_t r = api_->nvmlDeviceValidateInforom(h_);
+  return r == NVML_SUCCESS ? Status::Ok() : nvmlError(r, "nvmlDeviceValidateInforom");
+}
+
+Result<unsigned> Device::index() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetIndex, "nvmlDeviceGetIndex", h_); }
+Result<unsigned> Device::minorNumber() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMinorNumber, "nvmlDeviceGetMinorNumber", h_); }
+
+Result<PciInfo> Device::pciInfo() const {
+  auto fn = newest(api_->nvmlDeviceGetPciInfo_v3, api_->nvmlDeviceGetPciInfo_v2, api_->nvmlDeviceGetPciInfo);
+  if (!fn) return missing("nvmlDeviceGetPciInfo");
+  nvmlPciInfo_t p{};
+  nvmlReturn_t r = fn(h_, &p);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetPciInfo");
+  return toPci(p);
+}
+
+Result<unsigned> Device::architecture() const { GW_CALL_OUT(nvmlDeviceArchitecture_t, api_->nvmlDeviceGetArchitecture, "nvmlDeviceGetArchitecture", h_); }
+
+Result<Version> Device::computeCapability() const {
+  if (!api_->nvmlDeviceGetCudaComputeCapability) return missing("nvmlDeviceGetCudaComputeCapability");
+  Version v;
+  nvmlReturn_t r = api_->nvmlDeviceGetCudaComputeCapability(h_, &v.major, &v.minor);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetCudaComputeCapability");
+  return v;
+}
+
+Result<unsigned> Device::cudaCores() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetNumGpuCores, "nvmlDeviceGetNumGpuCores", h_); }
+Result<nvmlDeviceAttributes_t> Device::attributes() const { GW_CALL_OUT(nvmlDeviceAttributes_t, api_->nvmlDeviceGetAttributes_v2, "nvmlDeviceGetAttributes_v2", h_); }
+
+Result<MemoryInfo> Device::memory() const {
+  if (api_->nvmlDeviceGetMemoryInfo_v2) {
+    nvmlMemory_v2_t m{};
+    m.version = nvmlMemory_v2;
+    nvmlReturn_t r = api_->nvmlDeviceGetMemoryInfo_v2(h_, &m);
+    if (r == NVML_SUCCESS) return MemoryInfo{m.total, m.used, m.free, m.reserved};
+    // Older drivers export the symbol but reject the version; fall back to v1.
+    if (r != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && r != NVML_ERROR_FUNCTION_NOT_FOUND)
+      return nvmlError(r, "nvmlDeviceGetMemoryInfo_v2");
+  }
+  if (!api_->nvmlDeviceGetMemoryInfo) return missing("nvmlDeviceGetMemoryInfo");
+  nvmlMemory_t m{};
+  nvmlReturn_t r = api_->nvmlDeviceGetMemoryInfo(h_, &m);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetMemoryInfo");
+  return MemoryInfo{m.total, m.used, m.free, 0};
+}
+
+Result<MemoryInfo> Device::bar1Memory() const {
+  if (!api_->nvmlDeviceGetBAR1MemoryInfo) return missing("nvmlDeviceGetBAR1MemoryInfo");
+  nvmlBAR1Memory_t m{};
+  nvmlReturn_t r = api_->nvmlDeviceGetBAR1MemoryInfo(h_, &m);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetBAR1MemoryInfo");
+  return MemoryInfo{m.bar1Total, m.bar1Used, m.bar1Free, 0};
+}
+
+Result<unsigned> Device::memoryBusWidth() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMemoryBusWidth, "nvmlDeviceGetMemoryBusWidth", h_); }
+Result<unsigned> Device::clock(nvmlClockType_t t) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", h_, t); }
+Result<unsigned> Device::maxClock(nvmlClockType_t t) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo", h_, t); }
+Result<unsigned> Device::appClock(nvmlClockType_t t) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetApplicationsClock, "nvmlDeviceGetApplicationsClock", h_, t); }
+Result<unsigned> Device::pcieGen() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetCurrPcieLinkGeneration, "nvmlDeviceGetCurrPcieLinkGeneration", h_); }
+Result<unsigned> Device::pcieWidth() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetCurrPcieLinkWidth, "nvmlDeviceGetCurrPcieLinkWidth", h_); }
+Result<unsigned> Device::pcieMaxGen() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxPcieLinkGeneration, "nvmlDeviceGetMaxPcieLinkGeneration", h_); }
+Result<unsigned> Device::pcieMaxWidth() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth", h_); }
+Result<unsigned> Device::pcieThroughputKBs(nvmlPcieUtilCounter_t c) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPcieThroughput, "nvmlDeviceGetPcieThroughput", h_, c); }
+Result<unsigned> Device::pcieReplayCounter() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPcieReplayCounter, "nvmlDeviceGetPcieReplayCounter", h_); }
+Result<unsigned> Device::powerUsageMw() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", h_); }
+Result<unsigned> Device::powerLimitMw() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPowerManagementLimit, "nvmlDeviceGetPowerManagementLimit", h_); }
+Result<unsigned> Device::enforcedPowerLimitMw() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", h_); }
+Result<unsigned> Device::defaultPowerLimitMw() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPowerManagementDefaultLimit, "nvmlDeviceGetPowerManagementDefaultLimit", h_); }
+
+Result<std::pair<unsigned, unsigned>> Device::powerLimitConstraintsMw() const {
+  if (!api_->nvmlDeviceGetPowerManagementLimitConstraints) return missing("nvmlDeviceGetPowerManagementLimitConstraints");
+  unsigned lo = 0, hi = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetPowerManagementLimitConstraints(h_, &lo, &hi);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetPowerManagementLimitConstraints");
+  return std::make_pair(lo, hi);
+}
+
+Result<std::uint64_t> Device::energyMj() const { GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption", h_); }
+Result<unsigned> Device::temperature() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature", h_, NVML_TEMPERATURE_GPU); }
+Result<unsigned> Device::temperatureThreshold(nvmlTemperatureThresholds_t t) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetTemperatureThreshold, "nvmlDeviceGetTemperatureThreshold", h_, t); }
+Result<unsigned> Device::fanSpeed() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetFanSpeed, "nvmlDeviceGetFanSpeed", h_); }
+Result<unsigned> Device::pstate() const { GW_CALL_OUT(nvmlPstates_t, api_->nvmlDeviceGetPerformanceState, "nvmlDeviceGetPerformanceState", h_); }
+Result<std::uint64_t> Device::clockEventReasons() const { GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetCurrentClocksThrottleReasons, "nvmlDeviceGetCurrentClocksThrottleReasons", h_); }
+Result<nvmlUtilization_t> Device::utilization() const { GW_CALL_OUT(nvmlUtilization_t, api_->nvmlDeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates", h_); }
+
+Result<unsigned> Device::encoderUtilization() const {
+  if (!api_->nvmlDeviceGetEncoderUtilization) return missing("nvmlDeviceGetEncoderUtilization");
+  unsigned u = 0, period = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetEncoderUtilization(h_, &u, &period);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetEncoderUtilization");
+  return u;
+}
+
+Result<unsigned> Device::decoderUtilization() const {
+  if (!api_->nvmlDeviceGetDecoderUtilization) return missing("nvmlDeviceGetDecoderUtilization");
+  unsigned u = 0, period = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetDecoderUtilization(h_, &u, &period);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDecoderUtilization");
+  return u;
+}
+
+Result<bool> Device::eccEnabled() const {
+  if (!api_->nvmlDeviceGetEccMode) return missing("nvmlDeviceGetEccMode");
+  nvmlEnableState_t cur = 0, pending = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetEccMode(h_, &cur, &pending);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetEccMode");
+  return cur == NVML_FEATURE_ENABLED;
+}
+
+Result<std::uint64_t> Device::eccErrors(nvmlMemoryErrorType_t t, nvmlEccCounterType_t c) const {
+  GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetTotalEccErrors, "nvmlDeviceGetTotalEccErrors", h_, t, c);
+}
+
+Result<unsigned> Device::retiredPages(nvmlPageRetirementCause_t cause) const {
+  if (!api_->nvmlDeviceGetRetiredPages) return missing("nvmlDeviceGetRetiredPages");
+  unsigned count = 0;  // count-only query: NVML returns the number with a null address list
+  nvmlReturn_t r = api_->nvmlDeviceGetRetiredPages(h_, cause, &count, nullptr);
+  if (r != NVML_SUCCESS && r != NVML_ERROR_INSUFFICIENT_SIZE) return nvmlError(r, "nvmlDeviceGetRetiredPages");
+  return count;
+}
+
+Result<bool> Device::retiredPagesPending() const {
+  if (!api_->nvmlDeviceGetRetiredPagesPendingStatus) return missing("nvmlDeviceGetRetiredPagesPendingStatus");
+  nvmlEnableState_t s = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetRetiredPagesPendingStatus(h_, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetRetiredPagesPendingStatus");
+  return s == NVML_FEATURE_ENABLED;
+}
+
+Result<RemappedRows> Device::remappedRows() const {
+  if (!api_->nvmlDeviceGetRemappedRows) return missing("nvmlDeviceGetRemappedRows");
+  unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetRemappedRows(h_, &corr, &unc, &pending, &failure);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetRemappedRows");
+  return RemappedRows{corr, unc, pending != 0, failure != 0};
+}
+
+Result<bool> Device::persistenceMode() const {
+  if (!api_->nvmlDeviceGetPersistenceMode) return missing("nvmlDeviceGetPersistenceMode");
+  nvmlEnableState_t s = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetPersistenceMode(h_, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetPersistenceMode");
+  return s == NVML_FEATURE_ENABLED;
+}
+
+Result<unsigned> Device::computeMode() const { GW_CALL_OUT(nvmlComputeMode_t, api_->nvmlDeviceGetComputeMode, "nvmlDeviceGetComputeMode", h_); }
+
+Result<bool> Device::displayActive() const {
+  if (!api_->nvmlDeviceGetDisplayActive) return missing("nvmlDeviceGetDisplayActive");
+  nvmlEnableState_t s = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetDisplayActive(h_, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDisplayActive");
+  return s == NVML_FEATURE_ENABLED;
+}
+
+Result<bool> Device::migEnabled() const {
+  if (!api_->nvmlDeviceGetMigMode) return missing("nvmlDeviceGetMigMode");
+  unsigned cur = 0, pending = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetMigMode(h_, &cur, &pending);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetMigMode");
+  return cur == NVML_DEVICE_MIG_ENABLE;
+}
+
+Result<unsigned> Device::maxMigDevices() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxMigDeviceCount, "nvmlDeviceGetMaxMigDeviceCount", h_); }
+
+Result<Device> Device::migDevice(unsigned index) const {
+  if (!api_->nvmlDeviceGetMigDeviceHandleByIndex) return missing("nvmlDeviceGetMigDeviceHandleByIndex");
+  nvmlDevice_t d = nullptr;
+  nvmlReturn_t r = api_->nvmlDeviceGetMigDeviceHandleByIndex(h_, index, &d);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetMigDeviceHandleByIndex");
+  return Device(api_, d);
+}
+
+Result<bool> Device::isMigDevice() const {
+  if (!api_->nvmlDeviceIsMigDeviceHandle) return missing("nvmlDeviceIsMigDeviceHandle");
+  unsigned is = 0;
+  nvmlReturn_t r = api_->nvmlDeviceIsMigDeviceHandle(h_, &is);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceIsMigDeviceHandle");
+  return is != 0;
+}
+
+Result<Device> Device::parentOfMig() const {
+  if (!api_->nvmlDeviceGetDeviceHandleFromMigDeviceHandle) return missing("nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
+  nvmlDevice_t d = nullptr;
+  nvmlReturn_t r = api_->nvmlDeviceGetDeviceHandleFromMigDeviceHandle(h_, &d);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
+  return Device(api_, d);
+}
+
+Result<unsigned> Device::gpuInstanceId() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetGpuInstanceId, "nvmlDeviceGetGpuInstanceId", h_); }
+Result<unsigned> Device::computeInstanceId() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetComputeInstanceId, "nvmlDeviceGetComputeInstanceId", h_); }
+
+Result<bool> Device::nvlinkActive(unsigned link) const {
+  if (!api_->nvmlDeviceGetNvLinkState) return missing("nvmlDeviceGetNvLinkState");
+  nvmlEnableState_t s = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetNvLinkState(h_, link, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetNvLinkState");
+  return s == NVML_FEATURE_ENABLED;
+}
+
+Result<unsigned> Device::nvlinkVersion(unsigned link) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetNvLinkVersion, "nvmlDeviceGetNvLinkVersion", h_, link); }
+
+Result<PciInfo> Device::nvlinkRemotePci(unsigned link) const {
+  if (!api_->nvmlDeviceGetNvLinkRemotePciInfo_v2) return missing("nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  nvmlPciInfo_t p{};
+  nvmlReturn_t r = api_->nvmlDeviceGetNvLinkRemotePciInfo_v2(h_, link, &p);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  return toPci(p);
+}
+
+Result<unsigned> Device::nvlinkRemoteType(unsigned link) const { GW_CALL_OUT(nvmlIntNvLinkDeviceType_t, api_->nvmlDeviceGetNvLinkRemoteDeviceType, "nvmlDeviceGetNvLinkRemoteDeviceType", h_, link); }
+Result<std::uint64_t> Device::nvlinkErrorCounter(unsigned link, nvmlNvLinkErrorCounter_t c) const { GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetNvLinkErrorCounter, "nvmlDeviceGetNvLinkErrorCounter", h_, link, c); }
+Result<unsigned> Device::topologyCommonAncestor(const Device& other) const { GW_CALL_OUT(nvmlGpuTopologyLevel_t, api_->nvmlDeviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor", h_, other.h_); }
+
+Result<std::vector<unsigned>> Device::cpuAffinity() const {
+  if (!api_->nvmlDeviceGetCpuAffinity) return missing("nvmlDeviceGetCpuAffinity");
+  unsigned long set[16] = {};  // 1024 CPUs
+  nvmlReturn_t r = api_->nvmlDeviceGetCpuAffinity(h_, 16, set);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetCpuAffinity");
+  return bitsToIds(set, 16);
+}
+
+Result<std::vector<unsigned>> Device::numaNodes() const {
+  if (!api_->nvmlDeviceGetMemoryAffinity) return missing("nvmlDeviceGetMemoryAffinity");
+  unsigned long set[2] = {};
+  nvmlReturn_t r = api_->nvmlDeviceGetMemoryAffinity(h_, 2, set, NVML_AFFINITY_SCOPE_NODE);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetMemoryAffinity");
+  return bitsToIds(set, 2);
+}
+
+namespace {
+
+// The process list grows between the size query and the fetch, so retry a few times.
+template <typename Info, typename Fn>
+Result<std::vector<ProcessInfo>> fetchProcesses(Fn fn, nvmlDevice_t h, const char* name, bool graphics) {
+  std::vector<Info> buf(16);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    unsigned count = static_cast<unsigned>(buf.size());
+    nvmlReturn_t r = fn(h, &count, buf.data());
+    if (r == NVML_ERROR_INSUFFICIENT_SIZE) {
+      buf.resize(count + 8);
+      continue;
+    }
+    if (r != NVML_SUCCESS) return nvmlError(r, name);
+    std::vector<ProcessInfo> out;
+    out.reserve(count);
+    for (unsigned i = 0; i < count; ++i) {
+      ProcessInfo p;
+      p.pid = buf[i].pid;
+      // NVML reports NVML_VALUE_NOT_AVAILABLE (all ones) when memory is unknown (e.g. Windows WDDM).
+      p.used_bytes = buf[i].usedGpuMemory == ~0ULL ? 0 : buf[i].usedGpuMemory;
+      if constexpr (requires { buf[i].gpuInstanceId; }) {
+        p.gpu_instance_id = buf[i].gpuInstanceId;
+        p.compute_instance_id = buf[i].computeInstanceId;
+      }
+      p.graphics = graphics;
+      out.push_back(p);
+    }
+    return out;
+  }
+  return nvmlError(NVML_ERROR_INSUFFICIENT_SIZE, name);
+}
+
+}  // namespace
+
+Result<std::vector<ProcessInfo>> Device::computeProcesses() const {
+  if (api_->nvmlDeviceGetComputeRunningProcesses_v3)
+    return fetchProcesses<nvmlProcessInfo_t>(api_->nvmlDeviceGetComputeRunningProcesses_v3, h_, "nvmlDeviceGetComputeRunningProcesses_v3", false);
+  if (api_->nvmlDeviceGetComputeRunningProcesses_v2)
+    return fetchProcesses<nvmlProcessInfo_v2_t>(api_->nvmlDeviceGetComputeRunningProcesses_v2, h_, "nvmlDeviceGetComputeRunningProcesses_v2", false);
+  if (api_->nvmlDeviceGetComputeRunningProcesses)
+    return fetchProcesses<nvmlProcessInfo_v1_t>(api_->nvmlDeviceGetComputeRunningProcesses, h_, "nvmlDeviceGetComputeRunningProcesses", false);
+  return missing("nvmlDeviceGetComputeRunningProcesses");
+}
+
+Result<std::vector<ProcessInfo>> Device::graphicsProcesses() const {
+  if (!api_->nvmlDeviceGetGraphicsRunningProcesses_v3) return missing("nvmlDeviceGetGraphicsRunningProcesses_v3");
+  return fetchProcesses<nvmlProcessInfo_t>(api_->nvmlDeviceGetGraphicsRunningProcesses_v3, h_, "nvmlDeviceGetGraphicsRunningProcesses_v3", true);
+}
+
+Result<std::vector<ProcessUtil>> Device::processUtilization(std::uint64_t since_us) const {
+  if (!api_->nvmlDeviceGetProcessUtilization) return missing("nvmlDeviceGetProcessUtilization");
+  unsigned count = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetProcessUtilization(h_, nullptr, &count, since_us);
+  if (r == NVML_ERROR_NOT_FOUND) return std::vector<ProcessUtil>{};  // no samples since then
+  if (r != NVML_SUCCESS && r != NVML_ERROR_INSUFFICIENT_SIZE) return nvmlError(r, "nvmlDeviceGetProcessUtilization");
+  std::vector<nvmlProcessUtilizationSample_t> buf(count + 4);
+  count = static_cast<unsigned>(buf.size());
+  r = api_->nvmlDeviceGetProcessUtilization(h_, buf.data(), &count, since_us);
+  if (r == NVML_ERROR_NOT_FOUND) return std::vector<ProcessUtil>{};
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetProcessUtilization");
+  std::vector<ProcessUtil> out;
+  for (unsigned i = 0; i < count; ++i)
+    out.push_back({buf[i].pid, buf[i].timeStamp, buf[i].smUtil, buf[i].memUtil, buf[i].encUtil, buf[i].decUtil});
+  return out;
+}
+
+Status Device::fieldValues(nvmlFieldValue_t* values, int count) const {
+  if (!api_->nvmlDeviceGetFieldValues) return missing("nvmlDeviceGetFieldValues");
+  nvmlReturn_t r = api_->nvmlDeviceGetFieldValues(h_, count, values);
+  return r == NVML_SUCCESS ? Status::Ok() : nvmlError(r, "nvmlDeviceGetFieldValues");
+}
+
+// ---- Session ----
+
+Result<std::unique_ptr<Session>> Session::open(const OpenOptions& options) {
+  auto lib = platform::DynamicLibrary::open(options.library);
+  if (!lib) {
+    return Status::Error("cannot load the NVML library " + options.library +
+                             ": no NVIDIA driver is installed on this host, or its library is not on the "
+                             "loader path (" + lib.error() + ")",
+                         NVML_ERROR_LIBRARY_NOT_FOUND);
+  }
+  std::unique_ptr<Session> s(new Session());
+  s->lib_ = std::move(lib).value();
+  auto api = loadNvmlApi(s->lib_);
+  if (!api) return Status::Error(api.error(), NVML_ERROR_LIBRARY_NOT_FOUND);
+  s->api_ = std::move(api).value();
+  Status st = s->initialise();
+  if (!st.ok()) return st;
+  return s;
+}
+
+Status Session::initialise() {
+  auto init = newest(api_.nvmlInit_v2, api_.nvmlInit);
+  nvmlReturn_t r = init();
+  if (r != NVML_SUCCESS) {
+    std::string msg = "NVML initialisation failed: " + errorMeaning(r);
+    if (api_.gwSimLastError) {
+      const char* detail = api_.gwSimLastError();
+      if (detail && *detail) msg += " (simulator: " + std::string(detail) + ")";
+    }
+    return Status::Error(msg, static_cast<int>(r));
+  }
+  initialised_ = true;
+  return Status::Ok();
+}
+
+Status Session::reinit() {
+  if (initialised_) {
+    api_.nvmlShutdown();
+    initialised_ = false;
+  }
+  return initialise();
+}
+
+Session::~Session() {
+  if (initialised_) api_.nvmlShutdown();
+}
+
+Result<std::string> Session::driverVersion() const {
+  if (!api_.nvmlSystemGetDriverVersion) return missing("nvmlSystemGetDriverVersion");
+  char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
+  nvmlReturn_t r = api_.nvmlSystemGetDriverVersion(buf, sizeof buf);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlSystemGetDriverVersion");
+  return std::string(buf);
+}
+
+Result<std::string> Session::nvmlVersion() const {
+  if (!api_.nvmlSystemGetNVMLVersion) return missing("nvmlSystemGetNVMLVersion");
+  char buf[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE] = {};
+  nvmlReturn_t r = api_.nvmlSystemGetNVMLVersion(buf, sizeof buf);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlSystemGetNVMLVersion");
+  return std::string(buf);
+}
+
+Result<int> Session::cudaDriverVersion() const {
+  auto fn = newest(api_.nvmlSystemGetCudaDriverVersion_v2, api_.nvmlSystemGetCudaDriverVersion);
+  if (!fn) return missing("nvmlSystemGetCudaDriverVersion");
+  int v = 0;
+  nvmlReturn_t r = fn(&v);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlSystemGetCudaDriverVersion");
+  return v;
+}
+
+Result<unsigned> Session::deviceCount() const {
+  auto fn = newest(api_.nvmlDeviceGetCount_v2, api_.nvmlDeviceGetCount);
+  if (!fn) return missing("nvmlDeviceGetCount");
+  unsigned n = 0;
+  nvmlReturn_t r = fn(&n);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetCount");
+  return n;
+}
+
+Result<Device> Session::deviceByIndex(unsigned index) const {
+  auto fn = newest(api_.nvmlDeviceGetHandleByIndex_v2, api_.nvmlDeviceGetHandleByIndex);
+  if (!fn) return missing("nvmlDeviceGetHandleByIndex");
+  nvmlDevice_t d = nullptr;
+  nvmlReturn_t r = fn(index, &d);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetHandleByIndex");
+  return Device(&api_, d);
+}
+
+Result<Device> Session::deviceByUuid(const std::string& uuid) const {
+  if (!api_.nvmlDeviceGetHandleByUUID) return missing("nvmlDeviceGetHandleByUUID");
+  nvmlDevice_t d = nullptr;
+  nvmlReturn_t r = api_.nvmlDeviceGetHandleByUUID(uuid.c_str(), &d);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetHandleByUUID");
+  return Device(&api_, d);
+}
+
+Result<std::string> Session::processName(unsigned pid) const {
+  if (!api_.nvmlSystemGetProcessName) return missing("nvmlSystemGetProcessName");
+  char buf[256] = {};
+  nvmlReturn_t r = api_.nvmlSystemGetProcessName(pid, buf, sizeof buf);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlSystemGetProcessName");
+  return std::string(buf);
+}
+
+std::string cudaVersionString(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+const char* architectureName(unsigned arch) {
+  switch (arch) {
+    case NVML_DEVICE_ARCH_KEPLER: return "Kepler";
+    case NVML_DEVICE_ARCH_MAXWELL: return "Maxwell";
+    case NVML_DEVICE_ARCH_PASCAL: return "Pascal";
+    case NVML_DEVICE_ARCH_VOLTA: return "Volta";
+    case NVML_DEVICE_ARCH_TURING: return "Turing";
+    case NVML_DEVICE_ARCH_AMPERE: return "Ampere";
+    case NVML_DEVICE_ARCH_ADA: return "Ada Lovelace";
+    case NVML_DEVICE_ARCH_HOPPER: return "Hopper";
+    case 10: return "Blackwell";
+    default: return "Unknown";
+  }
+}
+
+double peakMemoryBandwidthGBs(unsigned mem_clock_mhz, unsigned bus_width_bits) {
+  return 2.0 * mem_clock_mhz * 1e6 * (bus_width_bits / 8.0) / 1e9;
+}
+
+std::string normalizeBusId(const std::string& in) {
+  unsigned domain = 0, bus = 0, dev = 0, fn = 0;
+  std::string s;
+  for (char c : in) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (std::sscanf(s.c_str(), "%x:%x:%x.%x", &domain, &bus, &dev, &fn) == 4) {
+  } else if (std::sscanf(s.c_str(), "%x:%x.%x", &bus, &dev, &fn) == 3) {
+    domain = 0;
+  } else if (std::sscanf(s.c_str(), "%x:%x:%x", &domain, &bus, &dev) == 3) {
+    fn = 0;
+  } else {
+    return in;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%08X:%02X:%02X.%X", domain, bus, dev, fn);
+  return buf;
+}
+
+}  // namespace gw::nvml

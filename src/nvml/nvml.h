@@ -1,0 +1,180 @@
+// Typed NVML: a session (library loaded + initialised) and Device handles whose calls return a
+// value or a typed error carrying NVML's code. Nothing here invents data.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "nvml/errors.h"
+#include "nvml/nvml_api.h"
+
+namespace gw::nvml {
+
+struct PciInfo {
+  std::string bus_id;  // "00000000:3B:00.0", NVML's format
+  unsigned domain = 0, bus = 0, device = 0;
+  unsigned device_id = 0;     // PCI device id (upper 16 bits of pciDeviceId)
+  unsigned vendor_id = 0;
+  unsigned subsystem_id = 0;
+};
+
+struct MemoryInfo {
+  std::uint64_t total = 0, used = 0, free = 0, reserved = 0;  // bytes
+};
+
+struct ProcessInfo {
+  unsigned pid = 0;
+  std::uint64_t used_bytes = 0;  // 0 when unknown
+  unsigned gpu_instance_id = 0xffffffffU;
+  unsigned compute_instance_id = 0xffffffffU;
+  bool graphics = false;
+};
+
+struct ProcessUtil {
+  unsigned pid = 0;
+  std::uint64_t timestamp_us = 0;
+  unsigned sm = 0, mem = 0, enc = 0, dec = 0;
+};
+
+struct RemappedRows {
+  unsigned correctable = 0, uncorrectable = 0;
+  bool pending = false, failure = false;
+};
+
+struct Version {
+  int major = 0, minor = 0;
+};
+
+class Device {
+ public:
+  Device() = default;
+  Device(const NvmlApi* api, nvmlDevice_t h) : api_(api), h_(h) {}
+  nvmlDevice_t handle() const { return h_; }
+  bool valid() const { return h_ != nullptr; }
+
+  Result<std::string> name() const;
+  Result<std::string> uuid() const;
+  Result<std::string> serial() const;
+  Result<std::string> vbiosVersion() const;
+  Result<std::string> inforomImageVersion() const;
+  Status validateInforom() const;
+  Result<std::string> boardPartNumber() const;
+  Result<unsigned> index() const;
+  Result<unsigned> minorNumber() const;
+  Result<PciInfo> pciInfo() const;
+  Result<unsigned> architecture() const;  // NVML_DEVICE_ARCH_*
+  Result<Version> computeCapability() const;
+  Result<unsigned> cudaCores() const;
+  Result<nvmlDeviceAttributes_t> attributes() const;
+  Result<MemoryInfo> memory() const;
+  Result<MemoryInfo> bar1Memory() const;
+  Result<unsigned> memoryBusWidth() const;                 // bits
+  Result<unsigned> clock(nvmlClockType_t type) const;      // MHz, current
+  Result<unsigned> maxClock(nvmlClockType_t type) const;   // MHz
+  Result<unsigned> appClock(nvmlClockType_t type) const;   // MHz
+  Result<unsigned> pcieGen() const;
+  Result<unsigned> pcieWidth() const;
+  Result<unsigned> pcieMaxGen() const;
+  Result<unsigned> pcieMaxWidth() const;
+  Result<unsigned> pcieThroughputKBs(nvmlPcieUtilCounter_t counter) const;
+  Result<unsigned> pcieReplayCounter() const;
+  Result<unsigned> powerUsageMw() const;
+  Result<unsigned> powerLimitMw() const;          // management limit
+  Result<unsigned> enforcedPowerLimitMw() const;
+  Result<unsigned> defaultPowerLimitMw() const;
+  Result<std::pair<unsigned, unsigned>> powerLimitConstraintsMw() const;
+  Result<std::uint64_t> energyMj() const;         // total since driver load, mJ
+  Result<unsigned> temperature() const;           // °C
+  Result<unsigned> temperatureThreshold(nvmlTemperatureThresholds_t t) const;
+  Result<unsigned> fanSpeed() const;              // %
+  Result<unsigned> pstate() const;                // 0..15, 32 unknown
+  Result<std::uint64_t> clockEventReasons() const;
+  Result<nvmlUtilization_t> utilization() const;
+  Result<unsigned> encoderUtilization() const;
+  Result<unsigned> decoderUtilization() const;
+  Result<bool> eccEnabled() const;
+  Result<std::uint64_t> eccErrors(nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter) const;
+  Result<unsigned> retiredPages(nvmlPageRetirementCause_t cause) const;
+  Result<bool> retiredPagesPending() const;
+  Result<RemappedRows> remappedRows() const;
+  Result<bool> persistenceMode() const;
+  Result<unsigned> computeMode() const;
+  Result<bool> displayActive() const;
+  Result<bool> migEnabled() const;
+  Result<unsigned> maxMigDevices() const;
+  Result<Device> migDevice(unsigned index) const;
+  Result<bool> isMigDevice() const;
+  Result<Device> parentOfMig() const;
+  Result<unsigned> gpuInstanceId() const;
+  Result<unsigned> computeInstanceId() const;
+  Result<bool> nvlinkActive(unsigned link) const;
+  Result<unsigned> nvlinkVersion(unsigned link) const;
+  Result<PciInfo> nvlinkRemotePci(unsigned link) const;
+  Result<unsigned> nvlinkRemoteType(unsigned link) const;  // NVML_NVLINK_DEVICE_TYPE_*
+  Result<std::uint64_t> nvlinkErrorCounter(unsigned link, nvmlNvLinkErrorCounter_t c) const;
+  Result<unsigned> topologyCommonAncestor(const Device& other) const;  // NVML_TOPOLOGY_*
+  Result<std::vector<unsigned>> cpuAffinity() const;  // CPU ids
+  Result<std::vector<unsigned>> numaNodes() const;    // memory affinity, NUMA node ids
+  Result<std::vector<ProcessInfo>> computeProcesses() const;
+  Result<std::vector<ProcessInfo>> graphicsProcesses() const;
+  Result<std::vector<ProcessUtil>> processUtilization(std::uint64_t since_us) const;
+  // Fills values[i].nvmlReturn per entry; the Status is the call's own result.
+  Status fieldValues(nvmlFieldValue_t* values, int count) const;
+
+ private:
+  const NvmlApi* api_ = nullptr;
+  nvmlDevice_t h_ = nullptr;
+};
+
+struct OpenOptions {
+  std::string library = "libnvidia-ml.so.1";  // path or soname
+};
+
+// One loaded and initialised NVML. Shuts NVML down when destroyed.
+class Session {
+ public:
+  // Loads the library and calls nvmlInit. The error explains in one sentence what is wrong
+  // (library missing, driver not loaded, driver/library mismatch, bad simulator scenario).
+  static Result<std::unique_ptr<Session>> open(const OpenOptions& options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const NvmlApi& api() const { return api_; }
+  const std::string& libraryPath() const { return lib_.path(); }
+  bool isSimulator() const { return api_.gwSimGetTime != nullptr; }
+
+  // Re-initialise after the driver went away (nvmlShutdown + nvmlInit).
+  Status reinit();
+
+  Result<std::string> driverVersion() const;
+  Result<std::string> nvmlVersion() const;
+  Result<int> cudaDriverVersion() const;  // 12040 = CUDA 12.4
+  Result<unsigned> deviceCount() const;
+  Result<Device> deviceByIndex(unsigned index) const;
+  Result<Device> deviceByUuid(const std::string& uuid) const;
+  Result<std::string> processName(unsigned pid) const;
+
+ private:
+  Session() = default;
+  Status initialise();
+  platform::DynamicLibrary lib_;
+  NvmlApi api_;
+  bool initialised_ = false;
+};
+
+// "12.4" from 12040.
+std::string cudaVersionString(int v);
+// Architecture name ("Hopper") from NVML_DEVICE_ARCH_*.
+const char* architectureName(unsigned arch);
+// Peak memory bandwidth in GB/s from the max memory clock (MHz) and bus width (bits): NVML
+// reports the data clock such that two transfers per clock give the datasheet figure for HBM
+// and GDDR alike.
+double peakMemoryBandwidthGBs(unsigned mem_clock_mhz, unsigned bus_width_bits);
+// Normalises "0000:3b:00.0" / "00000000:3B:00.0" / "3b:00.0" to NVML's "00000000:3B:00.0".
+std::string normalizeBusId(const std::string& bus_id);
+
+}  // namespace gw::nvml

@@ -1,0 +1,260 @@
+// End to end: the real gpuwarden binary on each shipped scenario, through the simulator library
+// loaded exactly as production loads libnvidia-ml.so.1.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "gw_run.h"
+
+namespace gw::test {
+namespace {
+
+TEST(Discovery, DgxH100ListsEightGpusWithSpecs) {
+  auto r = runGw({"--simulate", "dgx-h100", "discovery", "--json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto j = r.json();
+  ASSERT_EQ(j["gpu_count"], 8);
+  ASSERT_EQ(j["gpus"].size(), 8u);
+  EXPECT_FALSE(j["driver_version"].get<std::string>().empty());
+  EXPECT_TRUE(std::regex_match(j["cuda_driver_version"].get<std::string>(), std::regex("1[0-9]\\.[0-9]")));
+  std::set<std::string> uuids, buses;
+  for (const auto& g : j["gpus"]) {
+    EXPECT_EQ(g["state"], "ok");
+    EXPECT_EQ(g["name"], "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(g["memory_total_mib"], 81559);
+    EXPECT_EQ(g["sm_count"], 132);
+    EXPECT_EQ(g["compute_capability"], "9.0");
+    EXPECT_EQ(g["architecture"], "Hopper");
+    EXPECT_EQ(g["memory_bus_width_bits"], 5120);
+    EXPECT_NEAR(g["peak_memory_bandwidth_gbs"].get<double>(), 3352, 5);
+    EXPECT_EQ(g["pcie"]["max_gen"], 5);
+    EXPECT_EQ(g["pcie"]["max_width"], 16);
+    EXPECT_EQ(g["nvlink"]["links"], 18);
+    EXPECT_EQ(g["nvlink"]["active"], 18);
+    EXPECT_EQ(g["power_limit_w"], 700);
+    EXPECT_EQ(g["pci_device_id"], "0x2330");
+    EXPECT_EQ(g["mig"]["enabled"], false);
+    uuids.insert(g["uuid"].get<std::string>());
+    buses.insert(g["pci_bus_id"].get<std::string>());
+    EXPECT_TRUE(std::regex_match(g["uuid"].get<std::string>(), std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")))
+        << g["uuid"];
+  }
+  EXPECT_EQ(uuids.size(), 8u) << "UUIDs are distinct";
+  EXPECT_EQ(buses.size(), 8u) << "bus ids are distinct";
+  EXPECT_EQ(j["gpus"][0]["numa_nodes"], nlohmann::json::array({0}));
+  EXPECT_EQ(j["gpus"][7]["numa_nodes"], nlohmann::json::array({1}));
+}
+
+TEST(Discovery, TextOutputExplainsTheCudaVersion) {
+  auto r = runGw({"--simulate", "dgx-h200", "discovery", "-v"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  EXPECT_NE(r.out.find("not an installed toolkit"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H200"), std::string::npos);
+  EXPECT_NE(r.out.find("GPU 7:"), std::string::npos);
+  EXPECT_EQ(r.out.find("GPU 8:"), std::string::npos);
+  EXPECT_NE(r.out.find("CPU affinity"), std::string::npos) << "-v adds affinity";
+}
+
+TEST(Discovery, MigInstancesAreDevicesWithTheirParent) {
+  auto r = runGw({"--simulate", "mig-a100", "discovery", "--json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto j = r.json();
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  const auto& g0 = j["gpus"][0];
+  EXPECT_EQ(g0["name"], "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g0["mig"]["enabled"], true);
+  ASSERT_EQ(g0["mig"]["devices"].size(), 4u);
+  std::multiset<std::string> profiles;
+  for (const auto& m : g0["mig"]["devices"]) {
+    profiles.insert(m["profile"].get<std::string>());
+    EXPECT_EQ(m["parent_index"], 0);
+    EXPECT_EQ(m["parent_uuid"], g0["uuid"]);
+    EXPECT_EQ(m["uuid"].get<std::string>().rfind("MIG-", 0), 0u) << m["uuid"];
+    EXPECT_GT(m["sm_count"].get<int>(), 0);
+  }
+  EXPECT_EQ(profiles, (std::multiset<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
+  EXPECT_EQ(j["gpus"][1]["mig"]["enabled"], false);
+  EXPECT_TRUE(j["gpus"][1]["mig"]["devices"].empty());
+}
+
+TEST(Discovery, EveryShippedScenarioLoads) {
+  for (const char* s : {"dgx-h100", "dgx-h200", "pcie-mixed", "mig-a100"}) {
+    auto r = runGw({"--simulate", s, "discovery", "--json"});
+    EXPECT_EQ(r.code, 0) << s << "\n" << describe(r);
+  }
+  auto list = runGw({"scenarios", "--json"});
+  ASSERT_EQ(list.code, 0) << describe(list);
+  auto names = list.json();
+  for (const char* s : {"dgx-h100", "dgx-h200", "pcie-mixed", "mig-a100"})
+    EXPECT_NE(std::find(names.begin(), names.end(), s), names.end()) << s;
+}
+
+TEST(Discovery, PcieMixedHasTwoModelsOnTwoNumaNodes) {
+  auto r = runGw({"--simulate", "pcie-mixed", "discovery", "--json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto j = r.json();
+  ASSERT_EQ(j["gpus"].size(), 4u);
+  std::set<std::string> models;
+  std::set<int> numa;
+  for (const auto& g : j["gpus"]) {
+    models.insert(g["name"].get<std::string>());
+    for (int n : g["numa_nodes"]) numa.insert(n);
+    EXPECT_EQ(g["nvlink"]["links"], 0);
+  }
+  EXPECT_EQ(models.size(), 2u);
+  EXPECT_EQ(numa, (std::set<int>{0, 1}));
+}
+
+TEST(Query, CsvNoHeaderPrintsOneLinePerGpu) {
+  auto r = runGw({"--simulate", "dgx-h100", "query", "--query-gpu=index,name,memory.total,utilization.gpu",
+                  "--format=csv,noheader"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto lines = r.lines();
+  ASSERT_EQ(lines.size(), 8u) << r.out;
+  for (int i = 0; i < 8; ++i) {
+    std::regex row(std::to_string(i) + ", NVIDIA H100 80GB HBM3, 81559 MiB, [0-9]+ %");
+    EXPECT_TRUE(std::regex_match(lines[i], row)) << lines[i];
+  }
+}
+
+TEST(Query, HeaderUnitsAndNoUnits) {
+  auto r = runGw({"--simulate", "dgx-h100", "query", "--query-gpu=index,memory.used,power.draw,temperature.gpu,pstate,pcie.link.gen.current",
+                  "--format=csv,nounits", "-i", "2"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto lines = r.lines();
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_EQ(lines[0], "index, memory.used, power.draw, temperature.gpu, pstate, pcie.link.gen.current");
+  std::regex row("2, [0-9]+, [0-9]+\\.[0-9]{2}, [0-9]+, P[0-9]+, [0-9]");
+  EXPECT_TRUE(std::regex_match(lines[1], row)) << lines[1];
+  // A training H100 draws hundreds of watts, is warm, and holds most of its memory.
+  double mem = 0, power = 0, temp = 0;
+  ASSERT_EQ(std::sscanf(lines[1].c_str(), "2, %lf, %lf, %lf", &mem, &power, &temp), 3);
+  EXPECT_GT(mem, 40000);
+  EXPECT_GT(power, 300);
+  EXPECT_LE(power, 700);
+  EXPECT_GT(temp, 35);
+  EXPECT_LT(temp, 90);
+  auto h = runGw({"--simulate", "dgx-h100", "query", "--query-gpu=memory.total,power.limit", "--format=csv", "-i", "0"});
+  ASSERT_EQ(h.code, 0) << describe(h);
+  EXPECT_EQ(h.lines().at(0), "memory.total [MiB], power.limit [W]");
+  EXPECT_EQ(h.lines().at(1), "81559 MiB, 700.00 W");
+}
+
+TEST(Query, UnknownFieldIsAnErrorListingValidFields) {
+  auto r = runGw({"--simulate", "dgx-h100", "query", "--query-gpu=index,temprature.gpu", "--format=csv"});
+  EXPECT_EQ(r.code, 2) << describe(r);
+  EXPECT_NE(r.err.find("unknown field 'temprature.gpu'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("temperature.gpu"), std::string::npos) << "lists the valid fields";
+  EXPECT_TRUE(r.out.empty()) << "nothing half-printed";
+}
+
+TEST(Query, SelectionByUuidAndHelp) {
+  auto all = runGw({"--simulate", "dgx-h100", "query", "--query-gpu=index,uuid", "--format=csv,noheader"});
+  ASSERT_EQ(all.code, 0) << describe(all);
+  std::string line5 = all.lines().at(5);
+  std::string uuid = line5.substr(line5.find(", ") + 2);
+  auto one = runGw({"--simulate", "dgx-h100", "query", "--query-gpu=index", "--format=csv,noheader", "-i", uuid});
+  ASSERT_EQ(one.code, 0) << describe(one);
+  EXPECT_EQ(one.out, "5\n");
+  auto help = runGw({"query", "--help-query-gpu"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("utilization.gpu"), std::string::npos);
+  EXPECT_NE(help.out.find("pcie.link.gen.current"), std::string::npos);
+}
+
+TEST(Query, LoopRepeats) {
+  auto r = runGw({"--simulate", "pcie-mixed", "query", "--query-gpu=index,power.draw", "--format=csv,noheader", "-l", "0.2", "-c", "3"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  EXPECT_EQ(r.lines().size(), 12u) << r.out;  // 3 rounds x 4 GPUs
+}
+
+TEST(Dmon, ThreeSamplesGiveThreeRowsPerGpu) {
+  auto r = runGw({"--simulate", "dgx-h100", "dmon", "-c", "3", "-d", "0.1"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto lines = r.lines();
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_TRUE(std::regex_search(lines[0], std::regex("# gpu +pwr +gtemp +mtemp +sm +mem +enc +dec +mclk +pclk")))
+      << lines[0];
+  std::map<int, int> rows;
+  for (std::size_t i = 2; i < lines.size(); ++i) rows[std::stoi(lines[i])]++;
+  ASSERT_EQ(rows.size(), 8u) << r.out;
+  for (const auto& [gpu, n] : rows) EXPECT_EQ(n, 3) << "GPU " << gpu;
+}
+
+TEST(Dmon, JsonGroupsAndStragglerFlag) {
+  auto r = runGw({"--simulate", "pcie-mixed", "dmon", "-s", "pumt", "-c", "2", "-d", "0.1", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto lines = r.lines();
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  auto s = nlohmann::json::parse(lines[1]);
+  ASSERT_EQ(s["gpus"].size(), 4u);
+  for (const char* col : {"pwr", "gtemp", "sm", "fb", "rxpci", "txpci"}) EXPECT_TRUE(s["gpus"][0].contains(col)) << col;
+  EXPECT_FALSE(s["gpus"][0].contains("mclk")) << "group c not selected";
+  auto bad = runGw({"--simulate", "pcie-mixed", "dmon", "-s", "pz", "-c", "1"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("unknown metric group 'z'"), std::string::npos) << bad.err;
+}
+
+TEST(Pmon, ProcessesWithCommandNamesFromProcUnderTheRoot) {
+  auto r = runGw({"--simulate", "dgx-h100", "pmon", "-c", "1", "--json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto procs = nlohmann::json::parse(r.lines().at(0));
+  ASSERT_GE(procs.size(), 8u) << "one training process per GPU";
+  // A fixture /proc that names the first process differently proves the command comes from the root.
+  TempDir root;
+  unsigned pid = procs[0]["pid"];
+  root.write("proc/" + std::to_string(pid) + "/comm", "fixture-trainer\n");
+  auto r2 = runGw({"--simulate", "dgx-h100", "--root", root.path(), "pmon", "-c", "1"});
+  ASSERT_EQ(r2.code, 0) << describe(r2);
+  EXPECT_NE(r2.out.find("fixture-trainer"), std::string::npos) << r2.out;
+  EXPECT_TRUE(std::regex_search(r2.out, std::regex("# gpu +pid +type +sm +mem +enc +dec +fb +command"))) << r2.out;
+  for (const auto& p : procs) {
+    EXPECT_GT(p["fb_mb"].get<unsigned>(), 1000u) << p.dump();
+    EXPECT_EQ(p["type"], "C");
+  }
+}
+
+TEST(Topo, NvSwitchGivesNv18BetweenSxmGpus) {
+  auto r = runGw({"--simulate", "dgx-h100", "topo", "-m", "--json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto j = r.json();
+  ASSERT_EQ(j["gpus"].size(), 8u);
+  for (int i = 0; i < 8; ++i)
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(j["gpus"][i]["links"][k], i == k ? "X" : "NV18") << i << "," << k;
+  EXPECT_TRUE(j["warnings"].empty());
+  auto text = runGw({"--simulate", "dgx-h100", "topo", "-m"});
+  EXPECT_NE(text.out.find("NV#  = Connection traversing a bonded set of # NVLinks"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("GPU0 +X +NV18"))) << text.out;
+}
+
+TEST(Topo, PcieMixedShowsSysAcrossNumaNodes) {
+  auto r = runGw({"--simulate", "pcie-mixed", "topo", "-m", "--json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto j = r.json();
+  const auto& g = j["gpus"];
+  EXPECT_EQ(g[0]["links"][1], "PIX");
+  EXPECT_EQ(g[2]["links"][3], "PXB");
+  for (int a : {0, 1})
+    for (int b : {2, 3}) {
+      EXPECT_EQ(g[a]["links"][b], "SYS") << a << "," << b;
+      EXPECT_EQ(g[b]["links"][a], "SYS") << b << "," << a;
+    }
+  EXPECT_NE(g[0]["numa_affinity"], g[2]["numa_affinity"]);
+  ASSERT_FALSE(j["warnings"].empty());
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("crosses the CPU"), std::string::npos);
+  auto text = runGw({"--simulate", "pcie-mixed", "topo", "-m"});
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("GPU0 +X +PIX +SYS +SYS"))) << text.out;
+  EXPECT_NE(text.out.find("NUMA Affinity"), std::string::npos);
+}
+
+TEST(Fields, MarkdownMatchesTheCommittedDoc) {
+  auto r = runGw({"fields", "--markdown"});
+  ASSERT_EQ(r.code, 0);
+  std::ifstream in(std::string(GW_SOURCE_DIR) + "/docs/fields.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(r.out, ss.str());
+}
+
+}  // namespace
+}  // namespace gw::test

@@ -1,0 +1,112 @@
+// The binding against real libraries: an old minimal NVML (fallbacks, missing symbols) and the
+// simulator (every symbol present), loaded with dlopen as production loads libnvidia-ml.so.1.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "nvml/inventory.h"
+#include "nvml/nvml.h"
+
+namespace gw::nvml {
+namespace {
+
+TEST(NvmlBinding, MissingLibraryIsAClearTypedError) {
+  auto s = Session::open({"/nonexistent/libnvidia-ml.so.1"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), NVML_ERROR_LIBRARY_NOT_FOUND);
+  EXPECT_NE(s.error().find("no NVIDIA driver is installed"), std::string::npos) << s.error();
+}
+
+TEST(NvmlBinding, NotAnNvmlLibraryIsRefused) {
+  auto s = Session::open({"libz.so.1"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("does not export nvmlInit"), std::string::npos) << s.error();
+}
+
+TEST(NvmlBinding, OldDriverFallsBackToPlainSymbols) {
+  auto s = Session::open({GW_MINIMAL_NVML});
+  ASSERT_TRUE(s.ok()) << s.error();
+  const NvmlApi& api = (*s)->api();
+  EXPECT_EQ(api.nvmlInit_v2, nullptr);
+  EXPECT_NE(api.nvmlInit, nullptr);
+  EXPECT_EQ(api.nvmlDeviceGetCount_v2, nullptr);
+  auto n = (*s)->deviceCount();
+  ASSERT_TRUE(n.ok()) << n.error();
+  EXPECT_EQ(*n, 1u);
+  auto d = (*s)->deviceByIndex(0);
+  ASSERT_TRUE(d.ok()) << d.error();
+  EXPECT_EQ(d->name().value_or(""), "Tesla V100-SXM2-16GB");
+  auto pci = d->pciInfo();  // _v3 and _v2 missing: the plain symbol answers
+  ASSERT_TRUE(pci.ok()) << pci.error();
+  EXPECT_EQ(pci->bus_id, "00000000:06:00.0");
+  EXPECT_EQ(pci->device_id, 0x1DB1u);
+  auto mem = d->memory();  // _v2 missing: v1 struct
+  ASSERT_TRUE(mem.ok()) << mem.error();
+  EXPECT_EQ(mem->total, 16ULL << 30);
+}
+
+TEST(NvmlBinding, SymbolTheDriverLacksIsUnsupportedNotACrash) {
+  auto s = Session::open({GW_MINIMAL_NVML});
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto d = (*s)->deviceByIndex(0);
+  ASSERT_TRUE(d.ok());
+  auto t = d->temperature();
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), NVML_ERROR_FUNCTION_NOT_FOUND);
+  EXPECT_TRUE(isUnsupported(t.status().code()));
+  EXPECT_NE(t.error().find("nvmlDeviceGetTemperature"), std::string::npos);
+  // The inventory still reads what exists.
+  auto inv = readInventory(**s);
+  ASSERT_TRUE(inv.ok()) << inv.error();
+  ASSERT_EQ(inv->gpus.size(), 1u);
+  EXPECT_EQ(inv->gpus[0].state, "ok");
+  EXPECT_EQ(inv->gpus[0].memory_total_mib.value_or(0), 16384u);
+  EXPECT_FALSE(inv->gpus[0].power_limit_w.has_value());
+  EXPECT_EQ(inv->driver_version, "418.87.01");
+}
+
+TEST(NvmlBinding, SimulatorExportsEverySymbolWeDeclare) {
+  auto lib = platform::DynamicLibrary::open(GW_SIM_LIB);
+  ASSERT_TRUE(lib.ok()) << lib.error();
+  auto api = loadNvmlApi(*lib);
+  ASSERT_TRUE(api.ok()) << api.error();
+  std::string missing;
+  for (const auto& m : api->missing) missing += m + " ";
+  EXPECT_TRUE(api->missing.empty()) << "simulator lacks: " << missing;
+  EXPECT_NE(api->gwSimSetTime, nullptr);
+}
+
+TEST(NvmlBinding, ErrorMeaningsNameTheFailure) {
+  EXPECT_NE(errorMeaning(NVML_ERROR_LIB_RM_VERSION_MISMATCH).find("Driver/library version mismatch"), std::string::npos);
+  EXPECT_NE(errorMeaning(NVML_ERROR_GPU_IS_LOST).find("GPU is lost"), std::string::npos);
+  EXPECT_NE(errorMeaning(NVML_ERROR_DRIVER_NOT_LOADED).find("driver is not loaded"), std::string::npos);
+  EXPECT_STREQ(errorName(NVML_ERROR_RESET_REQUIRED), "RESET_REQUIRED");
+  Status st = nvmlError(NVML_ERROR_GPU_IS_LOST, "nvmlDeviceGetTemperature");
+  EXPECT_EQ(st.code(), NVML_ERROR_GPU_IS_LOST);
+  EXPECT_TRUE(isLost(st.code()));
+  EXPECT_FALSE(isUnsupported(st.code()));
+}
+
+TEST(NvmlHelpers, BusIdNormalisation) {
+  EXPECT_EQ(normalizeBusId("0000:3b:00.0"), "00000000:3B:00.0");
+  EXPECT_EQ(normalizeBusId("00000000:3B:00.0"), "00000000:3B:00.0");
+  EXPECT_EQ(normalizeBusId("3b:00.0"), "00000000:3B:00.0");
+  EXPECT_EQ(normalizeBusId("0000:3b:00"), "00000000:3B:00.0");
+  EXPECT_EQ(normalizeBusId("garbage"), "garbage");
+}
+
+TEST(NvmlHelpers, VersionsBandwidthAndRanges) {
+  EXPECT_EQ(cudaVersionString(12040), "12.4");
+  EXPECT_EQ(cudaVersionString(11080), "11.8");
+  // H100 SXM5: 2619 MHz x 2 x 5120 bit = 3352 GB/s; RTX 4090: 10501 MHz x 2 x 384 bit = 1008 GB/s.
+  EXPECT_NEAR(peakMemoryBandwidthGBs(2619, 5120), 3352.3, 0.5);
+  EXPECT_NEAR(peakMemoryBandwidthGBs(10501, 384), 1008.1, 0.5);
+  EXPECT_EQ(formatIdRanges({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(formatIdRanges({}), "");
+  EXPECT_EQ(smCountFromCores(NVML_DEVICE_ARCH_HOPPER, 16896).value_or(0), 132u);
+  EXPECT_EQ(smCountFromCores(NVML_DEVICE_ARCH_AMPERE, 6912).value_or(0), 108u);
+  EXPECT_FALSE(smCountFromCores(NVML_DEVICE_ARCH_UNKNOWN, 100).has_value());
+}
+
+}  // namespace
+}  // namespace gw::nvml
