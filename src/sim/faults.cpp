@@ -1,0 +1,150 @@
+#include "sim/faults.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "nvml/nvml_abi.h"
+
+namespace gw::sim {
+namespace {
+
+const std::vector<FaultTypeInfo>& Table() {
+  static const std::vector<FaultTypeInfo> table = {
+      {"xid", FaultType::kXid, true, false, {"code"}, {"code"}},
+      {"ecc_sbe", FaultType::kEccSbe, true, false, {"count"}, {}},
+      {"ecc_dbe", FaultType::kEccDbe, true, false, {"count"}, {}},
+      {"retired_pages", FaultType::kRetiredPages, true, false, {"sbe", "dbe", "pending"}, {}},
+      {"row_remap", FaultType::kRowRemap, true, false,
+       {"correctable", "uncorrectable", "pending", "failure"}, {}},
+      {"thermal_slowdown", FaultType::kThermalSlowdown, true, true, {"temperature"}, {}},
+      {"power_slowdown", FaultType::kPowerSlowdown, true, true, {"clock_factor"}, {}},
+      {"power_brake", FaultType::kPowerBrake, true, true, {"clock_factor"}, {}},
+      {"pcie_downtrain", FaultType::kPcieDowntrain, true, true, {"gen", "width"}, {}},
+      {"pcie_replay", FaultType::kPcieReplay, true, true, {"rate"}, {"rate"}},
+      {"nvlink_down", FaultType::kNvlinkDown, true, true, {"link"}, {"link"}},
+      {"nvlink_errors", FaultType::kNvlinkErrors, true, true,
+       {"link", "replay", "recovery", "crc_flit", "crc_data"}, {}},
+      {"fan_failure", FaultType::kFanFailure, true, true, {}, {}},
+      {"fall_off_bus", FaultType::kFallOffBus, true, false, {}, {}},
+      {"hang", FaultType::kHang, true, true, {"seconds", "call"}, {"seconds"}},
+      {"driver_unloaded", FaultType::kDriverUnloaded, false, true, {}, {}},
+  };
+  return table;
+}
+
+}  // namespace
+
+const FaultTypeInfo* FindFaultType(std::string_view name) {
+  for (const auto& info : Table()) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+std::string FaultTypeList() {
+  std::string out;
+  for (const auto& info : Table()) {
+    if (!out.empty()) out += ", ";
+    out += info.name;
+  }
+  return out;
+}
+
+FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile,
+                       double t) {
+  FaultEffects e;
+  for (const FaultConfig* f : faults) {
+    if (!f->ActiveAt(t)) continue;
+    switch (f->type) {
+      case FaultType::kThermalSlowdown:
+        e.thermal = true;
+        e.thermal_target = f->temperature > 0 ? f->temperature : profile.temp_slowdown + 6.0;
+        break;
+      case FaultType::kFanFailure:
+        e.fan_failed = true;
+        break;
+      case FaultType::kPowerSlowdown:
+        // An external power-supply slowdown: the HW slowdown line is asserted.
+        e.clock_factor = std::min(e.clock_factor, f->clock_factor > 0 ? f->clock_factor : 0.5);
+        e.reasons |= nvmlClocksThrottleReasonHwSlowdown;
+        break;
+      case FaultType::kPowerBrake:
+        // The power brake asserts HW slowdown and names itself as the cause.
+        e.clock_factor = std::min(e.clock_factor, f->clock_factor > 0 ? f->clock_factor : 0.3);
+        e.reasons |= nvmlClocksThrottleReasonHwSlowdown | nvmlClocksThrottleReasonHwPowerBrakeSlowdown;
+        break;
+      case FaultType::kPcieDowntrain:
+        if (f->gen) e.pcie_gen = f->gen;
+        if (f->width) e.pcie_width = f->width;
+        break;
+      case FaultType::kNvlinkDown:
+        if (f->link >= 0) e.nvlink_down_mask |= 1u << f->link;
+        break;
+      default:
+        break;
+    }
+  }
+  return e;
+}
+
+EccCounts EccAt(const std::vector<const FaultConfig*>& faults, double t) {
+  EccCounts c;
+  for (const FaultConfig* f : faults) {
+    if (t < f->at) continue;
+    if (f->type == FaultType::kEccSbe) c.sbe += f->count;
+    if (f->type == FaultType::kEccDbe) c.dbe += f->count;
+  }
+  return c;
+}
+
+RetiredPages RetiredAt(const std::vector<const FaultConfig*>& faults, double t) {
+  RetiredPages r;
+  for (const FaultConfig* f : faults) {
+    if (f->type != FaultType::kRetiredPages || t < f->at) continue;
+    r.sbe += f->sbe;
+    r.dbe += f->dbe;
+    r.pending = r.pending || f->pending;
+  }
+  return r;
+}
+
+RemappedRows RemappedAt(const std::vector<const FaultConfig*>& faults, double t) {
+  RemappedRows r;
+  for (const FaultConfig* f : faults) {
+    if (f->type != FaultType::kRowRemap || t < f->at) continue;
+    r.correctable += f->correctable;
+    r.uncorrectable += f->uncorrectable;
+    r.pending = r.pending || f->pending;
+    r.failure = r.failure || f->failure;
+  }
+  return r;
+}
+
+unsigned long long PcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t) {
+  unsigned long long n = 0;
+  for (const FaultConfig* f : faults) {
+    if (f->type == FaultType::kPcieReplay) n += static_cast<unsigned long long>(std::floor(f->rate * f->ElapsedAt(t)));
+  }
+  return n;
+}
+
+unsigned long long NvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link,
+                                  unsigned counter, double t) {
+  unsigned long long n = 0;
+  for (const FaultConfig* f : faults) {
+    if (f->type != FaultType::kNvlinkErrors) continue;
+    if (f->link >= 0 && static_cast<unsigned>(f->link) != link) continue;
+    double rate = 0;
+    switch (counter) {
+      case NVML_NVLINK_ERROR_DL_REPLAY: rate = f->replay; break;
+      case NVML_NVLINK_ERROR_DL_RECOVERY: rate = f->recovery; break;
+      case NVML_NVLINK_ERROR_DL_CRC_FLIT: rate = f->crc_flit; break;
+      case NVML_NVLINK_ERROR_DL_CRC_DATA: rate = f->crc_data; break;
+      default: break;
+    }
+    n += static_cast<unsigned long long>(std::floor(rate * f->ElapsedAt(t)));
+  }
+  return n;
+}
+
+}  // namespace gw::sim

@@ -1,0 +1,223 @@
+#include "sim/library.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "sim/scenario_parser.h"
+
+namespace gw::sim {
+namespace {
+
+struct Library {
+  std::mutex init_mu;                   // nvmlInit / nvmlShutdown / switching worlds
+  std::atomic<World*> world{nullptr};
+  std::atomic<int> refcount{0};
+  std::vector<std::unique_ptr<World>> worlds;   // every world built, kept for stale handles
+  std::mutex err_mu;
+  std::string last_error;
+};
+
+Library& Lib() {
+  static Library lib;
+  return lib;
+}
+
+std::string Seconds(double t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gs", t);
+  return buf;
+}
+
+bool ReadClockSettings(ClockSettings* cs, std::string* err) {
+  auto number = [&](const char* var, double* out, bool positive) {
+    const char* v = std::getenv(var);
+    if (!v || !*v) return true;
+    char* end = nullptr;
+    double d = std::strtod(v, &end);
+    if (*end != '\0' || !(positive ? d > 0 : d >= 0) || d > 1e12) {
+      *err = std::string(var) + ": expected a " + (positive ? "positive" : "non-negative") + " number, got '" + v + "'";
+      return false;
+    }
+    *out = d;
+    return true;
+  };
+  if (!number("GPUWARDEN_SIM_START", &cs->start, false)) return false;
+  if (!number("GPUWARDEN_SIM_SPEED", &cs->speed, true)) return false;
+  const char* mode = std::getenv("GPUWARDEN_SIM_CLOCK");
+  std::string m = mode ? mode : "";
+  if (m == "manual") cs->manual = true;
+  else if (m.empty() || m == "real") cs->manual = false;
+  else {
+    *err = "GPUWARDEN_SIM_CLOCK: expected manual or real, got '" + m + "'";
+    return false;
+  }
+  return true;
+}
+
+// "nvmlDeviceGetPciInfo_v3" → "nvmlDeviceGetPciInfo": a hang's `call:` names the function,
+// whichever versioned entry point the caller uses.
+std::string_view BaseName(std::string_view name) {
+  std::size_t v = name.rfind("_v");
+  if (v == std::string_view::npos || v + 2 >= name.size()) return name;
+  for (std::size_t i = v + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return name;
+  }
+  return name.substr(0, v);
+}
+
+}  // namespace
+
+World* CurrentWorld() { return Lib().world.load(std::memory_order_acquire); }
+
+void SetLastError(std::string message) {
+  Library& L = Lib();
+  std::lock_guard lock(L.err_mu);
+  L.last_error = std::move(message);
+}
+
+void ClearLastError() { SetLastError(""); }
+
+const char* LastErrorForThread() {
+  thread_local std::string copy;
+  Library& L = Lib();
+  std::lock_guard lock(L.err_mu);
+  copy = L.last_error;
+  return copy.c_str();
+}
+
+nvmlReturn_t InitLibrary() {
+  Library& L = Lib();
+  std::lock_guard lock(L.init_mu);
+  if (L.refcount.load() > 0) {
+    World* w = L.world.load();
+    if (w->DriverUnloadedAt(w->clock.Now())) {
+      SetLastError("the NVIDIA driver is not loaded (driver_unloaded fault)");
+      return NVML_ERROR_DRIVER_NOT_LOADED;
+    }
+    L.refcount.fetch_add(1);
+    return NVML_SUCCESS;
+  }
+  const char* path = std::getenv("GPUWARDEN_SIM_SCENARIO");
+  if (!path || !*path) {
+    SetLastError("GPUWARDEN_SIM_SCENARIO is not set: point it at a scenario file (see docs/scenarios.md)");
+    return NVML_ERROR_UNKNOWN;
+  }
+  ClockSettings cs;
+  std::string err;
+  if (!ReadClockSettings(&cs, &err)) {
+    SetLastError(err);
+    return NVML_ERROR_UNKNOWN;
+  }
+  LoadResult r = LoadScenarioFile(path);
+  if (!r.ok) {
+    SetLastError(r.error);
+    return NVML_ERROR_UNKNOWN;
+  }
+  // Same files and clock settings: the same machine, which keeps its time and handles across
+  // nvmlShutdown/nvmlInit (a driver reload must not rewind the scenario).
+  std::string key = r.sources + "\n#clock " + (cs.manual ? "manual " : "real ") + std::to_string(cs.start) +
+                    " " + std::to_string(cs.speed);
+  World* w = L.world.load();
+  if (!w || w->key != key) {
+    auto fresh = std::make_unique<World>(std::move(r.scenario), std::move(key), cs);
+    w = fresh.get();
+    L.worlds.push_back(std::move(fresh));
+    L.world.store(w, std::memory_order_release);
+  }
+  w->clock.Start();
+  const double t = w->clock.Now();
+  const std::string who = "scenario '" + w->scenario.name + "'";
+  switch (w->scenario.init_error) {
+    case InitError::kNone: break;
+    case InitError::kDriverNotLoaded:
+      SetLastError(who + ": the NVIDIA kernel driver is not loaded (init_error: driver_not_loaded)");
+      return NVML_ERROR_DRIVER_NOT_LOADED;
+    case InitError::kLibRmVersionMismatch:
+      SetLastError(who + ": the NVML library and the kernel module are different versions (init_error: lib_rm_version_mismatch)");
+      return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+    case InitError::kNoPermission:
+      SetLastError(who + ": no permission to open /dev/nvidiactl (init_error: no_permission)");
+      return NVML_ERROR_NO_PERMISSION;
+  }
+  if (w->DriverUnloadedAt(t)) {
+    SetLastError(who + ": the NVIDIA driver is not loaded at t=" + Seconds(t) + " (driver_unloaded fault)");
+    return NVML_ERROR_DRIVER_NOT_LOADED;
+  }
+  w->session_start.store(t);
+  L.refcount.store(1);
+  ClearLastError();
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t ShutdownLibrary() {
+  Library& L = Lib();
+  std::lock_guard lock(L.init_mu);
+  if (L.refcount.load() == 0) return NVML_ERROR_UNINITIALIZED;
+  L.refcount.fetch_sub(1);
+  return NVML_SUCCESS;
+}
+
+Call EnterSystem(const char* /*function*/) {
+  Call c;
+  Library& L = Lib();
+  if (L.refcount.load(std::memory_order_acquire) == 0 || !(c.world = L.world.load(std::memory_order_acquire))) {
+    c.rc = NVML_ERROR_UNINITIALIZED;
+    return c;
+  }
+  c.t = c.world->clock.Now();
+  if (c.world->SessionStale(c.t)) {
+    SetLastError("the NVIDIA driver was unloaded after nvmlInit: call nvmlShutdown and nvmlInit again");
+    c.rc = NVML_ERROR_UNINITIALIZED;
+  }
+  return c;
+}
+
+nvmlReturn_t PassGates(Call* c, Device* gpu, const char* function) {
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const FaultConfig* f : gpu->gates) {
+      if (f->type == FaultType::kFallOffBus && c->t >= f->at) {
+        SetLastError("GPU " + std::to_string(gpu->index) + " (" + gpu->pci.busIdLegacy + ") fell off the bus at t=" + Seconds(f->at));
+        return c->rc = NVML_ERROR_GPU_IS_LOST;
+      }
+    }
+    if (pass == 1) break;
+    bool slept = false;
+    for (const FaultConfig* f : gpu->gates) {
+      if (f->type == FaultType::kHang && f->ActiveAt(c->t) && (f->call.empty() || BaseName(f->call) == BaseName(function))) {
+        // No lock is held here: a hung GPU blocks only its own callers.
+        std::this_thread::sleep_for(std::chrono::duration<double>(f->seconds));
+        slept = true;
+      }
+    }
+    if (!slept) break;
+    c->t = c->world->clock.Now();
+  }
+  return NVML_SUCCESS;
+}
+
+Call EnterDevice(nvmlDevice_t handle, const char* function, MigPolicy policy) {
+  Call c = EnterSystem(function);
+  if (!c) return c;
+  auto* d = reinterpret_cast<Device*>(handle);
+  if (!d || d->magic != kDeviceMagic || d->world != c.world) {
+    c.rc = NVML_ERROR_INVALID_ARGUMENT;
+    return c;
+  }
+  Device* gpu = d->is_mig ? d->parent : d;
+  if (PassGates(&c, gpu, function) != NVML_SUCCESS) return c;
+  if (d->is_mig && policy == MigPolicy::kPhysicalOnly) {
+    c.rc = NVML_ERROR_NOT_SUPPORTED;
+    return c;
+  }
+  c.gpu = gpu;
+  c.dev = (d->is_mig && policy == MigPolicy::kParent) ? gpu : d;
+  return c;
+}
+
+}  // namespace gw::sim

@@ -1,0 +1,45 @@
+// Process-wide state of the simulator library: the current world, the nvmlInit reference
+// count, the last error, and the gate every NVML entry point passes through (initialised?
+// handle valid? GPU lost? call hanging?).
+#pragma once
+
+#include <string>
+
+#include "nvml/nvml_abi.h"
+#include "sim/world.h"
+
+namespace gw::sim {
+
+nvmlReturn_t InitLibrary();
+nvmlReturn_t ShutdownLibrary();
+World* CurrentWorld();
+
+void SetLastError(std::string message);
+void ClearLastError();
+// Copy of the last error for this thread, valid until this thread's next call.
+const char* LastErrorForThread();
+
+// How an entry point treats a MIG device handle.
+enum class MigPolicy {
+  kPhysicalOnly,  // NOT_SUPPORTED on a MIG handle (as real NVML for power, clocks, ...)
+  kParent,        // answer for the parent GPU (PCI info, architecture, ...)
+  kMigAware,      // the function looks at the MIG device itself
+};
+
+struct Call {
+  nvmlReturn_t rc = NVML_SUCCESS;
+  World* world = nullptr;
+  Device* dev = nullptr;   // per the policy: the MIG device or the physical GPU
+  Device* gpu = nullptr;   // always the physical GPU
+  double t = 0;            // simulated time of the call
+  explicit operator bool() const { return rc == NVML_SUCCESS; }
+};
+
+// For calls without a device: initialised, and the driver still there.
+Call EnterSystem(const char* function);
+// For calls on a device. `function` is the NVML name, matched by hang faults' `call:`.
+Call EnterDevice(nvmlDevice_t device, const char* function, MigPolicy policy);
+// Gates of a GPU by index (nvmlDeviceGetHandleByIndex): lost and hang faults.
+nvmlReturn_t PassGates(Call* call, Device* gpu, const char* function);
+
+}  // namespace gw::sim

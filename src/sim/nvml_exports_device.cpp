@@ -1,0 +1,457 @@
+// Per-device identity and the time-varying readings: memory, clocks, power, thermal,
+// utilisation, and the two settings the product may change.
+#include "sim/export_api.h"
+
+#include <cmath>
+
+#include "sim/world.h"
+
+using namespace gw::sim;
+
+namespace {
+
+constexpr unsigned kMigReservedMib = 12;   // per-instance driver allocations
+
+unsigned long long Mib(unsigned long long mib) { return mib * 1024ull * 1024ull; }
+
+// Memory held by processes present at t; on a MIG device only those of its instance.
+unsigned long long ProcessMib(const Device& d, double t) {
+  unsigned long long sum = 0;
+  for (const auto& p : d.cfg->processes) {
+    if (!ProcessPresent(p, t)) continue;
+    if (d.is_mig && (p.gpu_instance != d.mig->gpu_instance_id || p.compute_instance != d.mig->compute_instance_id)) continue;
+    sum += p.memory_mib;
+  }
+  return sum;
+}
+
+unsigned Rounded(double v) { return static_cast<unsigned>(std::lround(std::max(0.0, v))); }
+
+}  // namespace
+
+extern "C" {
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
+  return CopyString(name, length, c.dev->name);
+}
+
+nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t* type) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!type) return NVML_ERROR_INVALID_ARGUMENT;
+  *type = c.dev->profile->brand;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!index) return NVML_ERROR_INVALID_ARGUMENT;
+  *index = c.dev->index;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int length) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (c.dev->serial.empty()) return NVML_ERROR_NOT_SUPPORTED;   // GeForce boards have none
+  return CopyString(serial, length, c.dev->serial);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
+  return CopyString(uuid, length, c.dev->uuid);
+}
+
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minorNumber) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!minorNumber) return NVML_ERROR_INVALID_ARGUMENT;
+  *minorNumber = c.dev->index;   // /dev/nvidiaN
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char* partNumber, unsigned int length) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  return CopyString(partNumber, length, c.dev->profile->part_number);
+}
+
+nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char* version, unsigned int length) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  return CopyString(version, length, c.dev->profile->inforom_image);
+}
+
+nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_t object, char* version, unsigned int length) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  std::string_view v;
+  switch (object) {
+    case NVML_INFOROM_OEM: v = c.dev->profile->inforom_oem; break;
+    case NVML_INFOROM_ECC: v = c.dev->profile->inforom_ecc; break;
+    case NVML_INFOROM_POWER: v = c.dev->profile->inforom_power; break;
+    default: return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  if (v.empty()) return NVML_ERROR_NOT_SUPPORTED;
+  return CopyString(version, length, v);
+}
+
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char* version, unsigned int length) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  return CopyString(version, length, c.dev->profile->vbios);
+}
+
+nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!pci) return NVML_ERROR_INVALID_ARGUMENT;
+  *pci = c.dev->pci;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci) { return nvmlDeviceGetPciInfo_v3(device, pci); }
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) { return nvmlDeviceGetPciInfo_v3(device, pci); }
+
+nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!arch) return NVML_ERROR_INVALID_ARGUMENT;
+  *arch = c.dev->profile->architecture;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!major || !minor) return NVML_ERROR_INVALID_ARGUMENT;
+  *major = c.dev->profile->cc_major;
+  *minor = c.dev->profile->cc_minor;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned int* numCores) {
+  GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
+  if (!numCores) return NVML_ERROR_INVALID_ARGUMENT;
+  const GpuProfile& P = *c.dev->profile;
+  *numCores = c.dev->is_mig ? P.cuda_cores / P.sm_count * c.dev->mig->profile->sm_count : P.cuda_cores;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* a) {
+  GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
+  if (!a) return NVML_ERROR_INVALID_ARGUMENT;
+  *a = {};
+  const GpuProfile& P = *c.dev->profile;
+  if (c.dev->is_mig) {
+    const MigProfile& m = *c.dev->mig->profile;
+    a->multiprocessorCount = m.sm_count;
+    a->sharedCopyEngineCount = m.copy_engines;
+    a->sharedDecoderCount = m.decoders;
+    a->sharedJpegCount = m.gpu_slices == 7 ? 1 : 0;
+    a->sharedOfaCount = m.gpu_slices == 7 ? 1 : 0;
+    a->gpuInstanceSliceCount = m.gpu_slices;
+    a->computeInstanceSliceCount = m.gpu_slices;
+    a->memorySizeMB = m.memory_mib;
+  } else {
+    a->multiprocessorCount = P.sm_count;
+    a->gpuInstanceSliceCount = P.mig_capable ? 7 : 0;
+    a->computeInstanceSliceCount = P.mig_capable ? 7 : 0;
+    a->memorySizeMB = P.memory_mib;
+  }
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
+  GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
+  if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
+  if (memory->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  const Device& d = *c.dev;
+  unsigned long long total = d.is_mig ? d.mig->profile->memory_mib : d.profile->memory_mib;
+  unsigned long long reserved = d.is_mig ? kMigReservedMib : d.profile->reserved_mib;
+  unsigned long long used = ProcessMib(d, c.t);
+  memory->total = Mib(total);
+  memory->reserved = Mib(reserved);
+  memory->used = Mib(used);
+  memory->free = Mib(total - reserved - used);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
+  if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
+  // v1 counts the driver reservation as used, as the real v1 call does.
+  const Device& d = *c.dev;
+  unsigned long long total = d.is_mig ? d.mig->profile->memory_mib : d.profile->memory_mib;
+  unsigned long long used = ProcessMib(d, c.t) + (d.is_mig ? kMigReservedMib : d.profile->reserved_mib);
+  memory->total = Mib(total);
+  memory->used = Mib(used);
+  memory->free = Mib(total - used);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t* bar1) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!bar1) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned long long used = 2 + (Sample<&StepState::busy>(c) && !c.dev->cfg->processes.empty() ? 30 : 0);
+  bar1->bar1Total = Mib(c.dev->profile->bar1_mib);
+  bar1->bar1Used = Mib(used);
+  bar1->bar1Free = bar1->bar1Total - bar1->bar1Used;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int* busWidth) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!busWidth) return NVML_ERROR_INVALID_ARGUMENT;
+  *busWidth = c.dev->profile->memory_bus_width;
+  return NVML_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clocks.
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
+  if (type >= NVML_CLOCK_COUNT) return NVML_ERROR_INVALID_ARGUMENT;
+  *clock = c.dev->physics->Read(c.t, [type](const StepState& s) {
+    return type == NVML_CLOCK_MEM ? s.mem_clock : type == NVML_CLOCK_VIDEO ? s.video_clock : s.sm_clock;
+  });
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
+  const GpuProfile& P = *c.dev->profile;
+  switch (type) {
+    case NVML_CLOCK_GRAPHICS: *clock = P.max_graphics_clock; return NVML_SUCCESS;
+    case NVML_CLOCK_SM: *clock = P.max_sm_clock; return NVML_SUCCESS;
+    case NVML_CLOCK_MEM: *clock = P.max_mem_clock; return NVML_SUCCESS;
+    case NVML_CLOCK_VIDEO: *clock = P.max_video_clock; return NVML_SUCCESS;
+    default: return NVML_ERROR_INVALID_ARGUMENT;
+  }
+}
+
+nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clockMHz) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!clockMHz) return NVML_ERROR_INVALID_ARGUMENT;
+  const GpuProfile& P = *c.dev->profile;
+  switch (type) {
+    case NVML_CLOCK_GRAPHICS:
+    case NVML_CLOCK_SM: *clockMHz = P.app_graphics_clock; return NVML_SUCCESS;
+    case NVML_CLOCK_MEM: *clockMHz = P.app_mem_clock; return NVML_SUCCESS;
+    case NVML_CLOCK_VIDEO: *clockMHz = P.max_video_clock; return NVML_SUCCESS;
+    default: return NVML_ERROR_INVALID_ARGUMENT;
+  }
+}
+
+nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clockMHz) {
+  return nvmlDeviceGetApplicationsClock(device, type, clockMHz);
+}
+
+nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t type, nvmlClockId_t id, unsigned int* clockMHz) {
+  switch (id) {
+    case NVML_CLOCK_ID_CURRENT: return nvmlDeviceGetClockInfo(device, type, clockMHz);
+    case NVML_CLOCK_ID_APP_CLOCK_TARGET:
+    case NVML_CLOCK_ID_APP_CLOCK_DEFAULT: return nvmlDeviceGetApplicationsClock(device, type, clockMHz);
+    case NVML_CLOCK_ID_CUSTOMER_BOOST_MAX: return nvmlDeviceGetMaxClockInfo(device, type, clockMHz);
+    default: {
+      GW_ENTER_DEVICE(device, MigPolicy::kParent);
+      return NVML_ERROR_INVALID_ARGUMENT;
+    }
+  }
+}
+
+nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t* pState) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!pState) return NVML_ERROR_INVALID_ARGUMENT;
+  *pState = Sample<&StepState::pstate>(c);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!reasons) return NVML_ERROR_INVALID_ARGUMENT;
+  *reasons = Sample<&StepState::reasons>(c);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetSupportedClocksThrottleReasons(nvmlDevice_t device, unsigned long long* supported) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!supported) return NVML_ERROR_INVALID_ARGUMENT;
+  *supported = nvmlClocksThrottleReasonGpuIdle | nvmlClocksThrottleReasonApplicationsClocksSetting |
+               nvmlClocksThrottleReasonSwPowerCap | nvmlClocksThrottleReasonHwSlowdown |
+               nvmlClocksThrottleReasonSyncBoost | nvmlClocksThrottleReasonSwThermalSlowdown |
+               nvmlClocksThrottleReasonHwThermalSlowdown | nvmlClocksThrottleReasonHwPowerBrakeSlowdown |
+               nvmlClocksThrottleReasonDisplayClockSetting;
+  return NVML_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Power and thermal.
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!power) return NVML_ERROR_INVALID_ARGUMENT;
+  *power = Rounded(Sample<&StepState::power_w>(c) * 1000);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
+  *mode = NVML_FEATURE_ENABLED;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* limit) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!limit) return NVML_ERROR_INVALID_ARGUMENT;
+  *limit = c.dev->physics->PowerLimitAt(c.t) * 1000;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int* minLimit, unsigned int* maxLimit) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!minLimit || !maxLimit) return NVML_ERROR_INVALID_ARGUMENT;
+  *minLimit = c.dev->profile->power_min * 1000;
+  *maxLimit = c.dev->profile->power_max * 1000;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int* defaultLimit) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!defaultLimit) return NVML_ERROR_INVALID_ARGUMENT;
+  *defaultLimit = c.dev->profile->power_default * 1000;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* limit) {
+  return nvmlDeviceGetPowerManagementLimit(device, limit);
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* energy) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!energy) return NVML_ERROR_INVALID_ARGUMENT;
+  *energy = c.dev->physics->Read(c.t, [t = c.t](const StepState& s) {
+    // Interpolated within the step, so the counter moves between steps too.
+    double into_step = std::max(0.0, t - static_cast<double>(s.step) * kStepSeconds);
+    return static_cast<unsigned long long>(s.energy_mj + s.power_w * into_step * 1000);
+  });
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int* temp) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!temp || sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+  *temp = Rounded(Sample<&StepState::temp>(c));
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t type, unsigned int* temp) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!temp) return NVML_ERROR_INVALID_ARGUMENT;
+  const GpuProfile& P = *c.dev->profile;
+  switch (type) {
+    case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: *temp = P.temp_shutdown; return NVML_SUCCESS;
+    case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: *temp = P.temp_slowdown; return NVML_SUCCESS;
+    case NVML_TEMPERATURE_THRESHOLD_MEM_MAX:
+      if (!P.hbm) return NVML_ERROR_NOT_SUPPORTED;
+      *temp = P.temp_mem_max;
+      return NVML_SUCCESS;
+    case NVML_TEMPERATURE_THRESHOLD_GPU_MAX: *temp = P.temp_gpu_max; return NVML_SUCCESS;
+    default: return NVML_ERROR_INVALID_ARGUMENT;
+  }
+}
+
+nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int* numFans) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!numFans) return NVML_ERROR_INVALID_ARGUMENT;
+  if (c.dev->profile->fans == 0) return NVML_ERROR_NOT_SUPPORTED;
+  *numFans = c.dev->profile->fans;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int* speed) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!speed) return NVML_ERROR_INVALID_ARGUMENT;
+  if (c.dev->profile->fans == 0) return NVML_ERROR_NOT_SUPPORTED;   // SXM and passive boards
+  if (fan >= c.dev->profile->fans) return NVML_ERROR_INVALID_ARGUMENT;
+  *speed = Sample<&StepState::fan>(c);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int* speed) {
+  return nvmlDeviceGetFanSpeed_v2(device, 0, speed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Utilisation.
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!utilization) return NVML_ERROR_INVALID_ARGUMENT;
+  if (c.dev->cfg->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;   // as on a real GPU in MIG mode
+  *utilization = c.dev->physics->Read(c.t, [](const StepState& s) {
+    return nvmlUtilization_t{Rounded(s.util_gpu), Rounded(s.util_mem)};
+  });
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!utilization || !samplingPeriodUs) return NVML_ERROR_INVALID_ARGUMENT;
+  *utilization = 0;
+  *samplingPeriodUs = 167000;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs) {
+  return nvmlDeviceGetEncoderUtilization(device, utilization, samplingPeriodUs);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modes and settings.
+
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
+  *mode = c.dev->persistence.load() ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
+  *mode = NVML_COMPUTEMODE_DEFAULT;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t* isActive) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!isActive) return NVML_ERROR_INVALID_ARGUMENT;
+  *isActive = NVML_FEATURE_DISABLED;   // compute nodes run headless
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t* display) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!display) return NVML_ERROR_INVALID_ARGUMENT;
+  *display = NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  const GpuProfile& P = *c.dev->profile;
+  if (limit < P.power_min * 1000 || limit > P.power_max * 1000) return NVML_ERROR_INVALID_ARGUMENT;
+  c.dev->physics->SetPowerLimit(c.t, limit / 1000);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (mode != NVML_FEATURE_ENABLED && mode != NVML_FEATURE_DISABLED) return NVML_ERROR_INVALID_ARGUMENT;
+  c.dev->persistence.store(mode == NVML_FEATURE_ENABLED);
+  return NVML_SUCCESS;
+}
+
+}  // extern "C"

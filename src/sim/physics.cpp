@@ -1,0 +1,179 @@
+// The physical model, kept deliberately simple but causal:
+//   utilisation → power demand → (capped by the enforced limit) → power
+//   power → temperature, through a first-order lag toward ambient + R·power
+//   power cap, temperature thresholds and faults → clock factor and clock event reasons
+// Temperature is the only state carried between steps (plus the counters that integrate
+// power and NVLink traffic); everything else is evaluated from the step's inputs.
+#include "sim/physics.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/faults.h"
+#include "sim/noise.h"
+#include "sim/workload.h"
+
+namespace gw::sim {
+namespace {
+
+// Below this utilisation the GPU drops to P8 and idle clocks.
+constexpr double kIdleUtil = 5;
+// PCIe payload bandwidth per lane in KB/s by generation (after encoding overhead).
+constexpr double kPcieLaneKBs[] = {0, 250000, 500000, 984600, 1969200, 3938400, 7876900};
+// One NVLink link's unidirectional bandwidth in KiB/s (25 GB/s on NVLink 3 and 4).
+constexpr double kNvlinkKiBs = 25e9 / 1024;
+
+unsigned RoundClock(double mhz) {
+  // Real clocks move in 15 MHz bins; a throttled clock falls to the bin below.
+  return static_cast<unsigned>(std::floor(mhz / 15.0 + 1e-9) * 15);
+}
+
+bool AnyRunning(const GpuConfig& g, double t) {
+  for (const auto& p : g.processes) {
+    if (t >= p.start && t < p.stop) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+GpuPhysics::GpuPhysics(const GpuConfig& gpu, const std::vector<NvLinkConfig>& links,
+                       std::vector<const FaultConfig*> faults, std::uint64_t seed)
+    : gpu_(gpu), profile_(*gpu.profile), faults_(std::move(faults)), seed_(seed) {
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    if (links[l].remote != NvLinkRemote::kNone) configured_links_ |= 1u << l;
+  }
+  limits_.emplace_back(0.0, gpu.power_limit);
+  cur_.step = 0;
+  // Start in idle equilibrium: the machine has been up for a while before the scenario.
+  cur_.temp = gpu.ambient + profile_.thermal_resistance * profile_.idle_power;
+  Evaluate(&cur_);
+  prev_ = cur_;
+}
+
+double GpuPhysics::LimitAtLocked(double t) const {
+  double w = limits_.front().second;
+  for (const auto& [from, watts] : limits_) {
+    if (t >= from) w = watts;
+  }
+  return w;
+}
+
+void GpuPhysics::SetPowerLimit(double t, unsigned watts) {
+  std::lock_guard lock(mu_);
+  limits_.emplace_back(std::max(t, limits_.back().first), watts);
+}
+
+unsigned GpuPhysics::PowerLimitAt(double t) {
+  std::lock_guard lock(mu_);
+  return static_cast<unsigned>(LimitAtLocked(t));
+}
+
+void GpuPhysics::Evaluate(StepState* s) const {
+  const GpuProfile& P = profile_;
+  const double t = static_cast<double>(s->step) * kStepSeconds;
+  const unsigned gi = gpu_.index;
+  const FaultEffects fx = EffectsAt(faults_, P, t);
+
+  // Utilisation: the workload runs only while some declared process runs.
+  s->busy = gpu_.processes.empty() || AnyRunning(gpu_, t);
+  double u = s->busy ? UtilizationAt(gpu_.workload, seed_, gi, s->step) : 0;
+  s->util_gpu = u;
+  double mem_noise = Noise(seed_, gi, Signal::kMemUtil, s->step);
+  s->util_mem = std::clamp(u * MemoryUtilRatio(gpu_.workload) + 2 * mem_noise * (u > 0 ? 1 : 0), 0.0, 100.0);
+
+  // Power demand rises a little faster than linearly in utilisation at the low end.
+  const bool idle = u < kIdleUtil;
+  double demand = P.idle_power + (P.full_power - P.idle_power) * std::pow(u / 100.0, 0.9) *
+                                     PowerIntensity(gpu_.workload);
+  demand *= 1 + 0.015 * Noise(seed_, gi, Signal::kPower, s->step);
+  const double limit = LimitAtLocked(t);
+  s->limit_w = limit;
+
+  std::uint64_t reasons = fx.reasons;
+  double factor = 1;
+  double power = demand;
+  if (idle) reasons |= nvmlClocksThrottleReasonGpuIdle;
+  if (demand > limit) {
+    // The power controller trades clock for power: P ~ f^2.5 near the top of the V/f curve.
+    reasons |= nvmlClocksThrottleReasonSwPowerCap;
+    factor *= std::pow(limit / demand, 0.4);
+    power = limit * (0.985 + 0.01 * (Noise(seed_, gi, Signal::kPower, s->step) + 1) / 2);
+  }
+  double slow = 1;
+  if (s->temp >= P.temp_gpu_max) {
+    reasons |= nvmlClocksThrottleReasonSwThermalSlowdown;
+    slow = 0.85;
+  }
+  if (s->temp >= P.temp_slowdown) {
+    reasons |= nvmlClocksThrottleReasonHwThermalSlowdown | nvmlClocksThrottleReasonHwSlowdown;
+    slow = 0.55;
+  }
+  slow = std::min(slow, fx.clock_factor);
+  if (slow < 1) {
+    factor *= slow;
+    power = P.idle_power + (power - P.idle_power) * slow;
+  }
+  s->power_w = std::min(power, limit);
+  s->reasons = reasons;
+
+  const double top = idle ? P.idle_sm_clock : P.app_graphics_clock;
+  s->sm_clock = std::max(P.idle_sm_clock, RoundClock(top * factor));
+  s->mem_clock = idle ? P.idle_mem_clock : P.max_mem_clock;
+  s->video_clock = idle ? P.idle_sm_clock : RoundClock(P.max_video_clock * std::min(1.0, factor));
+  s->pstate = idle ? NVML_PSTATE_8 : NVML_PSTATE_0;
+
+  s->temp_mem = P.hbm ? s->temp + 3 + 3 * u / 100 + 0.5 * Noise(seed_, gi, Signal::kMemTemp, s->step) : 0;
+  s->fan = P.fans == 0 || fx.fan_failed ? 0 : static_cast<unsigned>(std::clamp(30 + 1.5 * (s->temp - 40), 30.0, 100.0));
+
+  s->pcie_gen = fx.pcie_gen ? fx.pcie_gen : P.pcie_max_gen;
+  s->pcie_width = fx.pcie_width ? fx.pcie_width : P.pcie_max_width;
+  double tx_share = 0, rx_share = 0;
+  PcieShare(gpu_.workload, &tx_share, &rx_share);
+  const double bw = kPcieLaneKBs[s->pcie_gen] * s->pcie_width;
+  s->pcie_tx_kbs = bw * tx_share * u / 100 * (1 + 0.1 * Noise(seed_, gi, Signal::kPcieTx, s->step)) + 200;
+  s->pcie_rx_kbs = bw * rx_share * u / 100 * (1 + 0.1 * Noise(seed_, gi, Signal::kPcieRx, s->step)) + 300;
+
+  s->nvlink_active = configured_links_ & ~fx.nvlink_down_mask;
+  s->nvlink_rate_kibs = kNvlinkKiBs * NvlinkShare(gpu_.workload) * u / 100;
+}
+
+StepState GpuPhysics::Next(const StepState& s) const {
+  const GpuProfile& P = profile_;
+  const double t = static_cast<double>(s.step) * kStepSeconds;
+  const FaultEffects fx = EffectsAt(faults_, P, t);
+  StepState n;
+  n.step = s.step + 1;
+  double resistance = P.thermal_resistance * (fx.fan_failed ? 1.8 : 1.0);
+  double target = gpu_.ambient + resistance * s.power_w;
+  if (fx.thermal) target = std::max(target, fx.thermal_target);
+  const double alpha = 1 - std::exp(-kStepSeconds / P.thermal_tau_s);
+  n.temp = s.temp + (target - s.temp) * alpha;
+  n.energy_mj = s.energy_mj + s.power_w * kStepSeconds * 1000;
+  for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; ++l) {
+    bool on = (s.nvlink_active >> l) & 1u;
+    n.nvlink_tx_kib[l] = s.nvlink_tx_kib[l] + (on ? s.nvlink_rate_kibs * kStepSeconds : 0);
+    n.nvlink_rx_kib[l] = s.nvlink_rx_kib[l] + (on ? s.nvlink_rate_kibs * 0.97 * kStepSeconds : 0);
+  }
+  Evaluate(&n);
+  return n;
+}
+
+const StepState& GpuPhysics::StateLocked(double t) {
+  const auto step = static_cast<std::int64_t>(std::floor(std::max(t, 0.0) / kStepSeconds));
+  // Two threads may read the clock a hair apart; time is monotonic, so at most the step
+  // before the cached one is asked for, and it is kept.
+  if (step == prev_.step) return prev_;
+  while (cur_.step < step) {
+    prev_ = cur_;
+    cur_ = Next(cur_);
+  }
+  return cur_;
+}
+
+StepState GpuPhysics::At(double t) {
+  std::lock_guard lock(mu_);
+  return StateLocked(t);
+}
+
+}  // namespace gw::sim

@@ -1,0 +1,94 @@
+#include "sim/workload.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/noise.h"
+
+namespace gw::sim {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+double Clamp(double v) { return std::clamp(v, 0.0, 100.0); }
+
+double CurveAt(const Workload& w, double t) {
+  const auto& c = w.curve;
+  if (t <= c.front().first) return c.front().second;
+  for (std::size_t i = 1; i < c.size(); ++i) {
+    if (t < c[i].first) {
+      double f = (t - c[i - 1].first) / (c[i].first - c[i - 1].first);
+      return c[i - 1].second + f * (c[i].second - c[i - 1].second);
+    }
+  }
+  return c.back().second;
+}
+
+}  // namespace
+
+double UtilizationAt(const Workload& w, std::uint64_t seed, unsigned gpu, std::int64_t step) {
+  double n = Noise(seed, gpu, Signal::kUtil, step);
+  switch (w.preset) {
+    case WorkloadPreset::kIdle: {
+      double base = w.level.value_or(0);
+      return Clamp(base + (n > 0.8 ? 1 : 0));
+    }
+    case WorkloadPreset::kTraining: {
+      // Steady near the top, with a short dip every 10 minutes (checkpoint / evaluation).
+      double base = w.level.value_or(95);
+      std::int64_t phase = step % 600;
+      if (step >= 600 && phase < 5) return Clamp(base * 0.1 + 3 * n);
+      return Clamp(base + 2.5 * n);
+    }
+    case WorkloadPreset::kInference: {
+      // Request load swings with a 5-minute period, phase-shifted per GPU.
+      double base = w.level.value_or(55);
+      double wave = std::sin(2 * kPi * static_cast<double>(step) / 300.0 + gpu);
+      return Clamp(base + 0.45 * base * wave + 0.15 * base * n);
+    }
+    case WorkloadPreset::kBursty: {
+      // Each minute starts with a burst of 10-40 s at high load, then near idle.
+      std::int64_t period = step / 60;
+      double len = 10 + 30 * (Noise(seed, gpu, Signal::kBurst, period) + 1) / 2;
+      if (static_cast<double>(step % 60) < len) return Clamp(w.level.value_or(90) + 4 * n);
+      return Clamp(2 + std::abs(n));
+    }
+    case WorkloadPreset::kCurve:
+      return Clamp(CurveAt(w, static_cast<double>(step)) + n);
+  }
+  return 0;
+}
+
+double MemoryUtilRatio(const Workload& w) {
+  switch (w.preset) {
+    case WorkloadPreset::kTraining: return 0.45;
+    case WorkloadPreset::kInference: return 0.35;
+    case WorkloadPreset::kBursty: return 0.4;
+    case WorkloadPreset::kCurve: return 0.4;
+    case WorkloadPreset::kIdle: return 0.3;
+  }
+  return 0.4;
+}
+
+double PowerIntensity(const Workload& w) {
+  switch (w.preset) {
+    case WorkloadPreset::kTraining: return 1.0;
+    case WorkloadPreset::kInference: return 0.85;
+    default: return 0.95;
+  }
+}
+
+void PcieShare(const Workload& w, double* tx, double* rx) {
+  switch (w.preset) {
+    case WorkloadPreset::kTraining: *tx = 0.02; *rx = 0.06; return;
+    case WorkloadPreset::kInference: *tx = 0.08; *rx = 0.15; return;
+    case WorkloadPreset::kBursty: *tx = 0.10; *rx = 0.20; return;
+    default: *tx = 0.05; *rx = 0.10; return;
+  }
+}
+
+double NvlinkShare(const Workload& w) {
+  return w.preset == WorkloadPreset::kTraining ? 0.35 : 0.05;
+}
+
+}  // namespace gw::sim

@@ -1,0 +1,21 @@
+// Utilisation over time for each workload preset.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/scenario.h"
+
+namespace gw::sim {
+
+// GPU utilisation in percent at integration step `step` (one step = kStepSeconds).
+double UtilizationAt(const Workload& w, std::uint64_t seed, unsigned gpu, std::int64_t step);
+// Memory-controller utilisation as a fraction of GPU utilisation, per preset.
+double MemoryUtilRatio(const Workload& w);
+// How hard the preset drives the power rail relative to a compute-bound load.
+double PowerIntensity(const Workload& w);
+// Share of PCIe bandwidth used at 100 % utilisation: {tx, rx}.
+void PcieShare(const Workload& w, double* tx, double* rx);
+// Share of NVLink bandwidth used at 100 % utilisation.
+double NvlinkShare(const Workload& w);
+
+}  // namespace gw::sim

@@ -1,0 +1,82 @@
+// A loaded scenario brought to life: devices (the objects NVML handles point to), the event
+// timeline and the clock. A world is never freed while the library is loaded, so a stale
+// handle from an earlier nvmlInit is still safe to look at (it is then rejected).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nvml/nvml_abi.h"
+#include "sim/physics.h"
+#include "sim/scenario.h"
+#include "sim/sim_clock.h"
+
+namespace gw::sim {
+
+struct World;
+
+constexpr std::uint32_t kDeviceMagic = 0x56444757;   // "GWDV"
+constexpr unsigned kNoInstance = 0xFFFFFFFFu;        // gpuInstanceId outside MIG
+
+struct Device {
+  std::uint32_t magic = kDeviceMagic;
+  World* world = nullptr;
+  bool is_mig = false;
+  unsigned index = 0;             // GPU index, or MIG device index on its parent
+  Device* parent = nullptr;       // MIG devices only
+  const GpuConfig* cfg = nullptr; // of the physical GPU
+  const GpuProfile* profile = nullptr;
+  const MigInstanceConfig* mig = nullptr;
+  std::string uuid, name, serial;
+  nvmlPciInfo_t pci{};
+  std::vector<const FaultConfig*> gates;   // fall_off_bus and hang faults of the GPU
+  std::unique_ptr<GpuPhysics> physics;     // physical GPUs only
+  std::vector<Device*> mig_children;
+  std::atomic<bool> persistence{false};
+};
+
+struct TimedEvent {
+  double t;
+  unsigned gpu;
+  unsigned long long type;
+  unsigned long long data;
+};
+
+struct World {
+  World(Scenario s, std::string key, ClockSettings clock);
+
+  Scenario scenario;
+  std::string key;   // scenario sources + clock settings: same key, same machine
+  SimClock clock;
+  std::vector<std::unique_ptr<Device>> gpus;
+  std::vector<std::unique_ptr<Device>> migs;
+  std::vector<TimedEvent> events;          // sorted by time
+  std::vector<const FaultConfig*> driver_faults;
+  std::atomic<double> session_start{0};    // simulated time of the last 0 → 1 nvmlInit
+  long long epoch_us_at_zero = 0;          // wall clock (µs since 1970) at simulated t = 0
+
+  long long EpochUs(double t) const { return epoch_us_at_zero + static_cast<long long>(t * 1e6); }
+  bool DriverUnloadedAt(double t) const;
+  // True when the driver went away after this session's nvmlInit: the session is dead until
+  // the caller shuts down and initialises again.
+  bool SessionStale(double t) const;
+  // The process with this pid on any GPU that exists (running or zombie) at t.
+  const ProcessConfig* FindProcess(unsigned pid, double t) const;
+};
+
+// Is the process present at t (listed by nvmlDeviceGetComputeRunningProcesses)?
+inline bool ProcessPresent(const ProcessConfig& p, double t) {
+  return t >= p.start && (t < p.stop || p.zombie);
+}
+inline bool ProcessRunning(const ProcessConfig& p, double t) { return t >= p.start && t < p.stop; }
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from two 64-bit hashes.
+std::string FormatUuid(const char* prefix, std::uint64_t a, std::uint64_t b);
+// PCI info of a GPU or an NVSwitch.
+nvmlPciInfo_t MakePciInfo(unsigned domain, unsigned bus, unsigned device, unsigned function,
+                          unsigned device_id, unsigned subsystem_id);
+
+}  // namespace gw::sim

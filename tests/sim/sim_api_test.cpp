@@ -1,0 +1,313 @@
+// Library surface: exported symbols, init/shutdown, error strings, time control, profiles.
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include "sim_harness.h"
+
+namespace simtest {
+namespace {
+
+// GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, lower-case hex. (No std::regex: GCC 12 warns
+// inside it under the sanitizers.)
+bool IsGpuUuid(const std::string& s) {
+  if (s.size() != 40 || s.rfind("GPU-", 0) != 0) return false;
+  for (std::size_t i = 4; i < s.size(); ++i) {
+    bool dash = i == 12 || i == 17 || i == 22 || i == 27;
+    bool hex = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f');
+    if (dash ? s[i] != '-' : !hex) return false;
+  }
+  return true;
+}
+
+using Api_ = SimTest;
+
+TEST_F(Api_, EveryDeclaredFunctionIsExported) { EXPECT_EQ(Nvml().missing, ""); }
+
+TEST_F(Api_, CallsBeforeInitAreUninitializedAndInitIsReferenceCounted) {
+  unsigned n = 0;
+  EXPECT_EQ(nv.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
+  EXPECT_EQ(nv.nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
+  UseScenario(ShippedPath("dgx-h100"));
+  ASSERT_EQ(nv.nvmlInit_v2(), NVML_SUCCESS) << nv.gwSimLastError();
+  ASSERT_EQ(nv.nvmlInit(), NVML_SUCCESS);
+  EXPECT_EQ(nv.nvmlShutdown(), NVML_SUCCESS);
+  EXPECT_EQ(nv.nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);   // one reference left
+  EXPECT_EQ(n, 8u);
+  EXPECT_EQ(nv.nvmlShutdown(), NVML_SUCCESS);
+  EXPECT_EQ(nv.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
+  EXPECT_EQ(nv.nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
+}
+
+TEST_F(Api_, ErrorStringsAreNvidias) {
+  EXPECT_STREQ(nv.nvmlErrorString(NVML_SUCCESS), "Success");
+  EXPECT_STREQ(nv.nvmlErrorString(NVML_ERROR_DRIVER_NOT_LOADED), "Driver Not Loaded");
+  EXPECT_STREQ(nv.nvmlErrorString(NVML_ERROR_GPU_IS_LOST), "GPU is lost");
+  EXPECT_STREQ(nv.nvmlErrorString(NVML_ERROR_LIB_RM_VERSION_MISMATCH), "Driver/library version mismatch");
+  EXPECT_STREQ(nv.nvmlErrorString(NVML_ERROR_INSUFFICIENT_SIZE), "Insufficient Size");
+  EXPECT_STREQ(nv.nvmlErrorString(NVML_ERROR_UNKNOWN), "Unknown Error");
+  EXPECT_STREQ(nv.nvmlErrorString(12345), "Unknown Error");
+}
+
+TEST_F(Api_, NoScenarioVariableFailsInitWithAMessage) {
+  unsetenv("GPUWARDEN_SIM_SCENARIO");
+  EXPECT_EQ(nv.nvmlInit_v2(), NVML_ERROR_UNKNOWN);
+  EXPECT_NE(std::string(nv.gwSimLastError()).find("GPUWARDEN_SIM_SCENARIO is not set"), std::string::npos);
+}
+
+TEST_F(Api_, InitErrorsFromScenarios) {
+  UseScenario(ShippedPath("no-driver"));
+  EXPECT_EQ(nv.nvmlInit_v2(), NVML_ERROR_DRIVER_NOT_LOADED);
+  EXPECT_NE(std::string(nv.gwSimLastError()).find("driver"), std::string::npos);
+  UseScenario(ShippedPath("driver-mismatch"));
+  EXPECT_EQ(nv.nvmlInit_v2(), NVML_ERROR_LIB_RM_VERSION_MISMATCH);
+  UseScenario(WriteScenario("init_error: no_permission\n"));
+  EXPECT_EQ(nv.nvmlInitWithFlags(0), NVML_ERROR_NO_PERMISSION);
+  unsigned n = 0;
+  EXPECT_EQ(nv.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
+  // A good scenario afterwards works and clears the message.
+  UseScenario(ShippedPath("pcie-mixed"));
+  ASSERT_EQ(nv.nvmlInit_v2(), NVML_SUCCESS);
+  EXPECT_STREQ(nv.gwSimLastError(), "");
+}
+
+TEST_F(Api_, ManualClockStartsAtStartAndNeverRunsBackwards) {
+  UseScenario(FreshShipped("dgx-h100"), "manual", "100");
+  ASSERT_EQ(nv.nvmlInit_v2(), NVML_SUCCESS) << nv.gwSimLastError();
+  EXPECT_DOUBLE_EQ(nv.gwSimGetTime(), 100.0);
+  nv.gwSimSetTime(50);
+  EXPECT_DOUBLE_EQ(nv.gwSimGetTime(), 100.0);
+  nv.gwSimSetTime(150.5);
+  EXPECT_DOUBLE_EQ(nv.gwSimGetTime(), 150.5);
+}
+
+TEST_F(Api_, RealClockRunsAtSpeedFromStart) {
+  UseScenario(FreshShipped("dgx-h100"), nullptr, "1000", "1000000");
+  ASSERT_EQ(nv.nvmlInit_v2(), NVML_SUCCESS) << nv.gwSimLastError();
+  double t1 = nv.gwSimGetTime();
+  EXPECT_GE(t1, 1000.0);
+  double t2 = t1;
+  for (long i = 0; i < 1000000000L && t2 == t1; ++i) t2 = nv.gwSimGetTime();   // until the coarse clock ticks
+  EXPECT_GT(t2, t1);
+  nv.gwSimSetTime(t2 + 1e7);   // jumps forward in real mode too
+  EXPECT_GE(nv.gwSimGetTime(), t2 + 1e7);
+}
+
+TEST_F(Api_, BadClockEnvironmentIsReported) {
+  UseScenario(ShippedPath("dgx-h100"), "manual", nullptr, "fast");
+  EXPECT_EQ(nv.nvmlInit_v2(), NVML_ERROR_UNKNOWN);
+  EXPECT_NE(std::string(nv.gwSimLastError()).find("GPUWARDEN_SIM_SPEED"), std::string::npos);
+}
+
+TEST_F(Api_, SystemQueries) {
+  Start(ShippedPath("dgx-h100"));
+  char buf[96];
+  ASSERT_EQ(nv.nvmlSystemGetDriverVersion(buf, sizeof buf), NVML_SUCCESS);
+  EXPECT_STREQ(buf, "550.54.15");
+  ASSERT_EQ(nv.nvmlSystemGetNVMLVersion(buf, sizeof buf), NVML_SUCCESS);
+  EXPECT_STREQ(buf, "12.550.54.15");
+  EXPECT_EQ(nv.nvmlSystemGetDriverVersion(buf, 4), NVML_ERROR_INSUFFICIENT_SIZE);
+  int cuda = 0;
+  ASSERT_EQ(nv.nvmlSystemGetCudaDriverVersion_v2(&cuda), NVML_SUCCESS);
+  EXPECT_EQ(cuda, 12040);
+  ASSERT_EQ(nv.nvmlSystemGetProcessName(41003, buf, sizeof buf), NVML_SUCCESS);
+  EXPECT_STREQ(buf, "python3");
+  EXPECT_EQ(nv.nvmlSystemGetProcessName(999999, buf, sizeof buf), NVML_ERROR_NOT_FOUND);
+}
+
+TEST_F(Api_, IdentityIsWellFormedAndDeterministic) {
+  Start(ShippedPath("dgx-h100"));
+  std::set<std::string> uuids;
+  for (unsigned i = 0; i < 8; ++i) {
+    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    ASSERT_EQ(nv.nvmlDeviceGetUUID(Gpu(i), uuid, sizeof uuid), NVML_SUCCESS);
+    EXPECT_TRUE(IsGpuUuid(uuid)) << uuid;
+    uuids.insert(uuid);
+    nvmlDevice_t by_uuid = nullptr;
+    ASSERT_EQ(nv.nvmlDeviceGetHandleByUUID(uuid, &by_uuid), NVML_SUCCESS);
+    EXPECT_EQ(by_uuid, Gpu(i));
+    unsigned index = 99;
+    ASSERT_EQ(nv.nvmlDeviceGetIndex(Gpu(i), &index), NVML_SUCCESS);
+    EXPECT_EQ(index, i);
+  }
+  EXPECT_EQ(uuids.size(), 8u);
+  char serial[NVML_DEVICE_SERIAL_BUFFER_SIZE], vbios[32], part[80], inforom[16];
+  ASSERT_EQ(nv.nvmlDeviceGetSerial(Gpu(0), serial, sizeof serial), NVML_SUCCESS);
+  EXPECT_EQ(std::strlen(serial), 13u);
+  ASSERT_EQ(nv.nvmlDeviceGetVbiosVersion(Gpu(0), vbios, sizeof vbios), NVML_SUCCESS);
+  EXPECT_STREQ(vbios, "96.00.74.00.01");
+  ASSERT_EQ(nv.nvmlDeviceGetBoardPartNumber(Gpu(0), part, sizeof part), NVML_SUCCESS);
+  EXPECT_STREQ(part, "692-2G520-0200-000");
+  ASSERT_EQ(nv.nvmlDeviceGetInforomImageVersion(Gpu(0), inforom, sizeof inforom), NVML_SUCCESS);
+  EXPECT_STREQ(inforom, "G520.0200.00.05");
+
+  // The same seed and index give the same UUID in another load of the scenario.
+  char first[96], again[96];
+  ASSERT_EQ(nv.nvmlDeviceGetUUID(Gpu(2), first, sizeof first), NVML_SUCCESS);
+  nv.nvmlShutdown();
+  Start(FreshShipped("dgx-h100"));
+  ASSERT_EQ(nv.nvmlDeviceGetUUID(Gpu(2), again, sizeof again), NVML_SUCCESS);
+  EXPECT_STREQ(first, again);
+}
+
+TEST_F(Api_, H100SpecsThroughTheApi) {
+  Start(ShippedPath("dgx-h100"));
+  nvmlDevice_t d = Gpu(0);
+  char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+  ASSERT_EQ(nv.nvmlDeviceGetName(d, name, sizeof name), NVML_SUCCESS);
+  EXPECT_STREQ(name, "NVIDIA H100 80GB HBM3");
+  nvmlPciInfo_t pci{};
+  ASSERT_EQ(nv.nvmlDeviceGetPciInfo_v3(d, &pci), NVML_SUCCESS);
+  EXPECT_EQ(pci.pciDeviceId, 0x233010DEu);
+  EXPECT_STREQ(pci.busId, "00000000:18:00.0");
+  EXPECT_STREQ(pci.busIdLegacy, "0000:18:00.0");
+  nvmlMemory_t mem{};
+  ASSERT_EQ(nv.nvmlDeviceGetMemoryInfo(d, &mem), NVML_SUCCESS);
+  EXPECT_EQ(mem.total, 81559ull << 20);
+  nvmlDeviceAttributes_t attr{};
+  ASSERT_EQ(nv.nvmlDeviceGetAttributes_v2(d, &attr), NVML_SUCCESS);
+  EXPECT_EQ(attr.multiprocessorCount, 132u);
+  unsigned v = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetNumGpuCores(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 16896u);
+  EXPECT_EQ(Field(d, NVML_FI_DEV_NVLINK_LINK_COUNT).value.uiVal, 18u);
+  int major = 0, minor = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetCudaComputeCapability(d, &major, &minor), NVML_SUCCESS);
+  EXPECT_EQ(major * 10 + minor, 90);
+  nvmlDeviceArchitecture_t arch = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetArchitecture(d, &arch), NVML_SUCCESS);
+  EXPECT_EQ(arch, NVML_DEVICE_ARCH_HOPPER);
+  ASSERT_EQ(nv.nvmlDeviceGetMemoryBusWidth(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 5120u);
+  ASSERT_EQ(nv.nvmlDeviceGetMaxClockInfo(d, NVML_CLOCK_MEM, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 2619u);
+  ASSERT_EQ(nv.nvmlDeviceGetMaxClockInfo(d, NVML_CLOCK_SM, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 1980u);
+  unsigned lo = 0, hi = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetPowerManagementLimitConstraints(d, &lo, &hi), NVML_SUCCESS);
+  EXPECT_EQ(lo, 200000u);
+  EXPECT_EQ(hi, 700000u);
+  ASSERT_EQ(nv.nvmlDeviceGetPowerManagementDefaultLimit(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 700000u);
+  ASSERT_EQ(nv.nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 89u);
+  ASSERT_EQ(nv.nvmlDeviceGetMaxPcieLinkGeneration(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 5u);
+  ASSERT_EQ(nv.nvmlDeviceGetMaxPcieLinkWidth(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 16u);
+  EXPECT_EQ(nv.nvmlDeviceGetFanSpeed(d, &v), NVML_ERROR_NOT_SUPPORTED);   // SXM: no fan
+  nvmlEnableState_t cur = NVML_FEATURE_DISABLED, pend = NVML_FEATURE_DISABLED;
+  ASSERT_EQ(nv.nvmlDeviceGetEccMode(d, &cur, &pend), NVML_SUCCESS);
+  EXPECT_EQ(cur, NVML_FEATURE_ENABLED);
+  unsigned mig = 9, mig_pending = 9;
+  ASSERT_EQ(nv.nvmlDeviceGetMigMode(d, &mig, &mig_pending), NVML_SUCCESS);
+  EXPECT_EQ(mig, unsigned(NVML_DEVICE_MIG_DISABLE));
+  nvmlEnableState_t persistence = NVML_FEATURE_DISABLED;
+  ASSERT_EQ(nv.nvmlDeviceGetPersistenceMode(d, &persistence), NVML_SUCCESS);
+  EXPECT_EQ(persistence, NVML_FEATURE_ENABLED);
+}
+
+TEST_F(Api_, EveryProfileMatchesItsDataSheet) {
+  StartYaml(R"(
+gpus:
+  - {profile: H100-SXM5-80GB}
+  - {profile: H200-SXM-141GB}
+  - {profile: A100-SXM4-80GB}
+  - {profile: L40S}
+  - {profile: RTX-4090}
+)");
+  struct Want {
+    const char* name;
+    unsigned devid, mem_mib, sms, cc, bus, mem_clock, power_w, gen, links;
+    bool fan;
+  };
+  const Want want[] = {
+      {"NVIDIA H100 80GB HBM3", 0x2330, 81559, 132, 90, 5120, 2619, 700, 5, 18, false},
+      {"NVIDIA H200", 0x2335, 143771, 132, 90, 6144, 3201, 700, 5, 18, false},
+      {"NVIDIA A100-SXM4-80GB", 0x20B2, 81920, 108, 80, 5120, 1593, 400, 4, 12, false},
+      {"NVIDIA L40S", 0x26B9, 46068, 142, 89, 384, 9001, 350, 4, 0, false},
+      {"NVIDIA GeForce RTX 4090", 0x2684, 24564, 128, 89, 384, 10501, 450, 4, 0, true},
+  };
+  for (unsigned i = 0; i < 5; ++i) {
+    SCOPED_TRACE(want[i].name);
+    nvmlDevice_t d = Gpu(i);
+    char name[96];
+    ASSERT_EQ(nv.nvmlDeviceGetName(d, name, sizeof name), NVML_SUCCESS);
+    EXPECT_STREQ(name, want[i].name);
+    nvmlPciInfo_t pci{};
+    ASSERT_EQ(nv.nvmlDeviceGetPciInfo_v3(d, &pci), NVML_SUCCESS);
+    EXPECT_EQ(pci.pciDeviceId, (want[i].devid << 16) | 0x10DEu);
+    nvmlMemory_v2_t mem{};
+    mem.version = nvmlMemory_v2;
+    ASSERT_EQ(nv.nvmlDeviceGetMemoryInfo_v2(d, &mem), NVML_SUCCESS);
+    EXPECT_EQ(mem.total, static_cast<unsigned long long>(want[i].mem_mib) << 20);
+    EXPECT_EQ(mem.total, mem.reserved + mem.used + mem.free);
+    nvmlDeviceAttributes_t attr{};
+    ASSERT_EQ(nv.nvmlDeviceGetAttributes_v2(d, &attr), NVML_SUCCESS);
+    EXPECT_EQ(attr.multiprocessorCount, want[i].sms);
+    int major = 0, minor = 0;
+    ASSERT_EQ(nv.nvmlDeviceGetCudaComputeCapability(d, &major, &minor), NVML_SUCCESS);
+    EXPECT_EQ(unsigned(major * 10 + minor), want[i].cc);
+    unsigned v = 0;
+    ASSERT_EQ(nv.nvmlDeviceGetMemoryBusWidth(d, &v), NVML_SUCCESS);
+    EXPECT_EQ(v, want[i].bus);
+    ASSERT_EQ(nv.nvmlDeviceGetMaxClockInfo(d, NVML_CLOCK_MEM, &v), NVML_SUCCESS);
+    EXPECT_EQ(v, want[i].mem_clock);
+    ASSERT_EQ(nv.nvmlDeviceGetPowerManagementDefaultLimit(d, &v), NVML_SUCCESS);
+    EXPECT_EQ(v, want[i].power_w * 1000);
+    ASSERT_EQ(nv.nvmlDeviceGetMaxPcieLinkGeneration(d, &v), NVML_SUCCESS);
+    EXPECT_EQ(v, want[i].gen);
+    nvmlFieldValue_t links = Field(d, NVML_FI_DEV_NVLINK_LINK_COUNT);
+    if (want[i].links) {
+      EXPECT_EQ(links.nvmlReturn, NVML_SUCCESS);
+      EXPECT_EQ(links.value.uiVal, want[i].links);
+    } else {
+      EXPECT_EQ(links.nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
+    }
+    EXPECT_EQ(nv.nvmlDeviceGetFanSpeed(d, &v), want[i].fan ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED);
+  }
+  // GeForce: ECC off by default, no serial number.
+  nvmlEnableState_t cur = NVML_FEATURE_ENABLED, pend = NVML_FEATURE_ENABLED;
+  ASSERT_EQ(nv.nvmlDeviceGetEccMode(Gpu(4), &cur, &pend), NVML_SUCCESS);
+  EXPECT_EQ(cur, NVML_FEATURE_DISABLED);
+  char serial[32];
+  EXPECT_EQ(nv.nvmlDeviceGetSerial(Gpu(4), serial, sizeof serial), NVML_ERROR_NOT_SUPPORTED);
+  nvmlBrandType_t brand = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetBrand(Gpu(4), &brand), NVML_SUCCESS);
+  EXPECT_EQ(brand, NVML_BRAND_GEFORCE);
+}
+
+TEST_F(Api_, SettingThePowerLimitNeedsPrivilegeAndRange) {
+  StartYaml("count: 1\ndefaults: {profile: H100-SXM5-80GB, workload: training}\n");
+  nvmlDevice_t d = Gpu(0);
+  EXPECT_EQ(nv.nvmlDeviceSetPowerManagementLimit(d, 100000), NVML_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(nv.nvmlDeviceSetPowerManagementLimit(d, 400000), NVML_SUCCESS);
+  unsigned limit = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetEnforcedPowerLimit(d, &limit), NVML_SUCCESS);
+  EXPECT_EQ(limit, 400000u);
+  At(120);
+  EXPECT_LE(Power(d), 400000u);
+  EXPECT_GT(Power(d), 350000u);
+  EXPECT_TRUE(Reasons(d) & nvmlClocksThrottleReasonSwPowerCap);
+  nv.nvmlShutdown();
+  StartYaml("privileged: false\ncount: 1\ndefaults: {profile: H100-SXM5-80GB}\n");
+  EXPECT_EQ(nv.nvmlDeviceSetPowerManagementLimit(Gpu(0), 400000), NVML_ERROR_NO_PERMISSION);
+  EXPECT_EQ(nv.nvmlDeviceSetPersistenceMode(Gpu(0), NVML_FEATURE_DISABLED), NVML_ERROR_NO_PERMISSION);
+}
+
+TEST_F(Api_, SteadyStateGetterIsCheap) {
+  Start(FreshShipped("dgx-h100"));
+  nvmlDevice_t d = Gpu(0);
+  At(500);
+  unsigned mw = 0;
+  nv.nvmlDeviceGetPowerUsage(d, &mw);   // integrate once
+  constexpr int kCalls = 200000;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kCalls; ++i) nv.nvmlDeviceGetPowerUsage(d, &mw);
+  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kCalls;
+  RecordProperty("ns_per_call", static_cast<int>(ns));
+  EXPECT_LT(ns, 5000.0);   // loose: sanitizer builds are slower; an optimised build is ~100 ns
+}
+
+}  // namespace
+}  // namespace simtest

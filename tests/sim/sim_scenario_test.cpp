@@ -1,0 +1,154 @@
+// Scenario files: every shipped scenario loads; malformed ones fail nvmlInit with a message
+// naming file, line and field.
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "sim_harness.h"
+
+namespace simtest {
+namespace {
+
+using Scenarios = SimTest;
+
+TEST_F(Scenarios, EveryShippedScenarioLoads) {
+  const std::map<std::string, std::pair<nvmlReturn_t, unsigned>> expected = {
+      {"dgx-h100", {NVML_SUCCESS, 8}},
+      {"dgx-h200", {NVML_SUCCESS, 8}},
+      {"pcie-mixed", {NVML_SUCCESS, 4}},
+      {"mig-a100", {NVML_SUCCESS, 2}},
+      {"fault-gpu-lost", {NVML_SUCCESS, 8}},
+      {"fault-hang", {NVML_SUCCESS, 8}},
+      {"fault-driver-reload", {NVML_SUCCESS, 8}},
+      {"no-driver", {NVML_ERROR_DRIVER_NOT_LOADED, 0}},
+      {"driver-mismatch", {NVML_ERROR_LIB_RM_VERSION_MISMATCH, 0}},
+  };
+  std::size_t seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(GW_SCENARIO_DIR)) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::string name = entry.path().stem().string();
+    SCOPED_TRACE(name);
+    ++seen;
+    UseScenario(entry.path().string());
+    nvmlReturn_t rc = nv.nvmlInit_v2();
+    auto it = expected.find(name);
+    if (it == expected.end()) {
+      EXPECT_EQ(rc, NVML_SUCCESS) << nv.gwSimLastError();   // a scenario added later
+    } else {
+      EXPECT_EQ(rc, it->second.first) << nv.gwSimLastError();
+    }
+    if (rc != NVML_SUCCESS) continue;
+    unsigned count = 0;
+    EXPECT_EQ(nv.nvmlDeviceGetCount_v2(&count), NVML_SUCCESS);
+    if (it != expected.end()) {
+      EXPECT_EQ(count, it->second.second);
+    }
+    for (unsigned i = 0; i < count; ++i) {
+      char name_buf[96];
+      EXPECT_EQ(nv.nvmlDeviceGetName(Gpu(i), name_buf, sizeof name_buf), NVML_SUCCESS);
+    }
+    nv.nvmlShutdown();
+  }
+  EXPECT_GE(seen, expected.size());
+}
+
+TEST_F(Scenarios, H200FleetSpecs) {
+  Start(ShippedPath("dgx-h200"));
+  char name[96];
+  ASSERT_EQ(nv.nvmlDeviceGetName(Gpu(7), name, sizeof name), NVML_SUCCESS);
+  EXPECT_STREQ(name, "NVIDIA H200");
+  nvmlMemory_t mem{};
+  ASSERT_EQ(nv.nvmlDeviceGetMemoryInfo(Gpu(7), &mem), NVML_SUCCESS);
+  EXPECT_EQ(mem.total, 143771ull << 20);
+  EXPECT_GT(mem.used, 125ull << 30);
+}
+
+struct BadCase {
+  const char* label;
+  const char* yaml;
+  const char* expected;   // after "<file>:"
+};
+
+class Malformed : public SimTest, public ::testing::WithParamInterface<BadCase> {};
+
+TEST_P(Malformed, InitFailsNamingFileLineAndField) {
+  const BadCase& c = GetParam();
+  std::string path = WriteScenario(c.yaml, "bad");
+  UseScenario(path);
+  EXPECT_EQ(nv.nvmlInit_v2(), NVML_ERROR_UNKNOWN);
+  std::string msg = nv.gwSimLastError();
+  EXPECT_EQ(msg.rfind(path + ":", 0), 0u) << msg;
+  EXPECT_NE(msg.find(c.expected), std::string::npos) << "message: " << msg;
+  unsigned n = 0;
+  EXPECT_EQ(nv.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
+}
+
+const BadCase kBadCases[] = {
+    {"InvalidYaml", "count: 2\ngpus: [\n  {profile: L40S\n", ":4: invalid YAML"},
+    {"UnknownTopKey", "seeed: 3\ncount: 1\ndefaults: {profile: L40S}\n",
+     ":1: seeed: unknown key 'seeed' (expected name, description, base, seed"},
+    {"UnknownPreset",
+     "count: 3\ndefaults:\n  profile: H100-SXM5-80GB\ngpus:\n  - {workload: idle}\n  - {workload: training}\n"
+     "  - workload: trainnig\n",
+     ":7: gpus[2].workload: unknown preset 'trainnig' (expected idle, training, inference, bursty)"},
+    {"WrongType", "count: eight\ndefaults: {profile: L40S}\n", ":1: count: expected an integer, got 'eight'"},
+    {"UnknownProfile", "count: 1\ndefaults:\n  profile: H300\n",
+     ":3: defaults.profile: unknown profile 'H300' (expected H100-SXM5-80GB, H200-SXM-141GB"},
+    {"OutOfRange", "gpus:\n  - profile: H100-SXM5-80GB\n    power_limit: 900\n",
+     ":3: gpus[0].power_limit: 900 is out of range [200, 700]"},
+    {"FaultOnMissingGpu", "count: 2\ndefaults: {profile: L40S}\nfaults:\n  - type: xid\n    gpu: 9\n    code: 79\n",
+     ":5: faults[0].gpu: GPU 9 does not exist (the scenario has 2)"},
+    {"UnknownFaultType", "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: meltdown, gpu: 0}\n",
+     ":4: faults[0].type: unknown fault type 'meltdown' (expected xid, ecc_sbe"},
+    {"TypoInFaultKey", "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - type: xid\n    gpu: 0\n    cod: 79\n",
+     ":6: faults[0].cod: unknown key 'cod'"},
+    {"MissingFaultParam", "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: xid, gpu: 0}\n",
+     ":4: faults[0]: xid needs code"},
+    {"FanFailureWithoutFans", "count: 1\ndefaults: {profile: H100-SXM5-80GB}\nfaults:\n  - {type: fan_failure, gpu: 0}\n",
+     "faults[0].type: GPU 0 (H100-SXM5-80GB) has no fans"},
+    {"MigOnL40S", "count: 1\ndefaults:\n  profile: L40S\n  mig: {enabled: true}\n",
+     ":4: defaults.mig.enabled: L40S does not support MIG"},
+    {"MissingBase", "base: no-such-scenario\n", ":1: base: cannot read base scenario"},
+    {"TooMuchMemory", "gpus:\n  - profile: RTX-4090\n    processes:\n      - {pid: 1, memory: 30GiB}\n",
+     ":4: gpus[0].processes: processes hold 30720 MiB at t=0 s, more than the 24233 MiB usable"},
+    {"BadCpuList", "host:\n  numa_nodes:\n    0: \"0-x\"\ncount: 1\ndefaults: {profile: L40S}\n",
+     ":3: host.numa_nodes.0: expected a CPU list"},
+    {"NoGpus", "seed: 1\n", ":1: the scenario has no GPUs"},
+    {"DurationOnPermanentFault", "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: fall_off_bus, gpu: 0, at: 5, duration: 10}\n",
+     ":4: faults[0].duration: fall_off_bus has no duration"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, Malformed, ::testing::ValuesIn(kBadCases),
+                         [](const auto& case_info) { return std::string(case_info.param.label); });
+
+TEST_F(Scenarios, ErrorsInABaseFileNameThatFile) {
+  std::string base = WriteScenario("count: 1\ndefaults:\n  profile: L40S\n  workload: sleepy\n", "base");
+  std::string derived = WriteScenario("base: " + base + "\nfaults: [{type: xid, gpu: 0, at: 1, code: 13}]\n", "derived");
+  UseScenario(derived);
+  EXPECT_EQ(nv.nvmlInit_v2(), NVML_ERROR_UNKNOWN);
+  EXPECT_NE(std::string(nv.gwSimLastError()).find(base + ":4: defaults.workload: unknown preset 'sleepy'"), std::string::npos)
+      << nv.gwSimLastError();
+}
+
+TEST_F(Scenarios, DerivedScenarioOverridesAndAddsFaults) {
+  Start(WriteScenario("base: " + ShippedPath("dgx-h100") + "\ndriver_version: \"560.35.03\"\n"
+                      "faults: [{type: xid, gpu: all, at: 5, code: 94}]\n"));
+  char version[80];
+  ASSERT_EQ(nv.nvmlSystemGetDriverVersion(version, sizeof version), NVML_SUCCESS);
+  EXPECT_STREQ(version, "560.35.03");
+  nvmlEventSet_t set = nullptr;
+  ASSERT_EQ(nv.nvmlEventSetCreate(&set), NVML_SUCCESS);
+  for (unsigned i = 0; i < 8; ++i) ASSERT_EQ(nv.nvmlDeviceRegisterEvents(Gpu(i), nvmlEventTypeXidCriticalError, set), NVML_SUCCESS);
+  At(6);
+  int events = 0;
+  nvmlEventData_t ev{};
+  while (nv.nvmlEventSetWait_v2(set, &ev, 0) == NVML_SUCCESS) {
+    EXPECT_EQ(ev.eventData, 94u);
+    ++events;
+  }
+  EXPECT_EQ(events, 8);
+  nv.nvmlEventSetFree(set);
+}
+
+}  // namespace
+}  // namespace simtest
