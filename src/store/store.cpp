@@ -1,0 +1,445 @@
+#include "store/store.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "store/aggregate.h"
+#include "store/store_impl.h"
+
+namespace gw::store {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+Status validate(const StoreOptions& o) {
+  if (o.path.empty()) return Status::Error("history store: no database path given");
+  if (o.flush_interval.count() <= 0) return Status::Error("history store: flush_interval must be positive");
+  if (o.downsample_step.count() <= 0) return Status::Error("history store: downsample_step must be positive");
+  if (o.raw_retention.count() <= 0 || o.downsampled_retention.count() <= 0)
+    return Status::Error("history store: retention must be positive");
+  if (o.chunk_samples < 2 || o.chunk_samples > 100000)
+    return Status::Error("history store: chunk_samples must be between 2 and 100000");
+  return Status::Ok();
+}
+
+
+Status prepareInto(Database& db, const char* sql, Statement& out) {
+  auto st = db.prepare(sql);
+  if (!st) return st.status();
+  out = std::move(st.value());
+  return Status::Ok();
+}
+
+bool overlaps(const ChunkRow& r, int64_t from, int64_t to) { return r.end_ms >= from && r.start_ms <= to; }
+
+ChunkRow snapshot(SeriesId id, const ChunkEncoder& enc) {
+  ChunkRow row{id, enc.firstTimestamp(), enc.lastTimestamp(), enc.count(), {}};
+  enc.encodeTo(row.data);
+  return row;
+}
+
+}  // namespace
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
+  GW_STORE_TRY(validate(options));
+  auto impl = std::make_unique<Impl>();
+  impl->opt = options;
+  impl->downsample_ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.downsample_step).count();
+
+  auto wdb = Database::open(options.path);
+  if (!wdb) return wdb.status();
+  impl->wdb = std::move(wdb.value());
+  Database& db = *impl->wdb;
+  // auto_vacuum only takes effect on a new, empty file; it lets compact() give freed pages back.
+  GW_STORE_TRY(db.exec("PRAGMA auto_vacuum=INCREMENTAL"));
+  auto mode = db.queryText("PRAGMA journal_mode=WAL");
+  if (!mode) return mode.status();
+  if (*mode != "wal")
+    return Status::Error("history database '" + options.path + "': cannot use WAL mode (got '" + *mode + "')");
+  GW_STORE_TRY(db.exec(options.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+  auto version = db.queryInt("PRAGMA user_version");
+  if (!version) return version.status();
+  if (*version > kSchemaVersion)
+    return Status::Error("history database '" + options.path + "' has schema version " + std::to_string(*version) +
+                         ", newer than this gpuwarden understands (" + std::to_string(kSchemaVersion) + ")");
+  GW_STORE_TRY(db.exec(kSchemaSql));
+  GW_STORE_TRY(db.exec("PRAGMA user_version=1"));
+
+  GW_STORE_TRY(prepareInto(db, "INSERT INTO series (gpu_uuid, field, rolled_until) VALUES (?1, ?2, ?3) "
+                         "ON CONFLICT (gpu_uuid, field) DO NOTHING", impl->insert_series));
+  GW_STORE_TRY(prepareInto(db, "SELECT id FROM series WHERE gpu_uuid = ?1 AND field = ?2", impl->find_series));
+  GW_STORE_TRY(prepareInto(db, "INSERT OR REPLACE INTO chunks (series_id, start_ms, end_ms, count, data) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5)", impl->upsert_chunk));
+  GW_STORE_TRY(prepareInto(db, "INSERT OR REPLACE INTO rollups (series_id, start_ms, end_ms, count, data) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5)", impl->upsert_rollup));
+  GW_STORE_TRY(prepareInto(db, "UPDATE series SET rolled_until = ?2 WHERE id = ?1", impl->set_rolled));
+  GW_STORE_TRY(prepareInto(db, "DELETE FROM chunks WHERE series_id = ?1 AND start_ms < ?2 AND end_ms < ?2",
+                     impl->delete_chunks));
+  GW_STORE_TRY(prepareInto(db, "DELETE FROM rollups WHERE series_id = ?1 AND start_ms < ?2 AND end_ms < ?2",
+                     impl->delete_rollups));
+  GW_STORE_TRY(prepareInto(db, kScanChunksSql, impl->scan_chunks_w));
+
+  // Reload series and where each one stopped, so ids stay stable and appends stay monotonic.
+  {
+    Statement all, last;
+    GW_STORE_TRY(prepareInto(db, "SELECT id, gpu_uuid, field, rolled_until FROM series ORDER BY id", all));
+    GW_STORE_TRY(prepareInto(db, "SELECT end_ms FROM chunks WHERE series_id = ?1 ORDER BY start_ms DESC LIMIT 1", last));
+    all.use();
+    while (all.step()) {
+      const auto id = static_cast<SeriesId>(all.int64(0));
+      auto state = std::make_unique<SeriesState>(id, all.text(1), all.text(2));
+      state->rolled_until = all.int64(3);
+      last.use().bind(1, static_cast<int64_t>(id));
+      if (last.step()) state->last_ts = last.int64(0);
+      GW_STORE_TRY(last.status());
+      impl->by_name.emplace(state->gpu_uuid + '\x1f' + state->field, id);
+      if (impl->by_id.size() <= id) impl->by_id.resize(id + 1);
+      impl->by_id[id] = std::move(state);
+    }
+    GW_STORE_TRY(all.status());
+  }
+
+  auto rdb = Database::open(options.path);
+  if (!rdb) return rdb.status();
+  impl->rdb = std::move(rdb.value());
+  GW_STORE_TRY(impl->rdb->exec("PRAGMA query_only=1"));
+  GW_STORE_TRY(prepareInto(*impl->rdb, kScanChunksSql, impl->scan_chunks_r));
+  GW_STORE_TRY(prepareInto(*impl->rdb, kScanRollupsSql, impl->scan_rollups_r));
+  GW_STORE_TRY(prepareInto(*impl->rdb, "SELECT rolled_until FROM series WHERE id = ?1", impl->get_rolled_r));
+
+  std::unique_ptr<Store> store(new Store(std::move(impl)));
+  if (options.background) {
+    Store* self = store.get();
+    self->impl_->background = std::thread([self] {
+      Impl& im = *self->impl_;
+      auto next_compact = std::chrono::steady_clock::now() + im.opt.downsample_step;
+      std::unique_lock lock(im.bg_mu);
+      while (!im.bg_cv.wait_for(lock, im.opt.flush_interval, [&] { return im.stopping; })) {
+        lock.unlock();
+        Status s;
+        if (std::chrono::steady_clock::now() >= next_compact) {
+          next_compact += im.opt.downsample_step;
+          // Leave the collector a flush interval to deliver samples of the step just ended.
+          const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::system_clock::now().time_since_epoch() - im.opt.flush_interval);
+          s = self->compact(now.count());
+        } else {
+          s = self->flush();
+        }
+        if (!s.ok()) im.background_errors.fetch_add(1, std::memory_order_relaxed);
+        lock.lock();
+      }
+    });
+  }
+  return store;
+}
+
+Store::~Store() {
+  if (impl_->background.joinable()) {
+    {
+      std::lock_guard lock(impl_->bg_mu);
+      impl_->stopping = true;
+    }
+    impl_->bg_cv.notify_all();
+    impl_->background.join();
+  }
+  (void)flush();
+}
+
+const StoreOptions& Store::options() const { return impl_->opt; }
+
+SeriesState* Store::Impl::find(SeriesId id) const {
+  std::shared_lock lock(series_mu);
+  return id < by_id.size() ? by_id[id].get() : nullptr;  // states are never removed: pointer stays valid
+}
+
+std::vector<SeriesState*> Store::Impl::allSeries() const {
+  std::shared_lock lock(series_mu);
+  std::vector<SeriesState*> out;
+  out.reserve(by_id.size());
+  for (const auto& s : by_id)
+    if (s) out.push_back(s.get());
+  return out;
+}
+
+Result<SeriesId> Store::series(std::string_view gpu_uuid, std::string_view field) {
+  if (gpu_uuid.empty() || field.empty()) return Status::Error("history store: series needs a GPU UUID and a field name");
+  std::string key;
+  key.reserve(gpu_uuid.size() + field.size() + 1);
+  key.append(gpu_uuid).push_back('\x1f');
+  key.append(field);
+  {
+    std::shared_lock lock(impl_->series_mu);
+    auto it = impl_->by_name.find(key);
+    if (it != impl_->by_name.end()) return it->second;
+  }
+  std::lock_guard write(impl_->write_mu);
+  GW_STORE_TRY(impl_->insert_series.use().bind(1, gpu_uuid).bind(2, field).bind(3, kNever).run());
+  Statement& find = impl_->find_series.use().bind(1, gpu_uuid).bind(2, field);
+  if (!find.step()) return Status::Error("history store: cannot register series: " + find.status().message());
+  const auto id = static_cast<SeriesId>(find.int64(0));
+  find.use();
+  std::unique_lock lock(impl_->series_mu);
+  if (!impl_->by_name.contains(key)) {
+    impl_->by_name.emplace(key, id);
+    if (impl_->by_id.size() <= id) impl_->by_id.resize(id + 1);
+    impl_->by_id[id] = std::make_unique<SeriesState>(id, std::string(gpu_uuid), std::string(field));
+  }
+  return id;
+}
+
+bool Store::append(SeriesId id, int64_t ts_ms, double value) {
+  SeriesState* s = impl_->find(id);
+  if (s == nullptr) {
+    impl_->rejected.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  std::lock_guard lock(s->mu);
+  if (ts_ms <= s->last_ts) {
+    impl_->rejected.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  if (s->open.count() >= impl_->opt.chunk_samples) {
+    s->sealed.push_back(snapshot(id, s->open));
+    s->open.reset();
+  }
+  if (!s->open.append(ts_ms, value)) {  // only a gap wider than int64 gets here
+    impl_->rejected.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  s->last_ts = ts_ms;
+  impl_->appended.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+Status Store::Impl::writeRow(Statement& upsert, const ChunkRow& row) {
+  return upsert.use()
+      .bind(1, static_cast<int64_t>(row.series))
+      .bind(2, row.start_ms)
+      .bind(3, row.end_ms)
+      .bind(4, static_cast<int64_t>(row.count))
+      .bind(5, std::span<const uint8_t>(row.data))
+      .run();
+}
+
+Status Store::flush() {
+  std::lock_guard lock(impl_->write_mu);
+  return impl_->flushLocked();
+}
+
+Status Store::Impl::flushLocked() {
+  // Copy what is new under each series lock, write without holding any, then mark it flushed.
+  // Sealed chunks stay in memory until committed, so a query never misses them.
+  struct Taken {
+    SeriesState* s;
+    size_t sealed;
+    int64_t open_start;
+    uint32_t open_count;
+  };
+  std::vector<ChunkRow> rows;
+  std::vector<Taken> taken;
+  for (SeriesState* s : allSeries()) {
+    std::lock_guard lock(s->mu);
+    Taken t{s, s->sealed.size(), kNever, 0};
+    for (const ChunkRow& c : s->sealed) rows.push_back(c);
+    const bool open_dirty = !s->open.empty() && !(s->open.firstTimestamp() == s->flushed_start &&
+                                                  s->open.count() == s->flushed_count);
+    if (open_dirty) {
+      rows.push_back(snapshot(s->id, s->open));
+      t.open_start = s->open.firstTimestamp();
+      t.open_count = s->open.count();
+    }
+    if (t.sealed > 0 || t.open_count > 0) taken.push_back(t);
+  }
+  if (rows.empty()) return Status::Ok();
+
+  Transaction tx(*wdb);
+  GW_STORE_TRY(tx.begun());
+  for (const ChunkRow& row : rows) GW_STORE_TRY(writeRow(upsert_chunk, row));
+  GW_STORE_TRY(tx.commit());
+
+  for (const Taken& t : taken) {
+    std::lock_guard lock(t.s->mu);
+    t.s->sealed.erase(t.s->sealed.begin(), t.s->sealed.begin() + static_cast<std::ptrdiff_t>(t.sealed));
+    if (t.open_count > 0) {
+      t.s->flushed_start = t.open_start;
+      t.s->flushed_count = t.open_count;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Store::Impl::readRaw(Statement& scan, SeriesState& s, int64_t from, int64_t to, std::vector<Sample>& out,
+                            const std::vector<ChunkRow>& in_memory) const {
+  // Disk rows and the in-memory snapshot may hold the same chunk (same start); the copy with
+  // more samples is the newer one, so it wins.
+  std::vector<ChunkRow> rows = in_memory;
+  scan.use().bind(1, static_cast<int64_t>(s.id)).bind(2, from).bind(3, to);
+  while (scan.step()) {
+    ChunkRow r{s.id, scan.int64(0), scan.int64(1), static_cast<uint32_t>(scan.int64(2)), {}};
+    if (!overlaps(r, from, to)) continue;
+    auto blob = scan.blob(3);
+    r.data.assign(blob.begin(), blob.end());
+    rows.push_back(std::move(r));
+  }
+  GW_STORE_TRY(scan.status());
+  std::sort(rows.begin(), rows.end(), [](const ChunkRow& a, const ChunkRow& b) {
+    return a.start_ms != b.start_ms ? a.start_ms < b.start_ms : a.count > b.count;
+  });
+  int64_t last_start = kNever;
+  bool first = true;
+  for (const ChunkRow& r : rows) {
+    if (!first && r.start_ms == last_start) continue;
+    first = false;
+    last_start = r.start_ms;
+    auto reader = ChunkReader::open(r.data);
+    Status st = reader.status();
+    if (reader) {
+      Sample x{};
+      while (reader->next(x.ts_ms, std::span<double>(&x.value, 1)))
+        if (x.ts_ms >= from && x.ts_ms <= to) out.push_back(x);
+      st = reader->status();
+    }
+    if (!st.ok())
+      return Status::Error("history store: series " + std::to_string(s.id) + " chunk at " + std::to_string(r.start_ms) +
+                           ": " + st.message());
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Point>> Store::query(SeriesId id, int64_t since_ms, int64_t until_ms, int64_t step_ms,
+                                        Agg agg) const {
+  SeriesState* s = impl_->find(id);
+  if (s == nullptr) return Status::Error("history store: unknown series " + std::to_string(id));
+  if (step_ms < 0) return Status::Error("history store: negative query step");
+  std::vector<Point> out;
+  if (until_ms < since_ms) return out;
+
+  // Aggregated queries cover whole steps.
+  int64_t from = since_ms, to = until_ms;
+  if (step_ms > 0) {
+    from = stepStart(since_ms, step_ms);
+    to = stepStart(until_ms, step_ms) + (step_ms - 1);
+  }
+
+  // Memory first, then disk: anything flushed after this snapshot is found on disk.
+  std::vector<ChunkRow> in_memory;
+  {
+    std::lock_guard lock(s->mu);
+    for (const ChunkRow& c : s->sealed)
+      if (overlaps(c, from, to)) in_memory.push_back(c);
+    if (!s->open.empty()) {
+      ChunkRow open = snapshot(id, s->open);
+      if (overlaps(open, from, to)) in_memory.push_back(std::move(open));
+    }
+  }
+
+  std::lock_guard read(impl_->read_mu);
+  Database& db = *impl_->rdb;
+  GW_STORE_TRY(db.exec("BEGIN"));  // one snapshot for rolled_until, rollups and chunks
+  struct EndRead {
+    Database& db;
+    ~EndRead() { (void)db.exec("COMMIT"); }
+  } end_read{db};
+
+  std::vector<Sample> raw;
+  if (step_ms == 0) {
+    GW_STORE_TRY(impl_->readRaw(impl_->scan_chunks_r, *s, from, to, raw, in_memory));
+    out.reserve(raw.size());
+    for (const Sample& x : raw) out.push_back({x.ts_ms, x.value});
+    return out;
+  }
+
+  Bucket bucket;
+  int64_t bucket_start = kNever;
+  auto emit = [&] {
+    if (!bucket.empty()) out.push_back({bucket_start, bucket.value(agg)});
+    bucket = Bucket{};
+  };
+  auto into = [&](int64_t ts) {
+    const int64_t b = stepStart(ts, step_ms);
+    if (b != bucket_start) {
+      emit();
+      bucket_start = b;
+    }
+  };
+
+  int64_t raw_from = from;
+  if (step_ms % impl_->downsample_ms == 0) {
+    Statement& rolled = impl_->get_rolled_r.use().bind(1, static_cast<int64_t>(id));
+    const int64_t rolled_until = rolled.step() ? rolled.int64(0) : kNever;
+    GW_STORE_TRY(rolled.status());
+    rolled.use();
+    if (rolled_until > from) {
+      const int64_t rollup_to = std::min(to, rolled_until - 1);
+      Statement& scan = impl_->scan_rollups_r.use().bind(1, static_cast<int64_t>(id)).bind(2, from).bind(3, rollup_to);
+      while (scan.step()) {
+        auto reader = ChunkReader::open(scan.blob(3));
+        if (!reader || reader->columns() != kRollupColumns)
+          return Status::Error("history store: corrupt downsampled chunk of series " + std::to_string(id));
+        int64_t ts = 0;
+        double v[kRollupColumns];
+        while (reader->next(ts, v)) {
+          if (ts < from || ts > rollup_to) continue;
+          into(ts);
+          bucket.merge(v[0], v[1], v[2], v[3]);
+        }
+        GW_STORE_TRY(reader->status());
+      }
+      GW_STORE_TRY(scan.status());
+      raw_from = std::max(from, rolled_until);
+    }
+  }
+  if (raw_from <= to) {
+    GW_STORE_TRY(impl_->readRaw(impl_->scan_chunks_r, *s, raw_from, to, raw, in_memory));
+    for (const Sample& x : raw) {
+      into(x.ts_ms);
+      bucket.add(x.value);
+    }
+  }
+  emit();
+  return out;
+}
+
+std::vector<SeriesInfo> Store::listSeries() const {
+  std::vector<SeriesInfo> out;
+  for (SeriesState* s : impl_->allSeries()) out.push_back({s->id, s->gpu_uuid, s->field});
+  return out;
+}
+
+Stats Store::stats() const {
+  Stats st;
+  st.samples_appended = impl_->appended.load(std::memory_order_relaxed);
+  st.samples_rejected = impl_->rejected.load(std::memory_order_relaxed);
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal"}) {
+    const auto size = std::filesystem::file_size(impl_->opt.path + suffix, ec);
+    if (!ec) st.file_bytes += size;
+  }
+  std::lock_guard read(impl_->read_mu);
+  Database& db = *impl_->rdb;
+  auto sums = [&](const char* sql, uint64_t& rows, uint64_t& samples, uint64_t& bytes) {
+    auto q = db.prepare(sql);
+    if (q && q->step()) {
+      rows = static_cast<uint64_t>(q->int64(0));
+      samples = static_cast<uint64_t>(q->int64(1));
+      bytes = static_cast<uint64_t>(q->int64(2));
+    }
+  };
+  uint64_t rollup_chunks = 0;
+  sums("SELECT count(*), coalesce(sum(count), 0), coalesce(sum(length(data)), 0) FROM chunks", st.raw_chunks,
+       st.raw_samples, st.raw_chunk_bytes);
+  sums("SELECT count(*), coalesce(sum(count), 0), coalesce(sum(length(data)), 0) FROM rollups", rollup_chunks,
+       st.rollup_buckets, st.rollup_chunk_bytes);
+  const int64_t pages = db.queryInt("PRAGMA page_count").value_or(0);
+  const int64_t free_pages = db.queryInt("PRAGMA freelist_count").value_or(0);
+  const int64_t page_size = db.queryInt("PRAGMA page_size").value_or(0);
+  st.used_bytes = static_cast<uint64_t>((pages - free_pages) * page_size);
+  if (st.raw_samples > 0) st.bytes_per_sample = static_cast<double>(st.used_bytes) / static_cast<double>(st.raw_samples);
+  return st;
+}
+
+}  // namespace gw::store
