@@ -1,0 +1,442 @@
+// The kernel-log parser against real-world line formats (dmesg, dmesg -T, /dev/kmsg, journalctl,
+// syslog, bare), the NVIDIA bodies it understands, malformed NVIDIA lines and irrelevant lines.
+#include "events/kmsg_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gw::events {
+namespace {
+
+KernelEvent mustParse(std::string_view line) {
+  auto r = parseKernelLine(line);
+  EXPECT_TRUE(r.ok()) << "line: " << line << "\nerror: " << r.error();
+  if (!r.ok()) return {};
+  EXPECT_TRUE(r->has_value()) << "not an event: " << line;
+  if (!r->has_value()) return {};
+  return **r;
+}
+
+void expectNotEvent(std::string_view line) {
+  auto r = parseKernelLine(line);
+  ASSERT_TRUE(r.ok()) << "line: " << line << "\nerror: " << r.error();
+  EXPECT_FALSE(r->has_value()) << "unexpected event from: " << line;
+}
+
+void expectMalformed(std::string_view line) {
+  auto r = parseKernelLine(line);
+  EXPECT_FALSE(r.ok()) << "expected a parse error for: " << line;
+  if (!r.ok()) {
+    EXPECT_NE(r.error().find("malformed"), std::string::npos) << r.error();
+  }
+}
+
+// ------------------------------------------------------------------ sources and timestamps
+
+TEST(KmsgParser, KmsgRecordXid79WithPidAndName) {
+  auto ev = mustParse(
+      "6,1234,5678901,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen "
+      "off the bus.");
+  EXPECT_EQ(ev.kind, KernelEventKind::kXid);
+  EXPECT_EQ(ev.code, 79);
+  EXPECT_FALSE(ev.inferred);
+  EXPECT_EQ(ev.pciBusId, "00000000:3B:00.0");
+  ASSERT_TRUE(ev.pid.has_value());
+  EXPECT_EQ(*ev.pid, 1234);
+  EXPECT_EQ(ev.processName, "python3");
+  EXPECT_EQ(ev.message, "GPU has fallen off the bus.");
+  ASSERT_TRUE(ev.monotonicUs.has_value());
+  EXPECT_EQ(*ev.monotonicUs, 5678901U);
+  ASSERT_TRUE(ev.kmsgSequence.has_value());
+  EXPECT_EQ(*ev.kmsgSequence, 1234U);
+  ASSERT_TRUE(ev.level.has_value());
+  EXPECT_EQ(*ev.level, KernelLevel::kInfo);
+  EXPECT_FALSE(ev.wallClock.has_value());
+}
+
+TEST(KmsgParser, KmsgRecordWithCallerFieldAndFacility) {
+  // Newer kernels add ",caller=T1"; priority 11 = facility 1 (user), level 3 (err).
+  auto ev = mustParse(
+      "11,339,5140900,-,caller=T1;NVRM: Xid (PCI:0000:86:00): 48, pid=61001, name=torchrun, An "
+      "uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at "
+      "partition 6, subpartition 0.");
+  EXPECT_EQ(ev.code, 48);
+  EXPECT_EQ(ev.pciBusId, "00000000:86:00.0");
+  ASSERT_TRUE(ev.level.has_value());
+  EXPECT_EQ(*ev.level, KernelLevel::kError);
+  EXPECT_EQ(*ev.monotonicUs, 5140900U);
+  EXPECT_EQ(*ev.kmsgSequence, 339U);
+}
+
+TEST(KmsgParser, DmesgXid13WithUnknownPidAndName) {
+  auto ev = mustParse(
+      "[ 1021.113355] NVRM: Xid (PCI:0000:3b:00): 13, pid='<unknown>', name=<unknown>, Graphics "
+      "SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address");
+  EXPECT_EQ(ev.code, 13);
+  EXPECT_FALSE(ev.pid.has_value());
+  EXPECT_TRUE(ev.processName.empty());
+  EXPECT_EQ(ev.message, "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address");
+  ASSERT_TRUE(ev.monotonicUs.has_value());
+  EXPECT_EQ(*ev.monotonicUs, 1021113355U);
+  EXPECT_FALSE(ev.level.has_value());
+}
+
+TEST(KmsgParser, DmesgShortFractionIsScaledToMicroseconds) {
+  auto ev = mustParse("[   12.5] NVRM: Xid (PCI:0000:3b:00): 45, pid=1, name=a, Ch 00000001");
+  ASSERT_TRUE(ev.monotonicUs.has_value());
+  EXPECT_EQ(*ev.monotonicUs, 12500000U);
+}
+
+TEST(KmsgParser, DmesgHumanTimeWithYear) {
+  auto ev = mustParse(
+      "[Sun Mar 29 19:20:37 2026] NVRM: Xid (PCI:0000:5f:00): 79, GPU has fallen off the bus.");
+  EXPECT_EQ(ev.code, 79);
+  EXPECT_EQ(ev.pciBusId, "00000000:5F:00.0");
+  EXPECT_FALSE(ev.pid.has_value());
+  EXPECT_EQ(ev.message, "GPU has fallen off the bus.");
+  ASSERT_TRUE(ev.wallClock.has_value());
+  EXPECT_EQ(ev.wallClock->year, 2026);
+  EXPECT_EQ(ev.wallClock->month, 3);
+  EXPECT_EQ(ev.wallClock->day, 29);
+  EXPECT_EQ(ev.wallClock->hour, 19);
+  EXPECT_EQ(ev.wallClock->minute, 20);
+  EXPECT_EQ(ev.wallClock->second, 37);
+  EXPECT_FALSE(ev.monotonicUs.has_value());
+}
+
+TEST(KmsgParser, DmesgHumanTimeWithoutYear) {
+  auto ev = mustParse(
+      "[Sun Mar 29 19:20:37] NVRM: Xid (PCI:0000:5f:00): 154, GPU recovery action changed from "
+      "0x0 (None) to 0x1 (GPU Reset Required)");
+  ASSERT_TRUE(ev.wallClock.has_value());
+  EXPECT_EQ(ev.wallClock->year, 0);
+  EXPECT_EQ(ev.wallClock->day, 29);
+}
+
+TEST(KmsgParser, JournalctlShortFormat) {
+  auto ev = mustParse(
+      "Nov 29 10:00:01 gpu-node-07 kernel: NVRM: Xid (PCI:0000:3b:00): 31, pid=2231, "
+      "name=python, Ch 00000010, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 "
+      "faulted @ 0x7f12_34560000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ");
+  EXPECT_EQ(ev.code, 31);
+  EXPECT_EQ(*ev.pid, 2231);
+  EXPECT_EQ(ev.processName, "python");
+  EXPECT_EQ(ev.message.rfind("Ch 00000010, intr 00000000. MMU Fault", 0), 0U) << ev.message;
+  ASSERT_TRUE(ev.wallClock.has_value());
+  EXPECT_EQ(ev.wallClock->month, 11);
+  EXPECT_EQ(ev.wallClock->day, 29);
+  EXPECT_EQ(ev.wallClock->hour, 10);
+  EXPECT_EQ(ev.wallClock->second, 1);
+  EXPECT_FALSE(ev.monotonicUs.has_value());
+}
+
+TEST(KmsgParser, SyslogWithEmbeddedDmesgStampAndOldXidFormat) {
+  // Older drivers print the address without "PCI:"; syslog keeps dmesg's stamp too.
+  auto ev = mustParse(
+      "Nov  2 18:29:55 hostname kernel: [  966.503025] NVRM: Xid (0000:01:00): 31, Ch 0000000b, "
+      "engmask 00000120, intr 10000000");
+  EXPECT_EQ(ev.code, 31);
+  EXPECT_EQ(ev.pciBusId, "00000000:01:00.0");
+  EXPECT_FALSE(ev.pid.has_value());
+  EXPECT_EQ(ev.message, "Ch 0000000b, engmask 00000120, intr 10000000");
+  ASSERT_TRUE(ev.wallClock.has_value());
+  EXPECT_EQ(ev.wallClock->day, 2);
+  ASSERT_TRUE(ev.monotonicUs.has_value());
+  EXPECT_EQ(*ev.monotonicUs, 966503025U);
+}
+
+TEST(KmsgParser, IsoTimestampWithZoneAndFraction) {
+  auto ev = mustParse(
+      "2024-11-29T10:00:01.123456+01:00 node07 kernel: NVRM: Xid (PCI:0000:3b:00): 94, pid=7, "
+      "name=x, Contained: CE User Channel (0x9). RST: No, D-RST: No");
+  EXPECT_EQ(ev.code, 94);
+  ASSERT_TRUE(ev.wallClock.has_value());
+  EXPECT_EQ(ev.wallClock->year, 2024);
+  EXPECT_EQ(ev.wallClock->month, 11);
+  EXPECT_EQ(ev.wallClock->microsecond, 123456);
+  ASSERT_TRUE(ev.wallClock->utcOffsetMinutes.has_value());
+  EXPECT_EQ(*ev.wallClock->utcOffsetMinutes, 60);
+}
+
+TEST(KmsgParser, IsoTimestampCompactZone) {
+  auto ev = mustParse(
+      "2024-11-29T10:00:01-0530 node07 kernel: NVRM: Xid (PCI:0000:3b:00): 43, pid=9, name=y, "
+      "Ch 00000008");
+  ASSERT_TRUE(ev.wallClock->utcOffsetMinutes.has_value());
+  EXPECT_EQ(*ev.wallClock->utcOffsetMinutes, -330);
+}
+
+TEST(KmsgParser, RawPriorityPrefix) {
+  auto ev = mustParse(
+      "<4>[   12.345678] NVRM: Xid (PCI:0000:3b:00): 45, pid=1, name=a, Ch 00000001");
+  ASSERT_TRUE(ev.level.has_value());
+  EXPECT_EQ(*ev.level, KernelLevel::kWarning);
+  EXPECT_EQ(*ev.monotonicUs, 12345678U);
+}
+
+TEST(KmsgParser, BareLineWithTrailingCrLf) {
+  const std::string line = "NVRM: Xid (0000:03:00): 14, Channel 00000001\r\n";
+  auto ev = mustParse(line);
+  EXPECT_EQ(ev.code, 14);
+  EXPECT_EQ(ev.pciBusId, "00000000:03:00.0");
+  EXPECT_EQ(ev.message, "Channel 00000001");
+  EXPECT_EQ(ev.raw, "NVRM: Xid (0000:03:00): 14, Channel 00000001");
+  EXPECT_FALSE(ev.monotonicUs.has_value());
+  EXPECT_FALSE(ev.wallClock.has_value());
+}
+
+TEST(KmsgParser, PidWithoutNameAndRowRemapperMessage) {
+  auto ev = mustParse(
+      "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, "
+      "reset gpu to activate.");
+  EXPECT_EQ(ev.code, 63);
+  EXPECT_EQ(ev.pciBusId, "00000000:10:1C.0");
+  EXPECT_EQ(*ev.pid, 1896);
+  EXPECT_TRUE(ev.processName.empty());
+  EXPECT_EQ(ev.message, "Row Remapper: New row marked for remapping, reset gpu to activate.");
+}
+
+TEST(KmsgParser, ProcessNameWithSpaces) {
+  auto ev = mustParse(
+      "NVRM: Xid (PCI:0000:01:00): 31, pid=4242, name=Web Content, Ch 00000003, intr 00000000");
+  EXPECT_EQ(ev.processName, "Web Content");
+  EXPECT_EQ(ev.message, "Ch 00000003, intr 00000000");
+}
+
+TEST(KmsgParser, XidWithoutMessage) {
+  auto ev = mustParse("NVRM: Xid (PCI:0000:01:00): 8");
+  EXPECT_EQ(ev.code, 8);
+  EXPECT_TRUE(ev.message.empty());
+}
+
+TEST(KmsgParser, NonZeroDomainAndFunction) {
+  auto ev = mustParse("NVRM: Xid (PCI:0002:c1:1f.3): 62, 0096(1c54) 00000000 00000000");
+  EXPECT_EQ(ev.pciBusId, "00000002:C1:1F.3");
+  EXPECT_EQ(ev.message, "0096(1c54) 00000000 00000000");
+}
+
+// ------------------------------------------------------------------ GPU identity, fallen off
+
+TEST(KmsgParser, GpuAtMapsPciToUuid) {
+  auto ev = mustParse(
+      "[ 1021.113344] NVRM: GPU at PCI:0000:3b:00: GPU-5b0e7d1a-9c3f-4a77-8d21-0f6e2c9b1a44");
+  EXPECT_EQ(ev.kind, KernelEventKind::kGpuUuid);
+  EXPECT_EQ(ev.pciBusId, "00000000:3B:00.0");
+  EXPECT_EQ(ev.uuid, "GPU-5b0e7d1a-9c3f-4a77-8d21-0f6e2c9b1a44");
+}
+
+TEST(KmsgParser, FallenOffTheBusWithoutXidIsInferredXid79) {
+  auto ev = mustParse("[ 3300.500210] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.");
+  EXPECT_EQ(ev.kind, KernelEventKind::kXid);
+  EXPECT_EQ(ev.code, 79);
+  EXPECT_TRUE(ev.inferred);
+  EXPECT_EQ(ev.pciBusId, "00000000:3B:00.0");
+  EXPECT_EQ(ev.message, "GPU 0000:3b:00.0: GPU has fallen off the bus.");
+}
+
+TEST(KmsgParser, OlderGpuAtFallenOffTheBus) {
+  auto ev = mustParse(
+      "Jan 18 11:38:05 localhost kernel: [  269.516977] NVRM: GPU at 0000:01:00.0 has fallen off "
+      "the bus.");
+  EXPECT_EQ(ev.code, 79);
+  EXPECT_TRUE(ev.inferred);
+  EXPECT_EQ(ev.pciBusId, "00000000:01:00.0");
+}
+
+TEST(KmsgParser, FallenOffTheBusWithoutAddressStillReported) {
+  auto ev = mustParse("NVRM: The NVIDIA GPU has fallen off the bus and is not responding");
+  EXPECT_EQ(ev.code, 79);
+  EXPECT_TRUE(ev.inferred);
+  EXPECT_TRUE(ev.pciBusId.empty());
+}
+
+// ------------------------------------------------------------------ NVLink, Xid 154, SXid
+
+TEST(KmsgParser, NvLink5Xid149LinkFatal) {
+  auto ev = mustParse(
+      "NVRM: Xid (PCI:0000:1b:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 04 (0x026001c6 "
+      "0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)");
+  EXPECT_EQ(ev.code, 149);
+  EXPECT_EQ(ev.nvlinkUnit, "NETIR_LINK_EVT");
+  ASSERT_TRUE(ev.fatal.has_value());
+  EXPECT_TRUE(*ev.fatal);
+  ASSERT_TRUE(ev.link.has_value());
+  EXPECT_EQ(*ev.link, 4);
+  ASSERT_TRUE(ev.intrInfo.has_value());
+  EXPECT_EQ(*ev.intrInfo, 0x026001c6U);
+  ASSERT_TRUE(ev.errorStatus.has_value());
+  EXPECT_EQ(*ev.errorStatus, 0U);
+}
+
+TEST(KmsgParser, NvLink5Xid144Nonfatal) {
+  auto ev = mustParse(
+      "NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 "
+      "0x00000000 0x00000000 0x00000000 0x00000000)");
+  EXPECT_EQ(ev.nvlinkUnit, "SAW_MVB");
+  ASSERT_TRUE(ev.fatal.has_value());
+  EXPECT_FALSE(*ev.fatal);
+  EXPECT_EQ(*ev.link, 0);
+  EXPECT_EQ(*ev.intrInfo, 1U);
+  EXPECT_EQ(*ev.errorStatus, 8U);
+}
+
+TEST(KmsgParser, NvLink5Xid145WithNvLinkPrefix) {
+  auto ev = mustParse(
+      "NVRM: Xid (PCI:0000:1b:00): 145, NVLink: Link 5 RLW_REMAP Non-fatal error (0x00000082 "
+      "0x00000004)");
+  EXPECT_EQ(ev.code, 145);
+  EXPECT_TRUE(ev.nvlinkUnit.empty());
+  EXPECT_EQ(*ev.link, 5);
+  ASSERT_TRUE(ev.fatal.has_value());
+  EXPECT_FALSE(*ev.fatal);
+  EXPECT_EQ(*ev.intrInfo, 0x82U);
+  EXPECT_EQ(*ev.errorStatus, 4U);
+}
+
+TEST(KmsgParser, Xid74NvLinkFatalOnLink) {
+  auto ev = mustParse(
+      "NVRM: Xid (PCI:0000:8a:00): 74, pid=3381, name=python, NVLink: fatal error detected on "
+      "link 8(0x0, 0x0, 0x80000, 0x0, 0x0, 0x0, 0x0)");
+  EXPECT_EQ(ev.code, 74);
+  EXPECT_EQ(*ev.link, 8);
+  EXPECT_TRUE(*ev.fatal);
+  EXPECT_EQ(*ev.intrInfo, 0U);
+  EXPECT_EQ(*ev.errorStatus, 0U);
+}
+
+TEST(KmsgParser, Xid154RecoveryAction) {
+  auto ev = mustParse(
+      "[ 3300.500260] NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 "
+      "(None) to 0x2 (Node Reboot Required)");
+  EXPECT_EQ(ev.code, 154);
+  ASSERT_TRUE(ev.recovery.has_value());
+  EXPECT_EQ(ev.recovery->from, 0);
+  EXPECT_EQ(ev.recovery->fromLabel, "None");
+  EXPECT_EQ(ev.recovery->to, 2);
+  EXPECT_EQ(ev.recovery->toLabel, "Node Reboot Required");
+}
+
+TEST(KmsgParser, SXidNonFatal) {
+  auto ev = mustParse(
+      "[ 3500.000001] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 "
+      "egress non-posted PRIV error (First)");
+  EXPECT_EQ(ev.kind, KernelEventKind::kSXid);
+  EXPECT_EQ(ev.device, "nvidia-nvswitch0");
+  EXPECT_EQ(ev.pciBusId, "00000000:05:00.0");
+  EXPECT_EQ(ev.code, 12028);
+  ASSERT_TRUE(ev.fatal.has_value());
+  EXPECT_FALSE(*ev.fatal);
+  EXPECT_EQ(*ev.link, 32);
+  EXPECT_EQ(ev.message, "Non-fatal, Link 32 egress non-posted PRIV error (First)");
+  EXPECT_EQ(*ev.monotonicUs, 3500000001U);
+}
+
+TEST(KmsgParser, SXidFatalFromKmsg) {
+  auto ev = mustParse(
+      "4,1001,99999,-;nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 20034, Fatal, Link 28 LTSSM "
+      "Fault Up");
+  EXPECT_EQ(ev.kind, KernelEventKind::kSXid);
+  EXPECT_EQ(ev.device, "nvidia-nvswitch2");
+  EXPECT_EQ(ev.pciBusId, "00000000:C4:00.0");
+  EXPECT_TRUE(*ev.fatal);
+  EXPECT_EQ(*ev.link, 28);
+  EXPECT_EQ(*ev.level, KernelLevel::kWarning);
+  EXPECT_EQ(*ev.monotonicUs, 99999U);
+}
+
+TEST(KmsgParser, SXidSeverityContinuationLine) {
+  auto ev = mustParse(
+      "nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 10002, Severity 5 Engine instance 00 Sub-engine "
+      "instance 00");
+  EXPECT_EQ(ev.code, 10002);
+  EXPECT_FALSE(ev.fatal.has_value());
+  EXPECT_FALSE(ev.link.has_value());
+}
+
+// ------------------------------------------------------------------ malformed NVIDIA lines
+
+TEST(KmsgParser, MalformedBadPciAddress) { expectMalformed("NVRM: Xid (PCI:0000:zz:00): abc"); }
+
+TEST(KmsgParser, MalformedMissingNumber) {
+  expectMalformed("[ 1.0] NVRM: Xid (PCI:0000:3b:00): abc, pid=1, name=x, oops");
+}
+
+TEST(KmsgParser, MalformedNumberGluedToText) {
+  expectMalformed("NVRM: Xid (PCI:0000:3b:00): 79abc, GPU has fallen off the bus.");
+}
+
+TEST(KmsgParser, MalformedMissingColonOrParen) {
+  expectMalformed("NVRM: Xid (PCI:0000:3b:00) 79, missing colon");
+  expectMalformed("NVRM: Xid PCI:0000:3b:00: 79, missing paren");
+  expectMalformed("NVRM: Xid (PCI:0000:3b:00: 79, no close");
+}
+
+TEST(KmsgParser, MalformedTruncatedLines) {
+  expectMalformed("NVRM: Xid (");
+  expectMalformed("NVRM: Xid (PCI:0000:3b:00");
+  expectMalformed("NVRM: Xid (PCI:0000:3b:00):");
+  expectMalformed("nvidia-nvswitch0: SXid (PCI:0000:05:00.0): ");
+}
+
+TEST(KmsgParser, MalformedOversizedNumbers) {
+  expectMalformed("NVRM: Xid (PCI:0000:3b:00): 99999999999999999999999, x");
+  expectMalformed("NVRM: Xid (PCI:123456789:3b:00): 79, domain too long");
+  expectMalformed("NVRM: Xid (PCI:0000:3b:00.9): 79, bad function");
+}
+
+TEST(KmsgParser, MalformedGpuAtLine) {
+  expectMalformed("NVRM: GPU at PCI:zzzz: GPU-1234");
+  expectMalformed("NVRM: GPU at PCI:0000:3b:00: GPU-xyz!");
+}
+
+// ------------------------------------------------------------------ not events
+
+TEST(KmsgParser, IrrelevantKernelLines) {
+  expectNotEvent("");
+  expectNotEvent("[    0.000000] Linux version 6.1.0-18-amd64 (gcc-12) #1 SMP PREEMPT_DYNAMIC");
+  expectNotEvent("[ 3300.500100] pcieport 0000:3a:00.0: AER: Uncorrected (Fatal) error received");
+  expectNotEvent("6,1000,123,-;usb 1-1: new high-speed USB device number 2 using xhci_hcd");
+  expectNotEvent(" SUBSYSTEM=pci");
+  expectNotEvent(" DEVICE=+pci:0000:3b:00.0");
+  expectNotEvent("[    4.601234] nvidia-nvlink: Nvlink Core is being initialized");
+  expectNotEvent("[    5.100200] nvidia-uvm: Loaded the UVM driver, major device number 237.");
+  EXPECT_FALSE(mightBeNvidiaEvent("e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps"));
+}
+
+TEST(KmsgParser, NvrmLinesThatAreNotEvents) {
+  expectNotEvent("[ 4.7] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22");
+  expectNotEvent("NVRM: GPU Board Serial Number: 1322321043914");
+  expectNotEvent("NVRM: GPU0 nvAssertOkFailedNoLog: Assertion failed: Reset required");
+  expectNotEvent("NVRM: os_pci_init_handle: invalid context!");
+  expectNotEvent("NVRM: Xidious is not a word");
+  expectNotEvent("NVRM: Xid");
+  expectNotEvent("NVRM: GPU at PCI:0000:3b:00: something else");
+  EXPECT_TRUE(mightBeNvidiaEvent("NVRM: anything"));
+  EXPECT_TRUE(mightBeNvidiaEvent("x SXid y"));
+}
+
+// ------------------------------------------------------------------ PCI normalisation
+
+TEST(KmsgParser, NormalizePciBusId) {
+  EXPECT_EQ(normalizePciBusId("0000:3b:00").value_or(""), "00000000:3B:00.0");
+  EXPECT_EQ(normalizePciBusId("PCI:0000:3B:00.0").value_or(""), "00000000:3B:00.0");
+  EXPECT_EQ(normalizePciBusId("00000000:3b:00.0").value_or(""), "00000000:3B:00.0");
+  EXPECT_EQ(normalizePciBusId("3b:00.0").value_or(""), "00000000:3B:00.0");
+  EXPECT_EQ(normalizePciBusId("1:2:3.4").value_or(""), "00000001:02:03.4");
+  EXPECT_FALSE(normalizePciBusId("0000:3b").has_value());
+  EXPECT_FALSE(normalizePciBusId("0000:3g:00").has_value());
+  EXPECT_FALSE(normalizePciBusId("0000:3b:00.8").has_value());
+  EXPECT_FALSE(normalizePciBusId("0000:3b:20").has_value());  // device > 0x1f
+  EXPECT_FALSE(normalizePciBusId("123456789:00:00.0").has_value());
+  EXPECT_FALSE(normalizePciBusId("").has_value());
+  EXPECT_FALSE(normalizePciBusId("0000:3b:00.0 trailing").has_value());
+}
+
+TEST(KmsgParser, ToStrings) {
+  EXPECT_EQ(toString(KernelEventKind::kSXid), "sxid");
+  EXPECT_EQ(toString(KernelLevel::kError), "err");
+}
+
+}  // namespace
+}  // namespace gw::events
