@@ -1,0 +1,281 @@
+// ELF (64-bit little-endian) section reader and NVIDIA fatbin container parser.
+//
+// Fatbin container, as embedded in .nv_fatbin (executables, shared libraries) and __nv_relfatbin
+// (relocatable objects); all fields little-endian:
+//   header (16 bytes): u32 magic 0xBA55ED50 (0x466243B1 in relocatable objects), u16 version,
+//                      u16 header size, u64 size of the entries that follow the header
+//   entry:  u16 kind (1 = PTX, 2 = ELF cubin), u16 ?, u32 entry header size, u64 payload size,
+//           u32 ?, u32 ?, u16 code version minor, u16 major, u32 arch (sm number, 80 = sm_80), ...,
+//           u64 flags at offset 48; the payload follows the entry header, the next entry follows it.
+// A section holds one container per translation unit, each 8-byte aligned.
+#include "doctor/fatbin.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "doctor/doctor_internal.h"
+
+namespace gw::doctor {
+namespace {
+
+constexpr std::uint32_t kFatbinMagic = 0xBA55ED50u;
+constexpr std::uint32_t kRelFatbinMagic = 0x466243B1u;
+
+template <typename T>
+T le(const std::string& buf, std::size_t off) {
+  T v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    v |= static_cast<T>(static_cast<T>(static_cast<unsigned char>(buf[off + i])) << (8 * i));
+  return v;
+}
+
+// Reads [offset, offset+len) of the input; false when that range is not inside it.
+using ReadFn = std::function<bool(std::uint64_t offset, std::uint64_t len, std::string& out)>;
+
+std::string hex(std::uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+Status parseContainers(const std::string& data, const std::string& section, FatbinReport& rep) {
+  std::size_t pos = 0;
+  while (pos + 16 <= data.size()) {
+    const auto magic = le<std::uint32_t>(data, pos);
+    if (magic != kFatbinMagic && magic != kRelFatbinMagic) {
+      pos += 8 - (pos % 8);  // containers are 8-byte aligned; skip padding
+      continue;
+    }
+    const auto hdr = le<std::uint16_t>(data, pos + 6);
+    const auto fat = le<std::uint64_t>(data, pos + 8);
+    if (hdr < 16 || fat > data.size() || pos + hdr + fat > data.size()) {
+      return Status::Error("truncated fatbin container at " + section + "+" + hex(pos) + ": needs " +
+                           std::to_string(hdr) + "+" + std::to_string(fat) + " bytes, section has " +
+                           std::to_string(data.size() - pos));
+    }
+    std::size_t p = pos + hdr;
+    const std::size_t end = pos + hdr + fat;
+    while (p + 32 <= end) {
+      const auto kind = le<std::uint16_t>(data, p);
+      const auto ehdr = le<std::uint32_t>(data, p + 4);
+      const auto payload = le<std::uint64_t>(data, p + 8);
+      if (ehdr == 0 && kind == 0) break;
+      if (ehdr < 32 || ehdr > end - p || payload > end - p - ehdr) {
+        return Status::Error("malformed fatbin entry at " + section + "+" + hex(p) + " (header " +
+                             std::to_string(ehdr) + ", payload " + std::to_string(payload) + " bytes)");
+      }
+      FatbinEntry e;
+      e.raw_kind = kind;
+      e.kind = kind == 1 ? FatbinEntry::Kind::kPtx : kind == 2 ? FatbinEntry::Kind::kCubin : FatbinEntry::Kind::kOther;
+      e.arch = static_cast<int>(le<std::uint32_t>(data, p + 28));
+      e.payload_size = payload;
+      if (ehdr >= 56) e.compressed = (le<std::uint64_t>(data, p + 48) & 0xA000u) != 0;
+      e.section = section;
+      rep.entries.push_back(e);
+      p += ehdr + payload;
+    }
+    pos = end;
+    if (pos % 8) pos += 8 - pos % 8;
+  }
+  return Status::Ok();
+}
+
+Result<FatbinReport> parseElf(std::uint64_t file_size, const ReadFn& read) {
+  FatbinReport rep;
+  std::string eh;
+  if (file_size < 64 || !read(0, 64, eh)) {
+    if (file_size >= 4 && read(0, 4, eh) && eh != "\x7f" "ELF") return Status::Error("not an ELF file");
+    return Status::Error("file too short for an ELF header (" + std::to_string(file_size) + " bytes)");
+  }
+  if (eh.compare(0, 4, "\x7f" "ELF") != 0) return Status::Error("not an ELF file");
+  rep.is_elf = true;
+  if (eh[4] != 2) return Status::Error("unsupported ELF: 32-bit (only 64-bit ELF is read)");
+  if (eh[5] != 1) return Status::Error("unsupported ELF: big-endian");
+  const auto shoff = le<std::uint64_t>(eh, 0x28);
+  const auto shentsize = le<std::uint16_t>(eh, 0x3A);
+  std::uint64_t shnum = le<std::uint16_t>(eh, 0x3C);
+  std::uint64_t shstrndx = le<std::uint16_t>(eh, 0x3E);
+  if (shoff == 0) return rep;  // no section headers (stripped to program headers only)
+  if (shentsize < 64) return Status::Error("malformed ELF: section header entry size " + std::to_string(shentsize));
+
+  std::string sh0;
+  if (!read(shoff, shentsize, sh0))
+    return Status::Error("truncated ELF: section headers at offset " + std::to_string(shoff) + " are beyond the end of "
+                         "the file (" + std::to_string(file_size) + " bytes)");
+  if (shnum == 0) shnum = le<std::uint64_t>(sh0, 32);        // extended numbering: count in sh_size
+  if (shstrndx == 0xffff) shstrndx = le<std::uint32_t>(sh0, 40);  // and the index in sh_link
+  if (shnum > 1000000) return Status::Error("malformed ELF: " + std::to_string(shnum) + " sections");
+  std::string table;
+  if (!read(shoff, shnum * shentsize, table))
+    return Status::Error("truncated ELF: section header table (" + std::to_string(shnum) + " entries at offset " +
+                         std::to_string(shoff) + ") extends past the end of the file (" + std::to_string(file_size) +
+                         " bytes)");
+  struct Sec {
+    std::uint32_t name, type;
+    std::uint64_t offset, size;
+  };
+  std::vector<Sec> secs;
+  for (std::uint64_t i = 0; i < shnum; ++i) {
+    const std::size_t b = static_cast<std::size_t>(i * shentsize);
+    secs.push_back({le<std::uint32_t>(table, b), le<std::uint32_t>(table, b + 4), le<std::uint64_t>(table, b + 24),
+                    le<std::uint64_t>(table, b + 32)});
+  }
+  if (shstrndx >= secs.size()) return Status::Error("malformed ELF: section name table index out of range");
+  std::string names;
+  const Sec& strsec = secs[shstrndx];
+  if (strsec.size > (64u << 20) || !read(strsec.offset, strsec.size, names))
+    return Status::Error("truncated ELF: section name table extends past the end of the file");
+  for (const auto& s : secs) {
+    if (s.name >= names.size()) continue;
+    const std::string name(names.c_str() + s.name);
+    if (name != ".nv_fatbin" && name != "__nv_relfatbin") continue;
+    rep.has_fatbin = true;
+    rep.sections.push_back(name);
+    if (s.type == 8 /* SHT_NOBITS */ || s.size == 0) continue;
+    std::string data;
+    if (!read(s.offset, s.size, data))
+      return Status::Error("truncated ELF: section " + name + " (" + std::to_string(s.size) + " bytes at offset " +
+                           std::to_string(s.offset) + ") extends past the end of the file (" +
+                           std::to_string(file_size) + " bytes)");
+    Status st = parseContainers(data, name, rep);
+    if (!st.ok()) return st;
+  }
+  return rep;
+}
+
+std::string kindName(const FatbinEntry& e) {
+  switch (e.kind) {
+    case FatbinEntry::Kind::kCubin: return "SASS";
+    case FatbinEntry::Kind::kPtx: return "PTX";
+    case FatbinEntry::Kind::kOther: break;
+  }
+  return "kind " + std::to_string(e.raw_kind);
+}
+
+}  // namespace
+
+std::string FatbinEntry::name() const {
+  return (kind == Kind::kPtx ? "compute_" : "sm_") + std::to_string(arch);
+}
+
+Result<FatbinReport> parseFatbinElf(std::string_view bytes) {
+  return parseElf(bytes.size(), [bytes](std::uint64_t off, std::uint64_t len, std::string& out) {
+    if (off > bytes.size() || len > bytes.size() - off) return false;
+    out.assign(bytes.substr(static_cast<std::size_t>(off), static_cast<std::size_t>(len)));
+    return true;
+  });
+}
+
+Result<FatbinReport> readFatbinFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error(path + ": " + std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const auto end = in.tellg();
+  if (end < 0) return Status::Error(path + ": cannot determine the file size");
+  const auto size = static_cast<std::uint64_t>(end);
+  auto r = parseElf(size, [&in, size](std::uint64_t off, std::uint64_t len, std::string& out) {
+    if (off > size || len > size - off || len > (std::uint64_t{1} << 32)) return false;
+    out.resize(static_cast<std::size_t>(len));
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(off));
+    return static_cast<bool>(in.read(out.data(), static_cast<std::streamsize>(len)));
+  });
+  if (!r) return Status::Error(path + ": " + r.error());
+  return r;
+}
+
+bool runsOn(const std::vector<FatbinEntry>& entries, int cc_major, int cc_minor, std::string* how) {
+  const int cc = cc_major * 10 + cc_minor;
+  for (const auto& e : entries) {
+    if (e.kind == FatbinEntry::Kind::kCubin && e.arch / 10 == cc_major && e.arch % 10 <= cc_minor) {
+      if (how) *how = e.name() + " SASS";
+      return true;
+    }
+  }
+  for (const auto& e : entries) {
+    if (e.kind == FatbinEntry::Kind::kPtx && e.arch <= cc) {
+      if (how) *how = e.name() + " PTX (JIT)";
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<Check> checkBinary(const std::string& path, const NvmlFacts& nvml) {
+  std::vector<Check> out;
+  constexpr Layer kL = Layer::kApplication;
+  auto rep = readFatbinFile(path);
+  const std::string title = "GPU code in " + path;
+  if (!rep) {
+    out.push_back({"app.fatbin", kL, Verdict::kFail, title, "cannot read: " + rep.error(),
+                   "Check the path and that the file is a complete 64-bit ELF executable or library.", ""});
+    return out;
+  }
+  if (!rep->has_fatbin || rep->entries.empty()) {
+    out.push_back({"app.fatbin", kL, Verdict::kWarn, title,
+                   rep->has_fatbin ? "fatbin section present but empty" : "no fatbin (.nv_fatbin) section: no CUDA kernels",
+                   "If the program runs CUDA kernels, they live in a shared library it loads (libtorch_cuda.so, "
+                   "your own .so):\ncheck that library with --binary. `ldd " + path + "` lists them.",
+                   "Only binaries with embedded GPU code can be matched against the GPUs."});
+    return out;
+  }
+  // Distinct kinds/architectures, SASS first then PTX, by arch.
+  std::set<std::pair<int, int>> seen;
+  std::vector<FatbinEntry> distinct;
+  for (const auto& e : rep->entries)
+    if (seen.insert({static_cast<int>(e.kind), e.arch}).second) distinct.push_back(e);
+  std::sort(distinct.begin(), distinct.end(), [](const FatbinEntry& a, const FatbinEntry& b) {
+    return a.kind != b.kind ? static_cast<int>(a.kind) > static_cast<int>(b.kind) : a.arch < b.arch;
+  });
+  std::vector<std::string> names;
+  for (const auto& e : distinct) names.push_back(e.name() + " " + kindName(e));
+  out.push_back({"app.fatbin", kL, Verdict::kPass, title,
+                 std::to_string(rep->entries.size()) + " entries: " + detail::join(names, ", "), "", ""});
+
+  const std::string ctitle = "GPU code runs on every GPU";
+  if (nvml.gpus.empty()) {
+    out.push_back({"app.gpu_compat", kL, Verdict::kSkip, ctitle, "no GPU known (NVML reported none)", "", ""});
+    return out;
+  }
+  std::vector<std::string> ok, jit, bad;
+  std::set<std::string> bad_cc;
+  for (const auto& g : nvml.gpus) {
+    std::string how;
+    const std::string label = "GPU " + std::to_string(g.index) + " (" + g.name + ", " + std::to_string(g.cc_major) +
+                              "." + std::to_string(g.cc_minor) + ")";
+    if (runsOn(rep->entries, g.cc_major, g.cc_minor, &how)) {
+      (detail::contains(how, "JIT") ? jit : ok).push_back(label + ": " + how);
+    } else {
+      bad.push_back(label);
+      bad_cc.insert(std::to_string(g.cc_major) + std::to_string(g.cc_minor));
+    }
+  }
+  if (!bad.empty()) {
+    std::string fix = "Rebuild for these GPUs:";
+    for (const auto& cc : bad_cc) fix += " -gencode arch=compute_" + cc + ",code=sm_" + cc;
+    fix += "\nand embed PTX of the newest architecture for GPUs yet to come, e.g. -gencode arch=compute_" +
+           *bad_cc.rbegin() + ",code=compute_" + *bad_cc.rbegin() +
+           "\n(CMake: set CMAKE_CUDA_ARCHITECTURES; PyTorch extensions: TORCH_CUDA_ARCH_LIST)";
+    out.push_back({"app.gpu_compat", kL, Verdict::kFail, ctitle,
+                   "no code for " + detail::join(bad, ", ") + " (binary has " + detail::join(names, ", ") + ")", fix,
+                   "\"no kernel image is available for execution on the device\" (cudaErrorNoKernelImageForDevice): "
+                   "SASS sm_XY runs only on GPUs of the same major with minor >= Y, PTX needs capability >= its "
+                   "arch."});
+  } else {
+    std::vector<std::string> all = ok;
+    all.insert(all.end(), jit.begin(), jit.end());
+    out.push_back({"app.gpu_compat", kL, Verdict::kPass, ctitle,
+                   detail::join(all, "; ") +
+                       (jit.empty() ? "" : " (PTX is JIT-compiled at first launch, cached in ~/.nv/ComputeCache)"),
+                   "", ""});
+  }
+  return out;
+}
+
+}  // namespace gw::doctor

@@ -1,0 +1,48 @@
+// Reads the GPU code embedded in an ELF executable, shared library or object (the fatbin in
+// .nv_fatbin / __nv_relfatbin) and says which GPUs can run it ("no kernel image is available for
+// execution on the device"). The ELF and fatbin layouts are parsed here, without a library.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "doctor/doctor.h"
+
+namespace gw::doctor {
+
+struct FatbinEntry {
+  enum class Kind { kPtx, kCubin, kOther };
+  Kind kind = Kind::kOther;
+  int arch = 0;  // sm number: 80 for sm_80 / compute_80
+  std::uint16_t raw_kind = 0;
+  std::uint64_t payload_size = 0;
+  bool compressed = false;
+  std::string section;  // ".nv_fatbin" or "__nv_relfatbin"
+
+  std::string name() const;  // "sm_80" (SASS) or "compute_90" (PTX)
+};
+
+struct FatbinReport {
+  bool is_elf = false;
+  bool has_fatbin = false;  // a fatbin section was found
+  std::vector<std::string> sections;  // fatbin sections found
+  std::vector<FatbinEntry> entries;
+};
+
+// Parses bytes of a file (64-bit little-endian ELF). Error for malformed/truncated input;
+// a valid ELF without GPU code gives has_fatbin=false.
+Result<FatbinReport> parseFatbinElf(std::string_view bytes);
+Result<FatbinReport> readFatbinFile(const std::string& path);
+
+// Whether code for `entries` runs on a GPU of compute capability major.minor:
+// SASS sm_XY runs on X.Z with Z >= Y (same major); PTX compute_XY is JIT-compiled for any GPU with
+// capability >= X.Y. Sets `how` to e.g. "sm_80 SASS" or "compute_90 PTX (JIT)".
+bool runsOn(const std::vector<FatbinEntry>& entries, int cc_major, int cc_minor, std::string* how);
+
+// Application-layer checks for --binary PATH against the GPUs in `nvml`.
+std::vector<Check> checkBinary(const std::string& path, const NvmlFacts& nvml);
+
+}  // namespace gw::doctor

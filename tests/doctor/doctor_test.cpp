@@ -1,0 +1,557 @@
+#include <gtest/gtest.h>
+
+#include "doctor/cuda_toolkits.h"
+#include "doctor/doctor.h"
+#include "fixture.h"
+
+namespace gw::doctor {
+namespace {
+
+using testing::findCheck;
+using testing::Machine;
+
+// Asserts a check's layer and verdict, and returns it (reporting the whole text report on failure).
+const Check& expectCheck(const std::vector<Check>& checks, const std::string& id, Layer layer, Verdict verdict) {
+  static const Check kMissing{"missing", Layer::kHardware, Verdict::kSkip, "", "", "", ""};
+  const Check* c = findCheck(checks, id);
+  EXPECT_NE(c, nullptr) << "no check " << id << "\n" << renderText(checks, false);
+  if (!c) return kMissing;
+  EXPECT_EQ(layerName(c->layer), layerName(layer)) << id;
+  EXPECT_EQ(verdictName(c->verdict), verdictName(verdict))
+      << id << ": " << c->found << "\n" << renderText(checks, false);
+  return *c;
+}
+
+#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
+    << "expected to find [" << (needle) << "] in:\n" << (haystack)
+
+TEST(Doctor, HealthyHostPassesEverything) {
+  auto m = Machine::healthy();
+  auto checks = m->run();
+  for (const auto& c : checks) {
+    EXPECT_TRUE(c.verdict == Verdict::kPass || c.verdict == Verdict::kSkip)
+        << c.id << " " << verdictName(c.verdict) << ": " << c.found << "\n" << renderText(checks, false);
+  }
+  EXPECT_EQ(exitCodeFor(checks), 0);
+  expectCheck(checks, "hw.pci_devices", Layer::kHardware, Verdict::kPass);
+  EXPECT_HAS(findCheck(checks, "hw.pci_devices")->found, "2 (0000:3b:00.0");
+  expectCheck(checks, "kernel.pci_binding", Layer::kKernelDriver, Verdict::kPass);
+  expectCheck(checks, "kernel.module", Layer::kKernelDriver, Verdict::kPass);
+  expectCheck(checks, "kernel.version_match", Layer::kKernelDriver, Verdict::kPass);
+  expectCheck(checks, "kernel.module_build", Layer::kKernelDriver, Verdict::kPass);
+  expectCheck(checks, "kernel.device_nodes", Layer::kKernelDriver, Verdict::kPass);
+  expectCheck(checks, "kernel.nouveau", Layer::kKernelDriver, Verdict::kPass);
+  expectCheck(checks, "kernel.xserver", Layer::kKernelDriver, Verdict::kPass);
+  expectCheck(checks, "kernel.persistence", Layer::kKernelDriver, Verdict::kPass);
+  expectCheck(checks, "cuda_driver.nvml", Layer::kCudaDriver, Verdict::kPass);
+  const auto& ver = expectCheck(checks, "cuda_driver.version", Layer::kCudaDriver, Verdict::kPass);
+  EXPECT_HAS(ver.found, "CUDA 12.4");
+  EXPECT_HAS(ver.explain, "not an installed toolkit");
+  const auto& nvcc = expectCheck(checks, "toolkit.nvcc", Layer::kToolkit, Verdict::kPass);
+  EXPECT_HAS(nvcc.found, "release 12.1, V12.1.105");
+  expectCheck(checks, "toolkit.driver_compat", Layer::kToolkit, Verdict::kPass);
+  expectCheck(checks, "toolkit.consistency", Layer::kToolkit, Verdict::kPass);
+  const auto& ld = expectCheck(checks, "toolkit.ld_library_path", Layer::kToolkit, Verdict::kPass);
+  EXPECT_HAS(ld.found, "libcudart.so.12.1.105");
+  const auto& cudnn = expectCheck(checks, "lib.cudnn", Layer::kLibraries, Verdict::kPass);
+  EXPECT_HAS(cudnn.found, "cuDNN 8.9.7");
+  expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kPass);
+  expectCheck(checks, "framework.paddle", Layer::kFramework, Verdict::kSkip);
+  expectCheck(checks, "container.runtime", Layer::kContainer, Verdict::kPass);
+  expectCheck(checks, "container.shm", Layer::kContainer, Verdict::kPass);
+  expectCheck(checks, "container.clock", Layer::kContainer, Verdict::kPass);
+  // Stack order in the result.
+  for (std::size_t i = 1; i < checks.size(); ++i) EXPECT_LE(checks[i - 1].layer, checks[i].layer);
+}
+
+TEST(Doctor, NouveauLoaded) {
+  auto m = Machine::healthy();
+  m->modules("nouveau drm_kms_helper drm");
+  m->fx.remove("/etc/modprobe.d/blacklist-nouveau.conf");
+  m->fx.remove("/proc/driver/nvidia");
+  m->pciGpu("0000:3b:00.0", "nouveau");
+  m->pciGpu("0000:86:00.0", "nouveau");
+  m->nvml.init_return = 9;
+  m->nvml.gpus.clear();
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.nouveau", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(c.fix, "blacklist nouveau");
+  EXPECT_HAS(c.fix, "options nouveau modeset=0");
+  EXPECT_HAS(c.fix, "update-initramfs -u");
+  const auto& b = expectCheck(checks, "kernel.pci_binding", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(b.found, "nouveau");
+  EXPECT_EQ(exitCodeFor(checks), 2);
+}
+
+TEST(Doctor, NouveauNotBlacklisted) {
+  auto m = Machine::healthy();
+  m->fx.write("/etc/modprobe.d/blacklist-nouveau.conf", "blacklist nouveau\n");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.nouveau", Layer::kKernelDriver, Verdict::kWarn);
+  EXPECT_HAS(c.found, "options nouveau modeset=0");
+  EXPECT_EQ(c.found.find("blacklist nouveau"), std::string::npos) << c.found;
+  EXPECT_HAS(c.fix, "update-initramfs -u");
+  EXPECT_EQ(exitCodeFor(checks), 1);
+
+  m->fx.remove("/etc/modprobe.d/blacklist-nouveau.conf");
+  checks = m->run();
+  const auto& c2 = expectCheck(checks, "kernel.nouveau", Layer::kKernelDriver, Verdict::kWarn);
+  EXPECT_HAS(c2.found, "blacklist nouveau, options nouveau modeset=0");
+}
+
+TEST(Doctor, ModuleBuiltForAnotherKernel) {
+  auto m = Machine::healthy();
+  m->fx.write("/proc/sys/kernel/osrelease", "6.8.0-40-generic\n");
+  m->modules("drm");
+  m->fx.remove("/proc/driver/nvidia");
+  m->pciGpu("0000:3b:00.0", "");
+  m->pciGpu("0000:86:00.0", "");
+  m->nvml.init_return = 9;
+  m->nvml.init_error = "Driver Not Loaded";
+  m->nvml.gpus.clear();
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.module_build", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(c.found, "6.5.0-27-generic");
+  EXPECT_HAS(c.fix, "sudo dkms install nvidia/550.54.15 -k 6.8.0-40-generic");
+  EXPECT_HAS(c.fix, "linux-headers-6.8.0-40-generic");
+  expectCheck(checks, "kernel.module", Layer::kKernelDriver, Verdict::kFail);
+}
+
+TEST(Doctor, DriverLibraryVersionMismatch) {
+  auto m = Machine::healthy();
+  m->nvml.driver_version = "550.90.07";
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.version_match", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(c.found, "550.54.15 != userspace 550.90.07");
+  EXPECT_HAS(c.fix, "Reboot");
+  EXPECT_HAS(c.fix, "rmmod");
+  EXPECT_HAS(c.explain, "Driver/library version mismatch");
+}
+
+TEST(Doctor, NvmlInitReturnsLibRmVersionMismatch) {
+  auto m = Machine::healthy();
+  m->nvml.init_return = 18;
+  m->nvml.init_error = "Driver/library version mismatch";
+  m->nvml.driver_version.clear();
+  m->nvml.cuda_driver_version = 0;
+  m->nvml.gpus.clear();
+  m->fx.remove("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15");
+  m->fx.write("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.90.07", "");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.version_match", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(c.found, "LIB_RM_VERSION_MISMATCH (18)");
+  EXPECT_HAS(c.found, "userspace 550.90.07");
+  EXPECT_HAS(c.fix, "Reboot");
+  const auto& n = expectCheck(checks, "cuda_driver.nvml", Layer::kCudaDriver, Verdict::kFail);
+  EXPECT_HAS(n.fix, "kernel.version_match");
+}
+
+TEST(Doctor, DevicesOnPciButNoModuleNoDevicesFound) {
+  auto m = Machine::healthy();
+  m->modules("drm");
+  m->fx.remove("/proc/driver/nvidia");
+  m->pciGpu("0000:3b:00.0", "");
+  m->pciGpu("0000:86:00.0", "");
+  m->nvml.init_return = 9;
+  m->nvml.gpus.clear();
+  m->nvml.cuda_driver_version = 0;
+  m->torch(R"({"version": "2.3.1+cu121", "cuda": "12.1", "available": false, "count": 0})");
+  auto checks = m->run();
+  expectCheck(checks, "hw.pci_devices", Layer::kHardware, Verdict::kPass);
+  const auto& b = expectCheck(checks, "kernel.pci_binding", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(b.explain, "No devices were found");
+  EXPECT_HAS(b.found, "not bound to any driver: 0000:3b:00.0, 0000:86:00.0");
+  EXPECT_HAS(b.fix, "sudo modprobe nvidia");
+  const auto& k = expectCheck(checks, "kernel.module", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(k.fix, "sudo modprobe nvidia");
+  expectCheck(checks, "kernel.device_nodes", Layer::kKernelDriver, Verdict::kSkip);
+  // The framework names the lowest wrong layer.
+  const auto& t = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kFail);
+  EXPECT_HAS(t.found, "the kernel-driver layer is wrong");
+  auto j = toJson(checks);
+  EXPECT_EQ(j["summary"]["first_failing_layer"], "kernel-driver");
+}
+
+TEST(Doctor, NvmlSeesFewerGpusThanPci) {
+  auto m = Machine::healthy();
+  m->nvml.gpus.pop_back();
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "hw.pci_devices", Layer::kHardware, Verdict::kFail);
+  EXPECT_HAS(c.found, "missing: 0000:86:00.0");
+  EXPECT_HAS(c.fix, "Xid 79");
+}
+
+std::unique_ptr<Machine> wslMachine() {
+  auto m = std::make_unique<Machine>();
+  auto& fx = m->fx;
+  fx.write("/proc/sys/kernel/osrelease", "5.15.146.1-microsoft-standard-WSL2\n");
+  fx.write("/proc/version", "Linux version 5.15.146.1-microsoft-standard-WSL2 (root@65c757a075e2) (gcc 11.2.0)\n");
+  m->modules("");
+  fx.write("/dev/dxg", "");
+  fx.write("/usr/lib/wsl/lib/libcuda.so", "");
+  fx.write("/usr/lib/wsl/lib/libcuda.so.1", "");
+  fx.write("/usr/lib/wsl/lib/libnvidia-ml.so.1", "");
+  fx.mkdir("/sys/bus/pci/devices");
+  fx.write("/proc/mounts", "none /dev/shm tmpfs rw,nosuid,nodev,size=8g 0 0\n");
+  fx.write("/run/systemd/timesync/synchronized", "");
+  m->nvml.library_loaded = true;
+  m->nvml.init_return = 0;
+  m->nvml.driver_version = "552.22";
+  m->nvml.cuda_driver_version = 12040;
+  m->nvml.gpus = {{0, "NVIDIA GeForce RTX 4090", "00000000:01:00.0", 8, 9, false, true}};
+  m->env = {{"PATH", "/usr/bin:/bin"}};
+  return m;
+}
+
+TEST(Doctor, Wsl2WithoutLinuxDriver) {
+  auto m = wslMachine();
+  auto checks = m->run();
+  const auto& w = expectCheck(checks, "kernel.wsl", Layer::kKernelDriver, Verdict::kPass);
+  EXPECT_HAS(w.found, "WSL2");
+  expectCheck(checks, "kernel.wsl_libcuda", Layer::kKernelDriver, Verdict::kPass);
+  expectCheck(checks, "hw.pci_devices", Layer::kHardware, Verdict::kSkip);
+  expectCheck(checks, "kernel.module", Layer::kKernelDriver, Verdict::kSkip);
+  expectCheck(checks, "kernel.module_build", Layer::kKernelDriver, Verdict::kSkip);
+  expectCheck(checks, "kernel.nouveau", Layer::kKernelDriver, Verdict::kSkip);
+  expectCheck(checks, "kernel.persistence", Layer::kKernelDriver, Verdict::kSkip);
+  expectCheck(checks, "cuda_driver.nvml", Layer::kCudaDriver, Verdict::kPass);
+  for (const auto& c : checks) EXPECT_NE(c.verdict, Verdict::kFail) << c.id << ": " << c.found;
+}
+
+TEST(Doctor, Wsl2WithLinuxDriverInside) {
+  auto m = wslMachine();
+  m->modules("nvidia");
+  m->fx.write("/lib/modules/5.15.146.1-microsoft-standard-WSL2/updates/dkms/nvidia.ko", "");
+  m->fx.write("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "");
+  auto checks = m->run();
+  const auto& w = expectCheck(checks, "kernel.wsl", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(w.fix, "Never install a Linux driver inside WSL");
+  EXPECT_HAS(w.found, "nvidia kernel module loaded");
+  EXPECT_HAS(w.found, "libcuda.so.1");
+}
+
+TEST(Doctor, Wsl2WithoutWindowsDriverLibraries) {
+  auto m = wslMachine();
+  m->fx.remove("/usr/lib/wsl");
+  auto checks = m->run();
+  const auto& w = expectCheck(checks, "kernel.wsl_libcuda", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(w.fix, "Windows");
+}
+
+TEST(Doctor, SmallShmInContainer) {
+  auto m = Machine::healthy();
+  m->fx.write("/.dockerenv", "");
+  m->fx.write("/proc/mounts", "overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n");
+  m->env["NVIDIA_VISIBLE_DEVICES"] = "all";
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "container.shm", Layer::kContainer, Verdict::kFail);
+  EXPECT_HAS(c.found, "64 MiB");
+  EXPECT_HAS(c.fix, "--shm-size=16g");
+  EXPECT_HAS(c.fix, "--ipc=host");
+  EXPECT_HAS(c.explain, "Bus error");
+  expectCheck(checks, "container.gpu_access", Layer::kContainer, Verdict::kPass);
+}
+
+TEST(Doctor, ContainerWithGpusPassedIn) {
+  auto m = Machine::healthy();
+  m->fx.write("/proc/1/cgroup", "12:devices:/kubepods/burstable/pod1234/abcdef\n");
+  m->env["NVIDIA_VISIBLE_DEVICES"] = "GPU-1234";
+  m->fx.mkdir("/proc/driver/nvidia/gpus");
+  auto checks = m->run();
+  const auto& g = expectCheck(checks, "container.gpu_access", Layer::kContainer, Verdict::kPass);
+  EXPECT_HAS(g.found, "kubepods");
+  expectCheck(checks, "container.shm", Layer::kContainer, Verdict::kPass);
+  expectCheck(checks, "kernel.module_build", Layer::kKernelDriver, Verdict::kSkip);
+}
+
+TEST(Doctor, ContainerWithoutGpus) {
+  auto m = Machine::healthy();
+  m->fx.write("/run/.containerenv", "");
+  m->fx.remove("/proc/driver/nvidia");
+  m->fx.remove("/dev/nvidiactl");
+  auto checks = m->run();
+  const auto& g = expectCheck(checks, "container.gpu_access", Layer::kContainer, Verdict::kFail);
+  EXPECT_HAS(g.fix, "--gpus all");
+}
+
+TEST(Doctor, CpuOnlyPyTorch) {
+  auto m = Machine::healthy();
+  m->torch(R"({"version": "2.3.1+cpu", "cuda": null, "available": false, "count": 0})");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kFail);
+  EXPECT_HAS(c.found, "CPU-only");
+  EXPECT_HAS(c.fix, "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu124");
+}
+
+TEST(Doctor, PyTorchNotInstalledIsSkipped) {
+  auto m = Machine::healthy();
+  m->fx.script("/usr/bin/python3",
+               "case \"$2\" in\n"
+               "  *torch*) echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1 ;;\n"
+               "  *paddle*) echo \"ModuleNotFoundError: No module named 'paddle'\" >&2; exit 1 ;;\n"
+               "esac\n");
+  auto checks = m->run();
+  expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kSkip);
+}
+
+TEST(Doctor, PyTorchBuiltForNewerCudaThanDriver) {
+  auto m = Machine::healthy();
+  m->nvml.driver_version = "520.61.05";
+  m->nvml.cuda_driver_version = 11080;
+  m->fx.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  520.61.05  Thu Sep 29 2022\n");
+  m->fx.remove("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kFail);
+  EXPECT_HAS(c.found, "the driver supports only CUDA 11.8");
+  EXPECT_HAS(c.fix, "https://download.pytorch.org/whl/cu118");
+  EXPECT_HAS(c.explain, "CUDA driver version is insufficient");
+}
+
+TEST(Doctor, PaddleCpuBuild) {
+  auto m = Machine::healthy();
+  m->fx.script("/usr/bin/python3",
+               "case \"$2\" in\n"
+               "  *torch*) echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1 ;;\n"
+               "  *paddle*) echo '{\"version\": \"2.6.1\", \"cuda\": \"False\", \"compiled_with_cuda\": false, \"count\": 0}' ;;\n"
+               "esac\n");
+  auto checks = m->run();
+  expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kSkip);
+  const auto& p = expectCheck(checks, "framework.paddle", Layer::kFramework, Verdict::kFail);
+  EXPECT_HAS(p.fix, "paddlepaddle-gpu");
+}
+
+std::unique_ptr<Machine> severalToolkits() {
+  auto m = Machine::healthy();
+  m->addToolkit("11.8.89", "version.txt");
+  m->addToolkit("12.4.131", "nvcc");  // no version file: the version comes from bin/nvcc --version
+  m->fx.symlink("/etc/alternatives/cuda", "/usr/local/cuda");
+  m->fx.symlink("/usr/local/cuda-12.4", "/etc/alternatives/cuda");
+  return m;
+}
+
+TEST(Doctor, SeveralToolkitsLinkAndPathDisagree) {
+  auto m = severalToolkits();
+  auto input = m->input();
+  auto tks = listToolkits(input);
+  ASSERT_EQ(tks.size(), 3u);
+  EXPECT_EQ(tks[0].version, "11.8");
+  EXPECT_EQ(tks[0].version_source, "version.txt");
+  EXPECT_EQ(tks[1].version, "12.1");
+  EXPECT_EQ(tks[1].full_version, "12.1.105");
+  EXPECT_TRUE(tks[1].selected_by_path);
+  EXPECT_TRUE(tks[1].selected_by_ld);
+  EXPECT_EQ(tks[2].version, "12.4");
+  EXPECT_EQ(tks[2].version_source, "nvcc --version");
+  EXPECT_TRUE(tks[2].is_default);
+  auto rep = inspectToolkits(input);
+  EXPECT_EQ(rep.selection.default_link, "/usr/local/cuda-12.4");
+  EXPECT_EQ(rep.selection.path_nvcc, "/usr/local/cuda-12.1/bin/nvcc");
+  std::string listing = renderToolkitList(rep, m->nvml.cuda_driver_version);
+  EXPECT_HAS(listing, "* /usr/local/cuda-12.4  12.4.131  [/usr/local/cuda]");
+  EXPECT_HAS(listing, "/usr/local/cuda-12.1  12.1.105  [PATH, LD_LIBRARY_PATH]");
+
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "toolkit.consistency", Layer::kToolkit, Verdict::kWarn);
+  EXPECT_HAS(c.found, "PATH nvcc 12.1");
+  EXPECT_HAS(c.found, "/usr/local/cuda 12.4");
+  EXPECT_HAS(c.fix, "sudo ln -sfn /usr/local/cuda-12.1 /usr/local/cuda");
+  const auto& inst = expectCheck(checks, "toolkit.installed", Layer::kToolkit, Verdict::kPass);
+  EXPECT_HAS(inst.found, "11.8 (/usr/local/cuda-11.8), 12.1 (/usr/local/cuda-12.1), 12.4 (/usr/local/cuda-12.4)");
+  expectCheck(checks, "toolkit.driver_compat", Layer::kToolkit, Verdict::kPass);  // 12.4 <= driver's 12.4
+}
+
+TEST(Doctor, ToolkitNewerThanDriver) {
+  auto m = severalToolkits();
+  m->nvml.driver_version = "520.61.05";
+  m->nvml.cuda_driver_version = 11080;
+  m->fx.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  520.61.05  Thu Sep 29 2022\n");
+  m->torch(R"({"version": "2.1.0+cu118", "cuda": "11.8", "available": true, "count": 2})");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "toolkit.driver_compat", Layer::kToolkit, Verdict::kFail);
+  EXPECT_HAS(c.found, "PATH nvcc 12.1");
+  EXPECT_HAS(c.found, "driver's CUDA 11.8");
+  EXPECT_HAS(c.explain, "CUDA driver version is insufficient for CUDA runtime version");
+  EXPECT_HAS(c.fix, "driver >= 550.54.14");  // the newest selected (12.4 via /usr/local/cuda)
+  EXPECT_HAS(c.fix, "gpuwarden cuda env 11.8");
+}
+
+TEST(Doctor, ToolkitNewerMinorThanDriverWarns) {
+  auto m = Machine::healthy();
+  m->nvml.cuda_driver_version = 12000;
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "toolkit.driver_compat", Layer::kToolkit, Verdict::kWarn);
+  EXPECT_HAS(c.explain, "minor-version compatibility");
+  EXPECT_HAS(c.fix, "driver >= 530.30.02");
+}
+
+TEST(Doctor, NoNvccOnPath) {
+  auto m = Machine::healthy();
+  m->env["PATH"] = "/usr/bin:/bin";
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "toolkit.nvcc", Layer::kToolkit, Verdict::kWarn);
+  EXPECT_HAS(c.fix, "export PATH=/usr/local/cuda-12.1/bin:$PATH");
+}
+
+TEST(Doctor, CudnnMajorMismatch) {
+  auto m = Machine::healthy();
+  m->fx.write("/var/lib/dpkg/status",
+              "Package: libcudnn8\nStatus: install ok installed\nVersion: 8.9.7.29-1+cuda11.8\n\n");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "lib.cudnn", Layer::kLibraries, Verdict::kFail);
+  EXPECT_HAS(c.found, "for CUDA 11");
+  EXPECT_HAS(c.found, "selected toolkit is CUDA 12.1");
+  EXPECT_HAS(c.fix, "pip install nvidia-cudnn-cu12");
+}
+
+TEST(Doctor, CudnnInToolkitDirectoryOfAnotherMajor) {
+  auto m = severalToolkits();
+  m->fx.remove("/usr/include/cudnn_version.h");
+  m->fx.write("/usr/local/cuda-11.8/include/cudnn_version.h",
+              "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n");
+  m->fx.symlink("/usr/local/cuda-11.8", "/usr/local/cuda");  // default 11.8, PATH still 12.1
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "lib.cudnn", Layer::kLibraries, Verdict::kFail);
+  EXPECT_HAS(c.found, "cuDNN 9.1.0");
+  EXPECT_HAS(c.fix, "libcudnn9-cuda-12");
+}
+
+TEST(Doctor, XServerRunning) {
+  auto m = Machine::healthy();
+  m->fx.write("/proc/2345/comm", "Xorg\n");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.xserver", Layer::kKernelDriver, Verdict::kWarn);
+  EXPECT_HAS(c.found, "Xorg");
+  EXPECT_HAS(c.fix, "multi-user.target");
+
+  auto m2 = Machine::healthy();
+  m2->nvml.gpus[1].display_active = true;
+  checks = m2->run();
+  const auto& d = expectCheck(checks, "kernel.xserver", Layer::kKernelDriver, Verdict::kWarn);
+  EXPECT_HAS(d.found, "display active on GPU 1");
+}
+
+TEST(Doctor, PersistenceModeOff) {
+  auto m = Machine::healthy();
+  m->fx.remove("/proc/901");
+  for (auto& g : m->nvml.gpus) g.persistence_mode = false;
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.persistence", Layer::kKernelDriver, Verdict::kWarn);
+  EXPECT_HAS(c.found, "off on GPU 0, 1");
+  EXPECT_HAS(c.fix, "nvidia-smi -pm 1");
+  EXPECT_HAS(c.fix, "nvidia-persistenced");
+}
+
+TEST(Doctor, DeviceNodesMissing) {
+  auto m = Machine::healthy();
+  m->fx.remove("/dev/nvidia-uvm");
+  m->fx.remove("/dev/nvidia1");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.device_nodes", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(c.found, "/dev/nvidia-uvm");
+  EXPECT_HAS(c.found, "1 of 2");
+  EXPECT_HAS(c.fix, "nvidia-modprobe");
+}
+
+TEST(Doctor, ClockNotSynchronised) {
+  auto m = Machine::healthy();
+  m->fx.remove("/proc/812");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "container.clock", Layer::kContainer, Verdict::kWarn);
+  EXPECT_HAS(c.explain, "distributed training");
+}
+
+TEST(Doctor, HostWithDockerButNoNvidiaToolkit) {
+  auto m = Machine::healthy();
+  m->fx.remove("/usr/bin/nvidia-container-runtime");
+  m->fx.remove("/etc/nvidia-container-runtime");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "container.runtime", Layer::kContainer, Verdict::kWarn);
+  EXPECT_HAS(c.fix, "nvidia-ctk runtime configure");
+}
+
+TEST(CudaEnv, LinesForInstalledVersion) {
+  auto m = severalToolkits();
+  auto lines = envLinesFor("12.1", m->input());
+  ASSERT_TRUE(lines.ok()) << lines.error();
+  ASSERT_GE(lines->size(), 5u);
+  EXPECT_EQ((*lines)[0], "export PATH=/usr/local/cuda-12.1/bin:$PATH");
+  EXPECT_EQ((*lines)[1], "export LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}");
+  EXPECT_EQ((*lines)[2], "export CUDA_HOME=/usr/local/cuda-12.1");
+  EXPECT_EQ((*lines)[4], "# sudo ln -sfn /usr/local/cuda-12.1 /usr/local/cuda");
+  auto full = envLinesFor("12.4.131", m->input());
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ((*full)[0], "export PATH=/usr/local/cuda-12.4/bin:$PATH");
+}
+
+TEST(CudaEnv, VersionNotInstalledListsInstalled) {
+  auto m = severalToolkits();
+  auto lines = envLinesFor("12.3", m->input());
+  ASSERT_FALSE(lines.ok());
+  EXPECT_HAS(lines.error(), "CUDA 12.3 is not installed");
+  EXPECT_HAS(lines.error(), "11.8 (/usr/local/cuda-11.8), 12.1 (/usr/local/cuda-12.1), 12.4 (/usr/local/cuda-12.4)");
+}
+
+TEST(CudaEnv, WarnsWhenDriverTooOld) {
+  auto m = severalToolkits();
+  m->nvml.cuda_driver_version = 11080;
+  auto lines = envLinesFor("12.1", m->input());
+  ASSERT_TRUE(lines.ok());
+  EXPECT_HAS(lines->back(), "driver version is insufficient");
+}
+
+TEST(Render, TextJsonAndExitCode) {
+  auto m = Machine::healthy();
+  m->fx.write("/proc/2345/comm", "Xorg\n");
+  m->nvml.driver_version = "550.90.07";
+  auto checks = m->run();
+  std::string text = renderText(checks, false, true);
+  EXPECT_HAS(text, "Hardware (PCI)\n");
+  EXPECT_HAS(text, "  \u2714 NVIDIA GPUs on the PCI bus: 2");
+  EXPECT_HAS(text, "  \u2718 Kernel module and userspace driver versions match");
+  EXPECT_HAS(text, "  ! No X server");
+  EXPECT_HAS(text, "      fix:\n        Reboot");
+  EXPECT_HAS(text, "Lowest failing layer: Kernel driver (kernel.version_match)");
+  EXPECT_LT(text.find("Hardware (PCI)"), text.find("Kernel driver"));
+  EXPECT_LT(text.find("Kernel driver"), text.find("Frameworks"));
+  std::string ascii = renderText(checks, false, false);
+  EXPECT_HAS(ascii, "  PASS NVIDIA GPUs on the PCI bus");
+  EXPECT_HAS(ascii, "  FAIL Kernel module");
+  EXPECT_HAS(ascii, "  WARN No X server");
+  EXPECT_EQ(ascii.find("\u2714"), std::string::npos);
+  std::string colored = renderText(checks, true, true);
+  EXPECT_HAS(colored, "\033[31m\u2718\033[0m");
+
+  auto j = toJson(checks);
+  EXPECT_EQ(j["summary"]["exit_code"], 2);
+  EXPECT_EQ(j["summary"]["first_failing_check"], "kernel.version_match");
+  bool saw = false;
+  for (const auto& c : j["checks"]) {
+    if (c["id"] == "kernel.version_match") {
+      saw = true;
+      EXPECT_EQ(c["layer"], "kernel-driver");
+      EXPECT_EQ(c["verdict"], "fail");
+      EXPECT_FALSE(c["fix"].get<std::string>().empty());
+    }
+  }
+  EXPECT_TRUE(saw);
+  EXPECT_EQ(exitCodeFor(checks), 2);
+  EXPECT_EQ(exitCodeFor({}), 0);
+  EXPECT_EQ(exitCodeFor({Check{"a", Layer::kHardware, Verdict::kWarn, "", "", "", ""},
+                         Check{"b", Layer::kHardware, Verdict::kSkip, "", "", "", ""}}),
+            1);
+  EXPECT_TRUE(localeIsUtf8({{"LANG", "en_US.UTF-8"}}));
+  EXPECT_FALSE(localeIsUtf8({{"LC_ALL", "C"}, {"LANG", "en_US.UTF-8"}}));
+  EXPECT_FALSE(localeIsUtf8({}));
+}
+
+TEST(Doctor, EmptyRootDoesNotCrash) {
+  Machine m;  // nothing at all: no /proc, no /sys, NVML not loaded
+  auto checks = m.run();
+  EXPECT_FALSE(checks.empty());
+  expectCheck(checks, "cuda_driver.nvml", Layer::kCudaDriver, Verdict::kFail);
+  std::string text = renderText(checks, false);
+  EXPECT_HAS(text, "Summary:");
+}
+
+}  // namespace
+}  // namespace gw::doctor
