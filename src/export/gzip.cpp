@@ -1,0 +1,93 @@
+#include "export/gzip.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gw::exporter {
+
+void gzipCompress(std::string_view data, std::string& out, int level) {
+  out.clear();
+  z_stream zs{};
+  // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
+  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("gzip: deflateInit2 failed");
+  out.resize(deflateBound(&zs, static_cast<uLong>(data.size())) + 32);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, Z_FINISH);
+  const std::size_t produced = out.size() - zs.avail_out;
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) throw std::runtime_error("gzip: deflate failed");
+  out.resize(produced);
+}
+
+std::string gzipCompress(std::string_view data, int level) {
+  std::string out;
+  gzipCompress(data, out, level);
+  return out;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+// q of an element's parameters ("q=0.5"); 1 when absent. "q=0", "q=0.0", "q=0.000" are refusals.
+double qOf(std::string_view params) {
+  while (!params.empty()) {
+    const std::size_t semi = params.find(';');
+    std::string_view p = trim(params.substr(0, semi));
+    params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
+    const std::size_t eq = p.find('=');
+    if (eq == std::string_view::npos || !iequals(trim(p.substr(0, eq)), "q")) continue;
+    std::string_view v = trim(p.substr(eq + 1));
+    // RFC 9110 qvalue: 0(.ddd) or 1(.000); anything else unparsable counts as 0.
+    if (v.empty()) return 0;
+    if (v[0] == '1') return 1;
+    for (char c : v.substr(1))
+      if (c != '.' && c != '0') return c >= '0' && c <= '9' ? 0.5 : 0;
+    return 0;
+  }
+  return 1;
+}
+
+}  // namespace
+
+bool acceptsGzip(std::string_view header) {
+  double gzip = -1, star = -1;
+  while (!header.empty()) {
+    const std::size_t comma = header.find(',');
+    std::string_view elem = header.substr(0, comma);
+    header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
+    const std::size_t semi = elem.find(';');
+    const std::string_view coding = trim(elem.substr(0, semi));
+    const double q = qOf(semi == std::string_view::npos ? std::string_view{} : elem.substr(semi + 1));
+    if (iequals(coding, "gzip") || iequals(coding, "x-gzip")) {
+      gzip = std::max(gzip, q);
+    } else if (coding == "*") {
+      star = std::max(star, q);
+    }
+  }
+  if (gzip >= 0) return gzip > 0;  // named explicitly: its q decides
+  return star > 0;
+}
+
+}  // namespace gw::exporter

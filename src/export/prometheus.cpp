@@ -1,0 +1,725 @@
+#include "export/prometheus.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <functional>
+
+#include "export/dcgm_compat.h"
+
+#ifndef GW_VERSION
+#define GW_VERSION "0.0.0"
+#endif
+
+namespace gw::exporter {
+namespace {
+
+using collect::GpuState;
+using collect::GpuView;
+
+constexpr std::size_t kNamings = 2;
+constexpr std::size_t kFormats = 2;
+constexpr std::size_t idx(Naming n) { return n == Naming::Dcgm ? 0 : 1; }
+constexpr std::size_t idx(Format f) { return f == Format::Text004 ? 0 : 1; }
+
+// ---------------------------------------------------------------------------------------------
+// Text helpers.
+
+// Label values: backslash, double quote and line feed are escaped (both formats); any other byte,
+// UTF-8 included, passes through.
+void appendLabelValue(std::string& out, std::string_view v) {
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const char c = v[i];
+    std::string_view rep;
+    if (c == '\\') {
+      rep = "\\\\";
+    } else if (c == '"') {
+      rep = "\\\"";
+    } else if (c == '\n') {
+      rep = "\\n";
+    } else {
+      continue;
+    }
+    out.append(v.data() + start, i - start);
+    out.append(rep);
+    start = i + 1;
+  }
+  out.append(v.data() + start, v.size() - start);
+}
+
+// HELP text: text format 0.0.4 escapes backslash and line feed; OpenMetrics also double quotes.
+void appendHelp(std::string& out, std::string_view v, Format f) {
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' && f == Format::OpenMetrics) {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+}
+
+void appendLabel(std::string& out, std::string_view name, std::string_view value) {
+  if (!out.empty() && out.back() != '{') out += ',';
+  out.append(name);
+  out += "=\"";
+  appendLabelValue(out, value);
+  out += '"';
+}
+
+template <typename Int>
+void appendInt(std::string& out, Int v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+// Shortest representation that round-trips, as Prometheus clients print floats; integral values
+// without a fraction; +Inf, -Inf and NaN spelled as both formats require.
+void appendDouble(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+    return;
+  }
+  if (v == std::trunc(v) && std::fabs(v) < 9007199254740992.0) {
+    appendInt(out, static_cast<std::int64_t>(v));
+    return;
+  }
+  char buf[40];
+  auto r = fmt::format_to_n(buf, sizeof buf, "{}", v);
+  out.append(buf, r.out);
+}
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Family descriptors, built once: the header lines per format and how to print values.
+
+enum class Kind { Gauge, Counter, Info, Unknown };
+
+// OpenMetrics # UNIT: only base units, and only when the family name ends with it.
+std::string_view unitOf(std::string_view family) {
+  static constexpr std::array<std::string_view, 8> kUnits = {"bytes_per_second", "celsius", "watts",   "joules",
+                                                             "hertz",            "bytes",   "seconds", "ratio"};
+  for (auto u : kUnits)
+    if (family.size() > u.size() + 1 && endsWith(family, u) && family[family.size() - u.size() - 1] == '_') return u;
+  return {};
+}
+
+// Header lines of a family whose samples are named `sample_name`, in one format.
+// Text004: # HELP / # TYPE on the sample name (counters keep _total, info is a gauge).
+// OpenMetrics: the family name drops _total (counter) or _info (info); # UNIT when it has one.
+std::string makeHeader(std::string_view sample_name, Kind kind, std::string_view help, Format f) {
+  std::string family(sample_name);
+  std::string_view type;
+  if (f == Format::Text004) {
+    type = kind == Kind::Counter ? "counter" : kind == Kind::Unknown ? "untyped" : "gauge";
+  } else {
+    switch (kind) {
+      case Kind::Gauge: type = "gauge"; break;
+      case Kind::Unknown: type = "unknown"; break;
+      case Kind::Counter:
+        type = "counter";
+        family.resize(family.size() - 6);  // callers guarantee the _total suffix
+        break;
+      case Kind::Info:
+        type = "info";
+        family.resize(family.size() - 5);  // callers guarantee the _info suffix
+        break;
+    }
+  }
+  std::string h = "# HELP " + family + ' ';
+  appendHelp(h, help, f);
+  h += "\n# TYPE " + family + ' ' + std::string(type) + '\n';
+  if (f == Format::OpenMetrics) {
+    if (auto u = unitOf(family); !u.empty()) h += "# UNIT " + family + ' ' + std::string(u) + '\n';
+  }
+  return h;
+}
+
+enum class ValueStyle { Native, DcgmInt, DcgmDouble };
+
+struct FieldFamily {
+  bool exported = false;  // numeric and named in this naming
+  std::string sample_name;
+  std::array<std::string, kFormats> header;
+  ValueStyle style = ValueStyle::Native;
+  double mul = 1, div = 1;  // native value = catalog value * mul / div
+};
+
+struct SelfFamily {
+  std::string sample_name;
+  std::array<std::string, kFormats> header;
+};
+SelfFamily selfFamily(std::string_view sample_name, Kind kind, std::string_view help) {
+  SelfFamily s;
+  s.sample_name = sample_name;
+  for (Format f : {Format::Text004, Format::OpenMetrics}) s.header[idx(f)] = makeHeader(sample_name, kind, help, f);
+  return s;
+}
+
+struct Tables {
+  std::array<std::vector<FieldFamily>, kNamings> fields;
+  SelfFamily gpu_up, gpu_state, sample_lag, nvml_errors;
+  SelfFamily driver_up, nvml_reinits, scrape_duration, scrapes, sample_lag_max, build_info, driver_info;
+};
+
+Tables buildTables() {
+  Tables t;
+  const auto all = fields::all();
+  for (auto& v : t.fields) v.resize(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const fields::Field& f = all[i];
+    const bool numeric = f.read_number != nullptr && f.type != fields::Type::Label;
+    if (!numeric) continue;
+
+    if (!f.dcgm_name.empty()) {
+      FieldFamily& d = t.fields[idx(Naming::Dcgm)][i];
+      d.exported = true;
+      d.sample_name = f.dcgm_name;
+      d.style = detail::dcgmValueKind(f.dcgm_id) == detail::DcgmValueKind::Double ? ValueStyle::DcgmDouble
+                                                                                  : ValueStyle::DcgmInt;
+      std::string help;
+      fields::Type type = f.type;
+      if (auto meta = detail::dcgmExporterMeta(f.dcgm_name)) {
+        help = meta->help;
+        type = meta->type;
+      } else {
+        help = f.help;
+        if (!f.unit.empty() && f.unit != "bool" && f.unit != "bitmask") help += " (in " + std::string(f.unit) + ")";
+        help += '.';
+      }
+      // In OpenMetrics a counter's samples must end in _total; dcgm-exporter's counter names do
+      // not, so they are declared unknown there and keep their exact names.
+      const Kind text_kind = type == fields::Type::Counter ? Kind::Counter : Kind::Gauge;
+      const Kind om_kind = text_kind == Kind::Counter && !endsWith(f.dcgm_name, "_total") ? Kind::Unknown : text_kind;
+      d.header[idx(Format::Text004)] = makeHeader(d.sample_name, text_kind, help, Format::Text004);
+      d.header[idx(Format::OpenMetrics)] = makeHeader(d.sample_name, om_kind, help, Format::OpenMetrics);
+    }
+
+    if (!f.native_name.empty()) {
+      FieldFamily& n = t.fields[idx(Naming::Native)][i];
+      n.exported = true;
+      n.sample_name = f.native_name;
+      n.style = ValueStyle::Native;
+      // Scale by division when the scale is 1/N (0.01, 0.001): 57 / 100 prints 0.57 where
+      // 57 * 0.01 prints 0.5700000000000001.
+      if (f.native_scale > 0 && f.native_scale < 1 && std::fabs(1 / f.native_scale - std::round(1 / f.native_scale)) < 1e-9) {
+        n.div = std::round(1 / f.native_scale);
+      } else {
+        n.mul = f.native_scale;
+      }
+      const bool counter = f.type == fields::Type::Counter;
+      const Kind text_kind = counter ? Kind::Counter : Kind::Gauge;
+      const Kind om_kind = counter && !endsWith(f.native_name, "_total") ? Kind::Unknown : text_kind;
+      n.header[idx(Format::Text004)] = makeHeader(n.sample_name, text_kind, f.help, Format::Text004);
+      n.header[idx(Format::OpenMetrics)] = makeHeader(n.sample_name, om_kind, f.help, Format::OpenMetrics);
+    }
+  }
+
+  t.gpu_up = selfFamily("gpuwarden_gpu_up", Kind::Gauge,
+                        "1 when the GPU answers within its deadline; 0 when it is stalled, lost or down");
+  t.gpu_state = selfFamily("gpuwarden_gpu_state", Kind::Gauge,
+                           "State of the GPU as the sampler sees it: 1 for the current state, 0 for the others");
+  t.sample_lag = selfFamily("gpuwarden_sample_lag_seconds", Kind::Gauge,
+                            "Seconds since the last complete sampling pass of the GPU");
+  t.nvml_errors = selfFamily("gpuwarden_nvml_errors_total", Kind::Counter,
+                             "NVML calls on the GPU that failed (unsupported fields not counted)");
+  t.driver_up = selfFamily("gpuwarden_driver_up", Kind::Gauge, "1 when the NVIDIA driver (NVML) is loaded and answering");
+  t.nvml_reinits = selfFamily("gpuwarden_nvml_reinits_total", Kind::Counter,
+                              "Times the agent re-initialised NVML (driver reloads, lost GPUs)");
+  t.scrape_duration = selfFamily("gpuwarden_scrape_duration_seconds", Kind::Gauge,
+                                 "Time the previous /metrics scrape took to render and send");
+  t.scrapes = selfFamily("gpuwarden_scrapes_total", Kind::Counter, "/metrics scrapes served");
+  t.sample_lag_max = selfFamily("gpuwarden_sample_lag_max_seconds", Kind::Gauge,
+                                "Largest sampling lag over all GPUs, as the sampler measured it");
+  t.build_info = selfFamily("gpuwarden_build_info", Kind::Info, "gpuwarden build information");
+  t.driver_info = selfFamily("gpuwarden_driver_info", Kind::Info, "NVIDIA driver, NVML and CUDA driver versions");
+  return t;
+}
+
+const Tables& tables() {
+  static const Tables t = buildTables();
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Labels.
+
+constexpr std::array<std::string_view, 5> kCommonReserved = {"state", "version", "driver_version", "nvml_version",
+                                                             "cuda_driver_version"};
+constexpr std::array<std::string_view, 9> kDcgmLabels = {"gpu",           "UUID",     "pci_bus_id",
+                                                         "device",        "modelName", "GPU_I_PROFILE",
+                                                         "GPU_I_ID",      "Hostname", "DCGM_FI_DRIVER_VERSION"};
+constexpr std::array<std::string_view, 7> kNativeLabels = {"gpu",  "uuid",       "pci_bus_id",     "model",
+                                                           "mig_profile", "gpu_instance_id", "hostname"};
+
+const GpuView* findParent(const std::vector<GpuView>& gpus, const GpuView& mig) {
+  if (mig.id.parent_uuid.empty()) return nullptr;
+  for (const auto& g : gpus)
+    if (!g.id.is_mig && g.id.uuid == mig.id.parent_uuid) return &g;
+  return nullptr;
+}
+
+// Appends the extra labels (already validated) to a label set, in name order; `insert` (name,
+// value) is merged in at its sorted place when its name is not empty.
+void appendExtras(std::string& out, const ExportOptions& o, std::string_view insert_name, std::string_view insert_value) {
+  bool inserted = insert_name.empty();
+  for (const auto& [k, v] : o.extra_labels) {
+    if (!isValidExtraLabel(k, o.naming)) continue;
+    if (!inserted && insert_name < std::string_view(k)) {
+      appendLabel(out, insert_name, insert_value);
+      inserted = true;
+    }
+    appendLabel(out, k, v);
+  }
+  if (!inserted) appendLabel(out, insert_name, insert_value);
+}
+
+// One GPU's identity labels, without braces. `out` is scratch: appendLabel() only looks at its
+// last byte, so label sets are built back to back with a '{' sentinel before each.
+void appendGpuLabels(std::string& out, const std::vector<GpuView>& gpus, const GpuView& g,
+                     const collect::AgentStats& agent, const ExportOptions& o) {
+  const collect::GpuIdentity& id = g.id;
+  const GpuView* parent = id.is_mig ? findParent(gpus, g) : nullptr;
+  const collect::GpuIdentity& hw = parent ? parent->id : id;  // board identity (model, PCI, device)
+  char index[16];
+  auto r = std::to_chars(index, index + sizeof index, id.index);
+  const std::string_view index_sv(index, static_cast<std::size_t>(r.ptr - index));
+  char gi[16];
+  auto r2 = std::to_chars(gi, gi + sizeof gi, id.gpu_instance_id);
+  const std::string_view gi_sv(gi, static_cast<std::size_t>(r2.ptr - gi));
+
+  if (o.naming == Naming::Dcgm) {
+    // dcgm-exporter: gpu, UUID, pci_bus_id, device, modelName, [GPU_I_PROFILE, GPU_I_ID],
+    // [Hostname], then label fields and extra labels in name order. A MIG device carries its
+    // parent's index, UUID, bus id, device and model; GPU_I_* tell it apart.
+    appendLabel(out, "gpu", index_sv);
+    appendLabel(out, "UUID", id.is_mig ? (parent ? parent->id.uuid : id.parent_uuid.empty() ? id.uuid : id.parent_uuid) : id.uuid);
+    appendLabel(out, "pci_bus_id", hw.pci_bus_id);
+    if (!hw.device.empty()) {
+      appendLabel(out, "device", hw.device);
+    } else {
+      char dev[24] = "nvidia";
+      auto rd = std::to_chars(dev + 6, dev + sizeof dev, id.index);
+      appendLabel(out, "device", std::string_view(dev, static_cast<std::size_t>(rd.ptr - dev)));
+    }
+    appendLabel(out, "modelName", hw.name);
+    if (id.is_mig) {
+      appendLabel(out, "GPU_I_PROFILE", id.mig_profile);
+      appendLabel(out, "GPU_I_ID", gi_sv);
+    }
+    if (!agent.hostname.empty()) appendLabel(out, "Hostname", agent.hostname);
+    const bool driver = o.dcgm_driver_version_label && !agent.driver_version.empty();
+    appendExtras(out, o, driver ? "DCGM_FI_DRIVER_VERSION" : "", agent.driver_version);
+  } else {
+    appendLabel(out, "gpu", index_sv);
+    appendLabel(out, "uuid", id.uuid);
+    appendLabel(out, "pci_bus_id", hw.pci_bus_id);
+    appendLabel(out, "model", hw.name);
+    if (id.is_mig) {
+      appendLabel(out, "mig_profile", id.mig_profile);
+      appendLabel(out, "gpu_instance_id", gi_sv);
+    }
+    if (!agent.hostname.empty()) appendLabel(out, "hostname", agent.hostname);
+    appendExtras(out, o, "", "");
+  }
+}
+
+// Per-thread scratch, kept between scrapes so that steady-state rendering does not allocate.
+struct Scratch {
+  std::string labels;                    // every selected GPU's label set, back to back
+  std::vector<std::size_t> begin, end;   // spans in `labels`
+  std::vector<const GpuView*> views;     // selected GPUs
+  std::vector<char> serve;               // its field values may be served (it and its parent are up)
+  std::string agent_labels;              // extra labels only, for agent-level series
+};
+thread_local Scratch t_scratch;
+
+// `name{labels[,extra]} ` — braces left out when there are no labels at all.
+void appendSeriesStart(std::string& out, std::string_view name, std::string_view labels,
+                       std::string_view extra_name = {}, std::string_view extra_value = {}) {
+  out.append(name);
+  if (labels.empty() && extra_name.empty()) {
+    out += ' ';
+    return;
+  }
+  out += '{';
+  out.append(labels);
+  if (!extra_name.empty()) {
+    if (!labels.empty()) out += ',';
+    out.append(extra_name);
+    out += "=\"";
+    appendLabelValue(out, extra_value);
+    out += '"';
+  }
+  out += "} ";
+}
+
+// Appends a field value; false when it cannot be printed in this style (the caller drops the line).
+bool appendFieldValue(std::string& out, const FieldFamily& ff, double v) {
+  switch (ff.style) {
+    case ValueStyle::Native: {
+      double x = v * ff.mul;
+      if (ff.div != 1) x /= ff.div;
+      appendDouble(out, x);
+      return true;
+    }
+    case ValueStyle::DcgmInt:
+      // dcgm-exporter prints DCGM_FT_INT64 values with %d.
+      if (!std::isfinite(v) || std::fabs(v) >= 9.2e18) return false;
+      appendInt(out, static_cast<std::int64_t>(std::llround(v)));
+      return true;
+    case ValueStyle::DcgmDouble:
+      // … and DCGM_FT_DOUBLE ones with %f (six decimals).
+      if (std::isnan(v)) {
+        out += "NaN";
+      } else if (std::isinf(v)) {
+        out += v > 0 ? "+Inf" : "-Inf";
+      } else {
+        fmt::format_to(std::back_inserter(out), "{:.6f}", v);
+      }
+      return true;
+  }
+  return false;
+}
+
+constexpr std::array<GpuState, 4> kStates = {GpuState::Up, GpuState::Stalled, GpuState::Lost, GpuState::Down};
+constexpr std::string_view stateLabel(GpuState s) {
+  switch (s) {
+    case GpuState::Up: return "up";
+    case GpuState::Stalled: return "stalled";
+    case GpuState::Lost: return "lost";
+    case GpuState::Down: return "down";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const collect::AgentStats& agent,
+                   const SelfMetrics& self, const ExportOptions& o, Format f) {
+  const Tables& t = tables();
+  const auto& fams = t.fields[idx(o.naming)];
+  const std::size_t fi = idx(f);
+  Scratch& s = t_scratch;
+
+  // Label sets, once per GPU.
+  s.labels.clear();
+  s.begin.clear();
+  s.end.clear();
+  s.views.clear();
+  s.serve.clear();
+  for (const auto& g : gpus) {
+    if (g.id.is_mig && !o.include_mig) continue;
+    s.labels += '{';  // sentinel so that the first label gets no comma
+    s.begin.push_back(s.labels.size());
+    appendGpuLabels(s.labels, gpus, g, agent, o);
+    s.end.push_back(s.labels.size());
+    s.views.push_back(&g);
+    const GpuView* parent = g.id.is_mig ? findParent(gpus, g) : nullptr;
+    s.serve.push_back(g.state == GpuState::Up && (parent == nullptr || parent->state == GpuState::Up));
+  }
+  auto labelsOf = [&](std::size_t i) {
+    return std::string_view(s.labels).substr(s.begin[i], s.end[i] - s.begin[i]);
+  };
+  s.agent_labels.clear();
+  s.agent_labels += '{';
+  appendExtras(s.agent_labels, o, "", "");
+  const std::string_view agent_labels = std::string_view(s.agent_labels).substr(1);
+
+  // Field families, in catalog order (or the order asked for).
+  const auto all = fields::all();
+  auto emitField = [&](std::size_t field_index) {
+    const FieldFamily& ff = fams[field_index];
+    const std::size_t mark = out.size();
+    out += ff.header[fi];
+    bool any = false;
+    for (std::size_t i = 0; i < s.views.size(); ++i) {
+      const GpuView& g = *s.views[i];
+      if (!s.serve[i]) continue;  // stale values are not served as fresh
+      if (field_index >= g.values.size()) continue;
+      const collect::FieldValue& v = g.values[field_index];
+      if (!v.valid) continue;
+      const std::size_t line = out.size();
+      appendSeriesStart(out, ff.sample_name, labelsOf(i));
+      if (!appendFieldValue(out, ff, v.value)) {
+        out.resize(line);
+        continue;
+      }
+      out += '\n';
+      any = true;
+    }
+    if (!any) out.resize(mark);
+  };
+  if (o.fields.empty()) {
+    for (std::size_t i = 0; i < fams.size(); ++i)
+      if (fams[i].exported) emitField(i);
+  } else {
+    std::bitset<1024> seen;
+    const std::less<const fields::Field*> before;
+    for (const fields::Field* p : o.fields) {
+      if (p == nullptr || before(p, all.data()) || !before(p, all.data() + all.size())) continue;
+      const std::size_t i = fields::indexOf(*p);
+      if (i >= seen.size() || seen.test(i) || !fams[i].exported) continue;
+      seen.set(i);
+      emitField(i);
+    }
+  }
+
+  // Per-GPU state, present whatever the state.
+  if (!s.views.empty()) {
+    out += t.gpu_up.header[fi];
+    for (std::size_t i = 0; i < s.views.size(); ++i) {
+      appendSeriesStart(out, t.gpu_up.sample_name, labelsOf(i));
+      out += s.views[i]->state == GpuState::Up ? "1\n" : "0\n";
+    }
+    out += t.gpu_state.header[fi];
+    for (std::size_t i = 0; i < s.views.size(); ++i) {
+      for (GpuState st : kStates) {
+        appendSeriesStart(out, t.gpu_state.sample_name, labelsOf(i), "state", stateLabel(st));
+        out += s.views[i]->state == st ? "1\n" : "0\n";
+      }
+    }
+    std::int64_t now_ms = self.now_ms;
+    if (now_ms == 0)
+      now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+    const std::size_t mark = out.size();
+    out += t.sample_lag.header[fi];
+    bool any = false;
+    for (std::size_t i = 0; i < s.views.size(); ++i) {
+      const std::int64_t last = s.views[i]->last_sample_ms;
+      if (last <= 0) continue;  // never sampled: no lag to report
+      appendSeriesStart(out, t.sample_lag.sample_name, labelsOf(i));
+      appendDouble(out, static_cast<double>(std::max<std::int64_t>(0, now_ms - last)) / 1000.0);
+      out += '\n';
+      any = true;
+    }
+    if (!any) out.resize(mark);
+    out += t.nvml_errors.header[fi];
+    for (std::size_t i = 0; i < s.views.size(); ++i) {
+      appendSeriesStart(out, t.nvml_errors.sample_name, labelsOf(i));
+      appendInt(out, s.views[i]->nvml_errors);
+      out += '\n';
+    }
+  }
+
+  // Agent-level series.
+  auto single = [&](const SelfFamily& fam, auto&& appendValue) {
+    out += fam.header[fi];
+    appendSeriesStart(out, fam.sample_name, agent_labels);
+    appendValue();
+    out += '\n';
+  };
+  single(t.driver_up, [&] { out += agent.driver_up ? '1' : '0'; });
+  single(t.nvml_reinits, [&] { appendInt(out, agent.nvml_reinits); });
+  single(t.scrape_duration, [&] { appendDouble(out, self.last_scrape_duration_seconds); });
+  single(t.scrapes, [&] { appendInt(out, self.scrapes); });
+  single(t.sample_lag_max, [&] { appendDouble(out, self.sample_lag_seconds_max); });
+
+  out += t.build_info.header[fi];
+  out += t.build_info.sample_name;
+  out += '{';
+  appendLabel(out, "version", self.version.empty() ? std::string_view(GW_VERSION) : self.version);
+  if (!agent_labels.empty()) {
+    out += ',';
+    out.append(agent_labels);
+  }
+  out += "} 1\n";
+
+  if (!agent.driver_version.empty()) {
+    out += t.driver_info.header[fi];
+    out += t.driver_info.sample_name;
+    out += '{';
+    appendLabel(out, "driver_version", agent.driver_version);
+    if (!agent.nvml_version.empty()) appendLabel(out, "nvml_version", agent.nvml_version);
+    if (agent.cuda_driver_version > 0) {
+      // NVML's encoding: 12040 is CUDA 12.4.
+      char buf[32];
+      auto r = fmt::format_to_n(buf, sizeof buf, "{}.{}", agent.cuda_driver_version / 1000,
+                                (agent.cuda_driver_version % 1000) / 10);
+      appendLabel(out, "cuda_driver_version", std::string_view(buf, r.size));
+    }
+    if (!agent_labels.empty()) {
+      out += ',';
+      out.append(agent_labels);
+    }
+    out += "} 1\n";
+  }
+
+  if (f == Format::OpenMetrics) out += "# EOF\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Negotiation.
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+double parseQ(std::string_view v) {
+  double q = 1;
+  std::string s(trim(v));
+  auto r = std::from_chars(s.data(), s.data() + s.size(), q);
+  if (r.ec != std::errc() || q < 0) return 0;
+  return std::min(q, 1.0);
+}
+
+// Calls fn(token, params) for each comma-separated element of an HTTP list header, where params
+// is the text after the first ';'.
+template <typename Fn>
+void forEachElement(std::string_view header, Fn&& fn) {
+  while (!header.empty()) {
+    const std::size_t comma = header.find(',');
+    std::string_view elem = header.substr(0, comma);
+    header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
+    const std::size_t semi = elem.find(';');
+    const std::string_view token = trim(elem.substr(0, semi));
+    const std::string_view params = semi == std::string_view::npos ? std::string_view{} : elem.substr(semi + 1);
+    if (!token.empty()) fn(token, params);
+  }
+}
+
+// Calls fn(name, value) for each ;-separated parameter.
+template <typename Fn>
+void forEachParam(std::string_view params, Fn&& fn) {
+  while (!params.empty()) {
+    const std::size_t semi = params.find(';');
+    std::string_view p = params.substr(0, semi);
+    params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
+    const std::size_t eq = p.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view value = trim(p.substr(eq + 1));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    fn(trim(p.substr(0, eq)), value);
+  }
+}
+
+}  // namespace
+
+Format negotiateFormat(std::string_view accept) {
+  double q_om = -1, q_text = -1;
+  forEachElement(accept, [&](std::string_view type, std::string_view params) {
+    double q = 1;
+    std::string_view version;
+    forEachParam(params, [&](std::string_view k, std::string_view v) {
+      if (iequals(k, "q")) q = parseQ(v);
+      if (iequals(k, "version")) version = v;
+    });
+    if (iequals(type, "application/openmetrics-text")) {
+      // We produce 1.0.0, which Prometheus also accepts where it asks for 0.0.1.
+      if (version.empty() || version == "1.0.0" || version == "0.0.1") q_om = std::max(q_om, q);
+    } else if (iequals(type, "text/plain")) {
+      if (version.empty() || version == "0.0.4") q_text = std::max(q_text, q);
+    } else if (iequals(type, "*/*") || iequals(type, "text/*")) {
+      q_text = std::max(q_text, q);
+    }
+  });
+  return q_om > 0 && q_om >= q_text ? Format::OpenMetrics : Format::Text004;
+}
+
+std::string_view contentType(Format f) {
+  return f == Format::OpenMetrics ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+                                  : "text/plain; version=0.0.4; charset=utf-8";
+}
+
+std::optional<Naming> parseNaming(std::string_view s) {
+  if (iequals(s, "dcgm")) return Naming::Dcgm;
+  if (iequals(s, "native")) return Naming::Native;
+  return std::nullopt;
+}
+
+std::string_view namingName(Naming n) { return n == Naming::Dcgm ? "dcgm" : "native"; }
+
+bool isValidLabelName(std::string_view name) {
+  if (name.empty()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool digit = c >= '0' && c <= '9';
+    if (!(alpha || (digit && i > 0))) return false;
+  }
+  return true;
+}
+
+bool isValidExtraLabel(std::string_view name, Naming n) {
+  if (!isValidLabelName(name) || name.substr(0, 2) == "__") return false;
+  for (auto r : kCommonReserved)
+    if (r == name) return false;
+  if (n == Naming::Dcgm) {
+    for (auto r : kDcgmLabels)
+      if (r == name) return false;
+  } else {
+    for (auto r : kNativeLabels)
+      if (r == name) return false;
+  }
+  return true;
+}
+
+std::string_view metricName(const fields::Field& f, Naming n) {
+  if (f.read_number == nullptr || f.type == fields::Type::Label) return {};
+  return n == Naming::Dcgm ? f.dcgm_name : f.native_name;
+}
+
+std::string renderMetricsTableMarkdown() {
+  std::string out =
+      "| key | dcgm-exporter name | dcgm type | dcgm unit | native name | native type | scale | help |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  const Tables& t = tables();
+  const auto all = fields::all();
+  auto typeOf = [](const std::string& header) {
+    // The Text004 header's TYPE word.
+    const auto pos = header.rfind(' ');
+    return header.substr(pos + 1, header.size() - pos - 2);
+  };
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const fields::Field& f = all[i];
+    const FieldFamily& d = t.fields[idx(Naming::Dcgm)][i];
+    const FieldFamily& n = t.fields[idx(Naming::Native)][i];
+    if (!d.exported && !n.exported) continue;
+    out += "| `" + std::string(f.key) + "` | ";
+    out += d.exported ? "`" + d.sample_name + "` | " + typeOf(d.header[0]) + " | " + std::string(f.unit) + " | "
+                      : std::string(" |  |  | ");
+    char scale[32];
+    auto r = fmt::format_to_n(scale, sizeof scale, "{}", f.native_scale);
+    out += n.exported ? "`" + n.sample_name + "` | " + typeOf(n.header[0]) + " | " + std::string(scale, r.size) + " | "
+                      : std::string(" |  |  | ");
+    out += std::string(f.help) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace gw::exporter

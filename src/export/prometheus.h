@@ -1,0 +1,82 @@
+// The /metrics exporter: renders the sampler's per-GPU views as Prometheus text format 0.0.4 or
+// OpenMetrics 1.0, in dcgm-exporter's naming (drop-in for existing dashboards and alert rules) or
+// in gpuwarden's native, base-unit naming. A pure function of its inputs: no NVML, no HTTP, no
+// clock unless SelfMetrics::now_ms is left at 0.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collect/gpu_view.h"
+#include "fields/catalog.h"
+
+namespace gw::exporter {
+
+enum class Naming {
+  Dcgm,    // DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-…",pci_bus_id=…,device=…,modelName=…,Hostname=…}
+  Native,  // gpuwarden_gpu_temperature_celsius{gpu="0",uuid="GPU-…",pci_bus_id=…,model=…,hostname=…}
+};
+enum class Format { Text004, OpenMetrics };
+
+struct ExportOptions {
+  Naming naming = Naming::Dcgm;
+  // Which fields to export; empty = every numeric catalog field that has a name in this naming.
+  // Label fields, fields without a name in this naming and duplicates are ignored.
+  std::vector<const fields::Field*> fields;
+  // Added to every series (e.g. cluster="a"). Names that are not valid Prometheus label names,
+  // start with "__", or collide with a label the exporter sets itself are ignored; validate
+  // configuration with isValidExtraLabel() to refuse them up front.
+  std::map<std::string, std::string> extra_labels;
+  bool include_mig = true;
+  // Dcgm naming only: add DCGM_FI_DRIVER_VERSION="…" to each GPU series, as dcgm-exporter does
+  // with its default metric list (dcp-metrics-included.csv, the one the GPU Operator and the Helm
+  // chart deploy). Off matches a dcgm-exporter run with etc/default-counters.csv.
+  bool dcgm_driver_version_label = true;
+};
+
+struct SelfMetrics {
+  double last_scrape_duration_seconds = 0;  // how long the previous scrape took to render and send
+  double sample_lag_seconds_max = 0;        // the sampler's worst lag over all GPUs
+  std::uint64_t scrapes = 0;                // scrapes served so far
+  std::int64_t now_ms = 0;                  // wall clock of this scrape (ms since epoch); 0: read it
+  std::string_view version;                 // gpuwarden's version; empty: the build's version
+};
+
+// Appends the exposition to `out`. Reuse `out` (cleared) between scrapes: once it and the
+// exporter's thread-local scratch have grown to the size of a scrape, rendering allocates nothing.
+//
+// Rules: a field value that is not valid is omitted (never printed as 0); a GPU that is not Up
+// (stalled, lost, down) has its field series omitted (stale values are not served as fresh) but
+// its state series (gpuwarden_gpu_up, gpuwarden_gpu_state, …) are present. Every family is
+// contiguous, with one HELP/TYPE (and UNIT in OpenMetrics), and is left out when it has no series.
+// OpenMetrics output ends with "# EOF".
+void renderMetrics(std::string& out, const std::vector<collect::GpuView>& gpus, const collect::AgentStats& agent,
+                   const SelfMetrics& self, const ExportOptions& o, Format f);
+
+// OpenMetrics when the scraper asks for application/openmetrics-text at least as strongly as for
+// text/plain (Prometheus ≥ 2.5 does), else Text004.
+Format negotiateFormat(std::string_view accept_header);
+std::string_view contentType(Format f);
+
+// "dcgm" / "native" (the values of --metrics-naming).
+std::optional<Naming> parseNaming(std::string_view s);
+std::string_view namingName(Naming n);
+
+bool isValidLabelName(std::string_view name);
+// True when `name` may be used as an extra label in this naming (valid, not reserved, not set by
+// the exporter itself).
+bool isValidExtraLabel(std::string_view name, Naming n);
+
+// The metric name a field is exported under in a naming ("" when it has none). For Native
+// counters this is the sample name, ending in _total.
+std::string_view metricName(const fields::Field& f, Naming n);
+
+// The Markdown mapping table of docs/metrics.md (between its GENERATED markers), rendered from
+// the catalog; a test keeps the file in sync.
+std::string renderMetricsTableMarkdown();
+
+}  // namespace gw::exporter

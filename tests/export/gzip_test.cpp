@@ -1,0 +1,80 @@
+// gzip for /metrics: round trip through zlib, and Accept-Encoding parsing.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include "export/export_fixture.h"
+#include "export/gzip.h"
+#include "export/prometheus.h"
+
+namespace gw::exporter {
+namespace {
+
+std::string gunzip(const std::string& gz) {
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);  // gzip only
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  zs.avail_in = static_cast<uInt>(gz.size());
+  std::string out;
+  char buf[16384];
+  int rc;
+  do {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - zs.avail_out);
+  } while (rc == Z_OK);
+  EXPECT_EQ(rc, Z_STREAM_END);
+  EXPECT_EQ(zs.avail_in, 0u) << "trailing bytes after the gzip member";
+  inflateEnd(&zs);
+  return out;
+}
+
+TEST(Gzip, RoundTripOfAScrape) {
+  using namespace gw::exporter::testing;
+  std::string text;
+  SelfMetrics s;
+  s.now_ms = kNowMs;
+  renderMetrics(text, makeNode(), makeAgent(), s, {}, Format::Text004);
+  const std::string gz = gzipCompress(text);
+  ASSERT_GE(gz.size(), 18u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);  // gzip magic
+  EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+  EXPECT_LT(gz.size() * 5, text.size()) << "metrics text should compress well";
+  EXPECT_EQ(gunzip(gz), text);
+  // Every level, and the buffer-reusing overload.
+  std::string buf = "garbage";
+  for (int level : {0, 1, 6, 9}) {
+    gzipCompress(text, buf, level);
+    EXPECT_EQ(gunzip(buf), text) << level;
+  }
+}
+
+TEST(Gzip, EmptyAndBinaryInput) {
+  EXPECT_EQ(gunzip(gzipCompress("")), "");
+  std::string bin;
+  for (int i = 0; i < 100000; ++i) bin += static_cast<char>((i * 7919) & 0xff);
+  EXPECT_EQ(gunzip(gzipCompress(bin)), bin);
+}
+
+TEST(Gzip, AcceptEncoding) {
+  EXPECT_TRUE(acceptsGzip("gzip"));                    // Prometheus
+  EXPECT_TRUE(acceptsGzip("gzip, deflate, br, zstd"));  // browsers
+  EXPECT_TRUE(acceptsGzip("GZIP"));
+  EXPECT_TRUE(acceptsGzip("x-gzip"));
+  EXPECT_TRUE(acceptsGzip("deflate, gzip;q=1.0, *;q=0.5"));
+  EXPECT_TRUE(acceptsGzip("gzip;q=0.5"));
+  EXPECT_TRUE(acceptsGzip("gzip; Q=0.001"));
+  EXPECT_TRUE(acceptsGzip("*"));
+  EXPECT_TRUE(acceptsGzip("identity, *;q=0.1"));
+  EXPECT_FALSE(acceptsGzip(""));
+  EXPECT_FALSE(acceptsGzip("identity"));
+  EXPECT_FALSE(acceptsGzip("deflate, br"));
+  EXPECT_FALSE(acceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(acceptsGzip("gzip;q=0.000"));
+  EXPECT_FALSE(acceptsGzip("gzip;q=0, *"));  // explicit refusal wins over the wildcard
+  EXPECT_FALSE(acceptsGzip("*;q=0"));
+  EXPECT_FALSE(acceptsGzip("gzipper"));
+}
+
+}  // namespace
+}  // namespace gw::exporter

@@ -1,0 +1,536 @@
+// The /metrics exporter: exact lines in both namings and formats, MIG, lost/stalled GPUs,
+// omitted invalid values, escaping, family structure, extra labels, field selection,
+// negotiation, docs/metrics.md in sync.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "export/export_fixture.h"
+#include "export/exposition_parser.h"
+#include "export/prometheus.h"
+
+namespace gw::exporter {
+namespace {
+
+using namespace gw::exporter::testing;
+
+const std::string kGpu0Dcgm = "gpu=\"0\",UUID=\"" + gpuUuid(0) +
+                              "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+                              "HBM3\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\"";
+const std::string kGpu0Native =
+    "gpu=\"0\",uuid=\"" + gpuUuid(0) + "\",pci_bus_id=\"00000000:18:00.0\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\"";
+
+SelfMetrics self() {
+  SelfMetrics s;
+  s.last_scrape_duration_seconds = 0.000042;
+  s.sample_lag_seconds_max = 60;
+  s.scrapes = 12;
+  s.now_ms = kNowMs;
+  s.version = "0.1.0";
+  return s;
+}
+
+std::string render(Naming n, Format f, const std::vector<collect::GpuView>& gpus = makeNode(),
+                   ExportOptions o = {}, const collect::AgentStats& agent = makeAgent()) {
+  o.naming = n;
+  std::string out;
+  renderMetrics(out, gpus, agent, self(), o, f);
+  return out;
+}
+
+bool hasLine(const std::string& text, const std::string& line) {
+  if (text.compare(0, line.size() + 1, line + "\n") == 0) return true;
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+std::size_t countLinesStartingWith(const std::string& text, const std::string& prefix) {
+  std::size_t n = 0;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (l.compare(0, prefix.size(), prefix) == 0) ++n;
+  return n;
+}
+
+#define EXPECT_LINE(text, line) EXPECT_TRUE(hasLine(text, line)) << "missing line: " << (line) << "\n--- output ---\n" << (text)
+#define EXPECT_NO_LINE(text, line) EXPECT_FALSE(hasLine(text, line)) << "unexpected line: " << (line)
+
+// ---------------------------------------------------------------------------------------------
+// Dcgm naming.
+
+TEST(DcgmNaming, ExactSeriesLikeDcgmExporter) {
+  const std::string t = render(Naming::Dcgm, Format::Text004);
+  EXPECT_LINE(t, "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).");
+  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_GPU_TEMP gauge");
+  EXPECT_LINE(t, "DCGM_FI_DEV_GPU_TEMP{" + kGpu0Dcgm + "} 45");
+  // Power is DCGM_FT_DOUBLE: dcgm-exporter prints it with %f.
+  EXPECT_LINE(t, "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).");
+  EXPECT_LINE(t, "DCGM_FI_DEV_POWER_USAGE{" + kGpu0Dcgm + "} 412.345000");
+  EXPECT_LINE(t, "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).");
+  EXPECT_LINE(t, "DCGM_FI_DEV_FB_USED{" + kGpu0Dcgm + "} 12345");
+  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter");
+  EXPECT_LINE(t, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" + kGpu0Dcgm + "} 123456789");
+  EXPECT_LINE(t, "DCGM_FI_DEV_GPU_UTIL{" + kGpu0Dcgm + "} 57");
+  // dcgm-exporter's declarations, even where the catalog disagrees (a KB/s rate as counter).
+  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_PCIE_TX_THROUGHPUT counter");
+  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS counter");
+  // A field dcgm-exporter does not ship keeps the catalog's type and help.
+  EXPECT_LINE(t, "# HELP DCGM_FI_DEV_PSTATE Performance state number, 0 is maximum performance.");
+  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_PSTATE gauge");
+  EXPECT_LINE(t, "DCGM_FI_DEV_SM_CLOCK{gpu=\"7\",UUID=\"" + gpuUuid(7) +
+                     "\",pci_bus_id=\"00000000:DB:00.0\",device=\"nvidia7\",modelName=\"NVIDIA H100 80GB "
+                     "HBM3\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 1980");
+  EXPECT_EQ(t.find("# EOF"), std::string::npos);
+}
+
+TEST(DcgmNaming, MigDeviceCarriesParentIdentityAndInstanceLabels) {
+  const std::string t = render(Naming::Dcgm, Format::Text004);
+  const std::string mig = "gpu=\"0\",UUID=\"" + gpuUuid(0) +
+                          "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+                          "HBM3\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"5\",Hostname=\"node1\","
+                          "DCGM_FI_DRIVER_VERSION=\"550.54.15\"";
+  EXPECT_LINE(t, "DCGM_FI_DEV_FB_USED{" + mig + "} 9728");
+  EXPECT_LINE(t, "DCGM_FI_DEV_FB_TOTAL{" + mig + "} 9984");
+  EXPECT_EQ(t.find("DCGM_FI_DEV_GPU_TEMP{" + mig), std::string::npos) << "MIG has no temperature of its own";
+  EXPECT_LINE(t, "gpuwarden_gpu_up{" + mig + "} 1");
+}
+
+TEST(DcgmNaming, DriverVersionLabelCanBeTurnedOff) {
+  ExportOptions o;
+  o.dcgm_driver_version_label = false;
+  const std::string t = render(Naming::Dcgm, Format::Text004, makeNode(), o);
+  EXPECT_EQ(t.find("DCGM_FI_DRIVER_VERSION="), std::string::npos);
+  EXPECT_LINE(t, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"" + gpuUuid(0) +
+                     "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+                     "HBM3\",Hostname=\"node1\"} 45");
+}
+
+TEST(DcgmNaming, NoHostnameLabelWhenHostnameUnknown) {
+  auto agent = makeAgent();
+  agent.hostname.clear();
+  const std::string t = render(Naming::Dcgm, Format::Text004, makeNode(), {}, agent);
+  EXPECT_EQ(t.find("Hostname="), std::string::npos);
+}
+
+TEST(DcgmNaming, OpenMetricsKeepsDcgmSeriesNames) {
+  const std::string t = render(Naming::Dcgm, Format::OpenMetrics);
+  // OpenMetrics counters must end in _total; dcgm-exporter's do not, so they are declared unknown
+  // and keep the names dashboards query.
+  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION unknown");
+  EXPECT_LINE(t, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" + kGpu0Dcgm + "} 123456789");
+  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_GPU_TEMP gauge");
+  EXPECT_LINE(t, "DCGM_FI_DEV_GPU_TEMP{" + kGpu0Dcgm + "} 45");
+  EXPECT_LINE(t, "# TYPE gpuwarden_nvml_errors counter");
+  EXPECT_LINE(t, "gpuwarden_nvml_errors_total{" + kGpu0Dcgm + "} 0");
+  EXPECT_TRUE(t.size() >= 6 && t.substr(t.size() - 6) == "# EOF\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Native naming.
+
+TEST(NativeNaming, BaseUnitsAndSnakeCaseLabels) {
+  const std::string t = render(Naming::Native, Format::Text004);
+  EXPECT_LINE(t, "# HELP gpuwarden_gpu_temperature_celsius GPU core temperature");
+  EXPECT_LINE(t, "# TYPE gpuwarden_gpu_temperature_celsius gauge");
+  EXPECT_LINE(t, "gpuwarden_gpu_temperature_celsius{" + kGpu0Native + "} 45");
+  EXPECT_LINE(t, "gpuwarden_gpu_memory_used_bytes{" + kGpu0Native + "} 12944670720");  // 12345 MiB
+  EXPECT_LINE(t, "gpuwarden_gpu_utilization_ratio{" + kGpu0Native + "} 0.57");
+  EXPECT_LINE(t, "gpuwarden_gpu_power_watts{" + kGpu0Native + "} 412.345");
+  EXPECT_LINE(t, "gpuwarden_gpu_sm_clock_hertz{" + kGpu0Native + "} 1980000000");
+  EXPECT_LINE(t, "gpuwarden_gpu_pcie_tx_bytes_per_second{" + kGpu0Native + "} 1263616");
+  EXPECT_LINE(t, "# TYPE gpuwarden_gpu_energy_joules_total counter");
+  EXPECT_LINE(t, "gpuwarden_gpu_energy_joules_total{" + kGpu0Native + "} 123456.789");
+  EXPECT_EQ(t.find("# UNIT"), std::string::npos);
+  EXPECT_EQ(t.find("DCGM_"), std::string::npos);
+}
+
+TEST(NativeNaming, MigDeviceHasItsOwnUuidAndInstanceLabels) {
+  const std::string t = render(Naming::Native, Format::Text004);
+  EXPECT_LINE(t, "gpuwarden_gpu_memory_used_bytes{gpu=\"0\",uuid=\"" + kMigUuid +
+                     "\",pci_bus_id=\"00000000:18:00.0\",model=\"NVIDIA H100 80GB HBM3\",mig_profile=\"1g.10gb\","
+                     "gpu_instance_id=\"5\",hostname=\"node1\"} 10200547328");
+}
+
+TEST(NativeNaming, OpenMetricsFamiliesUnitsAndEof) {
+  const std::string t = render(Naming::Native, Format::OpenMetrics);
+  EXPECT_LINE(t, "# HELP gpuwarden_gpu_energy_joules Energy consumed since the driver was loaded");
+  EXPECT_LINE(t, "# TYPE gpuwarden_gpu_energy_joules counter");
+  EXPECT_LINE(t, "# UNIT gpuwarden_gpu_energy_joules joules");
+  EXPECT_LINE(t, "gpuwarden_gpu_energy_joules_total{" + kGpu0Native + "} 123456.789");
+  EXPECT_LINE(t, "# TYPE gpuwarden_gpu_temperature_celsius gauge");
+  EXPECT_LINE(t, "# UNIT gpuwarden_gpu_temperature_celsius celsius");
+  EXPECT_LINE(t, "# TYPE gpuwarden_gpu_pstate gauge");
+  EXPECT_EQ(t.find("# UNIT gpuwarden_gpu_pstate"), std::string::npos);
+  EXPECT_LINE(t, "# TYPE gpuwarden_build info");
+  EXPECT_LINE(t, "gpuwarden_build_info{version=\"0.1.0\"} 1");
+  EXPECT_LINE(t, "gpuwarden_driver_info{driver_version=\"550.54.15\",nvml_version=\"12.550.54.15\",cuda_driver_version=\"12.4\"} 1");
+  EXPECT_EQ(t.find("# EOF"), t.size() - 6) << "# EOF must be the last line, once";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Both namings.
+
+class BothNamings : public ::testing::TestWithParam<std::tuple<Naming, Format>> {
+ protected:
+  Naming naming() const { return std::get<0>(GetParam()); }
+  Format format() const { return std::get<1>(GetParam()); }
+  std::string labels(unsigned i) const {
+    if (naming() == Naming::Dcgm)
+      return "gpu=\"" + std::to_string(i) + "\",UUID=\"" + gpuUuid(i) + "\",pci_bus_id=\"" + kBusIds[i] +
+             "\",device=\"nvidia" + std::to_string(i) +
+             "\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\"";
+    return "gpu=\"" + std::to_string(i) + "\",uuid=\"" + gpuUuid(i) + "\",pci_bus_id=\"" + kBusIds[i] +
+           "\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\"";
+  }
+  std::string temp() const { return naming() == Naming::Dcgm ? "DCGM_FI_DEV_GPU_TEMP" : "gpuwarden_gpu_temperature_celsius"; }
+  std::string memTemp() const {
+    return naming() == Naming::Dcgm ? "DCGM_FI_DEV_MEMORY_TEMP" : "gpuwarden_gpu_memory_temperature_celsius";
+  }
+};
+
+TEST_P(BothNamings, StructureIsValid) {
+  const std::string t = render(naming(), format());
+  const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
+  EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+  // Every family has exactly one HELP and one TYPE (the parser refuses a second one).
+  for (const auto& fam : p.family_order) {
+    EXPECT_TRUE(p.help.count(fam)) << fam << " has no HELP";
+    EXPECT_TRUE(p.type.count(fam)) << fam << " has no TYPE";
+  }
+  EXPECT_EQ(countLinesStartingWith(t, "# HELP " + temp() + " "), 1u);
+  EXPECT_EQ(countLinesStartingWith(t, "# TYPE " + temp() + " "), 1u);
+  // 8 GPUs, 2 not up: 6 temperatures (the MIG device has none).
+  EXPECT_EQ(countLinesStartingWith(t, temp() + "{"), 6u);
+  EXPECT_GT(p.samples.size(), 200u);
+}
+
+TEST_P(BothNamings, LostAndStalledGpusKeepStateSeriesButNoValues) {
+  const std::string t = render(naming(), format());
+  EXPECT_EQ(t.find(temp() + "{" + labels(5) + "}"), std::string::npos) << "lost GPU served a stale value";
+  EXPECT_EQ(t.find(temp() + "{" + labels(6) + "}"), std::string::npos) << "stalled GPU served a stale value";
+  EXPECT_LINE(t, temp() + "{" + labels(4) + "} 49");
+
+  EXPECT_LINE(t, "gpuwarden_gpu_up{" + labels(5) + "} 0");
+  EXPECT_LINE(t, "gpuwarden_gpu_state{" + labels(5) + ",state=\"lost\"} 1");
+  EXPECT_LINE(t, "gpuwarden_gpu_state{" + labels(5) + ",state=\"up\"} 0");
+  EXPECT_LINE(t, "gpuwarden_gpu_state{" + labels(5) + ",state=\"stalled\"} 0");
+  EXPECT_LINE(t, "gpuwarden_gpu_state{" + labels(5) + ",state=\"down\"} 0");
+  EXPECT_LINE(t, "gpuwarden_gpu_up{" + labels(6) + "} 0");
+  EXPECT_LINE(t, "gpuwarden_gpu_state{" + labels(6) + ",state=\"stalled\"} 1");
+  EXPECT_LINE(t, "gpuwarden_gpu_up{" + labels(0) + "} 1");
+  EXPECT_LINE(t, "gpuwarden_gpu_state{" + labels(0) + ",state=\"up\"} 1");
+  EXPECT_LINE(t, "gpuwarden_gpu_state{" + labels(0) + ",state=\"lost\"} 0");
+  EXPECT_EQ(countLinesStartingWith(t, "gpuwarden_gpu_state{"), 9u * 4u);
+
+  EXPECT_LINE(t, "gpuwarden_sample_lag_seconds{" + labels(0) + "} 1.5");
+  EXPECT_LINE(t, "gpuwarden_sample_lag_seconds{" + labels(5) + "} 60");
+  EXPECT_LINE(t, "gpuwarden_sample_lag_seconds{" + labels(6) + "} 7.25");
+  EXPECT_LINE(t, "gpuwarden_nvml_errors_total{" + labels(5) + "} 17");
+}
+
+TEST_P(BothNamings, InvalidValueIsOmittedNotZero) {
+  const std::string t = render(naming(), format());
+  EXPECT_EQ(t.find(memTemp() + "{" + labels(3) + "}"), std::string::npos);
+  EXPECT_LINE(t, memTemp() + "{" + labels(2) + "} 54");
+  EXPECT_LINE(t, temp() + "{" + labels(3) + "} 48");
+}
+
+TEST_P(BothNamings, FamilyWithoutAnySeriesIsLeftOut) {
+  auto node = makeNode();
+  for (auto& g : node) valueOf(g, "memory_temp").valid = false;
+  const std::string t = render(naming(), format(), node);
+  EXPECT_EQ(t.find(memTemp()), std::string::npos);
+  const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
+  EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+}
+
+TEST_P(BothNamings, LabelValuesAreEscaped) {
+  auto node = makeNode();
+  const std::string model = "Weird \"H100\" \\ board\nline two \xC3\xBC\xE2\x80\x94\xE6\x97\xA5";  // ü — 日
+  node[1].id.name = model;
+  auto agent = makeAgent();
+  agent.hostname = "host\\with\"quotes";
+  const std::string t = render(naming(), format(), node, {}, agent);
+  const std::string escaped = "Weird \\\"H100\\\" \\\\ board\\nline two \xC3\xBC\xE2\x80\x94\xE6\x97\xA5";
+  const std::string model_label = naming() == Naming::Dcgm ? "modelName" : "model";
+  EXPECT_NE(t.find(model_label + "=\"" + escaped + "\""), std::string::npos) << t.substr(0, 2000);
+  EXPECT_NE(t.find("=\"host\\\\with\\\"quotes\""), std::string::npos);
+  // And a strict reader gets the original strings back.
+  const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
+  ASSERT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+  bool found = false;
+  for (const auto& s : p.samples) {
+    if (s.label("gpu") != "1") continue;
+    EXPECT_EQ(s.label(model_label), model);
+    found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_P(BothNamings, ExtraLabelsOnEverySeriesInvalidOnesDropped) {
+  ExportOptions o;
+  o.extra_labels = {{"cluster", "train-a"}, {"A_rack", "r\"1"}, {"gpu", "clash"}, {"bad-name", "x"}, {"__x", "y"}, {"state", "s"}};
+  const std::string t = render(naming(), format(), makeNode(), o);
+  const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
+  ASSERT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+  for (const auto& s : p.samples) {
+    EXPECT_EQ(s.label("cluster"), "train-a") << s.name;
+    EXPECT_EQ(s.label("A_rack"), "r\"1") << s.name;
+    EXPECT_EQ(s.label("bad-name"), "<absent>");
+    EXPECT_EQ(s.label("__x"), "<absent>");
+    EXPECT_NE(s.label("gpu"), "clash");
+    EXPECT_NE(s.label("state"), "s");
+  }
+  if (naming() == Naming::Dcgm) {
+    // Label fields and extra labels follow the identity labels in name order, as dcgm-exporter's
+    // template ranges over its label map.
+    EXPECT_LINE(t, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"" + gpuUuid(0) +
+                       "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+                       "HBM3\",Hostname=\"node1\",A_rack=\"r\\\"1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\",cluster="
+                       "\"train-a\"} 45");
+  }
+  EXPECT_LINE(t, "gpuwarden_driver_up{A_rack=\"r\\\"1\",cluster=\"train-a\"} 1");
+}
+
+TEST_P(BothNamings, FieldSelectionInOrderWithoutDuplicates) {
+  ExportOptions o;
+  o.fields = {fields::findByKey("power_usage"), fields::findByKey("gpu_temp"), fields::findByKey("power_usage"),
+              fields::findByKey("name") /* label field: ignored */, nullptr};
+  const std::string t = render(naming(), format(), makeNode(), o);
+  const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
+  ASSERT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+  ASSERT_GE(p.family_order.size(), 2u);
+  const bool om = format() == Format::OpenMetrics;
+  EXPECT_EQ(p.family_order[0], naming() == Naming::Dcgm ? "DCGM_FI_DEV_POWER_USAGE" : "gpuwarden_gpu_power_watts");
+  EXPECT_EQ(p.family_order[1], temp());
+  EXPECT_EQ(p.family_order[2], "gpuwarden_gpu_up");
+  (void)om;
+}
+
+TEST_P(BothNamings, MigDevicesCanBeLeftOut) {
+  ExportOptions o;
+  o.include_mig = false;
+  const std::string t = render(naming(), format(), makeNode(), o);
+  EXPECT_EQ(t.find("1g.10gb"), std::string::npos);
+  EXPECT_EQ(countLinesStartingWith(t, "gpuwarden_gpu_up{"), 8u);
+}
+
+TEST_P(BothNamings, NoGpusStillValid) {
+  const std::string t = render(naming(), format(), {});
+  const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
+  EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+  EXPECT_EQ(t.find("gpuwarden_gpu_up"), std::string::npos);
+  EXPECT_LINE(t, "gpuwarden_driver_up 1");
+  EXPECT_LINE(t, "gpuwarden_nvml_reinits_total 2");
+  EXPECT_LINE(t, "gpuwarden_scrape_duration_seconds 4.2e-05");
+  EXPECT_LINE(t, "gpuwarden_scrapes_total 12");
+  EXPECT_LINE(t, "gpuwarden_sample_lag_max_seconds 60");
+}
+
+TEST_P(BothNamings, DriverDownAndGpusDown) {
+  auto node = makeNode();
+  for (auto& g : node) g.state = collect::GpuState::Down;
+  auto agent = makeAgent();
+  agent.driver_up = false;
+  const std::string t = render(naming(), format(), node, {}, agent);
+  EXPECT_LINE(t, "gpuwarden_driver_up 0");
+  EXPECT_EQ(t.find(temp()), std::string::npos);
+  EXPECT_LINE(t, "gpuwarden_gpu_state{" + labels(2) + ",state=\"down\"} 1");
+  const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
+  EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+}
+
+TEST_P(BothNamings, AppendsToTheBuffer) {
+  std::string out = "prefix\n";
+  ExportOptions o;
+  o.naming = naming();
+  renderMetrics(out, makeNode(), makeAgent(), self(), o, format());
+  EXPECT_EQ(out.compare(0, 7, "prefix\n"), 0);
+  EXPECT_EQ(out.substr(7), render(naming(), format()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Export, BothNamings,
+                         ::testing::Combine(::testing::Values(Naming::Dcgm, Naming::Native),
+                                            ::testing::Values(Format::Text004, Format::OpenMetrics)),
+                         [](const auto& param_info) {
+                           return std::string(std::get<0>(param_info.param) == Naming::Dcgm ? "Dcgm" : "Native") +
+                                  (std::get<1>(param_info.param) == Format::Text004 ? "Text004" : "OpenMetrics");
+                         });
+
+// A parser-level check of the dcgm output: every line is a comment or `name{labels} value`.
+TEST(DcgmNaming, EveryLineIsACommentOrALabelledSample) {
+  const std::string t = render(Naming::Dcgm, Format::Text004);
+  const std::regex comment(R"(# (HELP|TYPE) [A-Za-z_:][A-Za-z0-9_:]* .+)");
+  const std::regex sample(
+      R"([A-Za-z_:][A-Za-z0-9_:]*(\{[A-Za-z_][A-Za-z0-9_]*="([^"\\\n]|\\[\\"n])*"(,[A-Za-z_][A-Za-z0-9_]*="([^"\\\n]|\\[\\"n])*")*\})? (-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?|[+-]Inf|NaN))");
+  std::istringstream in(t);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line); ++n) {
+    const bool ok = std::regex_match(line, comment) || std::regex_match(line, sample);
+    EXPECT_TRUE(ok) << "line " << n + 1 << ": " << line;
+    if (!ok) break;
+    if (line.rfind("DCGM_", 0) == 0) {
+      EXPECT_NE(line.find('{'), std::string::npos) << line;
+    }
+  }
+  EXPECT_GT(n, 300u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values.
+
+TEST(Values, SpecialFloatsAndIntegers) {
+  auto node = makeNode();
+  valueOf(node[0], "power_usage").value = std::numeric_limits<double>::infinity();
+  valueOf(node[0], "gpu_temp").value = std::numeric_limits<double>::quiet_NaN();
+  valueOf(node[1], "power_usage").value = -std::numeric_limits<double>::infinity();
+  valueOf(node[2], "power_usage").value = 1e-7;
+  const std::string n = render(Naming::Native, Format::Text004, node);
+  EXPECT_LINE(n, "gpuwarden_gpu_power_watts{" + kGpu0Native + "} +Inf");
+  EXPECT_LINE(n, "gpuwarden_gpu_temperature_celsius{" + kGpu0Native + "} NaN");
+  EXPECT_NE(n.find("gpuwarden_gpu_power_watts{gpu=\"1\""), std::string::npos);
+  EXPECT_NE(n.find("} -Inf\n"), std::string::npos);
+  EXPECT_NE(n.find("} 1e-07\n"), std::string::npos);
+  const std::string d = render(Naming::Dcgm, Format::Text004, node);
+  EXPECT_LINE(d, "DCGM_FI_DEV_POWER_USAGE{" + kGpu0Dcgm + "} +Inf");
+  EXPECT_NE(d.find("} 0.000000\n"), std::string::npos);
+  // An INT64 field cannot hold NaN: dcgm-exporter would have had a blank value and skipped it.
+  EXPECT_EQ(d.find("DCGM_FI_DEV_GPU_TEMP{" + kGpu0Dcgm), std::string::npos);
+}
+
+TEST(Values, MigDeviceOfALostGpuServesNoValues) {
+  auto node = makeNode();
+  node[0].state = collect::GpuState::Lost;
+  const std::string t = render(Naming::Dcgm, Format::Text004, node);
+  EXPECT_EQ(t.find("DCGM_FI_DEV_FB_USED{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(t.find("gpuwarden_gpu_up{gpu=\"0\",UUID=\"" + gpuUuid(0) + "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
+                   "modelName=\"NVIDIA H100 80GB HBM3\",GPU_I_PROFILE=\"1g.10gb\""),
+            std::string::npos);
+}
+
+TEST(Values, ShortValuesVectorIsTolerated) {
+  auto node = makeNode();
+  node[2].values.resize(3);
+  const std::string t = render(Naming::Native, Format::OpenMetrics, node);
+  const Parsed p = parseExposition(t, true);
+  EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+  EXPECT_EQ(t.find("gpuwarden_gpu_temperature_celsius{gpu=\"2\""), std::string::npos);
+}
+
+TEST(Values, NeverSampledGpuHasNoLag) {
+  auto node = makeNode();
+  node[4].last_sample_ms = 0;
+  const std::string t = render(Naming::Native, Format::Text004, node);
+  EXPECT_EQ(t.find("gpuwarden_sample_lag_seconds{gpu=\"4\""), std::string::npos);
+  EXPECT_NE(t.find("gpuwarden_sample_lag_seconds{gpu=\"3\""), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Negotiation, names, options.
+
+TEST(Negotiation, PrometheusAcceptHeaders) {
+  // Prometheus 2.x's scrape Accept header.
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+                            "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+            Format::OpenMetrics);
+  // Older Prometheus (2.5 – 2.42).
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text; version=0.0.1,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+            Format::OpenMetrics);
+  // Prometheus 3.x (escaping parameter, text format 1.0.0 which we do not produce).
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,"
+                            "application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;"
+                            "escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1"),
+            Format::OpenMetrics);
+  // Prometheus with scrape_protocols limited to the text format.
+  EXPECT_EQ(negotiateFormat("text/plain;version=0.0.4;q=0.5,*/*;q=0.1"), Format::Text004);
+  EXPECT_EQ(negotiateFormat(""), Format::Text004);
+  EXPECT_EQ(negotiateFormat("*/*"), Format::Text004);
+  EXPECT_EQ(negotiateFormat("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"), Format::Text004);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text"), Format::OpenMetrics);
+  EXPECT_EQ(negotiateFormat("Application/OpenMetrics-Text; Version=1.0.0"), Format::OpenMetrics);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;q=0,text/plain"), Format::Text004);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;version=2.0.0,text/plain"), Format::Text004);
+  EXPECT_EQ(negotiateFormat("text/plain;q=1,application/openmetrics-text;q=0.5"), Format::Text004);
+  EXPECT_EQ(negotiateFormat("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+                            "encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3"),
+            Format::Text004);
+}
+
+TEST(Negotiation, ContentTypes) {
+  EXPECT_EQ(contentType(Format::Text004), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(contentType(Format::OpenMetrics), "application/openmetrics-text; version=1.0.0; charset=utf-8");
+}
+
+TEST(Options, NamingNamesAndExtraLabelValidation) {
+  EXPECT_EQ(parseNaming("native"), Naming::Native);
+  EXPECT_EQ(parseNaming("dcgm"), Naming::Dcgm);
+  EXPECT_EQ(parseNaming("DCGM"), Naming::Dcgm);
+  EXPECT_FALSE(parseNaming("prom").has_value());
+  EXPECT_EQ(namingName(Naming::Native), "native");
+  EXPECT_TRUE(isValidExtraLabel("cluster", Naming::Dcgm));
+  EXPECT_TRUE(isValidExtraLabel("uuid", Naming::Dcgm));  // only UUID is dcgm-exporter's
+  EXPECT_FALSE(isValidExtraLabel("UUID", Naming::Dcgm));
+  EXPECT_FALSE(isValidExtraLabel("uuid", Naming::Native));
+  EXPECT_FALSE(isValidExtraLabel("Hostname", Naming::Dcgm));
+  EXPECT_FALSE(isValidExtraLabel("state", Naming::Native));
+  EXPECT_FALSE(isValidExtraLabel("1abc", Naming::Native));
+  EXPECT_FALSE(isValidExtraLabel("a:b", Naming::Native));
+  EXPECT_FALSE(isValidExtraLabel("__name__", Naming::Native));
+  EXPECT_FALSE(isValidExtraLabel("", Naming::Native));
+}
+
+TEST(Options, MetricNames) {
+  EXPECT_EQ(metricName(*fields::findByKey("gpu_temp"), Naming::Dcgm), "DCGM_FI_DEV_GPU_TEMP");
+  EXPECT_EQ(metricName(*fields::findByKey("gpu_temp"), Naming::Native), "gpuwarden_gpu_temperature_celsius");
+  EXPECT_EQ(metricName(*fields::findByKey("name"), Naming::Native), "");
+  EXPECT_EQ(metricName(*fields::findByKey("graphics_clock"), Naming::Dcgm), "");
+}
+
+// Every numeric catalog field with a name is exported; every native counter ends in _total.
+TEST(Catalog, EveryNamedNumericFieldIsExported) {
+  auto node = makeNode();
+  const std::string d = render(Naming::Dcgm, Format::Text004, node);
+  const std::string n = render(Naming::Native, Format::Text004, node);
+  for (const auto& f : fields::all()) {
+    if (f.read_number == nullptr) continue;
+    if (!f.dcgm_name.empty()) {
+      EXPECT_NE(d.find("\n" + std::string(f.dcgm_name) + "{"), std::string::npos) << f.key;
+    }
+    if (!f.native_name.empty()) {
+      EXPECT_NE(n.find("\n" + std::string(f.native_name) + "{"), std::string::npos) << f.key;
+    }
+    if (f.type == fields::Type::Counter && !f.native_name.empty()) {
+      EXPECT_TRUE(f.native_name.size() > 6 && f.native_name.substr(f.native_name.size() - 6) == "_total") << f.key;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// docs/metrics.md: the mapping table is rendered from the catalog.
+
+TEST(Docs, MetricsMdTableIsInSync) {
+  const std::string path = std::string(GW_SOURCE_DIR) + "/docs/metrics.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path << " missing";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string doc = ss.str();
+  const std::string begin = "<!-- BEGIN GENERATED: metrics table -->\n";
+  const std::string end = "<!-- END GENERATED: metrics table -->";
+  const auto b = doc.find(begin);
+  const auto e = doc.find(end);
+  ASSERT_NE(b, std::string::npos) << "no BEGIN marker in docs/metrics.md";
+  ASSERT_NE(e, std::string::npos) << "no END marker in docs/metrics.md";
+  const std::string table = doc.substr(b + begin.size(), e - b - begin.size());
+  const std::string expected = renderMetricsTableMarkdown();
+  if (table != expected && std::getenv("GW_UPDATE_DOCS") != nullptr) {
+    doc.replace(b + begin.size(), e - b - begin.size(), expected);
+    std::ofstream(path) << doc;
+    GTEST_SKIP() << "docs/metrics.md rewritten";
+  }
+  EXPECT_EQ(table, expected) << "docs/metrics.md is stale: rerun this test with GW_UPDATE_DOCS=1";
+}
+
+}  // namespace
+}  // namespace gw::exporter
