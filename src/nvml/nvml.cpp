@@ -393,8 +393,12 @@ Status Session::initialise() {
   if (r != NVML_SUCCESS) {
     std::string msg = "NVML initialisation failed: " + errorMeaning(r);
     if (api_.gwSimLastError) {
+      // The simulator says exactly what is wrong (scenario file, line and field).
       const char* detail = api_.gwSimLastError();
-      if (detail && *detail) msg += " (simulator: " + std::string(detail) + ")";
+      if (detail && *detail) {
+        msg = r == NVML_ERROR_UNKNOWN ? "NVML simulator: " + std::string(detail)
+                                      : msg + " (simulator: " + std::string(detail) + ")";
+      }
     }
     return Status::Error(msg, static_cast<int>(r));
   }

@@ -50,14 +50,13 @@ TEST(OldDriver, MissingSymbolsShowAsNotAvailable) {
 TEST(Scenario, MalformedScenarioNamesFileLineAndField) {
   TempDir dir;
   std::string path = dir.write("broken.yaml",
-                               "scenario: broken\n"
+                               "name: broken\n"
                                "gpus:\n"
                                "  - profile: H100-SXM5-80GB\n"
-                               "    count: 2\n"
                                "    workload: trainnig\n");
   auto r = runGw({"--simulate", path, "discovery"});
   EXPECT_EQ(r.code, 3) << describe(r);
-  EXPECT_NE(r.err.find("broken.yaml:5"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("broken.yaml:4"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("workload"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("trainnig"), std::string::npos) << r.err;
 }

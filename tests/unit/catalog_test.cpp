@@ -17,10 +17,10 @@ TEST(Catalog, NamesAreUniqueInEveryNamespace) {
   std::set<int> ids;
   for (const auto& f : all()) {
     EXPECT_TRUE(keys.insert(f.key).second) << "duplicate key " << f.key;
-    if (!f.smi_name.empty()) EXPECT_TRUE(smi.insert(f.smi_name).second) << "duplicate smi name " << f.smi_name;
-    if (!f.dcgm_name.empty()) EXPECT_TRUE(dcgm.insert(f.dcgm_name).second) << "duplicate DCGM name " << f.dcgm_name;
-    if (!f.native_name.empty()) EXPECT_TRUE(native.insert(f.native_name).second) << "duplicate native " << f.native_name;
-    if (f.dcgm_id) EXPECT_TRUE(ids.insert(f.dcgm_id).second) << "duplicate DCGM id " << f.dcgm_id;
+    if (!f.smi_name.empty()) { EXPECT_TRUE(smi.insert(f.smi_name).second) << "duplicate smi name " << f.smi_name; }
+    if (!f.dcgm_name.empty()) { EXPECT_TRUE(dcgm.insert(f.dcgm_name).second) << "duplicate DCGM name " << f.dcgm_name; }
+    if (!f.native_name.empty()) { EXPECT_TRUE(native.insert(f.native_name).second) << "duplicate native " << f.native_name; }
+    if (f.dcgm_id) { EXPECT_TRUE(ids.insert(f.dcgm_id).second) << "duplicate DCGM id " << f.dcgm_id; }
   }
   EXPECT_GE(all().size(), 60u);
 }
@@ -46,8 +46,8 @@ TEST(Catalog, NativeNamesFollowPrometheusConventions) {
     std::string n(f.native_name);
     EXPECT_TRUE(std::regex_match(n, valid)) << n;
     EXPECT_EQ(n.rfind("gpuwarden_", 0), 0u) << n;
-    if (f.type == Type::Counter) EXPECT_TRUE(n.ends_with("_total")) << n << " is a counter";
-    if (f.type == Type::Gauge) EXPECT_FALSE(n.ends_with("_total")) << n << " is a gauge";
+    if (f.type == Type::Counter) { EXPECT_TRUE(n.ends_with("_total")) << n << " is a counter"; }
+    if (f.type == Type::Gauge) { EXPECT_FALSE(n.ends_with("_total")) << n << " is a gauge"; }
     // Base units: no MiB, MHz or percent in a native name.
     EXPECT_EQ(n.find("mib"), std::string::npos) << n;
     EXPECT_EQ(n.find("mhz"), std::string::npos) << n;

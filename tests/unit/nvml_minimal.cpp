@@ -8,11 +8,12 @@
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
-namespace {
-int g_init = 0;
 struct nvmlDevice_st {
   int index;
-} g_dev{0};
+};
+namespace {
+int g_init = 0;
+nvmlDevice_st g_dev{0};
 }  // namespace
 
 EXPORT nvmlReturn_t nvmlInit() {

@@ -1,0 +1,490 @@
+#include "collect/sampler.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gw::collect {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t wallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+std::int64_t monoMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+}
+
+bool driverGone(int code) {
+  return code == NVML_ERROR_UNINITIALIZED || code == NVML_ERROR_DRIVER_NOT_LOADED ||
+         code == NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+}
+
+double fromFieldValue(const nvmlFieldValue_t& v) {
+  switch (v.valueType) {
+    case NVML_VALUE_TYPE_DOUBLE: return v.value.dVal;
+    case NVML_VALUE_TYPE_UNSIGNED_INT: return v.value.uiVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(v.value.ulVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(v.value.ullVal);
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(v.value.sllVal);
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+const char* stateName(GpuState s) {
+  switch (s) {
+    case GpuState::Up: return "up";
+    case GpuState::Stalled: return "stalled";
+    case GpuState::Lost: return "lost";
+    case GpuState::Down: return "down";
+  }
+  return "unknown";
+}
+
+// One GPU (and its MIG devices), sampled on its own thread.
+struct Sampler::Worker {
+  struct Target {
+    GpuIdentity id;
+    nvml::Device device;
+    std::vector<FieldValue> values;        // working copy, indexed by catalog index
+    std::vector<char> unsupported;         // catalog index -> never ask again (until re-enumeration)
+    std::vector<char> unbatchable;         // field id answered NOT_SUPPORTED in a batch but works alone
+    GpuState state = GpuState::Up;
+    std::string reason;
+    std::uint64_t errors = 0;
+    std::uint64_t samples = 0;
+    std::int64_t last_sample_ms = 0;
+  };
+
+  std::vector<Target> targets;
+  std::vector<const fields::Field*> fields;
+  std::shared_ptr<nvml::Session> session;  // keeps the library initialised while we run
+  SampleSink* sink = nullptr;
+  std::chrono::milliseconds fast{1000}, slow{10000}, deadline{2000};
+
+  std::thread thread;
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> call_started_ms{0};  // monotonic; 0 when not inside an NVML call
+  std::atomic<bool> driver_gone{false};
+  std::mutex sleep_mu;
+  std::condition_variable sleep_cv;
+
+  mutable std::mutex mu;        // guards published
+  std::vector<GpuView> published;
+  bool stalled = false;         // set by the supervisor while a call is past its deadline
+  std::string stalled_reason;
+
+  // Batched reads through nvmlDeviceGetFieldValues: one call instead of one per field.
+  std::vector<nvmlFieldValue_t> batch;
+  std::vector<std::size_t> batch_index;
+
+  void run() {
+    auto next_slow = Clock::now();
+    bool first = true;
+    while (!stop) {
+      const auto start = Clock::now();
+      const bool slow_due = start >= next_slow;
+      if (slow_due) next_slow = start + slow;
+      pass(first, slow_due);
+      first = false;
+      std::unique_lock lock(sleep_mu);
+      sleep_cv.wait_until(lock, start + fast, [&] { return stop.load(); });
+    }
+  }
+
+  template <typename F>
+  auto timed(F&& f) {
+    call_started_ms = monoMs();
+    auto r = f();
+    call_started_ms = 0;
+    return r;
+  }
+
+  bool due(const fields::Field& f, bool first, bool slow_due) const {
+    switch (f.cadence) {
+      case fields::Cadence::Fast: return true;
+      case fields::Cadence::Slow: return slow_due;
+      case fields::Cadence::Static: return first;
+    }
+    return false;
+  }
+
+  void record(Target& t, const fields::Field& f, std::size_t idx, const Result<double>& r, std::int64_t now) {
+    if (r.ok()) {
+      t.values[idx] = {*r, now, true};
+      if (sink) sink->onSample(t.id, f, now, *r);
+      return;
+    }
+    const int code = r.status().code();
+    t.values[idx].valid = false;
+    if (nvml::isUnsupported(code)) {
+      t.unsupported[idx] = 1;
+    } else if (nvml::isLost(code)) {
+      t.state = GpuState::Lost;
+      t.reason = r.error();
+    } else if (driverGone(code)) {
+      driver_gone = true;
+      t.reason = r.error();
+    } else {
+      ++t.errors;
+    }
+  }
+
+  void pass(bool first, bool slow_due) {
+    for (auto& t : targets) {
+      if (stop) return;
+      const std::int64_t now = wallMs();
+      t.state = GpuState::Up;
+      bool lost = false;
+      // Batch the fields NVML offers as field ids.
+      batch.clear();
+      batch_index.clear();
+      for (std::size_t k = 0; k < fields.size(); ++k) {
+        const auto& f = *fields[k];
+        const std::size_t idx = fields::indexOf(f);
+        if (!f.nvml_fi || t.unsupported[idx] || t.unbatchable[idx] || !due(f, first, slow_due)) continue;
+        nvmlFieldValue_t v{};
+        v.fieldId = f.nvml_fi;
+        batch.push_back(v);
+        batch_index.push_back(k);
+      }
+      if (!batch.empty()) {
+        Status s = timed([&] { return t.device.fieldValues(batch.data(), static_cast<int>(batch.size())); });
+        if (!s.ok()) {
+          record(t, *fields[batch_index[0]], fields::indexOf(*fields[batch_index[0]]), Result<double>(s), now);
+          lost = t.state == GpuState::Lost || driver_gone;
+        } else {
+          for (std::size_t b = 0; b < batch.size(); ++b) {
+            const auto& f = *fields[batch_index[b]];
+            const std::size_t idx = fields::indexOf(f);
+            if (batch[b].nvmlReturn == NVML_SUCCESS) {
+              record(t, f, idx, fromFieldValue(batch[b]), now);
+            } else if (nvml::isUnsupported(batch[b].nvmlReturn)) {
+              // Some drivers answer a field alone but not in a batch: ask directly from now on.
+              t.unbatchable[idx] = 1;
+            } else {
+              record(t, f, idx, nvml::nvmlError(batch[b].nvmlReturn, "nvmlDeviceGetFieldValues"), now);
+            }
+          }
+        }
+      }
+      for (std::size_t k = 0; k < fields.size() && !lost && !stop; ++k) {
+        const auto& f = *fields[k];
+        const std::size_t idx = fields::indexOf(f);
+        if (t.unsupported[idx] || !due(f, first, slow_due)) continue;
+        if (f.nvml_fi && !t.unbatchable[idx]) continue;
+        auto r = timed([&] { return f.read_number(t.device); });
+        record(t, f, idx, r, now);
+        if (t.state == GpuState::Lost || driver_gone) lost = true;
+      }
+      if (!lost) {
+        ++t.samples;
+        t.last_sample_ms = wallMs();
+      }
+    }
+    publish();
+  }
+
+  void publish() {
+    std::lock_guard lock(mu);
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      const auto& t = targets[i];
+      GpuView& v = published[i];
+      v.values = t.values;  // same size every time: no allocation
+      v.samples = t.samples;
+      v.nvml_errors = t.errors;
+      v.last_sample_ms = t.last_sample_ms;
+      if (t.state == GpuState::Lost) {
+        v.state = GpuState::Lost;
+        v.state_reason = t.reason;
+      } else if (driver_gone) {
+        v.state = GpuState::Down;
+        v.state_reason = t.reason;
+      } else if (stalled) {
+        v.state = GpuState::Stalled;
+        v.state_reason = stalled_reason;
+      } else {
+        v.state = GpuState::Up;
+        v.state_reason.clear();
+      }
+    }
+  }
+
+  // Called by the supervisor: is a call past its deadline?
+  void checkDeadline(std::int64_t now_mono) {
+    const std::int64_t started = call_started_ms.load();
+    const bool late = started != 0 && now_mono - started > deadline.count();
+    std::lock_guard lock(mu);
+    if (late && !stalled) {
+      stalled = true;
+      stalled_reason = "an NVML call has not returned for more than " + std::to_string(deadline.count()) + " ms";
+      for (auto& v : published)
+        if (v.state == GpuState::Up) {
+          v.state = GpuState::Stalled;
+          v.state_reason = stalled_reason;
+        }
+    } else if (started == 0 && stalled) {
+      stalled = false;  // the next publish shows it up again
+    }
+  }
+};
+
+Sampler::Sampler(SessionOpener opener, SamplerConfig config) : opener_(std::move(opener)), config_(std::move(config)) {
+  if (config_.fields.empty()) {
+    for (const auto& f : fields::all())
+      if (f.read_number) config_.fields.push_back(&f);
+  }
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  stats_.hostname = host;
+}
+
+Sampler::~Sampler() { stop(); }
+
+void Sampler::setSink(SampleSink* sink) { sink_ = sink; }
+
+Status Sampler::enumerate() {
+  auto session = opener_();
+  if (!session) return session.status();
+  std::shared_ptr<nvml::Session> s(std::move(session).value());
+  auto count = s->deviceCount();
+  if (!count) return count.status();
+
+  std::vector<std::shared_ptr<Worker>> workers;
+  for (unsigned i = 0; i < *count; ++i) {
+    auto w = std::make_shared<Worker>();
+    w->session = s;
+    w->sink = sink_;
+    w->fields = config_.fields;
+    w->fast = config_.fast_interval;
+    w->slow = config_.slow_interval;
+    w->deadline = config_.call_deadline;
+    auto add = [&](GpuIdentity id, nvml::Device d, GpuState state, std::string reason) {
+      Worker::Target t;
+      t.id = std::move(id);
+      t.device = d;
+      t.values.assign(fields::all().size(), FieldValue{});
+      t.unsupported.assign(fields::all().size(), 0);
+      t.unbatchable.assign(fields::all().size(), 0);
+      t.state = state;
+      t.reason = std::move(reason);
+      GpuView v;
+      v.id = t.id;
+      v.state = state;
+      v.state_reason = t.reason;
+      v.values = t.values;
+      w->targets.push_back(std::move(t));
+      w->published.push_back(std::move(v));
+    };
+    GpuIdentity id;
+    id.index = i;
+    id.device = "nvidia" + std::to_string(i);
+    auto dev = s->deviceByIndex(i);
+    if (!dev) {
+      add(id, nvml::Device(), GpuState::Lost, dev.error());
+    } else {
+      auto uuid = dev->uuid();
+      id.uuid = uuid.value_or("");
+      id.name = dev->name().value_or("");
+      if (auto pci = dev->pciInfo()) id.pci_bus_id = pci->bus_id;
+      if (auto minor = dev->minorNumber()) id.device = "nvidia" + std::to_string(*minor);
+      const bool lost = !uuid && nvml::isLost(uuid.status().code());
+      add(id, *dev, lost ? GpuState::Lost : GpuState::Up, lost ? uuid.error() : "");
+      if (!lost && dev->migEnabled().value_or(false)) {
+        unsigned max = dev->maxMigDevices().value_or(0);
+        for (unsigned m = 0; m < max; ++m) {
+          auto md = dev->migDevice(m);
+          if (!md) continue;
+          GpuIdentity mid = id;
+          mid.is_mig = true;
+          mid.parent_uuid = id.uuid;
+          mid.uuid = md->uuid().value_or("");
+          mid.name = md->name().value_or(id.name);
+          mid.gpu_instance_id = md->gpuInstanceId().value_or(0);
+          mid.compute_instance_id = md->computeInstanceId().value_or(0);
+          if (auto a = md->attributes()) {
+            unsigned gb = static_cast<unsigned>((a->memorySizeMB + 512) / 1024);
+            if (gb % 5 == 4) ++gb;
+            mid.mig_profile = std::to_string(a->gpuInstanceSliceCount) + "g." + std::to_string(gb) + "gb";
+          }
+          add(mid, *md, GpuState::Up, "");
+        }
+      }
+    }
+    workers.push_back(std::move(w));
+  }
+
+  AgentStats stats;
+  stats.driver_version = s->driverVersion().value_or("");
+  stats.nvml_version = s->nvmlVersion().value_or("");
+  stats.cuda_driver_version = s->cudaDriverVersion().value_or(0);
+  {
+    std::lock_guard lock(mu_);
+    session_ = s;
+    for (auto& w : workers) workers_.push_back(std::move(w));
+    stats_.driver_version = stats.driver_version;
+    stats_.nvml_version = stats.nvml_version;
+    stats_.cuda_driver_version = stats.cuda_driver_version;
+    stats_.driver_up = true;
+  }
+  return Status::Ok();
+}
+
+Status Sampler::start() {
+  if (running_) return Status::Ok();
+  stats_.started_ms = wallMs();
+  Status st = enumerate();
+  if (!st.ok()) return st;
+  running_ = true;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& w : workers_) {
+      auto shared = w;
+      w->thread = std::thread([shared] { shared->run(); });
+    }
+  }
+  supervisor_ = std::thread([this] { supervise(); });
+  return Status::Ok();
+}
+
+void Sampler::stopWorkers() {
+  std::vector<std::shared_ptr<Worker>> workers;
+  {
+    std::lock_guard lock(mu_);
+    workers.swap(workers_);
+  }
+  for (auto& w : workers) {
+    w->stop = true;
+    w->sleep_cv.notify_all();
+  }
+  for (auto& w : workers) {
+    if (!w->thread.joinable()) continue;
+    // A worker stuck inside a hung NVML call cannot be joined; it owns a reference to its state
+    // and the session, and finishes on its own when the call returns.
+    if (w->call_started_ms.load() != 0) {
+      w->thread.detach();
+    } else {
+      w->thread.join();
+    }
+  }
+}
+
+void Sampler::stop() {
+  if (!running_.exchange(false)) return;
+  wake_.notify_all();
+  if (supervisor_.joinable()) supervisor_.join();
+  stopWorkers();
+  std::lock_guard lock(mu_);
+  session_.reset();
+}
+
+void Sampler::supervise() {
+  auto backoff = std::chrono::milliseconds(500);
+  while (running_) {
+    {
+      std::unique_lock lock(wake_mu_);
+      wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return !running_.load(); });
+    }
+    if (!running_) break;
+    const std::int64_t now = monoMs();
+    bool driver_gone = false, all_lost = true, any = false;
+    {
+      std::lock_guard lock(mu_);
+      for (auto& w : workers_) {
+        w->checkDeadline(now);
+        driver_gone = driver_gone || w->driver_gone.load();
+        std::lock_guard wl(w->mu);
+        for (const auto& v : w->published) {
+          any = true;
+          if (v.state != GpuState::Lost) all_lost = false;
+        }
+      }
+    }
+    // Every GPU lost at once, or calls answering "uninitialised": the driver went away.
+    if (!driver_gone && !(any && all_lost)) continue;
+
+    std::vector<GpuView> last = snapshot();
+    {
+      std::lock_guard lock(mu_);
+      stats_.driver_up = false;
+    }
+    stopWorkers();
+    {
+      std::lock_guard lock(mu_);
+      session_.reset();
+      down_views_ = last;
+      for (auto& v : down_views_) {
+        v.state = GpuState::Down;
+        v.state_reason = "NVIDIA driver unavailable; re-initialising";
+      }
+    }
+    // Re-initialise with backoff until the driver answers again.
+    while (running_) {
+      Status st = enumerate();
+      if (st.ok()) break;
+      {
+        std::lock_guard lock(mu_);
+        for (auto& v : down_views_) v.state_reason = "NVIDIA driver unavailable: " + st.message();
+      }
+      std::unique_lock lock(wake_mu_);
+      wake_.wait_for(lock, backoff, [&] { return !running_.load(); });
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(10000));
+    }
+    if (!running_) break;
+    backoff = std::chrono::milliseconds(500);
+    std::lock_guard lock(mu_);
+    down_views_.clear();
+    ++stats_.nvml_reinits;
+    for (auto& w : workers_) {
+      auto shared = w;
+      w->thread = std::thread([shared] { shared->run(); });
+    }
+  }
+}
+
+void Sampler::reconfigure(const SamplerConfig& config) {
+  std::lock_guard lock(mu_);
+  config_ = config;
+  if (config_.fields.empty()) {
+    for (const auto& f : fields::all())
+      if (f.read_number) config_.fields.push_back(&f);
+  }
+  // Intervals and deadline apply from the workers' next pass; field lists at re-enumeration.
+  for (auto& w : workers_) {
+    w->fast = config_.fast_interval;
+    w->slow = config_.slow_interval;
+    w->deadline = config_.call_deadline;
+  }
+}
+
+std::vector<GpuView> Sampler::snapshot() const {
+  std::vector<GpuView> out;
+  std::lock_guard lock(mu_);
+  if (workers_.empty()) return down_views_;
+  for (const auto& w : workers_) {
+    std::lock_guard wl(w->mu);
+    out.insert(out.end(), w->published.begin(), w->published.end());
+  }
+  return out;
+}
+
+AgentStats Sampler::agentStats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+std::shared_ptr<nvml::Session> Sampler::session() const {
+  std::lock_guard lock(mu_);
+  return session_;
+}
+
+void Sampler::samplePassForBenchmark() {
+  if (workers_.empty() && !enumerate().ok()) return;
+  for (auto& w : workers_) w->pass(false, true);
+}
+
+}  // namespace gw::collect

@@ -1,0 +1,88 @@
+// The sampling engine: one worker thread per GPU so that one GPU cannot hold up another, a
+// deadline on every NVML call (a call past it marks the GPU stalled and its values stale, the
+// rest go on), GPU_IS_LOST marks it lost, and the driver going away is survived by
+// re-initialising with backoff and re-enumerating, GPUs keeping their identity by UUID.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collect/gpu_view.h"
+#include "common/result.h"
+#include "fields/catalog.h"
+#include "nvml/nvml.h"
+
+namespace gw::collect {
+
+struct SamplerConfig {
+  std::chrono::milliseconds fast_interval{1000};   // fast-moving fields (temperature, power, util)
+  std::chrono::milliseconds slow_interval{10000};  // ECC, retired pages, remapped rows, NVLink errors
+  std::chrono::milliseconds call_deadline{2000};   // an NVML call longer than this marks the GPU stalled
+  std::vector<const fields::Field*> fields;        // numeric fields to sample; empty = every numeric field
+};
+
+// Receives every sample after a pass (for the history store). Called on the GPU's worker
+// thread; must be cheap and thread safe.
+class SampleSink {
+ public:
+  virtual ~SampleSink() = default;
+  virtual void onSample(const GpuIdentity& gpu, const fields::Field& field, std::int64_t ts_ms, double value) = 0;
+};
+
+using SessionOpener = std::function<Result<std::unique_ptr<nvml::Session>>()>;
+
+class Sampler {
+ public:
+  Sampler(SessionOpener opener, SamplerConfig config);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // Opens NVML and starts the workers. Fails only if NVML cannot be opened at all at start
+  // (the agent then reports the reason); after a successful start, driver loss is survived.
+  Status start();
+  void stop();
+
+  void setSink(SampleSink* sink);  // before start()
+  void reconfigure(const SamplerConfig& config);
+
+  // Consistent copies of every GPU's latest state; never blocks on NVML.
+  std::vector<GpuView> snapshot() const;
+  AgentStats agentStats() const;
+  // The session, for inventory and events; may be null while the driver is down. Callers must
+  // treat it as possibly re-created: hold it only for the duration of one request.
+  std::shared_ptr<nvml::Session> session() const;
+
+  // Test hook: run one synchronous sampling pass on every GPU (no threads), used by benchmarks.
+  void samplePassForBenchmark();
+
+ private:
+  struct Worker;
+  void supervise();
+  Status enumerate();
+  void stopWorkers();
+
+  SessionOpener opener_;
+  SamplerConfig config_;
+  SampleSink* sink_ = nullptr;
+
+  mutable std::mutex mu_;  // guards session_, workers_, stats_
+  std::shared_ptr<nvml::Session> session_;
+  std::vector<std::shared_ptr<Worker>> workers_;
+  std::vector<GpuView> down_views_;  // last known GPUs, shown as down while the driver is away
+  AgentStats stats_;
+
+  std::atomic<bool> running_{false};
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  std::thread supervisor_;
+};
+
+}  // namespace gw::collect
