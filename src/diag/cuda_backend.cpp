@@ -1,0 +1,221 @@
+// The production GpuBackend: libgpuwarden-cuda.so, dlopen'd on first use.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+
+#include "diag/gpu_backend.h"
+#include "platform/dynlib.h"
+
+namespace gw::diag {
+
+bool builtWithCudaPart() {
+#ifdef GW_HAVE_CUDA_PART
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string cudaPartBuildPath() {
+#ifdef GW_CUDA_PART_BUILD_PATH
+  return GW_CUDA_PART_BUILD_PATH;
+#else
+  return "";
+#endif
+}
+
+std::vector<std::string> cudaPartCandidates(const std::string& explicitPath) {
+  std::vector<std::string> c;
+  if (!explicitPath.empty()) return {explicitPath};
+  if (const char* env = std::getenv("GPUWARDEN_CUDA_PART"); env && *env) return {env};
+  char exe[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    c.push_back((std::filesystem::path(exe).parent_path() / ".." / "lib" / "libgpuwarden-cuda.so")
+                    .lexically_normal()
+                    .string());
+  }
+  std::string built = cudaPartBuildPath();
+  if (!built.empty() && (c.empty() || c[0] != built)) c.push_back(built);
+  return c;
+}
+
+std::string describeError(const GwError& e) {
+  std::string s = e.call[0] ? std::string(e.call) + ": " : std::string();
+  s += e.message[0] ? e.message : ("error " + std::to_string(e.code));
+  return s;
+}
+
+namespace {
+
+#define GW_PART_FUNCTIONS(X)                 \
+  X(gwcuda_abi_version)                      \
+  X(gwcuda_device_count)                     \
+  X(gwcuda_device_props)                     \
+  X(gwcuda_vector_add)                       \
+  X(gwcuda_memtest)                          \
+  X(gwcuda_h2d_d2h_bandwidth)                \
+  X(gwcuda_p2p_bandwidth)                    \
+  X(gwcuda_gemm_burn)                        \
+  X(gwcuda_stream_triad)                     \
+  X(gwcuda_targeted_power)
+
+class CudaPartBackend : public GpuBackend {
+ public:
+  explicit CudaPartBackend(const std::string& explicitPath) { open(explicitPath); }
+
+  BackendState state() const override { return state_; }
+  std::string reason() const override { return reason_; }
+
+  Result<std::vector<GwDeviceProps>> devices() override {
+    if (state_ != BackendState::Ready) return Status::Error(reason_);
+    std::vector<GwDeviceProps> out;
+    for (int d = 0; d < count_; ++d) {
+      GwDeviceProps p{};
+      GwError e{};
+      if (fn_.gwcuda_device_props(d, &p, &e) != 0) return Status::Error(describeError(e));
+      out.push_back(p);
+    }
+    return out;
+  }
+
+  template <typename T, typename F>
+  Result<T> call(F&& f) {
+    if (state_ != BackendState::Ready) return Status::Error(reason_);
+    T out{};
+    GwError e{};
+    if (f(&out, &e) != 0) return Status::Error(describeError(e), e.code ? e.code : 1);
+    return out;
+  }
+
+  Result<GwVecAddResult> vectorAdd(int dev, size_t n) override {
+    return call<GwVecAddResult>([&](auto* o, GwError* e) { return fn_.gwcuda_vector_add(dev, n, o, e); });
+  }
+  Result<GwMemtestResult> memtest(int dev, double fraction, unsigned patterns, double minSeconds,
+                                  const ProgressFn& progress) override {
+    return call<GwMemtestResult>([&](auto* o, GwError* e) {
+      return fn_.gwcuda_memtest(dev, fraction, patterns, minSeconds, &CudaPartBackend::onProgress,
+                                const_cast<ProgressFn*>(&progress), o, e);
+    });
+  }
+  Result<GwBandwidthResult> hostBandwidth(int dev, size_t bytes, int iterations) override {
+    return call<GwBandwidthResult>(
+        [&](auto* o, GwError* e) { return fn_.gwcuda_h2d_d2h_bandwidth(dev, bytes, iterations, o, e); });
+  }
+  Result<GwP2PResult> p2pBandwidth(int src, int dst, size_t bytes, int iterations) override {
+    return call<GwP2PResult>(
+        [&](auto* o, GwError* e) { return fn_.gwcuda_p2p_bandwidth(src, dst, bytes, iterations, o, e); });
+  }
+  Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision,
+                                const ProgressFn& progress) override {
+    return call<GwGemmResult>([&](auto* o, GwError* e) {
+      return fn_.gwcuda_gemm_burn(dev, seconds, precision, &CudaPartBackend::onProgress,
+                                  const_cast<ProgressFn*>(&progress), o, e);
+    });
+  }
+  Result<GwTriadResult> streamTriad(int dev, size_t bytesPerArray, int iterations) override {
+    return call<GwTriadResult>([&](auto* o, GwError* e) {
+      return fn_.gwcuda_stream_triad(dev, bytesPerArray, iterations, o, e);
+    });
+  }
+  Result<GwPowerResult> targetedPower(int dev, double seconds, int precision,
+                                      const PowerControlFn& control) override {
+    return call<GwPowerResult>([&](auto* o, GwError* e) {
+      return fn_.gwcuda_targeted_power(dev, seconds, precision, &CudaPartBackend::onControl,
+                                       const_cast<PowerControlFn*>(&control), o, e);
+    });
+  }
+
+ private:
+  static int onProgress(void* user, double f) {
+    auto* fn = static_cast<ProgressFn*>(user);
+    return (*fn && !(*fn)(f)) ? 1 : 0;
+  }
+  static double onControl(void* user, double f) {
+    auto* fn = static_cast<PowerControlFn*>(user);
+    return *fn ? (*fn)(f) : 1.0;
+  }
+
+  void open(const std::string& explicitPath) {
+    auto candidates = cudaPartCandidates(explicitPath);
+    std::string lastError;
+    std::string triedFound;
+    for (const auto& path : candidates) {
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec)) continue;
+      auto lib = platform::DynamicLibrary::open(path);
+      if (!lib.ok()) {
+        lastError = path + ": " + lib.error();
+        continue;
+      }
+      lib_ = std::move(lib).value();
+      triedFound = path;
+      break;
+    }
+    if (!lib_.isOpen()) {
+      if (lastError.empty() && !builtWithCudaPart()) {
+        state_ = BackendState::BuiltWithoutCuda;
+        reason_ = "built without CUDA";
+      } else {
+        state_ = BackendState::PartNotLoadable;
+        reason_ = lastError.empty() ? "CUDA part libgpuwarden-cuda.so not found (set "
+                                      "GPUWARDEN_CUDA_PART)"
+                                    : "CUDA part not loadable: " + lastError;
+      }
+      return;
+    }
+#define GW_RESOLVE(name)                                                         \
+  fn_.name = reinterpret_cast<decltype(&::name)>(lib_.symbol(#name));            \
+  if (!fn_.name) {                                                               \
+    state_ = BackendState::PartNotLoadable;                                      \
+    reason_ = "CUDA part " + triedFound + " lacks " #name " (stale build?)";     \
+    return;                                                                      \
+  }
+    GW_PART_FUNCTIONS(GW_RESOLVE)
+#undef GW_RESOLVE
+    int v = fn_.gwcuda_abi_version();
+    if (v != GWCUDA_ABI_VERSION) {
+      state_ = BackendState::PartNotLoadable;
+      reason_ = "CUDA part " + triedFound + " has ABI version " + std::to_string(v) +
+                ", expected " + std::to_string(GWCUDA_ABI_VERSION);
+      return;
+    }
+    GwError e{};
+    int rc = fn_.gwcuda_device_count(&count_, &e);
+    if (rc == GWCUDA_E_NO_DRIVER) {
+      state_ = BackendState::NoDriver;
+      reason_ = "no GPU (NVIDIA driver library not found: " + std::string(e.message) + ")";
+    } else if (rc == 100 /* cudaErrorNoDevice */ || rc == 34 /* cudaErrorStubLibrary */ ||
+               (rc == 0 && count_ == 0)) {
+      state_ = BackendState::NoDevice;
+      reason_ = rc == 0 ? "no GPU (CUDA sees no device)" : "no GPU (" + describeError(e) + ")";
+    } else if (rc != 0) {
+      state_ = BackendState::CudaBroken;
+      reason_ = "CUDA cannot initialise: " + describeError(e);
+    } else {
+      state_ = BackendState::Ready;
+      reason_ = "ready (" + triedFound + ", " + std::to_string(count_) + " device(s))";
+    }
+  }
+
+  struct Functions {
+#define GW_FIELD(name) decltype(&::name) name = nullptr;
+    GW_PART_FUNCTIONS(GW_FIELD)
+#undef GW_FIELD
+  } fn_;
+  platform::DynamicLibrary lib_;
+  BackendState state_ = BackendState::PartNotLoadable;
+  std::string reason_;
+  int count_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuBackend> openCudaBackend(const std::string& explicitPath) {
+  return std::make_unique<CudaPartBackend>(explicitPath);
+}
+
+}  // namespace gw::diag

@@ -1,0 +1,85 @@
+// DiagNvml: everything the diagnostics need to know from NVML, and nothing more.
+//
+// The CLI implements it over the NVML wrapper (real driver or the simulator). Conventions:
+//  - `gpu` is the NVML index (0..gpuCount()-1);
+//  - a query the GPU does not support returns Status::Error(msg, kNvmlNotSupported) (the NVML
+//    return code, 3): the check then says "not supported" instead of warning;
+//  - any other error is reported in the check's evidence (warn), never invented;
+//  - calls need not be thread-safe: runDiag serialises every call through one mutex.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gw::diag {
+
+inline constexpr int kNvmlNotSupported = 3;  // NVML_ERROR_NOT_SUPPORTED
+
+struct PcieLink {
+  int curGen = 0, curWidth = 0;  // right now (an idle link may train down its generation)
+  int maxGen = 0, maxWidth = 0;  // what the GPU and slot can do
+};
+
+struct Clocks {
+  unsigned smMHz = 0, memMHz = 0;
+};
+
+struct EccCounts {
+  uint64_t volatileDbe = 0;   // uncorrected since the driver loaded
+  uint64_t aggregateDbe = 0;  // uncorrected over the card's life
+};
+
+struct RetiredPages {
+  uint64_t sbe = 0, dbe = 0;  // pages retired for single/double-bit errors
+  bool pending = false;       // retirement waits for a GPU reset / reboot
+};
+
+struct RowRemap {
+  uint64_t correctable = 0, uncorrectable = 0;  // rows remapped for each cause
+  bool pending = false;                         // remap waits for a GPU reset
+  bool failure = false;                         // a remap failed: the card must be replaced
+};
+
+struct GpuProcess {
+  unsigned pid = 0;
+  std::string name;
+  uint64_t usedBytes = 0;
+};
+
+struct XidEvent {
+  int gpu = -1;
+  uint64_t xid = 0;
+};
+
+class DiagNvml {
+ public:
+  virtual ~DiagNvml() = default;
+
+  virtual Result<int> gpuCount() = 0;
+  virtual Result<std::string> name(int gpu) = 0;        // "NVIDIA H100 80GB HBM3"
+  virtual Result<std::string> uuid(int gpu) = 0;
+  virtual Result<std::string> pciBusId(int gpu) = 0;    // "00000000:17:00.0" (NVML form)
+  virtual Result<uint32_t> pciDeviceId(int gpu) = 0;    // nvmlPciInfo_t.pciDeviceId, 0x233010DE
+  virtual Result<PcieLink> pcieLink(int gpu) = 0;
+  virtual Result<double> powerLimitW(int gpu) = 0;      // enforced limit, watts
+  virtual Result<double> powerDrawW(int gpu) = 0;       // current draw, watts
+  virtual Result<unsigned> temperatureC(int gpu) = 0;   // GPU core
+  virtual Result<Clocks> clocks(int gpu) = 0;
+  virtual Result<uint64_t> clockEventReasons(int gpu) = 0;  // nvmlClocksThrottleReason* bits
+  virtual Result<EccCounts> ecc(int gpu) = 0;
+  virtual Result<RetiredPages> retiredPages(int gpu) = 0;
+  virtual Result<RowRemap> rowRemap(int gpu) = 0;
+  virtual Result<bool> persistenceMode(int gpu) = 0;
+  virtual Result<bool> inforomValid(int gpu) = 0;       // nvmlDeviceValidateInforom == SUCCESS
+  virtual Result<std::vector<GpuProcess>> computeProcesses(int gpu) = 0;
+  virtual Result<int> nvlinkActiveLinks(int gpu) = 0;   // 0 when the GPU has no NVLink
+
+  // Xid events that arrived since the previous call, without blocking. The first call arms the
+  // watch (e.g. creates the NVML event set) and returns only events newer than it.
+  virtual std::vector<XidEvent> pollXids() = 0;
+};
+
+}  // namespace gw::diag

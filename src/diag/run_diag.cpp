@@ -1,0 +1,491 @@
+// runDiag: walks the plan, runs each check, watches the GPUs while the GPU tests run, and
+// judges everything through verdicts.cpp.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "diag/diag.h"
+#include "diag/verdicts.h"
+#include "diag/watcher.h"
+
+namespace gw::diag {
+
+int gemmPrecisionFromName(const std::string& name) {
+  if (name == "fp32") return GW_GEMM_FP32;
+  if (name == "tf32") return GW_GEMM_TF32;
+  if (name == "fp16") return GW_GEMM_FP16;
+  if (name == "bf16") return GW_GEMM_BF16;
+  return -1;
+}
+
+std::string normalizePciBusId(const std::string& id) {
+  unsigned dom = 0, bus = 0, dev = 0, fn = 0;
+  if (std::sscanf(id.c_str(), "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4) return "";
+  char b[32];
+  std::snprintf(b, sizeof b, "%04x:%02x:%02x.%x", dom & 0xFFFF, bus, dev, fn);
+  return b;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Serialises every NVML call: the watcher thread, power controllers and the main thread share it.
+class LockedNvml : public DiagNvml {
+ public:
+  explicit LockedNvml(DiagNvml& inner) : in_(inner) {}
+#define GW_FWD(ret, name, params, args) \
+  ret name params override {            \
+    std::lock_guard<std::mutex> lk(mu_); \
+    return in_.name args;               \
+  }
+  GW_FWD(Result<int>, gpuCount, (), ())
+  GW_FWD(Result<std::string>, name, (int g), (g))
+  GW_FWD(Result<std::string>, uuid, (int g), (g))
+  GW_FWD(Result<std::string>, pciBusId, (int g), (g))
+  GW_FWD(Result<uint32_t>, pciDeviceId, (int g), (g))
+  GW_FWD(Result<PcieLink>, pcieLink, (int g), (g))
+  GW_FWD(Result<double>, powerLimitW, (int g), (g))
+  GW_FWD(Result<double>, powerDrawW, (int g), (g))
+  GW_FWD(Result<unsigned>, temperatureC, (int g), (g))
+  GW_FWD(Result<Clocks>, clocks, (int g), (g))
+  GW_FWD(Result<uint64_t>, clockEventReasons, (int g), (g))
+  GW_FWD(Result<EccCounts>, ecc, (int g), (g))
+  GW_FWD(Result<RetiredPages>, retiredPages, (int g), (g))
+  GW_FWD(Result<RowRemap>, rowRemap, (int g), (g))
+  GW_FWD(Result<bool>, persistenceMode, (int g), (g))
+  GW_FWD(Result<bool>, inforomValid, (int g), (g))
+  GW_FWD(Result<std::vector<GpuProcess>>, computeProcesses, (int g), (g))
+  GW_FWD(Result<int>, nvlinkActiveLinks, (int g), (g))
+  GW_FWD(std::vector<XidEvent>, pollXids, (), ())
+#undef GW_FWD
+ private:
+  DiagNvml& in_;
+  std::mutex mu_;
+};
+
+struct GpuCtx {
+  int index = -1;
+  std::string name;
+  SkuThresholds sku;
+  int cudaDev = -1;  // -1: not visible to CUDA
+  GwDeviceProps props{};
+};
+
+class Runner {
+ public:
+  Runner(const DiagOptions& o, DiagNvml& nvml, GpuBackend* backend, ProgressSink& progress)
+      : opt_(o), nvml_(nvml), backend_(backend), progress_(progress) {}
+
+  DiagReport run() {
+    const auto t0 = Clock::now();
+    report_.level = opt_.level;
+    if (setup()) {
+      for (size_t i = 0; i < plan_.steps.size(); ++i) {
+        if (cancelled()) {
+          report_.error = "cancelled";
+          break;
+        }
+        runStep(static_cast<int>(i));
+        doneEstimate_ += estimateStep(plan_.steps[i], static_cast<int>(gpus_.size()));
+      }
+      if (watcher_) {
+        watcher_->endStep();
+        for (const auto& g : gpus_)
+          if (watcher_->watched(g.index)) add(judgeWatch(g.index, watcher_->summary(g.index), g.sku));
+      }
+      report_.cudaStatus = backendChecked_ ? backendStatus() : "not needed";
+    }
+    report_.seconds = since(t0);
+    report_.finalize();
+    progress_.finished(report_);
+    return std::move(report_);
+  }
+
+ private:
+  bool cancelled() const { return opt_.cancelled && opt_.cancelled(); }
+
+  bool setup() {
+    auto plan = buildPlan(opt_.level, opt_.durationSeconds);
+    if (!plan) {
+      report_.error = "invalid level or duration: -r takes 1, 2 or 3 and --duration a positive "
+                      "number of seconds";
+      return false;
+    }
+    plan_ = *plan;
+    precision_ = gemmPrecisionFromName(opt_.gemmPrecision);
+    if (precision_ < 0) {
+      report_.error = "unknown GEMM precision '" + opt_.gemmPrecision + "' (fp32, tf32, fp16, bf16)";
+      return false;
+    }
+    if (!opt_.thresholdsPath.empty()) {
+      auto t = ThresholdTable::loadFile(opt_.thresholdsPath);
+      if (!t.ok()) {
+        report_.error = t.error();
+        return false;
+      }
+      table_ = std::move(t).value();
+    } else {
+      table_ = ThresholdTable::builtin();
+    }
+    auto count = nvml_.gpuCount();
+    if (!count.ok()) {
+      report_.error = "cannot list GPUs: " + count.error();
+      return false;
+    }
+    std::vector<int> selected = opt_.gpus;
+    if (selected.empty())
+      for (int i = 0; i < *count; ++i) selected.push_back(i);
+    std::set<int> seen;
+    for (int g : selected) {
+      if (g < 0 || g >= *count) {
+        report_.error = "no GPU with index " + std::to_string(g) + " (" + std::to_string(*count) +
+                        " GPU(s) present)";
+        return false;
+      }
+      if (!seen.insert(g).second) continue;
+      GpuCtx c;
+      c.index = g;
+      c.name = nvml_.name(g).value_or("unknown");
+      uint32_t pciId = nvml_.pciDeviceId(g).value_or(0);
+      c.sku = table_.lookup(c.name, pciId);
+      gpus_.push_back(c);
+      GpuSummary s;
+      s.gpu = g;
+      s.name = c.name;
+      s.uuid = nvml_.uuid(g).value_or("");
+      s.pciBusId = nvml_.pciBusId(g).value_or("");
+      s.sku = c.sku.key;
+      report_.gpus.push_back(s);
+    }
+    if (gpus_.empty()) {
+      report_.error = "no GPU found";
+      return false;
+    }
+    totalEstimate_ = plan_.estimateSeconds(static_cast<int>(gpus_.size()));
+    return true;
+  }
+
+  void add(Check c) {
+    progress_.checkDone(c);
+    report_.checks.push_back(std::move(c));
+  }
+
+  void reportProgress(double stepFraction, const std::string& activity) {
+    double est = estimateStep(plan_.steps[curStep_], static_cast<int>(gpus_.size()));
+    double done = doneEstimate_ + std::clamp(stepFraction, 0.0, 1.0) * est;
+    double f = totalEstimate_ > 0 ? done / totalEstimate_ : 1.0;
+    progress_.progress(f, std::max(0.0, totalEstimate_ - done), activity);
+  }
+
+  // --- the CUDA part ---------------------------------------------------------------------
+  GpuBackend* backend() {
+    if (!backendChecked_) {
+      backendChecked_ = true;
+      if (!backend_) {
+        owned_ = openCudaBackend(opt_.cudaPartPath);
+        backend_ = owned_.get();
+      }
+      if (backend_->state() == BackendState::Ready) {
+        auto devs = backend_->devices();
+        if (!devs.ok()) {
+          mapError_ = "cannot list CUDA devices: " + devs.error();
+        } else {
+          std::map<std::string, int> byBus;
+          for (size_t d = 0; d < devs->size(); ++d)
+            byBus[normalizePciBusId((*devs)[d].pci_bus_id)] = static_cast<int>(d);
+          for (auto& g : gpus_) {
+            auto bus = nvml_.pciBusId(g.index);
+            auto it = bus.ok() ? byBus.find(normalizePciBusId(*bus)) : byBus.end();
+            if (it != byBus.end()) {
+              g.cudaDev = it->second;
+              g.props = (*devs)[it->second];
+            }
+          }
+        }
+      }
+    }
+    return backend_;
+  }
+
+  std::string backendStatus() const {
+    if (!backend_) return "not loaded";
+    return backend_->state() == BackendState::Ready ? backend_->reason()
+                                                    : "skipped: " + backend_->reason();
+  }
+
+  // Why a GPU test cannot run on g ("" when it can). failNotSkip: CUDA itself is broken.
+  std::string cannotRun(const GpuCtx& g, bool* failNotSkip) {
+    *failNotSkip = false;
+    GpuBackend* b = backend();
+    if (b->state() == BackendState::CudaBroken) {
+      *failNotSkip = true;
+      return b->reason();
+    }
+    if (b->state() != BackendState::Ready) return "skipped: " + b->reason();
+    if (!mapError_.empty()) {
+      *failNotSkip = true;
+      return mapError_;
+    }
+    if (g.cudaDev < 0) return "skipped: not visible to CUDA (CUDA_VISIBLE_DEVICES?)";
+    return "";
+  }
+
+  Check unavailable(const PlanStep& s, int gpu, const std::string& why, bool fail) {
+    Check c;
+    c.test = s.id;
+    c.title = s.title;
+    c.gpu = gpu;
+    c.verdict = fail ? Verdict::Fail : Verdict::Skip;
+    c.summary = why;
+    if (fail) c.action = "fix the CUDA stack first (gpuwarden doctor): driver and runtime must agree";
+    return c;
+  }
+
+  // GPUs the step can run on; adds skip/fail checks for the others.
+  std::vector<GpuCtx*> runnable(const PlanStep& s) {
+    std::vector<GpuCtx*> out;
+    for (auto& g : gpus_) {
+      bool fail = false;
+      std::string why = cannotRun(g, &fail);
+      if (why.empty()) {
+        out.push_back(&g);
+      } else {
+        // A broken CUDA stack fails the deployment test once; later tests just skip.
+        bool f = fail && s.id == "cuda_deploy";
+        add(unavailable(s, g.index, f ? why : (fail ? "skipped: " + why : why), f));
+      }
+    }
+    if (!out.empty()) {
+      if (!watcher_) {
+        std::vector<int> idx;
+        for (auto* g : out) idx.push_back(g->index);
+        watcher_ = std::make_unique<Watcher>(nvml_, idx, opt_.watchIntervalSeconds);
+      }
+      watcher_->beginStep(s.id);
+    }
+    return out;
+  }
+
+  // Runs fn(g, progressFn) for every GPU at once; progress is the mean of the GPUs'.
+  template <typename R, typename F>
+  std::vector<R> parallel(const std::vector<GpuCtx*>& gs, const std::string& title, F fn) {
+    std::vector<R> results(gs.size(), R(Status::Error("not run")));
+    std::vector<double> fractions(gs.size(), 0.0);
+    std::mutex mu;
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < gs.size(); ++i) {
+      threads.emplace_back([&, i] {
+        ProgressFn pf = [&, i](double f) {
+          std::lock_guard<std::mutex> lk(mu);
+          fractions[i] = f;
+          double sum = 0;
+          for (double x : fractions) sum += x;
+          reportProgress(sum / fractions.size(), title);
+          return !cancelled();
+        };
+        R r = fn(*gs[i], pf);
+        std::lock_guard<std::mutex> lk(mu);
+        results[i] = std::move(r);
+      });
+    }
+    for (auto& t : threads) t.join();
+    return results;
+  }
+
+  void runStep(int i) {
+    curStep_ = i;
+    const PlanStep& s = plan_.steps[i];
+    const int n = static_cast<int>(gpus_.size());
+    progress_.stepStarted(i + 1, static_cast<int>(plan_.steps.size()), s.title, estimateStep(s, n));
+    reportProgress(0, s.title);
+    const auto t0 = Clock::now();
+    const size_t firstCheck = report_.checks.size();
+
+    if (s.id == "deployment") {
+      if (opt_.deploymentChecks) {
+        for (auto& c : opt_.deploymentChecks()) {
+          if (c.test.empty()) c.test = "deployment";
+          add(std::move(c));
+        }
+      } else {
+        add(unavailable(s, -1, "skipped: run `gpuwarden doctor` for the deployment checks", false));
+      }
+    } else if (!s.needsCuda) {
+      for (const auto& g : gpus_) {
+        const int x = g.index;
+        if (s.id == "pcie_link") add(judgePcieLink(x, nvml_.pcieLink(x), g.sku));
+        else if (s.id == "retired_pages") add(judgeRetiredPages(x, nvml_.retiredPages(x), g.sku));
+        else if (s.id == "row_remap") add(judgeRowRemap(x, nvml_.rowRemap(x)));
+        else if (s.id == "ecc") add(judgeEcc(x, nvml_.ecc(x)));
+        else if (s.id == "processes") add(judgeProcesses(x, nvml_.computeProcesses(x)));
+        else if (s.id == "persistence") add(judgePersistence(x, nvml_.persistenceMode(x)));
+        else if (s.id == "inforom") add(judgeInforom(x, nvml_.inforomValid(x)));
+      }
+    } else if (s.id == "p2p_bandwidth") {
+      runP2P(s);
+    } else {
+      auto gs = runnable(s);
+      if (!gs.empty()) runCudaStep(s, gs);
+      if (watcher_) watcher_->endStep();
+    }
+    double took = since(t0);
+    for (size_t c = firstCheck; c < report_.checks.size(); ++c)
+      if (report_.checks[c].seconds == 0) report_.checks[c].seconds = took;
+    reportProgress(1.0, s.title);
+  }
+
+  void runCudaStep(const PlanStep& s, const std::vector<GpuCtx*>& gs) {
+    GpuBackend* b = backend_;
+    if (s.id == "cuda_deploy") {
+      for (auto* g : gs) add(judgeVectorAdd(g->index, b->vectorAdd(g->cudaDev, opt_.vectorAddElements)));
+    } else if (s.id == "memtest") {
+      auto rs = parallel<Result<GwMemtestResult>>(gs, s.title, [&](GpuCtx& g, const ProgressFn& pf) {
+        return b->memtest(g.cudaDev, g.sku.memtestFraction, GW_MEMTEST_ALL, s.seconds, pf);
+      });
+      for (size_t i = 0; i < gs.size(); ++i) add(judgeMemtest(gs[i]->index, rs[i]));
+    } else if (s.id == "pcie_bandwidth") {
+      for (auto* g : gs) {
+        auto r = b->hostBandwidth(g->cudaDev, opt_.bandwidthBytes, opt_.bandwidthIterations);
+        PcieLink seen;
+        auto l = nvml_.pcieLink(g->index);  // right after the transfers, still trained up
+        if (l.ok()) seen = *l;
+        watcher_->sampleNow();
+        WatchSummary w = watcher_->summary(g->index);
+        seen.curGen = std::max(seen.curGen, w.bestCurGen);
+        seen.curWidth = std::max(seen.curWidth, w.bestCurWidth);
+        add(judgeHostBandwidth(g->index, r, seen, g->sku));
+      }
+    } else if (s.id == "gemm_burn") {
+      auto rs = parallel<Result<GwGemmResult>>(gs, s.title, [&](GpuCtx& g, const ProgressFn& pf) {
+        return b->gemmBurn(g.cudaDev, s.seconds, precision_, pf);
+      });
+      std::vector<GemmInput> in;
+      for (size_t i = 0; i < gs.size(); ++i)
+        in.push_back({gs[i]->index, gs[i]->name, gs[i]->sku, opt_.gemmPrecision, rs[i]});
+      for (auto& c : judgeGemmBurn(in)) add(std::move(c));
+    } else if (s.id == "stream_triad") {
+      for (auto* g : gs) {
+        size_t bytes = opt_.triadMaxBytesPerArray;
+        if (g->props.free_mem > 0) bytes = std::min(bytes, g->props.free_mem / 4);
+        double peak = g->sku.peakMemBwGBps > 0 ? g->sku.peakMemBwGBps : g->props.peak_mem_bw_gbps;
+        add(judgeTriad(g->index, b->streamTriad(g->cudaDev, bytes, opt_.triadIterations), peak, g->sku));
+      }
+    } else if (s.id == "targeted_power") {
+      runPower(s, gs);
+    }
+  }
+
+  void runPower(const PlanStep& s, const std::vector<GpuCtx*>& gs) {
+    std::vector<PowerRun> runs(gs.size());
+    std::mutex mu;
+    auto rs = parallel<Result<GwPowerResult>>(gs, s.title, [&](GpuCtx& g, const ProgressFn& pf) {
+      size_t i = std::find(gs.begin(), gs.end(), &g) - gs.begin();
+      PowerRun pr;
+      auto limit = nvml_.powerLimitW(g.index);
+      if (limit.ok()) {
+        pr.limitW = *limit;
+        pr.targetW = *limit * g.sku.powerTargetFraction;
+      } else {
+        pr.readError = "power limit: " + limit.error();
+      }
+      double duty = 0.5, sum = 0;
+      PowerControlFn control = [&](double f) -> double {
+        if (!pf(f)) return -1.0;
+        auto w = nvml_.powerDrawW(g.index);
+        if (!w.ok()) {
+          if (pr.readError.empty()) pr.readError = "power draw: " + w.error();
+          return 1.0;
+        }
+        pr.maxW = std::max(pr.maxW, *w);
+        if (f >= 0.5) {  // after the ramp
+          sum += *w;
+          pr.samples++;
+        }
+        if (pr.targetW > 0) duty = std::clamp(duty + 0.5 * (pr.targetW - *w) / pr.targetW, 0.05, 1.0);
+        return duty;
+      };
+      auto r = backend_->targetedPower(g.cudaDev, s.seconds, precision_, control);
+      pr.meanW = pr.samples ? sum / pr.samples : 0;
+      std::lock_guard<std::mutex> lk(mu);
+      runs[i] = pr;
+      return r;
+    });
+    for (size_t i = 0; i < gs.size(); ++i)
+      add(judgeTargetedPower(gs[i]->index, rs[i], runs[i], gs[i]->sku));
+  }
+
+  void runP2P(const PlanStep& s) {
+    std::vector<GpuCtx*> gs;
+    for (auto& g : gpus_) {
+      bool fail = false;
+      if (cannotRun(g, &fail).empty()) gs.push_back(&g);
+    }
+    if (gs.size() < 2) {
+      bool fail = false;
+      std::string why = gpus_.size() < 2 ? "skipped: needs two GPUs" : cannotRun(gpus_[0], &fail);
+      if (why.empty()) why = "skipped: fewer than two GPUs visible to CUDA";
+      if (fail) why = "skipped: " + why;
+      add(unavailable(s, -1, why, false));
+      return;
+    }
+    if (!watcher_) {
+      std::vector<int> idx;
+      for (auto* g : gs) idx.push_back(g->index);
+      watcher_ = std::make_unique<Watcher>(nvml_, idx, opt_.watchIntervalSeconds);
+    }
+    watcher_->beginStep(s.id);
+    size_t pairs = gs.size() * (gs.size() - 1), done = 0;
+    for (auto* a : gs)
+      for (auto* b : gs) {
+        if (a == b) continue;
+        if (cancelled()) break;
+        bool nvlink = nvml_.nvlinkActiveLinks(a->index).value_or(0) > 0 &&
+                      nvml_.nvlinkActiveLinks(b->index).value_or(0) > 0;
+        double expected = nvlink ? a->sku.nvlinkP2PGBps : 0;
+        if (!nvlink) {
+          auto la = nvml_.pcieLink(a->index), lb = nvml_.pcieLink(b->index);
+          if (la.ok() && lb.ok())
+            expected = std::min(pcieTheoreticalGBps(la->maxGen, la->maxWidth),
+                                pcieTheoreticalGBps(lb->maxGen, lb->maxWidth));
+        }
+        auto r = backend_->p2pBandwidth(a->cudaDev, b->cudaDev, opt_.p2pBytes, opt_.p2pIterations);
+        add(judgeP2P(a->index, b->index, r, nvlink, expected, a->sku));
+        reportProgress(static_cast<double>(++done) / pairs, s.title);
+      }
+    watcher_->endStep();
+  }
+
+  const DiagOptions& opt_;
+  LockedNvml nvml_;
+  GpuBackend* backend_;
+  std::unique_ptr<GpuBackend> owned_;
+  ProgressSink& progress_;
+  DiagReport report_;
+  DiagPlan plan_;
+  ThresholdTable table_;
+  std::vector<GpuCtx> gpus_;
+  int precision_ = GW_GEMM_FP16;
+  bool backendChecked_ = false;
+  std::string mapError_;
+  std::unique_ptr<Watcher> watcher_;
+  int curStep_ = 0;
+  double totalEstimate_ = 0, doneEstimate_ = 0;
+};
+
+}  // namespace
+
+DiagReport runDiag(const DiagOptions& options, DiagNvml& nvml, GpuBackend* backend,
+                   ProgressSink& progress) {
+  Runner r(options, nvml, backend, progress);
+  return r.run();
+}
+
+}  // namespace gw::diag

@@ -1,0 +1,184 @@
+#include "diag/thresholds.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace gw::diag {
+
+double SkuThresholds::expectedTflops(const std::string& precision) const {
+  auto it = gemmTflops.find(precision);
+  return it == gemmTflops.end() ? 0.0 : it->second;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+struct ParseError {
+  std::string message;
+};
+
+template <typename T>
+T as(const YAML::Node& n, const std::string& where) {
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw ParseError{where + ": wrong type or value"};
+  }
+}
+
+double fraction(const YAML::Node& n, const std::string& where) {
+  double v = as<double>(n, where);
+  if (v < 0 || v > 1) throw ParseError{where + ": must be a fraction between 0 and 1"};
+  return v;
+}
+
+double nonNegative(const YAML::Node& n, const std::string& where) {
+  double v = as<double>(n, where);
+  if (v < 0) throw ParseError{where + ": must not be negative"};
+  return v;
+}
+
+// Applies the keys of `m` on top of `t`. SKU-only keys are allowed when `sku`.
+void apply(const YAML::Node& m, SkuThresholds& t, const std::string& where, bool sku) {
+  if (!m.IsMap()) throw ParseError{where + ": expected a mapping"};
+  for (const auto& kv : m) {
+    const std::string key = as<std::string>(kv.first, where);
+    const YAML::Node& v = kv.second;
+    const std::string at = where + "." + key;
+    if (key == "max_temp_c") t.maxTempC = nonNegative(v, at);
+    else if (key == "pcie_min_fraction") t.pcieMinFraction = fraction(v, at);
+    else if (key == "pcie_warn_fraction") t.pcieWarnFraction = fraction(v, at);
+    else if (key == "membw_min_fraction") t.membwMinFraction = fraction(v, at);
+    else if (key == "membw_warn_fraction") t.membwWarnFraction = fraction(v, at);
+    else if (key == "gemm_min_fraction") t.gemmMinFraction = fraction(v, at);
+    else if (key == "peer_slow_warn_pct") t.peerSlowWarnPct = nonNegative(v, at);
+    else if (key == "peer_slow_fail_pct") t.peerSlowFailPct = nonNegative(v, at);
+    else if (key == "p2p_min_fraction") t.p2pMinFraction = fraction(v, at);
+    else if (key == "p2p_warn_fraction") t.p2pWarnFraction = fraction(v, at);
+    else if (key == "power_target_fraction") t.powerTargetFraction = fraction(v, at);
+    else if (key == "power_min_fraction") t.powerMinFraction = fraction(v, at);
+    else if (key == "power_warn_fraction") t.powerWarnFraction = fraction(v, at);
+    else if (key == "memtest_fraction") {
+      t.memtestFraction = fraction(v, at);
+      if (t.memtestFraction <= 0 || t.memtestFraction > 0.98)
+        throw ParseError{at + ": must be in (0, 0.98]"};
+    } else if (key == "max_retired_pages") t.maxRetiredPages = as<uint64_t>(v, at);
+    else if (key == "peak_mem_bw_gbps") t.peakMemBwGBps = nonNegative(v, at);
+    else if (key == "pcie_gen") t.pcieGen = as<int>(v, at);
+    else if (key == "pcie_width") t.pcieWidth = as<int>(v, at);
+    else if (key == "nvlink_p2p_gbps") t.nvlinkP2PGBps = nonNegative(v, at);
+    else if (key == "gemm_tflops") {
+      if (!v.IsMap()) throw ParseError{at + ": expected a mapping of precision: TFLOPS"};
+      for (const auto& p : v) {
+        std::string prec = lower(as<std::string>(p.first, at));
+        if (prec != "fp32" && prec != "tf32" && prec != "fp16" && prec != "bf16")
+          throw ParseError{at + ": unknown precision '" + prec + "' (fp32, tf32, fp16, bf16)"};
+        t.gemmTflops[prec] = nonNegative(p.second, at + "." + prec);
+      }
+    } else if (sku && key == "key") t.key = as<std::string>(v, at);
+    else if (sku && key == "name") t.name = as<std::string>(v, at);
+    else if (sku && key == "names") {
+      t.names.clear();
+      for (const auto& n : v) t.names.push_back(trim(as<std::string>(n, at)));
+    } else if (sku && key == "pci_device_ids") {
+      t.pciDeviceIds.clear();
+      for (const auto& n : v) {
+        uint32_t id = as<uint32_t>(n, at);
+        if (id > 0xFFFF) throw ParseError{at + ": a 16-bit PCI device id, e.g. 0x2330"};
+        t.pciDeviceIds.push_back(id);
+      }
+    } else {
+      throw ParseError{at + ": unknown key"};
+    }
+  }
+  if (t.pcieWarnFraction < t.pcieMinFraction || t.membwWarnFraction < t.membwMinFraction ||
+      t.p2pWarnFraction < t.p2pMinFraction || t.powerWarnFraction < t.powerMinFraction)
+    throw ParseError{where + ": a *_warn_fraction is below its *_min_fraction"};
+  if (t.peerSlowFailPct < t.peerSlowWarnPct)
+    throw ParseError{where + ": peer_slow_fail_pct is below peer_slow_warn_pct"};
+}
+
+}  // namespace
+
+Result<ThresholdTable> ThresholdTable::parse(std::string_view yaml, const std::string& source) {
+  ThresholdTable t;
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    if (!root.IsMap()) return Status::Error(source + ": expected a mapping at the top");
+    std::set<std::string> keys;
+    for (const auto& kv : root) {
+      std::string k = kv.first.as<std::string>();
+      if (k != "version" && k != "defaults" && k != "skus")
+        return Status::Error(source + ": unknown top-level key '" + k + "'");
+    }
+    if (!root["version"] || root["version"].as<int>() != 1)
+      return Status::Error(source + ": 'version: 1' expected");
+    if (root["defaults"]) apply(root["defaults"], t.defaults_, "defaults", false);
+    if (root["skus"]) {
+      if (!root["skus"].IsSequence()) return Status::Error(source + ": 'skus' must be a list");
+      int i = 0;
+      for (const auto& s : root["skus"]) {
+        SkuThresholds sku = t.defaults_;
+        sku.key = "";
+        sku.name = "";
+        apply(s, sku, "skus[" + std::to_string(i++) + "]", true);
+        if (sku.key.empty()) return Status::Error(source + ": every sku needs a 'key'");
+        if (!keys.insert(sku.key).second)
+          return Status::Error(source + ": duplicate sku key '" + sku.key + "'");
+        if (sku.name.empty()) sku.name = sku.key;
+        t.skus_.push_back(std::move(sku));
+      }
+    }
+  } catch (const ParseError& e) {
+    return Status::Error(source + ": " + e.message);
+  } catch (const YAML::Exception& e) {
+    return Status::Error(source + ": " + e.what());
+  }
+  return t;
+}
+
+Result<ThresholdTable> ThresholdTable::loadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::Error("cannot read thresholds file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path);
+}
+
+const ThresholdTable& ThresholdTable::builtin() {
+  static const ThresholdTable table = [] {
+    auto r = parse(kDefaultThresholdsYaml, "built-in thresholds.yaml");
+    // The embedded file is tested; should it ever be broken, fall back to generic defaults.
+    return r.ok() ? std::move(r).value() : ThresholdTable{};
+  }();
+  return table;
+}
+
+const SkuThresholds& ThresholdTable::lookup(const std::string& name, uint32_t pciDeviceId) const {
+  uint32_t dev = pciDeviceId > 0xFFFF ? (pciDeviceId >> 16) : pciDeviceId;
+  if (dev != 0)
+    for (const auto& s : skus_)
+      if (std::find(s.pciDeviceIds.begin(), s.pciDeviceIds.end(), dev) != s.pciDeviceIds.end())
+        return s;
+  std::string n = lower(trim(name));
+  for (const auto& s : skus_)
+    for (const auto& candidate : s.names)
+      if (lower(candidate) == n) return s;
+  return defaults_;
+}
+
+}  // namespace gw::diag

@@ -1,0 +1,275 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "fakes.h"
+
+using namespace gw;
+using namespace gw::diag;
+using namespace gw::diag::test;
+
+namespace {
+
+DiagOptions opts(int level) {
+  DiagOptions o;
+  o.level = level;
+  o.watchIntervalSeconds = 0.01;
+  return o;
+}
+
+const Check* find(const DiagReport& r, const std::string& test, int gpu) {
+  for (const auto& c : r.checks)
+    if (c.test == test && c.gpu == gpu) return &c;
+  return nullptr;
+}
+
+int count(const DiagReport& r, const std::string& test) {
+  return static_cast<int>(std::count_if(r.checks.begin(), r.checks.end(),
+                                        [&](const Check& c) { return c.test == test; }));
+}
+
+// A backend that is never ready (as on a simulator host).
+class Unavailable : public RecordedBackend {
+ public:
+  Unavailable(const FakeNvml& n, BackendState s, std::string w) : RecordedBackend(n) {
+    st = s;
+    why = std::move(w);
+  }
+  Result<std::vector<GwDeviceProps>> devices() override {
+    ADD_FAILURE() << "devices() called on an unavailable backend";
+    return Status::Error("x");
+  }
+};
+
+}  // namespace
+
+TEST(RunDiag, R1OnASimulatorSkipsCudaAndPasses) {
+  FakeNvml nvml = fleet(2);
+  Unavailable b(nvml, BackendState::NoDriver, "no GPU (libcuda.so.1: cannot open shared object)");
+  NullProgress p;
+  auto r = runDiag(opts(1), nvml, &b, p);
+  EXPECT_EQ(r.exitCode(), 0) << renderText(r);
+  EXPECT_EQ(r.overall, Verdict::Pass);
+  const Check* cd = find(r, "cuda_deploy", 1);
+  ASSERT_NE(cd, nullptr);
+  EXPECT_EQ(cd->verdict, Verdict::Skip);
+  EXPECT_EQ(cd->summary.rfind("skipped: no GPU", 0), 0u) << cd->summary;
+  EXPECT_EQ(count(r, "watch"), 0);
+  EXPECT_EQ(count(r, "persistence"), 2);
+  EXPECT_EQ(find(r, "deployment", -1)->verdict, Verdict::Skip);
+  EXPECT_NE(r.cudaStatus.find("skipped: no GPU"), std::string::npos);
+}
+
+TEST(RunDiag, BuiltWithoutCudaAndBrokenCuda) {
+  FakeNvml nvml = fleet(1);
+  Unavailable none(nvml, BackendState::BuiltWithoutCuda, "built without CUDA");
+  NullProgress p;
+  auto r = runDiag(opts(2), nvml, &none, p);
+  EXPECT_EQ(r.exitCode(), 0);
+  EXPECT_EQ(find(r, "memtest", 0)->summary, "skipped: built without CUDA");
+  EXPECT_EQ(find(r, "p2p_bandwidth", -1)->verdict, Verdict::Skip);
+
+  Unavailable broken(nvml, BackendState::CudaBroken,
+                     "CUDA cannot initialise: cudaGetDeviceCount: system has unsupported display driver / cuda driver combination");
+  auto rb = runDiag(opts(2), nvml, &broken, p);
+  EXPECT_EQ(rb.exitCode(), 1);
+  EXPECT_EQ(find(rb, "cuda_deploy", 0)->verdict, Verdict::Fail);
+  EXPECT_EQ(find(rb, "memtest", 0)->verdict, Verdict::Skip);
+}
+
+TEST(RunDiag, DeploymentHookResultsAreMerged) {
+  FakeNvml nvml = fleet(1);
+  RecordedBackend b(nvml);
+  DiagOptions o = opts(1);
+  o.deploymentChecks = [] {
+    Check c;
+    c.title = "kernel module";
+    c.verdict = Verdict::Fail;
+    c.summary = "nvidia.ko not built for the running kernel";
+    return std::vector<Check>{c};
+  };
+  NullProgress p;
+  auto r = runDiag(o, nvml, &b, p);
+  const Check* d = find(r, "deployment", -1);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->verdict, Verdict::Fail);
+  EXPECT_EQ(r.exitCode(), 1);
+  EXPECT_EQ(r.gpus[0].verdict, Verdict::Pass);  // node-wide, not the GPU's fault
+}
+
+TEST(RunDiag, R3HealthyFleetPassesAndMapsByBusId) {
+  FakeNvml nvml = fleet(4);
+  RecordedBackend b(nvml);
+  NullProgress p;
+  auto r = runDiag(opts(3), nvml, &b, p);
+  EXPECT_EQ(r.exitCode(), 0) << renderText(r);
+  for (int g = 0; g < 4; ++g) {
+    EXPECT_EQ(r.gpus[g].verdict, Verdict::Pass) << g;
+    EXPECT_EQ(r.gpus[g].sku, "h100-sxm5-80gb");
+    ASSERT_NE(find(r, "watch", g), nullptr);
+  }
+  EXPECT_EQ(count(r, "p2p_bandwidth"), 12);
+  EXPECT_EQ(count(r, "gemm_burn"), 4);
+  // The recorded backend saw NVML GPU 2 as CUDA device 1 (reversed order); the check is GPU 2's.
+  EXPECT_NE(std::find(b.calls.begin(), b.calls.end(), "triad2"), b.calls.end());
+  EXPECT_GT(find(r, "targeted_power", 0)->measured["mean_w"].get<double>(), 0);
+}
+
+TEST(RunDiag, SelectedGpusOnly) {
+  FakeNvml nvml = fleet(4);
+  RecordedBackend b(nvml);
+  DiagOptions o = opts(1);
+  o.gpus = {2};
+  NullProgress p;
+  auto r = runDiag(o, nvml, &b, p);
+  ASSERT_EQ(r.gpus.size(), 1u);
+  EXPECT_EQ(r.gpus[0].gpu, 2);
+  EXPECT_EQ(b.calls, (std::vector<std::string>{"vecadd2"}));
+  o.gpus = {7};
+  auto bad = runDiag(o, nvml, &b, p);
+  EXPECT_EQ(bad.exitCode(), 2);
+  EXPECT_NE(bad.error.find("no GPU with index 7"), std::string::npos);
+}
+
+TEST(RunDiag, BadOptionsExitTwo) {
+  FakeNvml nvml = fleet(1);
+  RecordedBackend b(nvml);
+  NullProgress p;
+  DiagOptions o = opts(4);
+  EXPECT_EQ(runDiag(o, nvml, &b, p).exitCode(), 2);
+  o = opts(1);
+  o.thresholdsPath = "/nonexistent.yaml";
+  EXPECT_EQ(runDiag(o, nvml, &b, p).exitCode(), 2);
+  o = opts(3);
+  o.gemmPrecision = "fp8";
+  EXPECT_EQ(runDiag(o, nvml, &b, p).exitCode(), 2);
+  FakeNvml empty;
+  EXPECT_EQ(runDiag(opts(1), empty, &b, p).exitCode(), 2);
+}
+
+TEST(RunDiag, MemtestErrorFailsOnlyThatGpu) {
+  FakeNvml nvml = fleet(2);
+  RecordedBackend b(nvml);
+  GwMemtestResult bad{};
+  bad.bytes_tested = 1ull << 36;
+  bad.errors = 5;
+  bad.errors_by_pattern[3] = 5;
+  b.mem.insert_or_assign(1, Result<GwMemtestResult>(bad));
+  NullProgress p;
+  auto r = runDiag(opts(2), nvml, &b, p);
+  EXPECT_EQ(r.exitCode(), 1);
+  EXPECT_EQ(r.gpus[0].verdict, Verdict::Pass);
+  EXPECT_EQ(r.gpus[1].verdict, Verdict::Fail);
+  ASSERT_FALSE(r.gpus[1].reasons.empty());
+  EXPECT_NE(r.gpus[1].reasons[0].find("memtest"), std::string::npos);
+}
+
+TEST(RunDiag, NewXidDuringTestsFailsTheGpu) {
+  FakeNvml nvml = fleet(2);
+  nvml.gpus[0].xid = 48;
+  nvml.gpus[0].pollsBeforeXid = 1;  // appears on the second poll: during the first GPU step
+  RecordedBackend b(nvml);
+  NullProgress p;
+  auto r = runDiag(opts(1), nvml, &b, p);
+  EXPECT_EQ(r.exitCode(), 1) << renderText(r);
+  const Check* w = find(r, "watch", 0);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->verdict, Verdict::Fail);
+  EXPECT_NE(w->evidence[0].find("Xid 48"), std::string::npos);
+  EXPECT_NE(w->evidence[0].find("cuda_deploy"), std::string::npos);
+  EXPECT_EQ(find(r, "watch", 1)->verdict, Verdict::Pass);
+}
+
+TEST(RunDiag, DbeAndOverheatDuringTests) {
+  FakeNvml nvml = fleet(2);
+  nvml.gpus[0].dbeDuringTest = 1;
+  nvml.gpus[1].tempDuringTest = 95;
+  RecordedBackend b(nvml);
+  NullProgress p;
+  auto r = runDiag(opts(2), nvml, &b, p);
+  EXPECT_EQ(find(r, "watch", 0)->verdict, Verdict::Fail);
+  EXPECT_EQ(find(r, "watch", 1)->verdict, Verdict::Fail);
+  EXPECT_EQ(r.exitCode(), 1);
+}
+
+TEST(RunDiag, StragglerAndPowerShortfall) {
+  FakeNvml nvml = fleet(4);
+  nvml.gpus[3].powerDraw = 300;  // cannot reach 85 % of 700 W
+  RecordedBackend b(nvml);
+  GwGemmResult slow{};
+  slow.precision = GW_GEMM_FP16;
+  slow.used_cublas = 1;
+  slow.n = 8192;
+  slow.iterations = 800;
+  slow.checksum = 42;
+  slow.gflops = 500000;
+  b.gemm[2] = slow;
+  NullProgress p;
+  DiagOptions o = opts(3);
+  o.durationSeconds = 10;
+  auto r = runDiag(o, nvml, &b, p);
+  EXPECT_EQ(find(r, "gemm_burn", 2)->verdict, Verdict::Fail);
+  EXPECT_EQ(find(r, "gemm_burn", 0)->verdict, Verdict::Pass);
+  EXPECT_EQ(find(r, "targeted_power", 3)->verdict, Verdict::Fail);
+  EXPECT_GT(find(r, "targeted_power", 3)->measured["mean_duty"].get<double>(), 0.9);  // pushed to full load
+  EXPECT_EQ(r.gpus[1].verdict, Verdict::Pass);
+}
+
+TEST(RunDiag, CudaErrorMidTestIsAFailureWithTheCall) {
+  FakeNvml nvml = fleet(1);
+  RecordedBackend b(nvml);
+  b.vecadd.insert_or_assign(0, Result<GwVecAddResult>(Status::Error("cudaMalloc(d_a): out of memory", 2)));
+  NullProgress p;
+  auto r = runDiag(opts(1), nvml, &b, p);
+  EXPECT_EQ(r.exitCode(), 1);
+  EXPECT_NE(find(r, "cuda_deploy", 0)->summary.find("cudaMalloc(d_a): out of memory"),
+            std::string::npos);
+}
+
+TEST(RunDiag, GpuInvisibleToCudaIsSkipped) {
+  FakeNvml nvml = fleet(2);
+  RecordedBackend b(nvml);
+  b.devs.erase(b.devs.begin());  // NVML GPU 1 is not visible to CUDA
+  NullProgress p;
+  auto r = runDiag(opts(2), nvml, &b, p);
+  EXPECT_EQ(find(r, "cuda_deploy", 1)->verdict, Verdict::Skip);
+  EXPECT_NE(find(r, "cuda_deploy", 1)->summary.find("not visible to CUDA"), std::string::npos);
+  EXPECT_EQ(find(r, "p2p_bandwidth", -1)->verdict, Verdict::Skip);
+  EXPECT_EQ(r.exitCode(), 0);
+}
+
+TEST(RunDiag, ProgressReportsStepsAndMonotonicFraction) {
+  struct Rec : ProgressSink {
+    std::vector<std::string> steps;
+    std::vector<double> fractions;
+    int done = 0;
+    std::mutex mu;
+    void stepStarted(int, int, const std::string& t, double) override { steps.push_back(t); }
+    void progress(double f, double, const std::string&) override {
+      std::lock_guard<std::mutex> lk(mu);
+      fractions.push_back(f);
+    }
+    void finished(const DiagReport&) override { ++done; }
+  } rec;
+  FakeNvml nvml = fleet(2);
+  RecordedBackend b(nvml);
+  auto r = runDiag(opts(2), nvml, &b, rec);
+  EXPECT_EQ(rec.steps.size(), buildPlan(2)->steps.size());
+  EXPECT_EQ(rec.done, 1);
+  ASSERT_FALSE(rec.fractions.empty());
+  EXPECT_NEAR(rec.fractions.back(), 1.0, 1e-9);
+  EXPECT_TRUE(std::is_sorted(rec.fractions.begin(), rec.fractions.end()));
+}
+
+TEST(RunDiag, CancelStopsAndExitsTwo) {
+  FakeNvml nvml = fleet(1);
+  RecordedBackend b(nvml);
+  DiagOptions o = opts(2);
+  int polls = 0;
+  o.cancelled = [&] { return ++polls > 3; };
+  NullProgress p;
+  auto r = runDiag(o, nvml, &b, p);
+  EXPECT_EQ(r.error, "cancelled");
+  EXPECT_EQ(r.exitCode(), 2);
+}
