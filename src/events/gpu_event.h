@@ -29,6 +29,10 @@ struct GpuEvent {
   std::string raw;                // the kernel-log line, when that is the source
   int pid = -1;
   std::string process;
+  // Added by EventLog (event_log.h): a stable id within one log, and the other sources that saw
+  // the same event (merged by the de-duplication window); `source` is the one whose text is kept.
+  std::uint64_t id = 0;
+  std::vector<EventSource> also_seen_by;
 };
 
 // A small synchronous fan-out: publish() calls every subscriber on the publishing thread.

@@ -1,0 +1,92 @@
+// The merged event log (R26): every source publishes into it; it de-duplicates, keeps a bounded
+// ring of recent events for the API, and counts Xids per (GPU, code) for the exporter.
+//
+// De-duplication: an incoming event is merged into an earlier one when both are about the same
+// GPU (UUID, else PCI bus id, else index), are the same kind and code, lie within the window
+// (default 5 s) of each other, and either
+//   - the incoming source has not seen the earlier one yet (NVML's Xid 79 and the kernel log's
+//     Xid 79 line are one event), or
+//   - one of them is the kernel log's "fallen off the bus" line (FallenOffBus, counted as Xid 79)
+//     and the other an Xid 79: the Xid 79 line followed by "GPU has fallen off the bus" is one.
+// The merged event keeps the richer text (the kernel log's: pid, process, message, raw line), the
+// earliest timestamp, the GPU identity of whichever had it, and the other sources in
+// also_seen_by.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/result.h"
+#include "events/gpu_event.h"
+
+namespace gw::events {
+
+struct EventLogOptions {
+  std::size_t capacity = 10000;   // events kept in memory
+  std::int64_t window_ms = 5000;  // de-duplication window
+  // JSON-lines file (one event per line, a merged event is appended again with the same id);
+  // empty: nothing persisted. Loaded by the constructor.
+  std::string persist_path;
+};
+
+struct XidCount {
+  int gpu_index = -1;
+  std::string gpu_uuid;
+  int code = 0;
+  std::uint64_t count = 0;
+};
+
+class EventLog {
+ public:
+  // Events that are new (not merged) are republished on `out` when given.
+  explicit EventLog(EventLogOptions options = {}, EventBus* out = nullptr);
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+
+  // Subscribes add() to a source bus. The log must outlive the bus's publishing.
+  void attach(EventBus& in);
+
+  struct AddResult {
+    bool merged = false;
+    GpuEvent event;  // as stored (after merging)
+  };
+  AddResult add(GpuEvent e);
+
+  // Events with timestamp_ms >= ts_ms, oldest first; at most `limit` (the newest) if limit > 0.
+  std::vector<GpuEvent> since(std::int64_t ts_ms, std::size_t limit = 0) const;
+  std::vector<GpuEvent> all() const { return since(INT64_MIN); }
+  std::size_t size() const;
+  std::uint64_t mergedCount() const;
+  // Xid counters (FallenOffBus counts as Xid 79), one per (GPU, code); never decrease.
+  std::vector<XidCount> xidCounts() const;
+  // Why loading the persisted file failed or skipped lines; empty if nothing went wrong.
+  std::string loadError() const;
+
+  // Exposed for tests: would these two events be merged (ignoring the window)?
+  static bool sameGpu(const GpuEvent& a, const GpuEvent& b);
+
+ private:
+  void load();
+  void persist(const GpuEvent& e);
+  void count(const GpuEvent& e);
+
+  EventLogOptions opt_;
+  EventBus* out_;
+  mutable std::mutex mu_;
+  std::deque<GpuEvent> ring_;
+  std::uint64_t next_id_ = 1;
+  std::uint64_t merged_ = 0;
+  std::map<std::tuple<int, std::string, int>, std::uint64_t> xids_;  // (index, uuid, code)
+  std::string load_error_;
+};
+
+// JSON form used by the persisted file (and usable by the API).
+std::string eventToJsonLine(const GpuEvent& e);
+Result<GpuEvent> eventFromJsonLine(const std::string& line);
+
+}  // namespace gw::events

@@ -1,0 +1,434 @@
+#include "events/kmsg_source.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace gw::events {
+namespace {
+
+std::int64_t nowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Kernel monotonic time (µs since boot, as in kmsg records) → wall clock ms.
+std::int64_t monotonicToWallMs(std::uint64_t mono_us) {
+  timespec mono{};
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  const std::int64_t now_mono_us =
+      static_cast<std::int64_t>(mono.tv_sec) * 1000000 + mono.tv_nsec / 1000;
+  return nowMs() - (now_mono_us - static_cast<std::int64_t>(mono_us)) / 1000;
+}
+
+std::optional<std::int64_t> wallClockMs(const WallClock& w) {
+  if (w.year == 0 || w.month == 0 || w.day == 0) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = w.year - 1900;
+  tm.tm_mon = w.month - 1;
+  tm.tm_mday = w.day;
+  tm.tm_hour = w.hour;
+  tm.tm_min = w.minute;
+  tm.tm_sec = w.second;
+  std::time_t t;
+  if (w.utcOffsetMinutes) {
+    t = timegm(&tm) - static_cast<std::time_t>(*w.utcOffsetMinutes) * 60;
+  } else {
+    tm.tm_isdst = -1;
+    t = mktime(&tm);
+  }
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return static_cast<std::int64_t>(t) * 1000 + w.microsecond / 1000;
+}
+
+// "prio,seq,usec,flags;..." → seq.
+std::optional<std::uint64_t> recordSequence(std::string_view rec) {
+  auto c1 = rec.find(',');
+  if (c1 == std::string_view::npos) return std::nullopt;
+  std::uint64_t v = 0;
+  std::size_t i = c1 + 1;
+  if (i >= rec.size() || rec[i] < '0' || rec[i] > '9') return std::nullopt;
+  for (; i < rec.size() && rec[i] >= '0' && rec[i] <= '9'; ++i) v = v * 10 + (rec[i] - '0');
+  if (i >= rec.size() || rec[i] != ',') return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+KmsgSource::KmsgSource(platform::FsRoot root, EventBus* bus, KmsgSourceOptions options)
+    : root_(std::move(root)), bus_(bus), opt_(std::move(options)) {}
+
+KmsgSource::~KmsgSource() { stop(); }
+
+std::string KmsgSource::lastError() const {
+  std::lock_guard lock(mu_);
+  return last_error_;
+}
+
+KmsgSourceStats KmsgSource::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+std::string KmsgSource::statePath() const {
+  return opt_.state_dir.empty() ? std::string() : opt_.state_dir + "/kmsg-position.json";
+}
+
+std::string KmsgSource::bootId() const {
+  auto r = root_.readLine("/proc/sys/kernel/random/boot_id");
+  return r.ok() ? *r : std::string();
+}
+
+std::optional<GpuEvent> KmsgSource::handleLine(std::string_view line, bool from_device) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  auto r = parseKernelLine(line);
+  std::lock_guard lock(mu_);
+  ++stats_.lines;
+  if (!r.ok()) {
+    ++stats_.malformed;
+    stats_.last_malformed.emplace_back(line);
+    while (stats_.last_malformed.size() > opt_.keep_malformed) stats_.last_malformed.pop_front();
+    return std::nullopt;
+  }
+  if (!r->has_value()) {
+    ++stats_.irrelevant;
+    return std::nullopt;
+  }
+  const KernelEvent& k = **r;
+  if (k.kind == KernelEventKind::kGpuUuid) {
+    ++stats_.mappings;
+    if (!k.pciBusId.empty() && !k.uuid.empty()) learned_[k.pciBusId] = k.uuid;
+    return std::nullopt;
+  }
+  GpuEvent e;
+  e.source = EventSource::KernelLog;
+  if (k.kind == KernelEventKind::kSXid) {
+    e.kind = EventKind::SXid;
+  } else {
+    e.kind = k.inferred ? EventKind::FallenOffBus : EventKind::Xid;
+  }
+  e.code = k.inferred ? 79 : k.code;
+  e.pci_bus_id = k.pciBusId;
+  e.message = k.message;
+  if (!k.device.empty() && k.kind == KernelEventKind::kSXid) e.message = k.device + ": " + e.message;
+  e.raw = k.raw;
+  if (k.pid) e.pid = *k.pid;
+  e.process = k.processName;
+  if (k.wallClock) {
+    if (auto t = wallClockMs(*k.wallClock)) e.timestamp_ms = *t;
+  }
+  if (e.timestamp_ms == 0 && from_device && k.monotonicUs) {
+    e.timestamp_ms = monotonicToWallMs(*k.monotonicUs);
+  }
+  if (e.timestamp_ms == 0) e.timestamp_ms = nowMs();
+  if (!e.pci_bus_id.empty()) {
+    if (opt_.lookup) {
+      auto [idx, uuid] = opt_.lookup(e.pci_bus_id);
+      e.gpu_index = idx;
+      e.gpu_uuid = uuid;
+    }
+    if (e.gpu_uuid.empty()) {
+      if (auto it = learned_.find(e.pci_bus_id); it != learned_.end()) e.gpu_uuid = it->second;
+    }
+  }
+  return e;
+}
+
+void KmsgSource::emit(GpuEvent e, bool publish, std::vector<GpuEvent>* out) {
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.events;
+  }
+  if (out) out->push_back(e);
+  if (publish && bus_) bus_->publish(e);
+}
+
+// ------------------------------------------------------------------ position
+
+void KmsgSource::loadPosition() {
+  pos_ = {};
+  const std::string path = statePath();
+  if (path.empty()) return;
+  std::ifstream in(path);
+  if (!in) return;
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    pos_.device = j.value("device", false);
+    if (j.contains("seq") && j["seq"].is_number_unsigned()) pos_.seq = j["seq"].get<std::uint64_t>();
+    pos_.boot_id = j.value("boot_id", std::string());
+    pos_.offset = j.value("offset", std::uint64_t{0});
+    pos_.inode = j.value("inode", std::uint64_t{0});
+  } catch (const std::exception& e) {
+    std::lock_guard lock(mu_);
+    last_error_ = "ignoring unreadable kmsg position file " + path + ": " + e.what();
+    pos_ = {};
+  }
+}
+
+void KmsgSource::savePosition() {
+  const std::string path = statePath();
+  if (path.empty()) return;
+  nlohmann::json j;
+  j["device"] = pos_.device;
+  if (pos_.device) {
+    if (pos_.seq) j["seq"] = *pos_.seq;
+    j["boot_id"] = pos_.boot_id;
+  } else {
+    j["offset"] = pos_.offset;
+    j["inode"] = pos_.inode;
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) {
+      std::lock_guard lock(mu_);
+      last_error_ = "cannot write " + tmp + ": " + std::strerror(errno);
+      return;
+    }
+    out << j.dump() << "\n";
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::lock_guard lock(mu_);
+    last_error_ = "cannot rename " + tmp + ": " + std::strerror(errno);
+  }
+}
+
+// ------------------------------------------------------------------ lifecycle
+
+Status KmsgSource::start() {
+  stop();
+  stop_ = false;
+  const std::string path = root_.path("/dev/kmsg");
+  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd_ < 0) {
+    healthy_ = false;
+    std::string e = "cannot open " + path + ": " + std::strerror(errno);
+    std::lock_guard lock(mu_);
+    last_error_ = e;
+    return Status::Error(e);
+  }
+  struct stat st{};
+  ::fstat(fd_, &st);
+  const bool device = S_ISCHR(st.st_mode);
+  loadPosition();
+  pending_.clear();
+  if (device) {
+    const std::string boot = bootId();
+    if (!pos_.device || pos_.boot_id != boot) pos_ = {};  // another boot: sequence numbers restart
+    pos_.device = true;
+    pos_.boot_id = boot;
+  } else {
+    const auto ino = static_cast<std::uint64_t>(st.st_ino);
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (pos_.device || (pos_.inode != 0 && pos_.inode != ino) || pos_.offset > size) {
+      if (pos_.offset != 0 || pos_.inode != 0) {
+        std::lock_guard lock(mu_);
+        ++stats_.restarts;
+      }
+      pos_ = {};
+    }
+    pos_.device = false;
+    pos_.inode = ino;
+  }
+  healthy_ = true;
+  running_ = true;
+  thread_ = std::thread([this] { run(); });
+  return Status::Ok();
+}
+
+void KmsgSource::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) {
+    savePosition();
+    ::close(fd_);
+    fd_ = -1;
+  }
+  running_ = false;
+}
+
+bool KmsgSource::waitStop(unsigned ms) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_.load(); });
+}
+
+void KmsgSource::run() {
+  if (pos_.device) {
+    followDevice();
+  } else {
+    followFile();
+  }
+  running_ = false;
+}
+
+void KmsgSource::followDevice() {
+  std::vector<char> buf(16384);
+  bool dirty = false;
+  while (!stop_) {
+    ssize_t n = ::read(fd_, buf.data(), buf.size());
+    if (n > 0) {
+      std::string_view rec(buf.data(), static_cast<std::size_t>(n));
+      rec = rec.substr(0, rec.find('\n'));  // continuation lines (" KEY=value") are dropped
+      auto seq = recordSequence(rec);
+      if (seq && pos_.seq && *seq <= *pos_.seq) {
+        std::lock_guard lock(mu_);
+        ++stats_.skipped;
+        continue;
+      }
+      if (auto e = handleLine(rec, true)) emit(std::move(*e), true, nullptr);
+      if (seq) pos_.seq = seq;
+      dirty = true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EPIPE) {  // records overwritten before we read them
+      std::lock_guard lock(mu_);
+      ++stats_.overwritten;
+      continue;
+    }
+    if (n < 0 && errno == EINVAL) continue;  // a record larger than the buffer: skipped
+    if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) {
+      if (dirty) {
+        savePosition();
+        dirty = false;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(opt_.poll_ms));
+      continue;
+    }
+    std::string e = std::string("reading /dev/kmsg: ") + std::strerror(errno);
+    {
+      std::lock_guard lock(mu_);
+      last_error_ = e;
+    }
+    healthy_ = false;
+    break;
+  }
+}
+
+// Reads the complete lines after the position; returns true if any were consumed.
+bool KmsgSource::readFileLines(int fd, bool publish, std::vector<GpuEvent>* out) {
+  bool consumed = false;
+  std::vector<char> buf(65536);
+  for (;;) {
+    const off_t at = static_cast<off_t>(pos_.offset + pending_.size());
+    ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending_.append(buf.data(), static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (;;) {
+      auto nl = pending_.find('\n', start);
+      if (nl == std::string::npos) break;
+      std::string_view line(pending_.data() + start, nl - start);
+      start = nl + 1;
+      if (!line.empty() && line.front() != ' ' && line.find_first_not_of(" \t\r") != std::string_view::npos) {
+        if (auto e = handleLine(line, false)) emit(std::move(*e), publish, out);
+      }
+    }
+    if (start > 0) {
+      pos_.offset += start;
+      pending_.erase(0, start);
+      consumed = true;
+    }
+    if (publish && stop_) break;
+  }
+  return consumed;
+}
+
+void KmsgSource::followFile() {
+  const std::string path = root_.path("/dev/kmsg");
+  while (!stop_) {
+    struct stat st{};
+    if (::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < pos_.offset + pending_.size()) {
+      // Truncated: start over.
+      pos_.offset = 0;
+      pending_.clear();
+      std::lock_guard lock(mu_);
+      ++stats_.restarts;
+    }
+    if (readFileLines(fd_, true, nullptr)) savePosition();
+    // Replaced (rotated)? Finish the old file above, then follow the new one from the start.
+    struct stat now{};
+    if (::stat(path.c_str(), &now) == 0 && now.st_ino != st.st_ino) {
+      int nfd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      if (nfd >= 0) {
+        ::close(fd_);
+        fd_ = nfd;
+        pos_.offset = 0;
+        pos_.inode = static_cast<std::uint64_t>(now.st_ino);
+        pending_.clear();
+        {
+          std::lock_guard lock(mu_);
+          ++stats_.restarts;
+        }
+        savePosition();
+        continue;
+      }
+    }
+    waitStop(opt_.poll_ms);
+  }
+}
+
+Result<std::vector<GpuEvent>> KmsgSource::scanOnce() {
+  const std::string path = root_.path("/dev/kmsg");
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+  std::vector<GpuEvent> out;
+  struct stat st{};
+  ::fstat(fd, &st);
+  if (S_ISCHR(st.st_mode)) {
+    std::vector<char> buf(16384);
+    for (;;) {
+      ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n > 0) {
+        std::string_view rec(buf.data(), static_cast<std::size_t>(n));
+        if (auto e = handleLine(rec.substr(0, rec.find('\n')), true)) emit(std::move(*e), false, &out);
+        continue;
+      }
+      if (n < 0 && (errno == EINTR || errno == EINVAL)) continue;
+      if (n < 0 && errno == EPIPE) {
+        std::lock_guard lock(mu_);
+        ++stats_.overwritten;
+        continue;
+      }
+      break;  // EAGAIN: all there is now
+    }
+  } else {
+    std::string all;
+    std::vector<char> buf(65536);
+    for (;;) {
+      ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      all.append(buf.data(), static_cast<std::size_t>(n));
+    }
+    std::string_view v(all);
+    while (!v.empty()) {
+      auto nl = v.find('\n');
+      std::string_view line = v.substr(0, nl);
+      v = nl == std::string_view::npos ? std::string_view() : v.substr(nl + 1);
+      if (line.empty() || line.front() == ' ' || line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      if (auto e = handleLine(line, false)) emit(std::move(*e), false, &out);
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace gw::events

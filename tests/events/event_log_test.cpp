@@ -1,0 +1,193 @@
+// EventLog: de-duplication across sources and of the "fallen off the bus" follow-up, the ring,
+// since(), Xid counters and the JSON-lines file.
+#include "events/event_log.h"
+
+#include <gtest/gtest.h>
+
+#include "events_test_util.h"
+
+namespace gw::events {
+namespace {
+
+GpuEvent nvmlXid(std::int64_t ts, int code, int gpu = 2) {
+  GpuEvent e;
+  e.timestamp_ms = ts;
+  e.source = EventSource::Nvml;
+  e.kind = EventKind::Xid;
+  e.code = code;
+  e.gpu_index = gpu;
+  e.gpu_uuid = "GPU-" + std::to_string(gpu);
+  e.pci_bus_id = "00000000:3B:00.0";
+  e.message = "Xid critical error (NVML event)";
+  return e;
+}
+
+GpuEvent kernelXid(std::int64_t ts, int code, bool inferred = false) {
+  GpuEvent e;
+  e.timestamp_ms = ts;
+  e.source = EventSource::KernelLog;
+  e.kind = inferred ? EventKind::FallenOffBus : EventKind::Xid;
+  e.code = inferred ? 79 : code;
+  e.pci_bus_id = "00000000:3B:00.0";  // no lookup: no index or UUID
+  e.message = inferred ? "GPU has fallen off the bus." : "GPU has fallen off the bus.";
+  e.pid = inferred ? -1 : 1234;
+  e.process = inferred ? "" : "python3";
+  e.raw = "NVRM: ...";
+  return e;
+}
+
+TEST(EventLog, NvmlAndKernelXidWithinWindowAreOneEvent) {
+  EventBus out;
+  testing::Collector published(out);
+  EventLog log({}, &out);
+  EXPECT_FALSE(log.add(nvmlXid(10'000, 79)).merged);
+  auto r = log.add(kernelXid(12'000, 79));
+  EXPECT_TRUE(r.merged);
+  auto all = log.all();
+  ASSERT_EQ(all.size(), 1U);
+  const auto& e = all[0];
+  EXPECT_EQ(e.source, EventSource::KernelLog);  // the richer text
+  ASSERT_EQ(e.also_seen_by.size(), 1U);
+  EXPECT_EQ(e.also_seen_by[0], EventSource::Nvml);
+  EXPECT_EQ(e.pid, 1234);
+  EXPECT_EQ(e.process, "python3");
+  EXPECT_EQ(e.gpu_index, 2);         // from NVML
+  EXPECT_EQ(e.gpu_uuid, "GPU-2");    // from NVML
+  EXPECT_EQ(e.timestamp_ms, 10'000);  // the earliest
+  EXPECT_EQ(published.size(), 1U);
+  auto counts = log.xidCounts();
+  ASSERT_EQ(counts.size(), 1U);
+  EXPECT_EQ(counts[0].count, 1U);
+  EXPECT_EQ(counts[0].code, 79);
+}
+
+TEST(EventLog, KernelFirstThenNvmlAlsoMerges) {
+  EventLog log;
+  log.add(kernelXid(10'000, 48));
+  EXPECT_TRUE(log.add(nvmlXid(10'500, 48)).merged);
+  auto all = log.all();
+  ASSERT_EQ(all.size(), 1U);
+  EXPECT_EQ(all[0].source, EventSource::KernelLog);
+  EXPECT_EQ(all[0].gpu_uuid, "GPU-2");
+}
+
+TEST(EventLog, OutsideWindowAreTwoEvents) {
+  EventLog log;
+  log.add(nvmlXid(10'000, 79));
+  EXPECT_FALSE(log.add(kernelXid(15'001, 79)).merged);
+  EXPECT_EQ(log.all().size(), 2U);
+  EXPECT_EQ(log.mergedCount(), 0U);
+}
+
+TEST(EventLog, SameSourceTwiceIsTwoEvents) {
+  EventLog log;
+  log.add(nvmlXid(10'000, 13));
+  EXPECT_FALSE(log.add(nvmlXid(10'100, 13)).merged);
+  EXPECT_EQ(log.all().size(), 2U);
+}
+
+TEST(EventLog, DifferentGpuOrCodeIsNotMerged) {
+  EventLog log;
+  log.add(nvmlXid(10'000, 79, 2));
+  auto other = kernelXid(10'100, 79);
+  other.pci_bus_id = "00000000:5D:00.0";
+  EXPECT_FALSE(log.add(other).merged);
+  EXPECT_FALSE(log.add(kernelXid(10'200, 13)).merged);
+  EXPECT_EQ(log.all().size(), 3U);
+}
+
+TEST(EventLog, Xid79FollowedByFallenOffTheBusIsOneEvent) {
+  EventLog log;
+  log.add(kernelXid(10'000, 79));
+  auto r = log.add(kernelXid(10'300, 79, /*inferred=*/true));
+  EXPECT_TRUE(r.merged);
+  auto all = log.all();
+  ASSERT_EQ(all.size(), 1U);
+  EXPECT_EQ(all[0].kind, EventKind::Xid);
+  EXPECT_EQ(all[0].code, 79);
+  EXPECT_EQ(all[0].pid, 1234);
+  EXPECT_TRUE(all[0].also_seen_by.empty());
+  // And NVML's own Xid 79 for the same GPU joins it too.
+  EXPECT_TRUE(log.add(nvmlXid(10'400, 79)).merged);
+  ASSERT_EQ(log.all().size(), 1U);
+  EXPECT_EQ(log.all()[0].also_seen_by.size(), 1U);
+  auto counts = log.xidCounts();
+  ASSERT_EQ(counts.size(), 1U);
+  EXPECT_EQ(counts[0].count, 1U);
+}
+
+TEST(EventLog, FallenOffFirstThenXidLineKeepsTheXid) {
+  EventLog log;
+  log.add(kernelXid(10'000, 79, true));
+  EXPECT_TRUE(log.add(kernelXid(10'001, 79)).merged);
+  auto all = log.all();
+  ASSERT_EQ(all.size(), 1U);
+  EXPECT_EQ(all[0].kind, EventKind::Xid);
+  EXPECT_EQ(all[0].pid, 1234);
+}
+
+TEST(EventLog, RingIsBoundedAndSinceFilters) {
+  EventLogOptions opt;
+  opt.capacity = 5;
+  EventLog log(opt);
+  for (int i = 0; i < 8; ++i) log.add(nvmlXid(1'000'000 + i * 10'000, 13));
+  auto all = log.all();
+  ASSERT_EQ(all.size(), 5U);
+  EXPECT_EQ(all.front().timestamp_ms, 1'030'000);
+  EXPECT_EQ(log.since(1'060'000).size(), 2U);
+  EXPECT_EQ(log.since(0, 1).size(), 1U);
+  EXPECT_EQ(log.since(0, 1)[0].timestamp_ms, 1'070'000);
+  // Counters are not bounded by the ring.
+  EXPECT_EQ(log.xidCounts()[0].count, 8U);
+}
+
+TEST(EventLog, AttachedToABus) {
+  EventBus in;
+  EventLog log;
+  log.attach(in);
+  in.publish(nvmlXid(10'000, 79));
+  in.publish(kernelXid(10'010, 79));
+  EXPECT_EQ(log.all().size(), 1U);
+}
+
+TEST(EventLog, PersistedEventsSurviveARestart) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/events.jsonl";
+  {
+    EventLogOptions opt;
+    opt.persist_path = path;
+    EventLog log(opt);
+    log.add(nvmlXid(10'000, 79));
+    log.add(kernelXid(10'500, 79));  // merged: appended again with the same id
+    log.add(nvmlXid(20'000, 13));
+  }
+  testing::appendFile(path, "{not json\n");
+  EventLogOptions opt;
+  opt.persist_path = path;
+  EventLog again(opt);
+  auto all = again.all();
+  ASSERT_EQ(all.size(), 2U);
+  EXPECT_EQ(all[0].source, EventSource::KernelLog);
+  ASSERT_EQ(all[0].also_seen_by.size(), 1U);
+  EXPECT_EQ(all[0].pid, 1234);
+  EXPECT_EQ(all[1].code, 13);
+  EXPECT_FALSE(again.loadError().empty());
+  auto r = again.add(nvmlXid(30'000, 31));
+  EXPECT_GT(r.event.id, all[1].id);
+}
+
+TEST(EventLog, JsonLineRoundTrip) {
+  auto e = kernelXid(123, 79);
+  e.id = 7;
+  e.also_seen_by = {EventSource::Nvml};
+  auto back = eventFromJsonLine(eventToJsonLine(e));
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->id, 7U);
+  EXPECT_EQ(back->kind, EventKind::Xid);
+  EXPECT_EQ(back->pid, 1234);
+  EXPECT_EQ(back->also_seen_by.size(), 1U);
+  EXPECT_FALSE(eventFromJsonLine("{}").ok());
+}
+
+}  // namespace
+}  // namespace gw::events

@@ -1,0 +1,210 @@
+// KmsgSource on a plain file under a temporary root: lines appended while it runs arrive,
+// malformed lines are counted, the position survives a restart, a truncated or replaced file is
+// read again from the start.
+#include "events/kmsg_source.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "events_test_util.h"
+
+namespace gw::events {
+namespace {
+
+using testing::appendFile;
+using testing::Collector;
+using testing::TempDir;
+using testing::waitFor;
+
+const char* kXid79 =
+    "4,100,5000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the "
+    "bus.\n";
+const char* kXid13 = "4,101,5100000,-;NVRM: Xid (PCI:0000:3b:00): 13, pid=77, name=train, Graphics Exception\n";
+const char* kXid48 = "4,102,5200000,-;NVRM: Xid (PCI:0000:5d:00): 48, pid=78, name=train, DBE\n";
+const char* kIrrelevant = "6,103,5300000,-;usb 1-1: new high-speed USB device number 2\n";
+const char* kMalformed = "4,104,5400000,-;NVRM: Xid (PCI:0000:3b:00): abc, pid=1, name=x, oops\n";
+
+class KmsgSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(root_.path() + "/dev");
+    kmsg_ = root_.path() + "/dev/kmsg";
+    appendFile(kmsg_, "");
+    opt_.state_dir = state_.path();
+    opt_.poll_ms = 10;
+    opt_.lookup = [](const std::string& bus) -> std::pair<int, std::string> {
+      if (bus == "00000000:3B:00.0") return {2, "GPU-two"};
+      return {-1, ""};
+    };
+  }
+  TempDir root_, state_;
+  std::string kmsg_;
+  KmsgSourceOptions opt_;
+};
+
+TEST_F(KmsgSourceTest, AppendedLinesArriveMalformedCounted) {
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok()) << src.lastError();
+  appendFile(kmsg_, std::string(kXid79) + kIrrelevant + kMalformed);
+  ASSERT_TRUE(waitFor([&] { return src.stats().lines >= 3; }));
+  appendFile(kmsg_, std::string(kXid13));
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 2; }));
+  auto ev = got.events();
+  ASSERT_EQ(ev.size(), 2U);
+  EXPECT_EQ(ev[0].kind, EventKind::Xid);
+  EXPECT_EQ(ev[0].code, 79);
+  EXPECT_EQ(ev[0].gpu_index, 2);
+  EXPECT_EQ(ev[0].gpu_uuid, "GPU-two");
+  EXPECT_EQ(ev[0].pid, 1234);
+  EXPECT_EQ(ev[0].process, "python3");
+  EXPECT_EQ(ev[0].source, EventSource::KernelLog);
+  EXPECT_EQ(ev[1].code, 13);
+  auto st = src.stats();
+  EXPECT_EQ(st.lines, 4U);
+  EXPECT_EQ(st.events, 2U);
+  EXPECT_EQ(st.malformed, 1U);
+  EXPECT_EQ(st.irrelevant, 1U);
+  ASSERT_EQ(st.last_malformed.size(), 1U);
+  EXPECT_NE(st.last_malformed.back().find("abc"), std::string::npos);
+  EXPECT_TRUE(src.healthy());
+}
+
+TEST_F(KmsgSourceTest, PartialLineWaitsForItsNewline) {
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok());
+  std::string line(kXid13);
+  appendFile(kmsg_, line.substr(0, 30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));  // a few polls see the partial line
+  EXPECT_EQ(src.stats().lines, 0U);
+  appendFile(kmsg_, line.substr(30));
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));
+  EXPECT_EQ(got.events()[0].code, 13);
+  EXPECT_EQ(src.stats().lines, 1U);
+}
+
+TEST_F(KmsgSourceTest, GpuUuidLinesTeachTheMapping) {
+  opt_.lookup = nullptr;
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok());
+  appendFile(kmsg_, "6,1,1000,-;NVRM: GPU at PCI:0000:5d:00: GPU-5b0e7d1a-9c3f-4a77-8d21-0f6e2c9b1a44\n");
+  appendFile(kmsg_, kXid48);
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));
+  auto ev = got.events();
+  EXPECT_EQ(ev[0].gpu_uuid, "GPU-5b0e7d1a-9c3f-4a77-8d21-0f6e2c9b1a44");
+  EXPECT_EQ(ev[0].pci_bus_id, "00000000:5D:00.0");
+  EXPECT_EQ(src.stats().mappings, 1U);
+}
+
+TEST_F(KmsgSourceTest, RestartResumesAfterSavedPosition) {
+  appendFile(kmsg_, std::string(kXid79) + kXid13);
+  {
+    EventBus bus;
+    Collector got(bus);
+    KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+    ASSERT_TRUE(src.start().ok());
+    ASSERT_TRUE(waitFor([&] { return got.size() >= 2; }));
+    src.stop();
+    EXPECT_EQ(got.size(), 2U);
+  }
+  EXPECT_TRUE(std::filesystem::exists(state_.path() + "/kmsg-position.json"));
+  appendFile(kmsg_, kXid48);  // written while no agent ran
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok());
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));
+  appendFile(kmsg_, kXid13);
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 2; }));
+  auto ev = got.events();
+  ASSERT_EQ(ev.size(), 2U);  // no duplicates of the first two, nothing lost
+  EXPECT_EQ(ev[0].code, 48);
+  EXPECT_EQ(ev[1].code, 13);
+  EXPECT_EQ(src.stats().lines, 2U);
+}
+
+TEST_F(KmsgSourceTest, ShrunkFileBetweenRunsStartsOver) {
+  appendFile(kmsg_, std::string(kXid79) + kXid13 + kIrrelevant);
+  {
+    EventBus bus;
+    Collector got(bus);
+    KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+    ASSERT_TRUE(src.start().ok());
+    ASSERT_TRUE(waitFor([&] { return src.stats().lines >= 3; }));
+  }
+  std::ofstream(kmsg_, std::ios::trunc) << kXid48;  // shorter than the saved offset
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok());
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));
+  EXPECT_EQ(got.events()[0].code, 48);
+  EXPECT_EQ(src.stats().restarts, 1U);
+}
+
+TEST_F(KmsgSourceTest, TruncatedWhileRunningStartsOver) {
+  appendFile(kmsg_, std::string(kXid79) + kXid13);
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok());
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 2; }));
+  std::ofstream(kmsg_, std::ios::trunc) << "";  // truncated in place
+  ASSERT_TRUE(waitFor([&] { return src.stats().restarts >= 1; }));
+  appendFile(kmsg_, kXid48);
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 3; }));
+  EXPECT_EQ(got.events()[2].code, 48);
+}
+
+TEST_F(KmsgSourceTest, ReplacedFileWhileRunningStartsOver) {
+  appendFile(kmsg_, std::string(kXid79));
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok());
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));
+  const std::string next = root_.path() + "/dev/kmsg.new";
+  appendFile(next, std::string(kXid13) + kXid48);
+  std::filesystem::rename(next, kmsg_);
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 3; }));
+  EXPECT_EQ(got.events()[1].code, 13);
+  EXPECT_EQ(got.events()[2].code, 48);
+  EXPECT_GE(src.stats().restarts, 1U);
+}
+
+TEST_F(KmsgSourceTest, ScanOnceReadsWhatIsThereWithoutFollowing) {
+  appendFile(kmsg_, std::string(kXid79) + kMalformed + kXid13 + " SUBSYSTEM=pci\n");
+  KmsgSource src(platform::FsRoot(root_.path()), nullptr, opt_);
+  auto r = src.scanOnce();
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->size(), 2U);
+  EXPECT_EQ((*r)[0].code, 79);
+  EXPECT_EQ(src.stats().malformed, 1U);
+  EXPECT_FALSE(std::filesystem::exists(state_.path() + "/kmsg-position.json"));
+}
+
+TEST_F(KmsgSourceTest, MissingKmsgIsAnErrorNotACrash) {
+  std::filesystem::remove(kmsg_);
+  KmsgSource src(platform::FsRoot(root_.path()), nullptr, opt_);
+  EXPECT_FALSE(src.start().ok());
+  EXPECT_FALSE(src.healthy());
+  EXPECT_FALSE(src.scanOnce().ok());
+}
+
+TEST_F(KmsgSourceTest, FallenOffTheBusLineIsAnInferredXid79) {
+  KmsgSource src(platform::FsRoot(root_.path()), nullptr, opt_);
+  auto e = src.handleLine("4,5,6,-;NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.", false);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EventKind::FallenOffBus);
+  EXPECT_EQ(e->code, 79);
+  EXPECT_EQ(e->gpu_index, 2);
+}
+
+}  // namespace
+}  // namespace gw::events
