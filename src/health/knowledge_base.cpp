@@ -32,7 +32,7 @@ std::vector<KbEntry> buildEntries() {
       .autoDetectable = true,
       .detection = "NVML reports no devices or fails to initialise while lspci lists NVIDIA "
                    "devices; the doctor's driver checks name the layer",
-      .rule = ""});
+      .rule = "gpu_count"});
 
   v.push_back(KbEntry{
       .id = "oom-free-memory",
@@ -55,7 +55,7 @@ std::vector<KbEntry> buildEntries() {
       .autoDetectable = true,
       .detection = "A GPU with memory used but no running job process (orphan holders), per "
                    "NVML's process list",
-      .rule = ""});
+      .rule = "zombie_process"});
 
   v.push_back(KbEntry{
       .id = "bus-error-shm",
@@ -98,7 +98,7 @@ std::vector<KbEntry> buildEntries() {
       .autoDetectable = true,
       .detection = "GPU temperature above the alert line (85 °C core, 95 °C memory) with fan "
                    "speed high, or thermal slowdown clock-event reasons",
-      .rule = ""});
+      .rule = "gpu_temperature, memory_temperature, thermal_slowdown"});
 
   v.push_back(KbEntry{
       .id = "fans-not-spinning",
@@ -120,7 +120,7 @@ std::vector<KbEntry> buildEntries() {
       .autoDetectable = true,
       .detection = "Fan speed 0 % while the temperature rises under load (boards without fans "
                    "report no fan and are skipped)",
-      .rule = ""});
+      .rule = "fan_failure"});
 
   v.push_back(KbEntry{
       .id = "one-gpu-idle",
@@ -142,7 +142,7 @@ std::vector<KbEntry> buildEntries() {
       .autoDetectable = true,
       .detection = "Within one job (or node), one GPU's utilisation stays near 0 % while its "
                    "peers are busy; degraded PCIe link width/generation; NVLink down",
-      .rule = ""});
+      .rule = "straggler"});
 
   v.push_back(KbEntry{
       .id = "nan-irreproducible",
@@ -186,7 +186,7 @@ std::vector<KbEntry> buildEntries() {
       .source = "seed 001 §5.1, §3.3",
       .autoDetectable = true,
       .detection = "Xid 79 in the kernel log or NVML's Xid events; the GPU becomes lost to NVML",
-      .rule = ""});
+      .rule = "gpu_lost, xid"});
 
   v.push_back(KbEntry{
       .id = "xid63-row-remap",
@@ -205,7 +205,7 @@ std::vector<KbEntry> buildEntries() {
       .source = "seed 001 §5.1 (meaning corrected from the vendor catalog)",
       .autoDetectable = true,
       .detection = "Xid 63/64 events; NVML row-remapping counters and pending/failure flags",
-      .rule = ""});
+      .rule = "row_remap, retired_pages"});
 
   v.push_back(KbEntry{
       .id = "driver-lib-mismatch",
@@ -228,7 +228,7 @@ std::vector<KbEntry> buildEntries() {
       .autoDetectable = true,
       .detection = "The loaded module's version (/proc/driver/nvidia/version) differs from the "
                    "NVML library's",
-      .rule = ""});
+      .rule = "driver_mismatch"});
 
   v.push_back(KbEntry{
       .id = "no-kernel-image",
@@ -289,7 +289,7 @@ std::vector<KbEntry> buildEntries() {
       .source = "seed 001 §1.2, §5.2",
       .autoDetectable = true,
       .detection = "NVML volatile/aggregate ECC counters rising between samples; Xid 48/92/94/95",
-      .rule = ""});
+      .rule = "ecc_dbe, ecc_sbe_rising"});
 
   v.push_back(KbEntry{
       .id = "low-power-under-load",
@@ -309,7 +309,7 @@ std::vector<KbEntry> buildEntries() {
       .autoDetectable = true,
       .detection = "Power well below the limit while utilisation is high, with clock-event "
                    "reasons",
-      .rule = ""});
+      .rule = "power_low_under_load, power_slowdown, power_capped, pstate_under_load"});
 
   v.push_back(KbEntry{
       .id = "low-utilization-input-bound",
@@ -329,7 +329,7 @@ std::vector<KbEntry> buildEntries() {
       .source = "seed 001 §3.2",
       .autoDetectable = true,
       .detection = "Utilisation of a GPU with a running job staying low, with idle-clock reasons",
-      .rule = ""});
+      .rule = "starvation"});
 
   return v;
 }

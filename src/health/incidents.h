@@ -1,0 +1,108 @@
+// Incidents: findings with a lifecycle (open -> acknowledged -> resolved), a recommended action
+// and a context snapshot of the GPU's signals at that moment and over the minute before it,
+// persisted in SQLite (incidents.db in the data directory, WAL) so open incidents survive
+// restarts. Non-sticky incidents resolve themselves a grace period after their condition cleared;
+// sticky ones (Xid, ECC, row remapping, retired pages, lost GPU) wait for an operator. An Xid that
+// recurs on the same GPU in a later agent lifetime escalates to hardware inspection.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collect/gpu_view.h"
+#include "common/result.h"
+#include "health/rules.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace gw::health {
+
+enum class IncidentStatus { Open, Acknowledged, Resolved };
+std::string_view statusName(IncidentStatus s);
+
+struct Incident {
+  std::int64_t id = 0;
+  std::string key;  // Finding::key
+  std::string rule;
+  int gpu_index = -1;
+  std::string gpu_uuid;
+  Severity severity = Severity::Warning;
+  std::string summary, action, kb_id, evidence;
+  int xid = 0;
+  bool sticky = false;
+  bool escalated = false;  // recurred across agent restarts: hardware inspection
+  IncidentStatus status = IncidentStatus::Open;
+  std::int64_t opened_ms = 0, last_seen_ms = 0, updated_ms = 0, resolved_ms = 0;
+  std::string resolved_by;   // "auto", "operator", "mark-healthy"
+  std::int64_t boot = 0;     // agent start count when it opened
+  int occurrences = 1;       // evaluation passes that reported it
+  std::int64_t last_written_ms = 0;  // not persisted: when it was last written to the database
+  std::string context_json;  // RuleEngine::contextSnapshot at opening
+};
+
+enum class HealthState { Healthy, Warning, Critical, Fatal, Unknown };
+std::string_view healthStateName(HealthState s);
+// `gpuwarden health` exit code: 0 healthy, 1 warning, 2 critical or fatal, 3 unknown.
+int healthExitCode(HealthState s);
+HealthState worstOf(HealthState a, HealthState b);
+
+struct IncidentConfig {
+  std::int64_t grace_ms = 120'000;  // a cleared, non-sticky condition resolves after this
+};
+
+class IncidentStore {
+ public:
+  // Opens (creating) <data_dir>/incidents.db and counts this as a new agent lifetime.
+  static Result<std::unique_ptr<IncidentStore>> open(const std::string& data_dir, IncidentConfig config = {});
+  ~IncidentStore();
+  IncidentStore(const IncidentStore&) = delete;
+  IncidentStore& operator=(const IncidentStore&) = delete;
+
+  std::int64_t bootId() const { return boot_; }
+
+  // Merges the engine's current findings: new keys open incidents (with a context snapshot from
+  // `engine`, when given), known keys refresh last_seen/severity, non-sticky incidents absent for
+  // grace_ms resolve. Returns the incidents opened or escalated by this call.
+  Result<std::vector<Incident>> apply(const std::vector<Finding>& findings, std::int64_t now_ms,
+                                      const RuleEngine* engine = nullptr);
+
+  Status acknowledge(std::int64_t id, std::int64_t now_ms);
+  Status resolve(std::int64_t id, std::int64_t now_ms, const std::string& by = "operator");
+  // Resolves every unresolved incident of the GPU (the operator says it is healthy again).
+  Result<int> markHealthy(const std::string& uuid, std::int64_t now_ms);
+
+  std::vector<Incident> unresolved() const;            // open + acknowledged, newest first
+  std::vector<Incident> recent(int limit = 100) const;  // any status, newest first
+  std::optional<Incident> get(std::int64_t id) const;
+
+  // Worst unresolved severity of the GPU (info counts as healthy).
+  HealthState healthOf(const std::string& uuid) const;
+  // Per GPU of `views` (MIG devices skipped): Unknown when the GPU is down/stalled with nothing
+  // worse open, else from its incidents.
+  std::vector<std::pair<collect::GpuIdentity, HealthState>> healthStates(const std::vector<collect::GpuView>& views) const;
+  std::map<Severity, int> openCountBySeverity() const;
+
+ private:
+  IncidentStore() = default;
+  Status exec(const char* sql);
+  std::vector<Incident> query(const std::string& where, const std::vector<std::string>& args, int limit) const;
+  Status insert(Incident& inc);
+  Status update(const Incident& inc);
+
+  IncidentConfig config_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_ = nullptr;
+  sqlite3_stmt* update_ = nullptr;
+  sqlite3_stmt* prior_ = nullptr;  // an earlier-boot incident with the same key
+  std::int64_t boot_ = 0;
+  mutable std::mutex mu_;
+  std::map<std::string, Incident> live_;  // unresolved incidents by key (cache of the table)
+};
+
+}  // namespace gw::health

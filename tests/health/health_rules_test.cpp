@@ -1,0 +1,494 @@
+// Rule tests on hand-built GpuViews: every rule has a case that fires and one that must not.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "health/rules.h"
+
+using namespace gw;
+using namespace gw::health;
+
+namespace {
+
+struct Gpu {
+  collect::GpuView v;
+  explicit Gpu(unsigned i) {
+    v.id.index = i;
+    v.id.uuid = "GPU-0000000" + std::to_string(i);
+    v.id.name = "NVIDIA H100 80GB HBM3";
+    v.values.assign(fields::all().size(), collect::FieldValue{});
+    // a healthy, busy H100
+    set("gpu_util", 95).set("gpu_temp", 68).set("memory_temp", 72).set("power_usage", 690).set("power_limit", 700);
+    set("enforced_power_limit", 700).set("power_default_limit", 700).set("sm_clock", 1980).set("max_sm_clock", 1980);
+    set("clock_event_reasons", 0x4).set("pstate", 0).set("pcie_link_gen", 5).set("pcie_link_width", 16);
+    set("pcie_max_link_gen", 5).set("pcie_max_link_width", 16).set("pcie_replay_counter", 0);
+    set("ecc_sbe_volatile", 0).set("ecc_dbe_volatile", 0).set("retired_pages_sbe", 0).set("retired_pages_dbe", 0);
+    set("retired_pages_pending", 0).set("remapped_rows_uncorrectable", 0).set("row_remap_pending", 0);
+    set("row_remap_failure", 0).set("nvlink_active_links", 18).set("nvlink_crc_flit_errors", 0);
+    set("nvlink_crc_data_errors", 0).set("nvlink_replay_errors", 0).set("nvlink_recovery_errors", 0);
+    set("persistence_mode", 1).set("fb_used", 70000).set("slowdown_temp", 89);
+  }
+  Gpu& set(std::string_view key, double value) {
+    const auto* f = fields::findByKey(key);
+    EXPECT_NE(f, nullptr) << key;
+    if (f) v.values[fields::indexOf(*f)] = {value, 0, true};
+    return *this;
+  }
+  Gpu& unset(std::string_view key) {
+    v.values[fields::indexOf(*fields::findByKey(key))].valid = false;
+    return *this;
+  }
+};
+
+std::vector<collect::GpuView> views(std::vector<Gpu>& gs) {
+  std::vector<collect::GpuView> out;
+  for (auto& g : gs) out.push_back(g.v);
+  return out;
+}
+
+std::vector<Gpu> node(int n = 4) {
+  std::vector<Gpu> gs;
+  for (int i = 0; i < n; ++i) gs.emplace_back(i);
+  return gs;
+}
+
+// Feeds the node for `seconds` (one sample a second), calling `mutate(t_s, gpus)` before each.
+template <class F>
+std::vector<Finding> run(RuleEngine& e, std::vector<Gpu>& gs, int seconds, F mutate, std::int64_t t0 = 1'000'000) {
+  std::int64_t now = t0;
+  for (int s = 0; s <= seconds; ++s) {
+    now = t0 + s * 1000LL;
+    mutate(s, gs);
+    e.observe(views(gs), now);
+  }
+  return e.evaluate(now);
+}
+std::vector<Finding> run(RuleEngine& e, std::vector<Gpu>& gs, int seconds) {
+  return run(e, gs, seconds, [](int, std::vector<Gpu>&) {});
+}
+
+bool has(const std::vector<Finding>& fs, const std::string& rule, int gpu = -2) {
+  for (const auto& f : fs)
+    if (f.rule == rule && (gpu == -2 || f.gpu_index == gpu)) return true;
+  return false;
+}
+const Finding* find(const std::vector<Finding>& fs, const std::string& rule) {
+  for (const auto& f : fs)
+    if (f.rule == rule) return &f;
+  return nullptr;
+}
+std::string dump(const std::vector<Finding>& fs) {
+  std::string s;
+  for (const auto& f : fs) s += f.key + " (" + std::string(severityName(f.severity)) + ") " + f.evidence + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST(HealthRules, HealthyTrainingNodeIsSilent) {
+  RuleEngine e;
+  auto gs = node(8);
+  auto fs = run(e, gs, 700, [](int s, std::vector<Gpu>& g) {
+    for (auto& x : g) {
+      x.set("gpu_util", 93 + (s % 5)).set("sm_clock", 1755 + 15 * (s % 16)).set("power_usage", 680 + (s % 7));
+      if (s % 600 < 5) x.set("gpu_util", 2);  // checkpoint dip
+    }
+  });
+  EXPECT_TRUE(fs.empty()) << dump(fs);
+}
+
+TEST(HealthRules, IdleNodeIsSilent) {
+  RuleEngine e;
+  auto gs = node(8);
+  for (auto& g : gs)
+    g.set("gpu_util", 0).set("power_usage", 72).set("pstate", 8).set("clock_event_reasons", 1).set("sm_clock", 345)
+        .set("pcie_link_gen", 1).set("pcie_link_width", 16).set("gpu_temp", 33);
+  auto fs = run(e, gs, 400);
+  EXPECT_TRUE(fs.empty()) << dump(fs);
+}
+
+TEST(HealthRules, GpuTemperature) {
+  RuleEngine e;
+  auto gs = node();
+  gs[1].set("gpu_temp", 86);
+  auto fs = run(e, gs, 10);
+  EXPECT_FALSE(has(fs, "gpu_temperature")) << "held shorter than the hold time";
+  fs = run(e, gs, 40, [](int, auto&) {}, 1'011'000);
+  ASSERT_TRUE(has(fs, "gpu_temperature", 1)) << dump(fs);
+  EXPECT_EQ(find(fs, "gpu_temperature")->severity, Severity::Warning);
+  EXPECT_EQ(find(fs, "gpu_temperature")->kb_id, "hot-and-loud");
+}
+
+TEST(HealthRules, GpuTemperatureSpikeDoesNotFire) {
+  RuleEngine e;
+  auto gs = node();
+  auto fs = run(e, gs, 120, [](int s, auto& g) { g[1].set("gpu_temp", s % 20 == 0 ? 90 : 70); });
+  EXPECT_TRUE(fs.empty()) << dump(fs);
+}
+
+TEST(HealthRules, MemoryTemperature) {
+  RuleEngine e;
+  auto gs = node();
+  gs[2].set("memory_temp", 96);
+  EXPECT_TRUE(has(run(e, gs, 40), "memory_temperature", 2));
+  RuleEngine quiet;
+  auto ok = node();
+  ok[2].set("memory_temp", 94);
+  EXPECT_TRUE(run(quiet, ok, 40).empty());
+}
+
+TEST(HealthRules, ThermalSlowdownNeedsReasonAndFallingClocks) {
+  RuleEngine e;
+  auto gs = node();
+  auto fs = run(e, gs, 60, [](int s, auto& g) {
+    if (s > 20) g[0].set("clock_event_reasons", 0x48).set("sm_clock", 1080).set("gpu_temp", 84);
+  });
+  ASSERT_TRUE(has(fs, "thermal_slowdown", 0)) << dump(fs);
+  EXPECT_EQ(find(fs, "thermal_slowdown")->severity, Severity::Critical);
+  // reason bit but clocks at max: not a slowdown
+  RuleEngine q;
+  auto g2 = node();
+  g2[0].set("clock_event_reasons", 0x20);
+  EXPECT_FALSE(has(run(q, g2, 60), "thermal_slowdown"));
+}
+
+TEST(HealthRules, BoostClockChangesWithoutReasonsAreNormal) {
+  RuleEngine e;
+  auto gs = node();
+  auto fs = run(e, gs, 300, [](int s, auto& g) { g[0].set("sm_clock", s % 2 ? 1980 : 1410).set("clock_event_reasons", 0); });
+  EXPECT_TRUE(fs.empty()) << dump(fs);
+}
+
+TEST(HealthRules, PowerLowUnderLoad) {
+  RuleEngine e;
+  auto gs = node();
+  gs[3].set("power_usage", 250).set("clock_event_reasons", 0);
+  EXPECT_TRUE(has(run(e, gs, 70), "power_low_under_load", 3));
+  RuleEngine q;
+  auto g2 = node();
+  g2[3].set("power_usage", 250).set("gpu_util", 40);  // not at full load
+  EXPECT_FALSE(has(run(q, g2, 70), "power_low_under_load"));
+}
+
+TEST(HealthRules, IdlePowerHigh) {
+  RuleEngine e;
+  auto gs = node();
+  gs[1].set("gpu_util", 0).set("power_usage", 140);
+  EXPECT_TRUE(has(run(e, gs, 130), "idle_power_high", 1));
+  RuleEngine q;
+  auto g2 = node();
+  g2[1].set("gpu_util", 0).set("power_usage", 75);
+  EXPECT_FALSE(has(run(q, g2, 130), "idle_power_high"));
+}
+
+TEST(HealthRules, PowerBrake) {
+  RuleEngine e;
+  auto gs = node();
+  gs[1].set("clock_event_reasons", 0x88).set("sm_clock", 600).set("power_usage", 260);
+  auto fs = run(e, gs, 20);
+  ASSERT_TRUE(has(fs, "power_slowdown", 1)) << dump(fs);
+  EXPECT_FALSE(has(fs, "power_low_under_load")) << "the brake explains the low power";
+  RuleEngine q;
+  auto g2 = node();
+  g2[1].set("clock_event_reasons", 0x88);
+  EXPECT_FALSE(has(run(q, g2, 5), "power_slowdown")) << "under the hold time";
+}
+
+TEST(HealthRules, PowerCapped) {
+  RuleEngine e;
+  auto gs = node();
+  gs[0].set("enforced_power_limit", 400).set("power_limit", 400).set("power_usage", 398);
+  EXPECT_TRUE(has(run(e, gs, 70), "power_capped", 0));
+  RuleEngine q;
+  auto g2 = node();  // SW power cap at the default limit: normal for compute-bound training
+  EXPECT_FALSE(has(run(q, g2, 70), "power_capped"));
+}
+
+TEST(HealthRules, EccDbe) {
+  RuleEngine e;
+  auto gs = node();
+  gs[2].set("ecc_dbe_volatile", 1);
+  auto fs = run(e, gs, 2);
+  ASSERT_TRUE(has(fs, "ecc_dbe", 2));
+  EXPECT_TRUE(find(fs, "ecc_dbe")->sticky);
+  EXPECT_EQ(find(fs, "ecc_dbe")->severity, Severity::Critical);
+  RuleEngine q;
+  auto g2 = node();
+  g2[2].set("ecc_sbe_volatile", 3);
+  EXPECT_TRUE(run(q, g2, 10).empty());
+}
+
+TEST(HealthRules, EccDbeFromEvent) {
+  RuleEngine e;
+  auto gs = node();
+  run(e, gs, 2);
+  events::GpuEvent ev;
+  ev.kind = events::EventKind::EccDoubleBit;
+  ev.gpu_uuid = gs[1].v.id.uuid;
+  e.onEvent(ev);
+  EXPECT_TRUE(has(run(e, gs, 2, [](int, auto&) {}, 1'003'000), "ecc_dbe", 1));
+}
+
+TEST(HealthRules, SbeRising) {
+  RuleEngine e;
+  auto gs = node();
+  EXPECT_TRUE(has(run(e, gs, 300, [](int s, auto& g) { g[0].set("ecc_sbe_volatile", s); }), "ecc_sbe_rising", 0));
+  RuleEngine q;
+  auto g2 = node();
+  EXPECT_FALSE(has(run(q, g2, 300, [](int s, auto& g) { g[0].set("ecc_sbe_volatile", s / 10); }), "ecc_sbe_rising"));
+}
+
+TEST(HealthRules, RetiredPages) {
+  RuleEngine e;
+  auto gs = node();
+  gs[0].set("retired_pages_pending", 1);
+  gs[1].set("retired_pages_sbe", 40).set("retired_pages_dbe", 23);
+  auto fs = run(e, gs, 2);
+  ASSERT_EQ(fs.size(), 2u) << dump(fs);
+  EXPECT_EQ(fs[0].severity, Severity::Critical);
+  EXPECT_EQ(fs[0].gpu_index, 1);
+  EXPECT_EQ(fs[1].severity, Severity::Warning);
+  RuleEngine q;
+  auto g2 = node();
+  g2[1].set("retired_pages_sbe", 10).set("retired_pages_dbe", 2);
+  EXPECT_TRUE(run(q, g2, 2).empty());
+}
+
+TEST(HealthRules, RowRemap) {
+  RuleEngine e;
+  auto gs = node();
+  gs[0].set("row_remap_pending", 1);
+  gs[1].set("row_remap_failure", 1);
+  gs[2].set("remapped_rows_uncorrectable", 512);
+  auto fs = run(e, gs, 2);
+  ASSERT_EQ(fs.size(), 3u) << dump(fs);
+  for (const auto& f : fs) EXPECT_EQ(f.rule, "row_remap");
+  EXPECT_EQ(fs.back().severity, Severity::Warning);
+  RuleEngine q;
+  auto g2 = node();
+  g2[2].set("remapped_rows_uncorrectable", 5);
+  EXPECT_TRUE(run(q, g2, 2).empty());
+}
+
+TEST(HealthRules, PcieDowntrainOnlyUnderLoad) {
+  RuleEngine e;
+  auto gs = node();
+  gs[2].set("pcie_link_gen", 3).set("pcie_link_width", 8);
+  EXPECT_TRUE(has(run(e, gs, 40), "pcie_downtrain", 2));
+  RuleEngine q;
+  auto g2 = node();
+  g2[2].set("pcie_link_gen", 1).set("gpu_util", 0).set("power_usage", 70);  // idle downshift
+  EXPECT_FALSE(has(run(q, g2, 40), "pcie_downtrain"));
+}
+
+TEST(HealthRules, PcieReplayRate) {
+  RuleEngine e;
+  auto gs = node();
+  EXPECT_TRUE(has(run(e, gs, 90, [](int s, auto& g) { g[3].set("pcie_replay_counter", s * 2); }), "pcie_replay", 3));
+  RuleEngine q;
+  auto g2 = node();
+  EXPECT_FALSE(has(run(q, g2, 90, [](int s, auto& g) { g[3].set("pcie_replay_counter", s / 10); }), "pcie_replay"));
+}
+
+TEST(HealthRules, NvlinkDownAndErrors) {
+  RuleEngine e;
+  auto gs = node();
+  auto fs = run(e, gs, 40, [](int s, auto& g) {
+    if (s > 10) g[0].set("nvlink_active_links", 17);
+    g[1].set("nvlink_replay_errors", s);
+  });
+  EXPECT_TRUE(has(fs, "nvlink_down", 0)) << dump(fs);
+  EXPECT_TRUE(has(fs, "nvlink_errors", 1)) << dump(fs);
+  RuleEngine q;
+  auto g2 = node();
+  EXPECT_TRUE(run(q, g2, 40, [](int s, auto& g) { g[1].set("nvlink_replay_errors", s / 20); }).empty());
+}
+
+TEST(HealthRules, PstateUnderLoad) {
+  RuleEngine e;
+  auto gs = node();
+  gs[0].set("pstate", 8);
+  EXPECT_TRUE(has(run(e, gs, 40), "pstate_under_load", 0));
+  RuleEngine q;
+  auto g2 = node();
+  g2[0].set("pstate", 8).set("gpu_util", 0).set("power_usage", 70);
+  EXPECT_FALSE(has(run(q, g2, 40), "pstate_under_load"));
+}
+
+TEST(HealthRules, FanFailure) {
+  RuleEngine e;
+  auto gs = node();
+  gs[0].set("fan_speed", 0).set("gpu_temp", 70);
+  EXPECT_TRUE(has(run(e, gs, 40), "fan_failure", 0));
+  RuleEngine q;
+  auto g2 = node();
+  g2[0].set("fan_speed", 0).set("gpu_temp", 35);  // zero-RPM idle mode on a cool card
+  EXPECT_FALSE(has(run(q, g2, 40), "fan_failure"));
+}
+
+TEST(HealthRules, StarvationSustainedAndSwinging) {
+  RuleEngine e;
+  auto gs = node(2);
+  auto fs = run(e, gs, 320, [](int s, auto& g) {
+    g[0].set("gpu_util", 45 + (s % 5));
+    g[1].set("gpu_util", s % 2 ? 4 : 18);
+  });
+  ASSERT_TRUE(has(fs, "starvation", 0)) << dump(fs);
+  ASSERT_TRUE(has(fs, "starvation", 1)) << dump(fs);
+  // bursty inference (2 % then 90 %) and a mid-level wave are not starvation
+  RuleEngine q;
+  auto g2 = node(2);
+  fs = run(q, g2, 320, [](int s, auto& g) {
+    g[0].set("gpu_util", s % 60 < 25 ? 90 : 2).set("power_usage", s % 60 < 25 ? 600 : 80);
+    g[1].set("gpu_util", 55 + 45 * std::sin(s / 47.7)).set("power_usage", 500);
+  });
+  EXPECT_FALSE(has(fs, "starvation")) << dump(fs);
+}
+
+TEST(HealthRules, Straggler) {
+  RuleEngine e;
+  auto gs = node(8);
+  gs[5].set("gpu_util", 0).set("power_usage", 80);
+  auto fs = run(e, gs, 70);
+  ASSERT_TRUE(has(fs, "straggler", 5)) << dump(fs);
+  EXPECT_EQ(fs.size(), 1u) << dump(fs);
+  RuleEngine q;
+  auto g2 = node(8);
+  for (int i = 0; i < 8; ++i) g2[i].set("gpu_util", i < 4 ? 95 : 0).set("power_usage", i < 4 ? 690 : 72);  // half the node idle
+  EXPECT_TRUE(run(q, g2, 70).empty());
+}
+
+TEST(HealthRules, ZombieProcess) {
+  auto root = std::filesystem::temp_directory_path() / ("gw-rules-root-" + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "proc" / "100");
+  RuleEngine e({}, root.string());
+  auto gs = node(2);
+  run(e, gs, 1);
+  for (int s = 0; s < 40; ++s) e.observeProcesses(0, {{100, 1 << 30}, {200, 8ull << 30}}, 1'001'000 + s * 1000);
+  auto fs = e.evaluate(1'040'000);
+  ASSERT_TRUE(has(fs, "zombie_process", 0)) << dump(fs);
+  EXPECT_NE(find(fs, "zombie_process")->summary.find("200"), std::string::npos);
+  e.observeProcesses(0, {{100, 1 << 30}}, 1'041'000);
+  EXPECT_FALSE(has(e.evaluate(1'041'000), "zombie_process"));
+  std::filesystem::remove_all(root);
+}
+
+TEST(HealthRules, GpuLostAndStalled) {
+  RuleEngine e;
+  auto gs = node();
+  gs[3].v.state = collect::GpuState::Lost;
+  gs[2].v.state = collect::GpuState::Stalled;
+  auto fs = run(e, gs, 40);
+  ASSERT_TRUE(has(fs, "gpu_lost", 3));
+  EXPECT_EQ(find(fs, "gpu_lost")->severity, Severity::Fatal);
+  EXPECT_TRUE(has(fs, "gpu_stalled", 2));
+  EXPECT_FALSE(has(fs, "straggler"));
+}
+
+TEST(HealthRules, GpuCount) {
+  RuleConfig c;
+  c.expected_gpus = 8;
+  RuleEngine e(c);
+  auto gs = node(7);
+  EXPECT_TRUE(has(run(e, gs, 40), "gpu_count"));
+  RuleEngine q(c);
+  auto g2 = node(8);
+  EXPECT_TRUE(run(q, g2, 40).empty());
+}
+
+TEST(HealthRules, PersistenceOff) {
+  RuleEngine e;
+  auto gs = node();
+  gs[0].set("persistence_mode", 0);
+  EXPECT_TRUE(has(run(e, gs, 15), "persistence_off", 0));
+  RuleConfig c;
+  c.require_persistence = false;
+  RuleEngine q(c);
+  EXPECT_TRUE(run(q, gs, 15).empty());
+}
+
+TEST(HealthRules, DriverMismatch) {
+  RuleEngine e;
+  e.setNvmlInitError(18, 1000);
+  auto fs = e.evaluate(2000);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].rule, "driver_mismatch");
+  EXPECT_EQ(fs[0].kb_id, "driver-lib-mismatch");
+  RuleEngine q;
+  q.setNvmlInitError(9, 1000);  // driver not loaded: not a mismatch
+  EXPECT_TRUE(q.evaluate(2000).empty());
+}
+
+TEST(HealthRules, XidFromCatalog) {
+  RuleEngine e;
+  auto gs = node();
+  run(e, gs, 1);
+  events::GpuEvent x;
+  x.kind = events::EventKind::Xid;
+  x.code = 48;
+  x.gpu_index = 2;
+  x.timestamp_ms = 1'001'000;
+  e.onEvent(x);
+  auto fs = e.evaluate(1'002'000);
+  ASSERT_EQ(fs.size(), 1u) << dump(fs);
+  EXPECT_EQ(fs[0].rule, "xid");
+  EXPECT_EQ(fs[0].xid, 48);
+  EXPECT_EQ(fs[0].severity, Severity::Critical);
+  EXPECT_TRUE(fs[0].sticky);
+  EXPECT_TRUE(e.evaluate(1'001'000 + 700'000).empty()) << "Xid findings age out; the incident stays";
+}
+
+TEST(HealthRules, ApplicationXidIsInfoAndEscalatesOnlyWhenRepeatedAlone) {
+  RuleEngine e;
+  auto gs = node();
+  run(e, gs, 1);
+  events::GpuEvent x;
+  x.kind = events::EventKind::Xid;
+  x.code = 13;
+  x.gpu_uuid = gs[1].v.id.uuid;
+  x.timestamp_ms = 1'001'000;
+  e.onEvent(x);
+  auto fs = e.evaluate(1'002'000);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].severity, Severity::Info);
+  EXPECT_FALSE(fs[0].sticky);
+  e.onEvent(x);
+  e.onEvent(x);
+  fs = e.evaluate(1'002'000);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].severity, Severity::Warning) << "repeats on one GPU while peers run clean";
+}
+
+TEST(HealthRules, RingBufferIsBounded) {
+  RuleEngine e;
+  auto gs = node(1);
+  run(e, gs, 3000);
+  auto ctx = e.contextSnapshot(gs[0].v.id.uuid, 1'000'000 + 3000 * 1000LL, 3'600'000);
+  EXPECT_EQ(ctx["series"]["gpu_temp"].size(), RuleEngine::kRingCapacity);
+  EXPECT_EQ(e.contextSnapshot(gs[0].v.id.uuid, 1'000'000 + 3000 * 1000LL)["series"]["power_usage"].size(), 61u);
+}
+
+TEST(HealthRules, ConfigYaml) {
+  auto c = parseRuleConfig("gpu_temp_c: 80\nexpected_gpus: 8\ndisabled: [straggler]\npcie_replay_per_min: [1, 2, 3, 4, 5]\n");
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c->gpu_temp_c, 80);
+  EXPECT_EQ(c->expected_gpus, 8);
+  EXPECT_TRUE(c->disabled.count("straggler"));
+  auto bad = parseRuleConfig("gpu_temp_c: 80\ngpu_tmep_c: 3\n", "rules.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("rules.yaml:2:"), std::string::npos) << bad.error();
+  auto bad2 = parseRuleConfig("disabled: [nope]\n", "r.yaml");
+  ASSERT_FALSE(bad2.ok());
+  EXPECT_NE(bad2.error().find("r.yaml:1:"), std::string::npos) << bad2.error();
+}
+
+TEST(HealthRules, DisabledRuleDoesNotFire) {
+  RuleConfig c;
+  c.disabled.insert("gpu_temperature");
+  RuleEngine e(c);
+  auto gs = node();
+  gs[0].set("gpu_temp", 90);
+  EXPECT_FALSE(has(run(e, gs, 40), "gpu_temperature"));
+}

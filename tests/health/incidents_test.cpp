@@ -1,0 +1,165 @@
+// Incident lifecycle, persistence, recurrence escalation, context snapshots and health metrics.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "health/health_metrics.h"
+#include "health/incidents.h"
+
+using namespace gw;
+using namespace gw::health;
+
+namespace {
+
+std::string freshDir(const std::string& tag) {
+  static int n = 0;
+  auto d = std::filesystem::temp_directory_path() / ("gw-incidents-" + std::to_string(getpid()) + "-" + tag + std::to_string(++n));
+  std::filesystem::remove_all(d);
+  return d.string();
+}
+
+Finding finding(const std::string& rule, const std::string& uuid, Severity s, bool sticky, int xid = 0) {
+  Finding f;
+  f.rule = rule;
+  f.gpu_uuid = uuid;
+  f.gpu_index = 0;
+  f.severity = s;
+  f.sticky = sticky;
+  f.xid = xid;
+  f.summary = rule + " on " + uuid;
+  f.action = "do something";
+  f.key = rule + "|" + uuid + (xid ? "|" + std::to_string(xid) : "");
+  return f;
+}
+
+}  // namespace
+
+TEST(Incidents, OpenAutoResolveAndSticky) {
+  auto s = IncidentStore::open(freshDir("a"), {.grace_ms = 60'000});
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto& st = **s;
+  auto temp = finding("gpu_temperature", "GPU-1", Severity::Warning, false);
+  auto dbe = finding("ecc_dbe", "GPU-1", Severity::Critical, true);
+  auto r = st.apply({temp, dbe}, 1000);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->size(), 2u);
+  EXPECT_EQ(st.apply({temp, dbe}, 2000)->size(), 0u) << "same keys: no new incidents";
+  EXPECT_EQ(st.healthOf("GPU-1"), HealthState::Critical);
+  st.apply({}, 30'000);
+  EXPECT_EQ(st.unresolved().size(), 2u) << "inside the grace period";
+  st.apply({}, 70'000);
+  auto open = st.unresolved();
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].rule, "ecc_dbe") << "sticky incidents wait for an operator";
+  auto resolved = st.recent();
+  bool autoResolved = false;
+  for (auto& i : resolved) autoResolved |= i.rule == "gpu_temperature" && i.resolved_by == "auto";
+  EXPECT_TRUE(autoResolved);
+}
+
+TEST(Incidents, AcknowledgeResolveMarkHealthy) {
+  auto s = IncidentStore::open(freshDir("b"));
+  ASSERT_TRUE(s.ok());
+  auto& st = **s;
+  auto r = st.apply({finding("ecc_dbe", "GPU-1", Severity::Critical, true), finding("row_remap", "GPU-1", Severity::Warning, true),
+                     finding("gpu_lost", "GPU-2", Severity::Fatal, true)},
+                    1000);
+  ASSERT_EQ(r->size(), 3u);
+  const auto id = (*r)[0].id;
+  ASSERT_TRUE(st.acknowledge(id, 2000).ok());
+  EXPECT_EQ(st.get(id)->status, IncidentStatus::Acknowledged);
+  EXPECT_EQ(st.healthOf("GPU-1"), HealthState::Critical) << "acknowledged is still unresolved";
+  ASSERT_TRUE(st.resolve(id, 3000).ok());
+  EXPECT_EQ(st.get(id)->status, IncidentStatus::Resolved);
+  EXPECT_FALSE(st.resolve(id, 3000).ok());
+  auto n = st.markHealthy("GPU-1", 4000);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1);
+  EXPECT_EQ(st.healthOf("GPU-1"), HealthState::Healthy);
+  EXPECT_EQ(st.healthOf("GPU-2"), HealthState::Fatal);
+  EXPECT_EQ(healthExitCode(HealthState::Fatal), 2);
+  EXPECT_EQ(healthExitCode(HealthState::Warning), 1);
+  EXPECT_EQ(healthExitCode(HealthState::Unknown), 3);
+  EXPECT_EQ(healthExitCode(HealthState::Healthy), 0);
+}
+
+TEST(Incidents, PersistAcrossReopenAndEscalateRecurringXid) {
+  const auto dir = freshDir("c");
+  std::int64_t firstId = 0;
+  {
+    auto s = IncidentStore::open(dir);
+    ASSERT_TRUE(s.ok());
+    auto r = (*s)->apply({finding("xid", "GPU-9", Severity::Critical, true, 48), finding("gpu_temperature", "GPU-9", Severity::Warning, false)}, 1000);
+    firstId = (*r)[0].id;
+    EXPECT_FALSE((*r)[0].escalated);
+  }
+  {
+    auto s = IncidentStore::open(dir);
+    ASSERT_TRUE(s.ok());
+    auto& st = **s;
+    EXPECT_EQ(st.unresolved().size(), 2u) << "open incidents survive the restart";
+    EXPECT_EQ(st.get(firstId)->rule, "xid");
+    // the same Xid in this lifetime merges into the open incident; resolve it, then it recurs
+    EXPECT_EQ(st.apply({finding("xid", "GPU-9", Severity::Critical, true, 48)}, 5000)->size(), 0u);
+    ASSERT_TRUE(st.markHealthy("GPU-9", 6000).ok());
+  }
+  {
+    auto s = IncidentStore::open(dir);  // a third lifetime: the Xid comes back after a reboot
+    auto& st = **s;
+    EXPECT_TRUE(st.unresolved().empty());
+    auto r = st.apply({finding("xid", "GPU-9", Severity::Critical, true, 48)}, 9000);
+    ASSERT_EQ(r->size(), 1u);
+    EXPECT_TRUE((*r)[0].escalated);
+    EXPECT_EQ((*r)[0].severity, Severity::Fatal);
+    EXPECT_NE((*r)[0].action.find("Hardware inspection"), std::string::npos) << (*r)[0].action;
+    EXPECT_GT(st.bootId(), 2);
+  }
+}
+
+TEST(Incidents, ContextSnapshotFromRuleEngine) {
+  RuleEngine e;
+  collect::GpuView v;
+  v.id.uuid = "GPU-7";
+  v.values.assign(fields::all().size(), {});
+  auto set = [&](std::string_view k, double x) { v.values[fields::indexOf(*fields::findByKey(k))] = {x, 0, true}; };
+  for (int s = 0; s < 120; ++s) {
+    set("gpu_temp", 60 + s / 4.0);
+    set("power_usage", 500);
+    set("sm_clock", 1980 - s);
+    set("clock_event_reasons", 0);
+    set("pcie_link_gen", 5);
+    set("pcie_link_width", 16);
+    set("gpu_util", 95);
+    set("ecc_dbe_volatile", 0);
+    e.observe({v}, 10'000 + s * 1000);
+  }
+  auto s = IncidentStore::open(freshDir("d"));
+  auto r = (*s)->apply({finding("gpu_temperature", "GPU-7", Severity::Warning, false)}, 129'000, &e);
+  ASSERT_EQ(r->size(), 1u);
+  auto j = nlohmann::json::parse((*r)[0].context_json);
+  EXPECT_EQ(j["at"]["gpu_temp"], 60 + 119 / 4.0);
+  for (const char* k : {"gpu_temp", "power_usage", "sm_clock", "clock_event_reasons", "pcie_link_gen", "pcie_link_width",
+                        "gpu_util", "ecc_dbe_volatile"})
+    EXPECT_EQ(j["series"][k].size(), 61u) << k;
+}
+
+TEST(HealthMetrics, RendersStatesAndOpenCounts) {
+  HealthMetricsInput in;
+  collect::GpuIdentity a, b;
+  a.index = 0;
+  a.uuid = "GPU-a";
+  b.index = 1;
+  b.uuid = "GPU-b";
+  in.gpus = {{a, HealthState::Healthy}, {b, HealthState::Critical}};
+  in.open_by_severity = {{Severity::Critical, 2}};
+  auto text = renderHealthMetrics(in);
+  EXPECT_NE(text.find("# TYPE gpuwarden_gpu_health gauge"), std::string::npos);
+  EXPECT_NE(text.find("gpuwarden_gpu_health{gpu=\"0\",UUID=\"GPU-a\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"healthy\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("UUID=\"GPU-b\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"critical\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("UUID=\"GPU-b\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"healthy\"} 0"), std::string::npos);
+  EXPECT_NE(text.find("gpuwarden_incidents_open{severity=\"critical\"} 2"), std::string::npos);
+  EXPECT_NE(text.find("gpuwarden_incidents_open{severity=\"fatal\"} 0"), std::string::npos);
+}
