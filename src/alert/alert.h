@@ -1,0 +1,39 @@
+// The alert as the alert layer sees it. Deliberately its own type (not health's) so that any
+// producer — the health rules, the CLI, a test — can raise one without pulling in the engine.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gw::alert {
+
+struct Alert {
+  std::string id;        // dedupe key, e.g. "<rule>/<gpu uuid>"; also the ordering key
+  std::string rule;      // becomes Alertmanager's alertname
+  std::string severity;  // info | warning | critical | fatal
+  std::string summary;
+  std::string action;    // what an operator should do
+  std::string gpu_uuid;
+  std::string hostname;
+  int gpu_index = -1;    // -1: not about one GPU
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  int64_t starts_at_ms = 0;
+  int64_t ends_at_ms = 0;  // 0 = firing; otherwise the time it resolved
+
+  bool firing() const { return ends_at_ms == 0; }
+  const char* status() const { return firing() ? "firing" : "resolved"; }
+};
+
+// Round-trips every field; adds "status" and RFC 3339 "starts_at"/"ends_at" for readers.
+nlohmann::json toJson(const Alert& alert);
+Alert alertFromJson(const nlohmann::json& j);
+
+// RFC 3339 in UTC with milliseconds: 2026-01-02T03:04:05.678Z
+std::string rfc3339(int64_t unix_ms);
+int64_t nowMs();
+
+}  // namespace gw::alert

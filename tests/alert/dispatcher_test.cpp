@@ -1,0 +1,353 @@
+#include "alert/dispatcher.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace gw::alert {
+namespace {
+
+using namespace std::chrono_literals;
+using test::freePort;
+using test::Receiver;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gw-alert-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Alert makeAlert(int n, const std::string& rule = "GpuTemperatureHigh") {
+  Alert a;
+  a.id = rule + "/GPU-" + std::to_string(n);
+  a.rule = rule;
+  a.severity = "critical";
+  a.summary = "GPU " + std::to_string(n) + " at 91 C";
+  a.action = "check the fans";
+  a.gpu_uuid = "GPU-" + std::to_string(n);
+  a.gpu_index = n;
+  a.hostname = "node1";
+  a.labels = {{"cluster", "c1"}};
+  a.annotations = {{"runbook", "docs/knowledge-base.md#hot-and-loud"}};
+  a.starts_at_ms = 1700000000000 + n;
+  return a;
+}
+
+DispatcherConfig webhookConfig(const std::string& dir, int port, int rate = 1000) {
+  DispatcherConfig c;
+  c.data_dir = dir;
+  c.retry_initial = 20ms;
+  c.retry_max = 200ms;
+  SinkConfig s;
+  s.type = SinkConfig::Type::webhook;
+  s.name = "hook";
+  s.url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
+  s.headers = {{"X-Token", "secret"}};
+  s.timeout = 2000ms;
+  s.rate_limit = rate;
+  s.rate_interval = 1000ms;
+  c.sinks.push_back(s);
+  return c;
+}
+
+TEST(AlertJson, RoundTripsAndFormatsTimes) {
+  Alert a = makeAlert(3);
+  a.ends_at_ms = 1700000005000;
+  auto j = toJson(a);
+  EXPECT_EQ(j["status"], "resolved");
+  EXPECT_EQ(j["ends_at"], "2023-11-14T22:13:25.000Z");
+  Alert b = alertFromJson(j);
+  EXPECT_EQ(b.id, a.id);
+  EXPECT_EQ(b.labels, a.labels);
+  EXPECT_EQ(b.gpu_index, 3);
+  EXPECT_EQ(b.ends_at_ms, a.ends_at_ms);
+  EXPECT_EQ(rfc3339(1700000000123), "2023-11-14T22:13:20.123Z");
+}
+
+TEST(AlertmanagerPayload, HasV2Shape) {
+  Alert a = makeAlert(1);
+  auto p = AlertmanagerSink::payload(a, "http://node1:9400/api/v1/alerts");
+  ASSERT_TRUE(p.is_array());
+  ASSERT_EQ(p.size(), 1u);
+  const auto& o = p[0];
+  EXPECT_EQ(o["labels"]["alertname"], "GpuTemperatureHigh");
+  EXPECT_EQ(o["labels"]["severity"], "critical");
+  EXPECT_EQ(o["labels"]["instance"], "node1");
+  EXPECT_EQ(o["labels"]["gpu"], "1");
+  EXPECT_EQ(o["labels"]["UUID"], "GPU-1");
+  EXPECT_EQ(o["labels"]["cluster"], "c1");
+  EXPECT_EQ(o["annotations"]["summary"], a.summary);
+  EXPECT_EQ(o["annotations"]["description"], a.action);
+  EXPECT_EQ(o["annotations"]["runbook"], "docs/knowledge-base.md#hot-and-loud");
+  EXPECT_EQ(o["startsAt"], "2023-11-14T22:13:20.001Z");
+  EXPECT_FALSE(o.contains("endsAt"));
+  EXPECT_EQ(o["generatorURL"], "http://node1:9400/api/v1/alerts");
+  a.ends_at_ms = 1700000060000;
+  EXPECT_EQ(AlertmanagerSink::payload(a)[0]["endsAt"], "2023-11-14T22:14:20.000Z");
+}
+
+TEST(Url, Splits) {
+  std::string o, p;
+  ASSERT_TRUE(splitUrl("http://h:1/a/b", o, p));
+  EXPECT_EQ(o, "http://h:1");
+  EXPECT_EQ(p, "/a/b");
+  ASSERT_TRUE(splitUrl("https://h", o, p));
+  EXPECT_EQ(p, "/");
+  EXPECT_FALSE(splitUrl("ftp://h/x", o, p));
+  EXPECT_FALSE(splitUrl("nourl", o, p));
+}
+
+TEST(Webhook, DeliversPayloadAndHeaders) {
+  TempDir dir;
+  int port = freePort();
+  Receiver rx;
+  ASSERT_TRUE(rx.start(port));
+  auto d = Dispatcher::create(webhookConfig(dir.path(), port));
+  ASSERT_TRUE(d.ok()) << d.error();
+  (*d)->start();
+  ASSERT_TRUE((*d)->submit(makeAlert(7)).value());
+  ASSERT_TRUE((*d)->flush(10s));
+  auto bodies = rx.bodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  const auto& b = bodies[0];
+  EXPECT_EQ(b["id"], "GpuTemperatureHigh/GPU-7");
+  EXPECT_EQ(b["rule"], "GpuTemperatureHigh");
+  EXPECT_EQ(b["severity"], "critical");
+  EXPECT_EQ(b["summary"], "GPU 7 at 91 C");
+  EXPECT_EQ(b["action"], "check the fans");
+  EXPECT_EQ(b["gpu_uuid"], "GPU-7");
+  EXPECT_EQ(b["gpu_index"], 7);
+  EXPECT_EQ(b["hostname"], "node1");
+  EXPECT_EQ(b["status"], "firing");
+  EXPECT_EQ(b["labels"]["cluster"], "c1");
+  EXPECT_EQ(b["starts_at_ms"], 1700000000007);
+  auto h = rx.headers();
+  EXPECT_EQ(h.find("X-Token")->second, "secret");
+  EXPECT_EQ(h.find("Content-Type")->second, "application/json");
+  auto st = (*d)->stats();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].delivered, 1);
+  EXPECT_EQ(st[0].pending, 0);
+}
+
+TEST(Webhook, SinkDownQueuesThenDeliversAllInOrder) {
+  TempDir dir;
+  int port = freePort();  // nothing listens yet
+  auto d = Dispatcher::create(webhookConfig(dir.path(), port));
+  ASSERT_TRUE(d.ok()) << d.error();
+  (*d)->start();
+  // 20 alerts over 5 ids, each id firing then resolved alternately: order per id matters.
+  std::vector<std::pair<std::string, std::string>> sent;
+  for (int round = 0; round < 4; ++round)
+    for (int g = 0; g < 5; ++g) {
+      Alert a = makeAlert(g);
+      if (round % 2 == 1) a.ends_at_ms = a.starts_at_ms + 1000 * (round + 1);
+      ASSERT_TRUE((*d)->submit(a).value());
+      sent.emplace_back(a.id, a.status());
+    }
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ((*d)->pending(), 20);
+  EXPECT_GT((*d)->stats()[0].failed_attempts, 0);
+  Receiver rx;
+  ASSERT_TRUE(rx.start(port));
+  ASSERT_TRUE((*d)->flush(20s));
+  auto bodies = rx.bodies();
+  ASSERT_EQ(bodies.size(), sent.size());  // none lost, no duplicates
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_EQ(bodies[i]["id"], sent[i].first) << i;
+    EXPECT_EQ(bodies[i]["status"], sent[i].second) << i;
+  }
+}
+
+TEST(Webhook, RestartDeliversWhatThePreviousRunLeft) {
+  TempDir dir;
+  int port = freePort();
+  {
+    auto d = Dispatcher::create(webhookConfig(dir.path(), port));
+    ASSERT_TRUE(d.ok()) << d.error();
+    (*d)->start();
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE((*d)->submit(makeAlert(i)).value());
+    std::this_thread::sleep_for(100ms);
+    (*d)->stop();
+    EXPECT_EQ((*d)->pending(), 10);
+  }  // the process "exits"; the queue stays in dir
+  Receiver rx;
+  ASSERT_TRUE(rx.start(port));
+  auto d = Dispatcher::create(webhookConfig(dir.path(), port));
+  ASSERT_TRUE(d.ok()) << d.error();
+  // Dedupe state survives too: the same alerts are not queued a second time.
+  EXPECT_FALSE((*d)->submit(makeAlert(3)).value());
+  (*d)->start();
+  ASSERT_TRUE((*d)->flush(20s));
+  auto bodies = rx.bodies();
+  ASSERT_EQ(bodies.size(), 10u);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(bodies[i]["gpu_index"], i);
+}
+
+TEST(Webhook, RateLimitSpreadsABurstAndDropsNothing) {
+  TempDir dir;
+  int port = freePort();
+  Receiver rx;
+  ASSERT_TRUE(rx.start(port));
+  const int kRate = 20;  // per 1 s interval
+  auto d = Dispatcher::create(webhookConfig(dir.path(), port, kRate));
+  ASSERT_TRUE(d.ok()) << d.error();
+  (*d)->start();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE((*d)->submit(makeAlert(i)).value());
+  ASSERT_TRUE((*d)->flush(20s));
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  auto times = rx.times();
+  ASSERT_EQ(times.size(), 50u);
+  EXPECT_GE(elapsed, 2000ms - 50ms);  // 50 at 20/s needs two full windows after the first
+  // No window of one interval holds more than kRate deliveries. Times are taken at the receiver,
+  // so allow for request latency on a busy machine; the limiter itself is exact.
+  for (std::size_t i = 0; i + kRate < times.size(); ++i)
+    EXPECT_GE(times[i + kRate] - times[i], 1000ms - 150ms) << i;
+  auto bodies = rx.bodies();
+  std::set<int> seen;
+  for (const auto& b : bodies) seen.insert(b["gpu_index"].get<int>());
+  EXPECT_EQ(seen.size(), 50u);
+}
+
+TEST(Dedupe, SameStateNotResentWithinRepeatInterval) {
+  TempDir dir;
+  int port = freePort();
+  Receiver rx;
+  ASSERT_TRUE(rx.start(port));
+  auto cfg = webhookConfig(dir.path(), port);
+  cfg.repeat_interval = 400ms;
+  auto d = Dispatcher::create(cfg);
+  ASSERT_TRUE(d.ok()) << d.error();
+  (*d)->start();
+  Alert a = makeAlert(1);
+  EXPECT_TRUE((*d)->submit(a).value());
+  EXPECT_FALSE((*d)->submit(a).value());  // same id, still firing
+  Alert other = makeAlert(2);
+  EXPECT_TRUE((*d)->submit(other).value());  // another id
+  Alert resolved = a;
+  resolved.ends_at_ms = a.starts_at_ms + 5000;
+  EXPECT_TRUE((*d)->submit(resolved).value());   // state changed
+  EXPECT_FALSE((*d)->submit(resolved).value());  // and not again
+  EXPECT_TRUE((*d)->submit(a).value());          // fires again
+  std::this_thread::sleep_for(450ms);
+  EXPECT_TRUE((*d)->submit(a).value());  // repeat interval passed
+  ASSERT_TRUE((*d)->flush(10s));
+  EXPECT_EQ(rx.bodies().size(), 5u);
+}
+
+TEST(Webhook, PermanentRejectionDoesNotBlockTheQueue) {
+  TempDir dir;
+  int port = freePort();
+  Receiver rx(400);
+  ASSERT_TRUE(rx.start(port));
+  auto d = Dispatcher::create(webhookConfig(dir.path(), port));
+  ASSERT_TRUE(d.ok()) << d.error();
+  (*d)->start();
+  ASSERT_TRUE((*d)->submit(makeAlert(1)).value());
+  ASSERT_TRUE((*d)->submit(makeAlert(2)).value());
+  ASSERT_TRUE((*d)->flush(10s));
+  EXPECT_EQ(rx.bodies().size(), 2u);
+  EXPECT_EQ((*d)->stats()[0].rejected, 2);
+}
+
+TEST(CommandSink, RunsProgramWithEnvAndFile) {
+  TempDir dir;
+  std::string out = dir.path() + "/out.txt";
+  std::string script = dir.path() + "/hook.sh";
+  {
+    std::ofstream s(script);
+    s << "#!/bin/sh\n"
+         "{ echo \"id=$GPUWARDEN_ALERT_ID\"; echo \"rule=$GPUWARDEN_ALERT_RULE\";\n"
+         "  echo \"severity=$GPUWARDEN_ALERT_SEVERITY\"; echo \"status=$GPUWARDEN_ALERT_STATUS\";\n"
+         "  echo \"gpu=$GPUWARDEN_ALERT_GPU_INDEX\"; echo \"uuid=$GPUWARDEN_ALERT_GPU_UUID\";\n"
+         "  echo \"json=$GPUWARDEN_ALERT_JSON\"; printf 'file='; cat \"$GPUWARDEN_ALERT_FILE\"; echo;\n"
+         "} >> \"$OUT_FILE\"\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  ::setenv("OUT_FILE", out.c_str(), 1);
+  DispatcherConfig c;
+  c.data_dir = dir.path() + "/data";
+  c.retry_initial = 20ms;
+  SinkConfig s;
+  s.type = SinkConfig::Type::command;
+  s.name = "cmd";
+  s.command = {script};
+  s.timeout = 5000ms;
+  c.sinks.push_back(s);
+  auto d = Dispatcher::create(c);
+  ASSERT_TRUE(d.ok()) << d.error();
+  (*d)->start();
+  ASSERT_TRUE((*d)->submit(makeAlert(4)).value());
+  ASSERT_TRUE((*d)->flush(10s));
+  (*d)->stop();
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  EXPECT_NE(text.find("id=GpuTemperatureHigh/GPU-4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("rule=GpuTemperatureHigh\n"), std::string::npos);
+  EXPECT_NE(text.find("severity=critical\n"), std::string::npos);
+  EXPECT_NE(text.find("status=firing\n"), std::string::npos);
+  EXPECT_NE(text.find("gpu=4\n"), std::string::npos);
+  EXPECT_NE(text.find("uuid=GPU-4\n"), std::string::npos);
+  auto json_line = text.substr(text.find("json=") + 5);
+  json_line = json_line.substr(0, json_line.find('\n'));
+  EXPECT_EQ(nlohmann::json::parse(json_line)["summary"], "GPU 4 at 91 C");
+  auto file_line = text.substr(text.find("file=") + 5);
+  file_line = file_line.substr(0, file_line.find('\n'));
+  EXPECT_EQ(nlohmann::json::parse(file_line)["gpu_uuid"], "GPU-4");
+  // The temporary file is removed after the run.
+  int left = 0;
+  for (const auto& e : std::filesystem::directory_iterator(c.data_dir))
+    if (e.path().filename().string().rfind("alert-", 0) == 0) ++left;
+  EXPECT_EQ(left, 0);
+}
+
+TEST(CommandSink, FailingCommandIsRetriedUntilItSucceeds) {
+  TempDir dir;
+  std::string flag = dir.path() + "/ok";
+  std::string script = dir.path() + "/hook.sh";
+  {
+    std::ofstream s(script);
+    s << "#!/bin/sh\n[ -e '" << flag << "' ] || exit 3\necho done >> '" << flag << "'\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  DispatcherConfig c;
+  c.data_dir = dir.path() + "/data";
+  c.retry_initial = 20ms;
+  c.retry_max = 100ms;
+  SinkConfig s;
+  s.type = SinkConfig::Type::command;
+  s.command = {script};
+  c.sinks.push_back(s);
+  auto d = Dispatcher::create(c);
+  ASSERT_TRUE(d.ok()) << d.error();
+  (*d)->start();
+  ASSERT_TRUE((*d)->submit(makeAlert(1)).value());
+  EXPECT_FALSE((*d)->flush(300ms));
+  EXPECT_GT((*d)->stats()[0].failed_attempts, 0);
+  EXPECT_NE((*d)->stats()[0].last_error.find("exit 3"), std::string::npos);
+  std::ofstream(flag) << "";
+  ASSERT_TRUE((*d)->flush(10s));
+  EXPECT_EQ((*d)->stats()[0].delivered, 1);
+}
+
+}  // namespace
+}  // namespace gw::alert
