@@ -19,6 +19,13 @@ void addPmon(CLI::App& app, Run& run);
 void addTopo(CLI::App& app, Run& run);
 void addFields(CLI::App& app, Run& run);
 void addSim(CLI::App& app, Run& run);
+void addServe(CLI::App& app, Run& run);
+void addHistory(CLI::App& app, Run& run);
+void addDoctor(CLI::App& app, Run& run);
+void addCuda(CLI::App& app, Run& run);
+void addHealthKb(CLI::App& app, Run& run);
+void addDiag(CLI::App& app, Run& run);
+void addHealth(CLI::App& app, Run& run);  // health, incidents, events
 
 // Parses "-i 0,2,GPU-xxxx,00000000:18:00.0" into a predicate over GPU index/UUID/bus id.
 struct GpuSelection {

@@ -109,18 +109,25 @@ nvml::Session* Context::nvml() {
   if (!target) {
     nvml_status_ = target.status();
     usage_error_ = target.status().code() == kExitUsage;
-    printError(target.error());
+    if (!quiet_) printError(target.error());
     return nullptr;
   }
   if (!target->scenario.empty()) ::setenv("GPUWARDEN_SIM_SCENARIO", target->scenario.c_str(), 1);
   auto session = nvml::Session::open({target->library});
   if (!session) {
     nvml_status_ = session.status();
-    printError(session.error());
+    if (!quiet_) printError(session.error());
     return nullptr;
   }
   session_ = std::move(session).value();
   return session_.get();
+}
+
+nvml::Session* Context::tryNvml() {
+  quiet_ = true;
+  nvml::Session* s = nvml();
+  quiet_ = false;
+  return s;
 }
 
 const platform::FsRoot& Context::root() {

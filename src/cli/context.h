@@ -32,6 +32,8 @@ class Context {
 
   // Opens NVML on first use. On failure prints one sentence to stderr and returns nullptr.
   nvml::Session* nvml();
+  // Like nvml(), but prints nothing on failure (the caller explains it; see nvmlStatus()).
+  nvml::Session* tryNvml();
   const platform::FsRoot& root();
   // The reason the last nvml() failed, for JSON error output.
   const Status& nvmlStatus() const { return nvml_status_; }
@@ -44,6 +46,7 @@ class Context {
   Status nvml_status_;
   bool tried_ = false;
   bool usage_error_ = false;
+  bool quiet_ = false;
 };
 
 // Library and scenario lookup, exposed for tests and `gpuwarden sim list`.

@@ -36,6 +36,13 @@ int main(int argc, char** argv) {
   addTopo(app, run);
   addFields(app, run);
   addSim(app, run);
+  addServe(app, run);
+  addHistory(app, run);
+  addDoctor(app, run);
+  addCuda(app, run);
+  addHealthKb(app, run);
+  addDiag(app, run);
+  addHealth(app, run);
 
   try {
     app.parse(argc, argv);

@@ -164,10 +164,14 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::string& da
            "boot INTEGER, occurrences INTEGER, context TEXT);",
            "CREATE INDEX IF NOT EXISTS incidents_key ON incidents(key, boot);",
            "CREATE INDEX IF NOT EXISTS incidents_status ON incidents(status);",
-           "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1;",
        }) {
     if (auto st = s->exec(sql); !st.ok()) return Status::Error(path + ": " + st.message());
   }
+  if (auto st = s->exec(config.new_lifetime
+                            ? "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1;"
+                            : "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO NOTHING;");
+      !st.ok())
+    return Status::Error(path + ": " + st.message());
   {
     sqlite3_stmt* st = nullptr;
     sqlite3_prepare_v2(s->db_, "SELECT v FROM meta WHERE k='boot'", -1, &st, nullptr);

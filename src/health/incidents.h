@@ -54,11 +54,14 @@ HealthState worstOf(HealthState a, HealthState b);
 
 struct IncidentConfig {
   std::int64_t grace_ms = 120'000;  // a cleared, non-sticky condition resolves after this
+  // The agent opens the store once per start, and that start is a new lifetime for recurrence
+  // checks; an operator's `gpuwarden incidents ...` is not.
+  bool new_lifetime = true;
 };
 
 class IncidentStore {
  public:
-  // Opens (creating) <data_dir>/incidents.db and counts this as a new agent lifetime.
+  // Opens (creating) <data_dir>/incidents.db; counts a new agent lifetime when config says so.
   static Result<std::unique_ptr<IncidentStore>> open(const std::string& data_dir, IncidentConfig config = {});
   ~IncidentStore();
   IncidentStore(const IncidentStore&) = delete;

@@ -163,3 +163,26 @@ TEST(HealthMetrics, RendersStatesAndOpenCounts) {
   EXPECT_NE(text.find("gpuwarden_incidents_open{severity=\"critical\"} 2"), std::string::npos);
   EXPECT_NE(text.find("gpuwarden_incidents_open{severity=\"fatal\"} 0"), std::string::npos);
 }
+
+TEST(Incidents, OperatorOpenIsNotANewLifetime) {
+  const auto dir = freshDir("lifetime");
+  std::int64_t agentBoot = 0;
+  {
+    auto s = IncidentStore::open(dir);
+    ASSERT_TRUE(s.ok());
+    agentBoot = (*s)->bootId();
+    ASSERT_TRUE((*s)->apply({finding("xid", "GPU-7", Severity::Critical, true, 48)}, 1000).ok());
+  }
+  IncidentConfig look;
+  look.new_lifetime = false;
+  for (int i = 0; i < 3; ++i) {
+    auto s = IncidentStore::open(dir, look);
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ((*s)->bootId(), agentBoot) << "`gpuwarden incidents` must not count as an agent start";
+  }
+  // The same Xid again in the agent's same lifetime merges; it is not a recurrence after a reboot.
+  auto s = IncidentStore::open(dir, look);
+  auto r = (*s)->apply({finding("xid", "GPU-7", Severity::Critical, true, 48)}, 2000);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());
+}

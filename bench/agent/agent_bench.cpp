@@ -1,0 +1,88 @@
+// Costs of the agent's pieces on the simulated DGX H100 (8 GPUs, every numeric field):
+//   BM_SimulatorOnly   every fast field read once per GPU straight through the catalog's readers —
+//                      what the simulator (and the thin NVML wrapper) costs per pass; on real
+//                      hardware this is the driver's cost instead.
+//   BM_SamplingPass    the sampler's pass over the same GPUs and fields (simulator included);
+//                      BM_SamplingPass - BM_SimulatorOnly = the agent's own sampling cost.
+//   BM_RenderMetrics   /metrics body for 8 GPUs (text, dcgm names), and gzip of it.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+
+#include "collect/sampler.h"
+#include "export/gzip.h"
+#include "export/prometheus.h"
+#include "fields/catalog.h"
+
+namespace {
+
+std::unique_ptr<gw::nvml::Session> openSim() {
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+  auto s = gw::nvml::Session::open({GW_SIM_LIB});
+  if (!s) std::abort();
+  return std::move(s).value();
+}
+
+void BM_SimulatorOnly(benchmark::State& state) {
+  auto session = openSim();
+  std::vector<gw::nvml::Device> devices;
+  for (unsigned i = 0; i < *session->deviceCount(); ++i) devices.push_back(*session->deviceByIndex(i));
+  std::size_t reads = 0;
+  for (auto _ : state) {
+    for (const auto& d : devices) {
+      for (const auto& f : gw::fields::all()) {
+        if (f.type == gw::fields::Type::Label || !f.read_number || f.cadence != gw::fields::Cadence::Fast) continue;
+        auto r = f.read_number(d);
+        benchmark::DoNotOptimize(r);
+        ++reads;
+      }
+    }
+  }
+  state.counters["reads_per_pass"] = static_cast<double>(reads) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_SimulatorOnly)->Unit(benchmark::kMicrosecond);
+
+void BM_SamplingPass(benchmark::State& state) {
+  openSim();  // sets the scenario
+  gw::collect::Sampler sampler([] { return gw::nvml::Session::open({GW_SIM_LIB}); }, {});
+  sampler.samplePassForBenchmark();
+  for (auto _ : state) sampler.samplePassForBenchmark();
+}
+BENCHMARK(BM_SamplingPass)->Unit(benchmark::kMicrosecond);
+
+std::vector<gw::collect::GpuView> views() {
+  openSim();
+  gw::collect::Sampler sampler([] { return gw::nvml::Session::open({GW_SIM_LIB}); }, {});
+  if (!sampler.start()) std::abort();
+  // One pass is enough for values.
+  sampler.samplePassForBenchmark();
+  auto v = sampler.snapshot();
+  sampler.stop();
+  return v;
+}
+
+void BM_RenderMetrics(benchmark::State& state) {
+  auto v = views();
+  gw::collect::AgentStats stats;
+  stats.hostname = "bench";
+  stats.driver_version = "550.54.15";
+  gw::exporter::ExportOptions o;
+  gw::exporter::SelfMetrics self;
+  self.now_ms = 1714564800000;
+  std::string out, gz;
+  std::size_t series = 0;
+  for (auto _ : state) {
+    out.clear();
+    gw::exporter::renderMetrics(out, v, stats, self, o, gw::exporter::Format::Text004);
+    if (state.range(0)) gw::exporter::gzipCompress(out, gz);
+    benchmark::DoNotOptimize(out.data());
+  }
+  for (char c : out) series += c == '\n';
+  state.counters["bytes"] = static_cast<double>(out.size());
+  state.counters["lines"] = static_cast<double>(series);
+}
+BENCHMARK(BM_RenderMetrics)->Arg(0)->Arg(1)->ArgName("gzip")->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

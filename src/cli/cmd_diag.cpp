@@ -1,0 +1,155 @@
+// gpuwarden diag -r 1|2|3: levelled diagnostics (R14, R27, R28) over the diag library.
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/stack_facts.h"
+#include "cli/diag_nvml_impl.h"
+#include "diag/diag.h"
+#include "doctor/doctor.h"
+#include "nvml/inventory.h"
+
+namespace gw::cli {
+namespace {
+
+
+
+diag::Verdict fromDoctor(doctor::Verdict v) {
+  switch (v) {
+    case doctor::Verdict::kPass: return diag::Verdict::Pass;
+    case doctor::Verdict::kWarn: return diag::Verdict::Warn;
+    case doctor::Verdict::kFail: return diag::Verdict::Fail;
+    case doctor::Verdict::kSkip: break;
+  }
+  return diag::Verdict::Skip;
+}
+
+std::vector<diag::Check> deploymentChecks(Context& ctx, nvml::Session& s) {
+  std::vector<diag::Check> out;
+  if (!ctx.options.simulate.empty() && ctx.options.root == "/") {
+    // The doctor reads the real host; against a simulated fleet its findings would be about
+    // this machine, not the GPUs under test.
+    diag::Check c;
+    c.test = "deployment";
+    c.title = "deployment checks (doctor)";
+    c.verdict = diag::Verdict::Skip;
+    c.summary = "skipped: simulated fleet (the doctor checks the real host: run `gpuwarden doctor`)";
+    out.push_back(std::move(c));
+    return out;
+  }
+  doctor::DoctorInput input{ctx.root(), platform::defaultProcessRunner(), nvmlFactsFrom(s), processEnvironment(), ""};
+  for (const auto& d : doctor::runDoctor(input)) {
+    diag::Check c;
+    c.test = "deployment";
+    c.title = d.title;
+    c.gpu = -1;
+    c.verdict = fromDoctor(d.verdict);
+    c.summary = d.found;
+    c.evidence.push_back(std::string(doctor::layerName(d.layer)) + ": " + d.id);
+    c.action = d.fix;
+    c.measured = {{"id", d.id}, {"layer", std::string(doctor::layerName(d.layer))}};
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+bool allDigits(const std::string& s) {
+  if (s.empty()) return false;
+  for (char ch : s)
+    if (!std::isdigit(static_cast<unsigned char>(ch))) return false;
+  return true;
+}
+
+// -i 0,2,GPU-xxxx,00000000:18:00.0 -> NVML indices. Plain indices pass through (runDiag checks
+// the range); a UUID or bus id that matches no GPU is an error.
+bool resolveIds(nvml::Session& s, const std::string& spec, std::vector<int>& out) {
+  auto sel = parseSelection(spec);
+  unsigned count = s.deviceCount().value_or(0);
+  for (const auto& id : sel.ids) {
+    if (allDigits(id)) {
+      out.push_back(std::atoi(id.c_str()));
+      continue;
+    }
+    GpuSelection one{{id}};
+    bool found = false;
+    for (unsigned i = 0; i < count && !found; ++i) {
+      auto d = s.deviceByIndex(i);
+      if (!d) continue;
+      std::string uuid = d->uuid().value_or("");
+      std::string bus;
+      if (auto p = d->pciInfo()) bus = p->bus_id;
+      if (one.matches(i, uuid, bus)) {
+        out.push_back(static_cast<int>(i));
+        found = true;
+      }
+    }
+    if (!found) {
+      printError("-i: no GPU matches '" + id + "'");
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void addDiag(CLI::App& app, Run& run) {
+  auto* cmd = app.add_subcommand("diag", "Run levelled diagnostics on the GPUs (like dcgmi diag -r 1/2/3)");
+  auto level = std::make_shared<int>(1);
+  auto ids = std::make_shared<std::string>();
+  auto duration = std::make_shared<double>(0);
+  auto thresholds = std::make_shared<std::string>();
+  cmd->add_option("-r,--run", *level, "Level: 1 quick (seconds), 2 medium (~2 min), 3 long (~15 min)")
+      ->required()
+      ->check(CLI::IsMember({1, 2, 3}));
+  cmd->add_option("-i,--id", *ids, "GPUs to test: indices, UUIDs or PCI bus ids, comma separated (default all)");
+  auto* dur = cmd->add_option("--duration", *duration, "Total seconds of the timed tests (memory test, GEMM burn, targeted power)")
+                  ->check(CLI::PositiveNumber);
+  cmd->add_option("--thresholds", *thresholds, "YAML thresholds file replacing the built-in table");
+  cmd->footer(
+      "Each level runs everything of the level below. GPU tests that cannot run (no GPU, built\n"
+      "without CUDA) are reported as skipped and do not fail the run. See docs/diag.md.\n"
+      "Exit codes: 0 nothing failed (warnings allowed), 1 a check or GPU failed, 2 could not run\n"
+      "(bad arguments, no GPU, cancelled), 3 no NVIDIA driver/NVML.");
+  cmd->callback([&run, level, ids, duration, dur, thresholds]() {
+    auto* s = run.ctx.nvml();
+    if (!s) {
+      run.exit_code = run.ctx.failureExit();
+      return;
+    }
+    diag::DiagOptions opt;
+    opt.level = *level;
+    if (!ids->empty() && !resolveIds(*s, *ids, opt.gpus)) {
+      run.exit_code = kExitUsage;
+      return;
+    }
+    if (dur->count() > 0) opt.durationSeconds = *duration;
+    opt.thresholdsPath = *thresholds;
+    Context& ctx = run.ctx;
+    opt.deploymentChecks = [&ctx, s]() { return deploymentChecks(ctx, *s); };
+    installStopHandlers();
+    opt.cancelled = [] { return stopRequested(); };
+
+    DiagNvmlImpl nv(*s);
+    diag::DiagReport report;
+    if (run.ctx.options.json) {
+      diag::NullProgress progress;
+      report = diag::runDiag(opt, nv, nullptr, progress);
+      std::cout << diag::toJson(report).dump(2) << "\n";
+    } else {
+      diag::TextProgress progress(std::cerr, ::isatty(STDERR_FILENO) != 0);
+      report = diag::runDiag(opt, nv, nullptr, progress);
+      std::cout << diag::renderText(report);
+    }
+    if (!report.error.empty()) printError(report.error);
+    run.exit_code = report.exitCode();
+  });
+}
+
+}  // namespace gw::cli

@@ -1,0 +1,276 @@
+// gpuwarden xid scan / explain: read a saved kernel log for Xid events, and look up what an Xid
+// code or a symptom means (the Xid catalog, R26, and the fault knowledge base, R33).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "health/knowledge_base.h"
+#include "health/log_scan.h"
+#include "health/xid_catalog.h"
+
+namespace gw::cli {
+namespace {
+
+using nlohmann::json;
+using events::KernelEvent;
+using events::KernelEventKind;
+
+std::string eventTime(const KernelEvent& e) {
+  if (e.wallClock) {
+    const auto& w = *e.wallClock;
+    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", w.year, w.month, w.day, w.hour, w.minute, w.second);
+  }
+  if (e.monotonicUs) return fmt::format("[{}.{:06}]", *e.monotonicUs / 1000000, *e.monotonicUs % 1000000);
+  return "-";
+}
+
+// The action an Xid event calls for; Xid 154 carries its own recovery action.
+health::XidAction eventAction(const KernelEvent& e, const health::XidInfo& info) {
+  auto action = info.action;
+  if (e.recovery) action = std::max(action, health::actionForRecoveryCode(e.recovery->to));
+  return action;
+}
+
+bool needsGpuAction(health::XidAction a) { return a >= health::XidAction::kResetGpu; }
+
+json xidJson(const health::XidInfo& x) {
+  return {{"code", x.code},
+          {"known", x.known},
+          {"mnemonic", x.mnemonic},
+          {"meaning", x.meaning},
+          {"category", health::toString(x.category)},
+          {"severity", health::toString(x.severity)},
+          {"action", health::toString(x.action)},
+          {"action_text", health::describe(x.action)},
+          {"escalation", health::toString(x.escalation)},
+          {"application_fault", x.applicationFault},
+          {"note", x.note}};
+}
+
+json kbJson(const health::KbEntry& e) {
+  auto strs = [](const std::vector<std::string_view>& v) {
+    json a = json::array();
+    for (auto s : v) a.push_back(s);
+    return a;
+  };
+  return {{"id", e.id},       {"symptom", e.symptom}, {"causes", strs(e.causes)}, {"checks", strs(e.checks)},
+          {"actions", strs(e.actions)}, {"xids", e.xids}, {"auto_detectable", e.autoDetectable}};
+}
+
+void printKb(const health::KbEntry& e) {
+  std::cout << fmt::format("{} ({})\n", e.symptom, e.id);
+  std::cout << "  Likely causes:\n";
+  for (auto c : e.causes) std::cout << "    - " << c << "\n";
+  std::cout << "  Checks:\n";
+  for (auto c : e.checks) std::cout << "    - " << c << "\n";
+  std::cout << "  Actions:\n";
+  int n = 1;
+  for (auto a : e.actions) std::cout << fmt::format("    {}. {}\n", n++, a);
+  if (!e.xids.empty()) {
+    std::string xids;
+    for (int x : e.xids) xids += (xids.empty() ? "" : ", ") + std::to_string(x);
+    std::cout << "  Related Xids: " << xids << "\n";
+  }
+}
+
+void printXid(const health::XidInfo& x) {
+  std::cout << fmt::format("Xid {} {}: {}\n", x.code, x.mnemonic, x.meaning);
+  std::cout << fmt::format("  Category: {} | severity: {}\n", health::toString(x.category), health::toString(x.severity));
+  std::cout << fmt::format("  Action: {}\n", health::describe(x.action));
+  if (x.escalation != x.action && x.escalation != health::XidAction::kNone)
+    std::cout << fmt::format("  If it recurs: {}\n", health::describe(x.escalation));
+  if (x.applicationFault)
+    std::cout << "  This is the application's fault: on its own it does not mark the GPU bad.\n";
+  if (!x.note.empty()) std::cout << "  Note: " << x.note << "\n";
+}
+
+std::string knownXidList() {
+  std::string s;
+  for (const auto& x : health::xidCatalog()) s += (s.empty() ? "" : ", ") + std::to_string(x.code);
+  return s;
+}
+
+void printKnownSymptoms(std::ostream& out) {
+  out << "Known symptoms (gpuwarden explain \"<symptom>\"):\n";
+  for (const auto& e : health::knowledgeBase()) out << fmt::format("  {:<24} {}\n", e.id, e.symptom);
+  out << "Known Xid codes (gpuwarden explain xid N): " << knownXidList() << "\n";
+}
+
+int scanLog(std::istream& in, const std::string& name, bool as_json) {
+  auto scan = health::parseLogFile(in);
+  std::map<std::pair<int, int>, std::size_t> per_code;  // (kind, code) -> count
+  bool needs_action = false;
+  json jevents = json::array();
+  std::vector<std::string> lines;
+  for (const auto& e : scan.events) {
+    if (e.kind == KernelEventKind::kGpuUuid) continue;
+    per_code[{static_cast<int>(e.kind), e.code}]++;
+    const std::string bus = e.pciBusId.empty() ? (e.device.empty() ? "-" : e.device) : e.pciBusId;
+    if (e.kind == KernelEventKind::kSXid) {
+      lines.push_back(fmt::format("{} {} SXid {}: NVSwitch error{}", eventTime(e), bus, e.code,
+                                  e.fatal ? (*e.fatal ? " (fatal)" : " (non-fatal)") : ""));
+      jevents.push_back({{"time", eventTime(e)}, {"kind", "sxid"}, {"device", bus}, {"code", e.code}, {"raw", e.raw}});
+      continue;
+    }
+    auto info = health::lookupXid(e.code);
+    auto action = eventAction(e, info);
+    if (needsGpuAction(action)) needs_action = true;
+    lines.push_back(fmt::format("{} {} Xid {} {}{}: {}\n    action: {}", eventTime(e), bus, e.code,
+                                info.mnemonic, e.inferred ? " (inferred)" : "", info.meaning, health::describe(action)));
+    json j = xidJson(info);
+    j["time"] = eventTime(e);
+    j["kind"] = "xid";
+    j["pci_bus_id"] = e.pciBusId;
+    j["action"] = health::toString(action);
+    j["action_text"] = health::describe(action);
+    j["inferred"] = e.inferred;
+    if (e.pid) j["pid"] = *e.pid;
+    if (!e.processName.empty()) j["process"] = e.processName;
+    j["raw"] = e.raw;
+    jevents.push_back(j);
+  }
+  if (as_json) {
+    json summary = json::array();
+    for (const auto& [k, n] : per_code)
+      summary.push_back({{"kind", k.first == static_cast<int>(KernelEventKind::kSXid) ? "sxid" : "xid"},
+                         {"code", k.second},
+                         {"count", n}});
+    json errs = json::array();
+    for (const auto& m : scan.firstErrors) errs.push_back({{"line", m.lineNumber}, {"error", m.error}});
+    json j{{"file", name},
+           {"lines", scan.lines},
+           {"events", jevents},
+           {"summary", summary},
+           {"malformed", scan.malformed},
+           {"malformed_lines", errs},
+           {"needs_action", needs_action}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    for (const auto& l : lines) std::cout << l << "\n";
+    std::size_t total = 0;
+    for (const auto& [k, n] : per_code) total += n;
+    std::cout << fmt::format("\nSummary: {} event{} in {} line{} of {}\n", total, total == 1 ? "" : "s", scan.lines,
+                             scan.lines == 1 ? "" : "s", name);
+    for (const auto& [k, n] : per_code) {
+      bool sxid = k.first == static_cast<int>(KernelEventKind::kSXid);
+      std::cout << fmt::format("  {} {:<4} x{}{}\n", sxid ? "SXid" : "Xid ", k.second, n,
+                               sxid ? "" : fmt::format("  {}", health::lookupXid(k.second).mnemonic));
+    }
+    if (scan.malformed) {
+      std::string nums;
+      for (std::size_t i = 0; i < scan.firstErrors.size() && i < 5; ++i)
+        nums += (nums.empty() ? "" : ", ") + std::to_string(scan.firstErrors[i].lineNumber);
+      std::cout << fmt::format("  {} malformed NVIDIA line{} skipped (line {})\n", scan.malformed,
+                               scan.malformed == 1 ? "" : "s", nums);
+    }
+    std::cout << (needs_action ? "Result: at least one Xid needs action on the GPU or node (reset, reboot or replace).\n"
+                               : "Result: no Xid that needs a GPU reset, reboot or replacement.\n");
+  }
+  return needs_action ? 1 : 0;
+}
+
+}  // namespace
+
+void addHealthKb(CLI::App& app, Run& run) {
+  auto* xid = app.add_subcommand("xid", "Xid events in saved kernel logs");
+  xid->require_subcommand(1);
+  auto* scan = xid->add_subcommand("scan", "Read a saved dmesg / journalctl log and explain each NVIDIA Xid event");
+  auto file = std::make_shared<std::string>();
+  scan->add_option("FILE", *file, "The log file, or - for standard input")->required();
+  scan->footer("Exit codes: 0 no Xid that needs action, 1 an Xid needs a GPU reset, node reboot or replacement,\n"
+               "2 the input could not be read.");
+  scan->callback([&run, file]() {
+    if (*file == "-") {
+      run.exit_code = scanLog(std::cin, "standard input", run.ctx.options.json);
+      return;
+    }
+    std::ifstream in(*file);
+    if (!in) {
+      printError("cannot read " + *file);
+      run.exit_code = kExitUsage;
+      return;
+    }
+    run.exit_code = scanLog(in, *file, run.ctx.options.json);
+  });
+
+  auto* explain = app.add_subcommand("explain", "Explain an Xid code (explain xid 79) or a symptom (explain \"No devices were found\")");
+  auto words = std::make_shared<std::vector<std::string>>();
+  explain->add_option("WHAT", *words, "xid N, or the symptom / error message text")->required();
+  explain->footer("Exit codes: 0 explained, 2 unknown Xid code or symptom (the known ones are listed).");
+  explain->callback([&run, words]() {
+    const bool as_json = run.ctx.options.json;
+    if (words->size() == 2 && ((*words)[0] == "xid" || (*words)[0] == "Xid" || (*words)[0] == "XID")) {
+      int code = 0;
+      try {
+        std::size_t used = 0;
+        code = std::stoi((*words)[1], &used);
+        if (used != (*words)[1].size()) throw std::invalid_argument("trailing");
+      } catch (const std::exception&) {
+        printError("'" + (*words)[1] + "' is not an Xid number");
+        run.exit_code = kExitUsage;
+        return;
+      }
+      auto x = health::explainXid(code);
+      if (!x.xid.known) {
+        printError(fmt::format("Xid {} is not in gpuwarden's catalog. Known Xid codes: {}", code, knownXidList()));
+        run.exit_code = kExitUsage;
+        return;
+      }
+      if (as_json) {
+        json j = xidJson(x.xid);
+        j["related"] = json::array();
+        for (const auto* e : x.related) j["related"].push_back(kbJson(*e));
+        std::cout << j.dump(2) << "\n";
+      } else {
+        printXid(x.xid);
+        for (const auto* e : x.related) {
+          std::cout << "\nRelated: ";
+          printKb(*e);
+        }
+      }
+      run.exit_code = kExitOk;
+      return;
+    }
+    std::string text;
+    for (const auto& w : *words) text += (text.empty() ? "" : " ") + w;
+    const health::KbEntry* exact = health::findKbEntry(text);
+    std::vector<health::KbMatch> matches;
+    if (exact) {
+      matches.push_back({exact, 1});
+    } else {
+      matches = health::explain(text);
+    }
+    if (matches.empty()) {
+      printError("no known symptom matches \"" + text + "\"");
+      printKnownSymptoms(std::cerr);
+      run.exit_code = kExitUsage;
+      return;
+    }
+    if (as_json) {
+      json j = json::array();
+      for (const auto& m : matches) {
+        json e = kbJson(*m.entry);
+        e["score"] = m.score;
+        j.push_back(e);
+      }
+      std::cout << json{{"query", text}, {"matches", j}}.dump(2) << "\n";
+    } else {
+      bool first = true;
+      for (const auto& m : matches) {
+        if (!first) std::cout << "\nAlso possible: ";
+        printKb(*m.entry);
+        first = false;
+      }
+    }
+    run.exit_code = kExitOk;
+  });
+}
+
+}  // namespace gw::cli

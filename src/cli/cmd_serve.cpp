@@ -1,0 +1,72 @@
+// gpuwarden serve: the node agent (sampler, history, /metrics, JSON API). See docs/api.md and
+// docs/config.md.
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "server/agent.h"
+
+namespace gw::cli {
+
+void addServe(CLI::App& app, Run& run) {
+  auto* cmd = app.add_subcommand("serve", "Run the node agent: sample every GPU, keep history, serve /metrics and the JSON API");
+  struct Opts {
+    std::string config;
+    std::vector<std::string> listen;
+    std::string data_dir;
+    std::string naming;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--config", o->config, "Configuration file (YAML, see docs/config.md); SIGHUP re-reads it");
+  cmd->add_option("--listen", o->listen, "Listen address, e.g. :9400 or 127.0.0.1:9400 (repeatable; overrides the file)");
+  cmd->add_option("--data-dir", o->data_dir, "Directory of the history database (overrides the file)");
+  cmd->add_option("--metrics-naming", o->naming, "dcgm (dcgm-exporter's names, default) or native")
+      ->check(CLI::IsMember({"dcgm", "native"}));
+  cmd->callback([&run, o]() {
+    server::AgentOptions ao;
+    ao.config_path = o->config;
+    if (!o->listen.empty()) {
+      std::vector<server::ListenAddress> addrs;
+      for (const auto& l : o->listen) {
+        auto a = server::parseListenAddress(l);
+        if (!a) {
+          printError("--listen: " + a.error());
+          run.exit_code = kExitUsage;
+          return;
+        }
+        addrs.push_back(*a);
+      }
+      ao.listen = addrs;
+    }
+    if (!o->data_dir.empty()) ao.data_dir = o->data_dir;
+    if (!o->naming.empty()) ao.naming = exporter::parseNaming(o->naming);
+
+    // What Context::nvml() does, as a function the sampler calls again after a driver reload.
+    auto target = resolveNvmlTarget(run.ctx.options);
+    if (!target) {
+      printError(target.error());
+      run.exit_code = target.status().code() == kExitUsage ? kExitUsage : kExitNoDriver;
+      return;
+    }
+    if (!target->scenario.empty()) ::setenv("GPUWARDEN_SIM_SCENARIO", target->scenario.c_str(), 1);
+    const std::string library = target->library;
+    ao.opener = [library]() { return nvml::Session::open({library}); };
+    ao.root = run.ctx.options.root;
+
+    auto agent = server::Agent::create(std::move(ao));
+    if (!agent) {
+      printError(agent.error());
+      run.exit_code = kExitUsage;
+      return;
+    }
+    server::Agent::blockSignals();  // before any thread exists
+    if (Status s = (*agent)->start(); !s) {
+      printError(s.message());
+      run.exit_code = 1;
+      return;
+    }
+    run.exit_code = (*agent)->run();
+  });
+}
+
+}  // namespace gw::cli

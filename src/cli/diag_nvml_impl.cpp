@@ -1,0 +1,247 @@
+#include "cli/diag_nvml_impl.h"
+
+#include <utility>
+
+#include "nvml/errors.h"
+
+namespace gw::cli {
+namespace {
+
+// A function the driver lacks is, for the diagnostics, a query the GPU does not support.
+Status normalise(const Status& st) {
+  if (st.code() == NVML_ERROR_FUNCTION_NOT_FOUND) return Status::Error(st.message(), diag::kNvmlNotSupported);
+  return st;
+}
+
+}  // namespace
+
+DiagNvmlImpl::~DiagNvmlImpl() {
+  if (events_ && s_.api().nvmlEventSetFree) s_.api().nvmlEventSetFree(events_);
+}
+
+Result<nvml::Device> DiagNvmlImpl::device(int gpu) {
+  if (gpu < 0) return Status::Error("invalid GPU index " + std::to_string(gpu), NVML_ERROR_INVALID_ARGUMENT);
+  auto idx = static_cast<size_t>(gpu);
+  if (idx < devices_.size() && devices_[idx].valid()) return devices_[idx];
+  auto d = s_.deviceByIndex(static_cast<unsigned>(gpu));
+  if (!d) return normalise(d.status());
+  if (devices_.size() <= idx) devices_.resize(idx + 1);
+  devices_[idx] = *d;
+  return *d;
+}
+
+#define GW_DEV(var, gpu)             \
+  auto var##_r = device(gpu);        \
+  if (!var##_r) return var##_r.status(); \
+  const nvml::Device& var = *var##_r
+
+Result<int> DiagNvmlImpl::gpuCount() {
+  auto n = s_.deviceCount();
+  if (!n) return normalise(n.status());
+  return static_cast<int>(*n);
+}
+
+Result<std::string> DiagNvmlImpl::name(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.name();
+  if (!v) return normalise(v.status());
+  return *v;
+}
+
+Result<std::string> DiagNvmlImpl::uuid(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.uuid();
+  if (!v) return normalise(v.status());
+  return *v;
+}
+
+Result<std::string> DiagNvmlImpl::pciBusId(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.pciInfo();
+  if (!v) return normalise(v.status());
+  return v->bus_id;
+}
+
+Result<uint32_t> DiagNvmlImpl::pciDeviceId(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.pciInfo();
+  if (!v) return normalise(v.status());
+  return static_cast<uint32_t>((v->device_id & 0xffffU) << 16 | (v->vendor_id & 0xffffU));
+}
+
+Result<diag::PcieLink> DiagNvmlImpl::pcieLink(int gpu) {
+  GW_DEV(d, gpu);
+  auto gen = d.pcieGen();
+  if (!gen) return normalise(gen.status());
+  auto width = d.pcieWidth();
+  if (!width) return normalise(width.status());
+  auto maxGen = d.pcieMaxGen();
+  if (!maxGen) return normalise(maxGen.status());
+  auto maxWidth = d.pcieMaxWidth();
+  if (!maxWidth) return normalise(maxWidth.status());
+  diag::PcieLink l;
+  l.curGen = static_cast<int>(*gen);
+  l.curWidth = static_cast<int>(*width);
+  l.maxGen = static_cast<int>(*maxGen);
+  l.maxWidth = static_cast<int>(*maxWidth);
+  return l;
+}
+
+Result<double> DiagNvmlImpl::powerLimitW(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.enforcedPowerLimitMw();
+  if (!v) v = d.powerLimitMw();
+  if (!v) return normalise(v.status());
+  return *v / 1000.0;
+}
+
+Result<double> DiagNvmlImpl::powerDrawW(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.powerUsageMw();
+  if (!v) return normalise(v.status());
+  return *v / 1000.0;
+}
+
+Result<unsigned> DiagNvmlImpl::temperatureC(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.temperature();
+  if (!v) return normalise(v.status());
+  return *v;
+}
+
+Result<diag::Clocks> DiagNvmlImpl::clocks(int gpu) {
+  GW_DEV(d, gpu);
+  auto sm = d.clock(NVML_CLOCK_SM);
+  if (!sm) return normalise(sm.status());
+  auto mem = d.clock(NVML_CLOCK_MEM);
+  if (!mem) return normalise(mem.status());
+  return diag::Clocks{*sm, *mem};
+}
+
+Result<uint64_t> DiagNvmlImpl::clockEventReasons(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.clockEventReasons();
+  if (!v) return normalise(v.status());
+  return static_cast<uint64_t>(*v);
+}
+
+Result<diag::EccCounts> DiagNvmlImpl::ecc(int gpu) {
+  GW_DEV(d, gpu);
+  auto vol = d.eccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC);
+  if (!vol) return normalise(vol.status());
+  auto agg = d.eccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC);
+  if (!agg) return normalise(agg.status());
+  return diag::EccCounts{*vol, *agg};
+}
+
+Result<diag::RetiredPages> DiagNvmlImpl::retiredPages(int gpu) {
+  GW_DEV(d, gpu);
+  auto sbe = d.retiredPages(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS);
+  if (!sbe) return normalise(sbe.status());
+  auto dbe = d.retiredPages(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
+  if (!dbe) return normalise(dbe.status());
+  auto pending = d.retiredPagesPending();
+  if (!pending) return normalise(pending.status());
+  diag::RetiredPages p;
+  p.sbe = *sbe;
+  p.dbe = *dbe;
+  p.pending = *pending;
+  return p;
+}
+
+Result<diag::RowRemap> DiagNvmlImpl::rowRemap(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.remappedRows();
+  if (!v) return normalise(v.status());
+  diag::RowRemap r;
+  r.correctable = v->correctable;
+  r.uncorrectable = v->uncorrectable;
+  r.pending = v->pending;
+  r.failure = v->failure;
+  return r;
+}
+
+Result<bool> DiagNvmlImpl::persistenceMode(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.persistenceMode();
+  if (!v) return normalise(v.status());
+  return *v;
+}
+
+Result<bool> DiagNvmlImpl::inforomValid(int gpu) {
+  GW_DEV(d, gpu);
+  Status st = d.validateInforom();
+  if (st.ok()) return true;
+  if (st.code() == NVML_ERROR_CORRUPTED_INFOROM) return false;
+  return normalise(st);
+}
+
+Result<std::vector<diag::GpuProcess>> DiagNvmlImpl::computeProcesses(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.computeProcesses();
+  if (!v) return normalise(v.status());
+  std::vector<diag::GpuProcess> out;
+  for (const auto& p : *v) {
+    diag::GpuProcess g;
+    g.pid = p.pid;
+    g.usedBytes = p.used_bytes;
+    if (auto n = s_.processName(p.pid)) g.name = *n;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+Result<int> DiagNvmlImpl::nvlinkActiveLinks(int gpu) {
+  GW_DEV(d, gpu);
+  int active = 0;
+  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+    auto v = d.nvlinkActive(link);
+    if (!v) {
+      // Not supported / no such link: the GPU has no (more) NVLink. A lost GPU is an error.
+      if (nvml::isLost(v.status().code())) return v.status();
+      continue;
+    }
+    if (*v) ++active;
+  }
+  return active;
+}
+
+std::vector<diag::XidEvent> DiagNvmlImpl::pollXids() {
+  std::vector<diag::XidEvent> out;
+  const auto& api = s_.api();
+  if (!watchArmed_) {
+    watchArmed_ = true;
+    if (!api.nvmlEventSetCreate || !api.nvmlDeviceRegisterEvents || !api.nvmlEventSetWait_v2) return out;
+    if (api.nvmlEventSetCreate(&events_) != NVML_SUCCESS) {
+      events_ = nullptr;
+      return out;
+    }
+    auto n = gpuCount();
+    bool any = false;
+    for (int i = 0; n && i < *n; ++i) {
+      auto d = device(i);
+      if (!d) continue;
+      if (api.nvmlDeviceRegisterEvents(d->handle(), nvmlEventTypeXidCriticalError, events_) == NVML_SUCCESS) any = true;
+    }
+    if (!any) {
+      if (api.nvmlEventSetFree) api.nvmlEventSetFree(events_);
+      events_ = nullptr;
+    }
+    return out;  // only events newer than the watch
+  }
+  if (!events_) return out;
+  for (int guard = 0; guard < 1024; ++guard) {
+    nvmlEventData_t data{};
+    if (api.nvmlEventSetWait_v2(events_, &data, 0) != NVML_SUCCESS) break;  // TIMEOUT: nothing more
+    if (!(data.eventType & nvmlEventTypeXidCriticalError)) continue;
+    diag::XidEvent e;
+    e.xid = data.eventData;
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      if (devices_[i].valid() && devices_[i].handle() == data.device) e.gpu = static_cast<int>(i);
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace gw::cli

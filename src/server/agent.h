@@ -1,0 +1,97 @@
+// `gpuwarden serve`: the sampler, the history store and the HTTP server, composed. Signals:
+// SIGHUP reloads the configuration (a bad one is refused, logged, and the old one kept);
+// SIGTERM / SIGINT stop cleanly (the store is flushed).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collect/sampler.h"
+#include "common/result.h"
+#include "export/prometheus.h"
+#include "nvml/inventory.h"
+#include "server/config.h"
+#include "server/health_service.h"
+#include "server/history_sink.h"
+#include "server/http_server.h"
+#include "store/store.h"
+
+namespace gw::server {
+
+struct AgentOptions {
+  std::string config_path;  // empty: built-in defaults
+  // Command-line overrides, applied over the file (again after every reload).
+  std::optional<std::vector<ListenAddress>> listen;
+  std::optional<std::string> data_dir;
+  std::optional<MetricsNaming> naming;
+  collect::SessionOpener opener;  // opens NVML (real driver or simulator)
+  std::string root = "/";         // filesystem root of /dev/kmsg and /proc (health)
+};
+
+struct InventorySlot;
+
+class Agent {
+ public:
+  // Loads and validates the configuration; nothing is started.
+  static Result<std::unique_ptr<Agent>> create(AgentOptions options);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Opens the store, starts sampling and listens. A driver that is not there at start is not an
+  // error: the agent serves /healthz 503 with the reason and keeps trying.
+  Status start();
+  // Stops serving and sampling, flushes the store.
+  void stop();
+  // Re-reads the configuration file; on error the running configuration stays.
+  Status reload();
+
+  // Blocks SIGHUP/SIGTERM/SIGINT in the calling thread (call before start(), so every thread
+  // the agent creates inherits the mask), then run() waits for them.
+  static void blockSignals();
+  // Until SIGTERM/SIGINT; SIGHUP reloads. Returns the exit code.
+  int run();
+
+  std::vector<std::string> boundAddresses() const;
+  AgentConfig config() const;
+
+ private:
+  explicit Agent(AgentOptions options, AgentConfig config);
+  void applyOverrides(AgentConfig& c) const;
+  collect::SamplerConfig samplerConfig(const AgentConfig& c) const;
+  std::shared_ptr<const exporter::ExportOptions> exportOptions(const AgentConfig& c) const;
+  Status startSampler();
+  void monitor();
+  void registerRoutes();
+  std::shared_ptr<collect::Sampler> sampler() const;
+
+  AgentOptions options_;
+  mutable std::mutex mu_;  // guards config_, export_, sampler_, sampler_error_
+  AgentConfig config_;
+  std::shared_ptr<const exporter::ExportOptions> export_;
+  std::shared_ptr<collect::Sampler> sampler_;
+  std::string sampler_error_;
+  std::shared_ptr<InventorySlot> inventory_;
+
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<HistorySink> sink_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<HealthService> health_;
+
+  std::atomic<bool> running_{false};
+  std::atomic<std::uint64_t> scrapes_{0};
+  std::atomic<std::int64_t> last_scrape_us_{0};
+  std::mutex monitor_mu_;
+  std::condition_variable monitor_cv_;
+  std::thread monitor_;
+  std::thread inventory_thread_;
+};
+
+}  // namespace gw::server

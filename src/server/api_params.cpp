@@ -1,0 +1,116 @@
+#include "server/api_params.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "server/config.h"
+
+namespace gw::server {
+namespace {
+
+bool digits(std::string_view s, std::size_t pos, std::size_t n, int* out) {
+  if (pos + n > s.size()) return false;
+  int v = 0;
+  for (std::size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+// RFC3339 date-time (with 'T' or ' ' between date and time, 'Z' or a numeric offset).
+Result<std::int64_t> parseRfc3339(std::string_view s) {
+  const Status bad = Status::Error("'" + std::string(s) + "' is not an RFC3339 time (e.g. 2024-05-01T12:00:00Z)");
+  int y, mo, d, h, mi, sec;
+  if (!digits(s, 0, 4, &y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, &mo) || s[7] != '-' ||
+      !digits(s, 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, &h) ||
+      s[13] != ':' || !digits(s, 14, 2, &mi) || s[16] != ':' || !digits(s, 17, 2, &sec))
+    return bad;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return bad;
+  std::size_t pos = 19;
+  double frac_ms = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    double scale = 100;
+    std::size_t start = pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      frac_ms += (s[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+    if (pos == start) return bad;
+  }
+  if (pos >= s.size()) return bad;  // RFC3339 requires a zone
+  int offset_min = 0;
+  if (s[pos] == 'Z' || s[pos] == 'z') {
+    ++pos;
+  } else if (s[pos] == '+' || s[pos] == '-') {
+    int oh, om;
+    if (!digits(s, pos + 1, 2, &oh) || pos + 3 >= s.size() || s[pos + 3] != ':' || !digits(s, pos + 4, 2, &om))
+      return bad;
+    offset_min = (oh * 60 + om) * (s[pos] == '-' ? -1 : 1);
+    pos += 6;
+  } else {
+    return bad;
+  }
+  if (pos != s.size()) return bad;
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  std::time_t t = timegm(&tm);
+  return static_cast<std::int64_t>(t) * 1000 + static_cast<std::int64_t>(std::llround(frac_ms)) -
+         static_cast<std::int64_t>(offset_min) * 60000;
+}
+
+}  // namespace
+
+Result<std::int64_t> parseTimeSpec(std::string_view text, std::int64_t now_ms) {
+  if (text.empty()) return Status::Error("empty time");
+  if (text == "now") return now_ms;
+  // Unix seconds, possibly fractional.
+  if (text.find_first_not_of("0123456789.") == std::string_view::npos) {
+    double v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(v))
+      return Status::Error("'" + std::string(text) + "' is not a unix time in seconds");
+    if (v > 1e11) return Status::Error("'" + std::string(text) + "' looks like milliseconds; give unix seconds");
+    return static_cast<std::int64_t>(std::llround(v * 1000));
+  }
+  if (text.size() >= 10 && text[4] == '-') return parseRfc3339(text);
+  std::string_view rel = text;
+  if (rel.starts_with("-")) rel.remove_prefix(1);
+  auto d = parseDuration(rel);
+  if (!d) {
+    return Status::Error("'" + std::string(text) +
+                         "' is not a time: give RFC3339 (2024-05-01T12:00:00Z), unix seconds, or a duration ago (1h, 30m)");
+  }
+  return now_ms - d->count();
+}
+
+Result<std::int64_t> parseStepMs(std::string_view text) {
+  if (text == "0" || text == "raw") return std::int64_t{0};
+  auto d = parseDuration(text);
+  if (!d) return d.status();
+  return static_cast<std::int64_t>(d->count());
+}
+
+std::string formatRfc3339(std::int64_t ms) {
+  std::int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+  int rem = static_cast<int>(ms - secs * 1000);
+  std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, rem);
+  return buf;
+}
+
+}  // namespace gw::server

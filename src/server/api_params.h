@@ -1,0 +1,23 @@
+// Parsing of the JSON API's query parameters, kept apart from HTTP so that it is unit tested.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace gw::server {
+
+// A point in time for since/until: RFC3339 ("2024-05-01T12:00:00Z", "…T12:00:00.5+02:00"),
+// unix seconds ("1714564800", "1714564800.25"), "now", or a duration before now ("1h", "30m",
+// "1h30m", also written "-1h"). Returns ms since the epoch.
+Result<std::int64_t> parseTimeSpec(std::string_view text, std::int64_t now_ms);
+
+// A query step ("1m", "10s", "500ms"); "0" or "raw" mean every sample (returns 0).
+Result<std::int64_t> parseStepMs(std::string_view text);
+
+// "2024-05-01T12:00:00.123Z" from ms since the epoch.
+std::string formatRfc3339(std::int64_t ms);
+
+}  // namespace gw::server

@@ -1,0 +1,373 @@
+#include "server/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "fields/catalog.h"
+
+namespace gw::server {
+namespace {
+
+// Every error names the file, the line, the field and what is wrong.
+class Checker {
+ public:
+  explicit Checker(std::string file) : file_(std::move(file)) {}
+  Status error(const YAML::Node& n, const std::string& field, const std::string& message) const {
+    int line = n.IsDefined() ? n.Mark().line + 1 : 0;
+    if (line <= 0) line = 1;
+    return Status::Error(file_ + ":" + std::to_string(line) + ": " + field + ": " + message);
+  }
+  Status errorAtLine(int line, const std::string& field, const std::string& message) const {
+    return Status::Error(file_ + ":" + std::to_string(line) + ": " + field + ": " + message);
+  }
+
+ private:
+  std::string file_;
+};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Rejects keys that are not in `known`.
+Status checkKeys(const Checker& c, const YAML::Node& map, const std::string& prefix,
+                 const std::vector<std::string>& known) {
+  for (const auto& kv : map) {
+    const std::string key = kv.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      return c.error(kv.first, prefix.empty() ? key : prefix + "." + key,
+                     "unknown key (known: " + join(known) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+Status needScalar(const Checker& c, const YAML::Node& n, const std::string& field) {
+  if (!n.IsScalar()) return c.error(n, field, "expected a single value");
+  return Status::Ok();
+}
+
+Status readDuration(const Checker& c, const YAML::Node& n, const std::string& field, Millis* out) {
+  if (Status s = needScalar(c, n, field); !s) return s;
+  auto d = parseDuration(n.Scalar());
+  if (!d) return c.error(n, field, d.error());
+  *out = *d;
+  return Status::Ok();
+}
+
+Status readSize(const Checker& c, const YAML::Node& n, const std::string& field, std::size_t min,
+                std::size_t max, std::size_t* out) {
+  if (Status s = needScalar(c, n, field); !s) return s;
+  std::string text = n.Scalar();
+  std::uint64_t mult = 1;
+  std::string num = text;
+  auto ends = [&](std::string_view suf) { return text.size() > suf.size() && text.ends_with(suf); };
+  if (ends("KiB")) mult = 1024, num = text.substr(0, text.size() - 3);
+  else if (ends("MiB")) mult = 1024 * 1024, num = text.substr(0, text.size() - 3);
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+  if (ec != std::errc() || p != num.data() + num.size())
+    return c.error(n, field, "expected a whole number (optionally with KiB or MiB), got '" + text + "'");
+  v *= mult;
+  if (v < min || v > max)
+    return c.error(n, field, "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                                 ", got " + std::to_string(v));
+  *out = static_cast<std::size_t>(v);
+  return Status::Ok();
+}
+
+Status readBool(const Checker& c, const YAML::Node& n, const std::string& field, bool* out) {
+  if (Status s = needScalar(c, n, field); !s) return s;
+  const std::string& v = n.Scalar();
+  if (v == "true" || v == "yes" || v == "on") *out = true;
+  else if (v == "false" || v == "no" || v == "off") *out = false;
+  else return c.error(n, field, "expected true or false, got '" + v + "'");
+  return Status::Ok();
+}
+
+bool validLabelName(std::string_view s) {
+  if (s.empty() || s.starts_with("__")) return false;
+  if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+}
+
+// Labels the exporter sets itself; an extra label may not shadow them.
+const std::set<std::string, std::less<>> kReservedLabels = {
+    "gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "GPU_I_PROFILE", "GPU_I_ID",
+    "state", "err_code", "err_msg", "uuid", "instance", "job", "le", "quantile"};
+
+Result<std::chrono::hours> toHours(const Checker& c, const YAML::Node& n, const std::string& field, Millis d) {
+  if (d.count() % 3600000 != 0) return c.error(n, field, "must be a whole number of hours (e.g. 24h, 30d)");
+  return std::chrono::hours(d.count() / 3600000);
+}
+
+Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
+  if (root.IsNull() || !root.IsDefined()) return Status::Ok();  // empty file: all defaults
+  if (!root.IsMap()) return c.error(root, "(top level)", "expected a mapping of settings");
+  if (Status s = checkKeys(c, root, "", {"listen", "data_dir", "sampling", "metrics", "history", "http"}); !s)
+    return s;
+
+  if (auto n = root["listen"]; n) {
+    std::vector<YAML::Node> items;
+    if (n.IsScalar()) items.push_back(n);
+    else if (n.IsSequence()) for (const auto& i : n) items.push_back(i);
+    else return c.error(n, "listen", "expected an address or a list of addresses");
+    if (items.empty()) return c.error(n, "listen", "needs at least one address");
+    cfg.listen.clear();
+    for (const auto& i : items) {
+      if (Status s = needScalar(c, i, "listen"); !s) return s;
+      auto a = parseListenAddress(i.Scalar());
+      if (!a) return c.error(i, "listen", a.error());
+      cfg.listen.push_back(*a);
+    }
+  }
+  if (auto n = root["data_dir"]; n) {
+    if (Status s = needScalar(c, n, "data_dir"); !s) return s;
+    if (n.Scalar().empty()) return c.error(n, "data_dir", "must not be empty");
+    cfg.data_dir = n.Scalar();
+  }
+
+  if (auto s = root["sampling"]; s) {
+    if (!s.IsMap()) return c.error(s, "sampling", "expected a mapping");
+    if (Status st = checkKeys(c, s, "sampling", {"fast_interval", "slow_interval", "call_deadline", "fields"}); !st)
+      return st;
+    if (auto n = s["fast_interval"]; n) {
+      if (Status st = readDuration(c, n, "sampling.fast_interval", &cfg.fast_interval); !st) return st;
+      if (cfg.fast_interval < Millis(10) || cfg.fast_interval > Millis(3600000))
+        return c.error(n, "sampling.fast_interval", "must be between 10ms and 1h");
+    }
+    if (auto n = s["slow_interval"]; n) {
+      if (Status st = readDuration(c, n, "sampling.slow_interval", &cfg.slow_interval); !st) return st;
+      if (cfg.slow_interval > Millis(24LL * 3600000)) return c.error(n, "sampling.slow_interval", "must be at most 24h");
+    }
+    if (auto n = s["call_deadline"]; n) {
+      if (Status st = readDuration(c, n, "sampling.call_deadline", &cfg.call_deadline); !st) return st;
+      if (cfg.call_deadline < Millis(10) || cfg.call_deadline > Millis(60000))
+        return c.error(n, "sampling.call_deadline", "must be between 10ms and 60s");
+    }
+    if (cfg.slow_interval < cfg.fast_interval)
+      return c.error(s["slow_interval"] ? s["slow_interval"] : s, "sampling.slow_interval",
+                     "must not be shorter than fast_interval");
+    if (auto n = s["fields"]; n) {
+      if (!n.IsSequence()) return c.error(n, "sampling.fields", "expected a list of field names");
+      cfg.fields.clear();
+      for (const auto& i : n) {
+        if (Status st = needScalar(c, i, "sampling.fields"); !st) return st;
+        const fields::Field* f = fields::findAny(i.Scalar());
+        if (!f) return c.error(i, "sampling.fields", "unknown field '" + i.Scalar() + "' (see `gpuwarden fields`)");
+        if (f->type == fields::Type::Label)
+          return c.error(i, "sampling.fields", "'" + i.Scalar() + "' is a text field; only numeric fields are sampled");
+        std::string key(f->key);
+        if (std::find(cfg.fields.begin(), cfg.fields.end(), key) == cfg.fields.end()) cfg.fields.push_back(key);
+      }
+    }
+  }
+
+  if (auto m = root["metrics"]; m) {
+    if (!m.IsMap()) return c.error(m, "metrics", "expected a mapping");
+    if (Status st = checkKeys(c, m, "metrics", {"naming", "extra_labels"}); !st) return st;
+    if (auto n = m["naming"]; n) {
+      if (Status st = needScalar(c, n, "metrics.naming"); !st) return st;
+      auto v = exporter::parseNaming(n.Scalar());
+      if (!v) return c.error(n, "metrics.naming", "expected dcgm or native, got '" + n.Scalar() + "'");
+      cfg.naming = *v;
+    }
+    if (auto n = m["extra_labels"]; n) {
+      if (!n.IsMap()) return c.error(n, "metrics.extra_labels", "expected a mapping of label: value");
+      for (const auto& kv : n) {
+        const std::string name = kv.first.Scalar();
+        const std::string field = "metrics.extra_labels." + name;
+        if (!validLabelName(name))
+          return c.error(kv.first, field, "not a valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)");
+        if (kReservedLabels.count(name) || !exporter::isValidExtraLabel(name, exporter::Naming::Dcgm) ||
+            !exporter::isValidExtraLabel(name, exporter::Naming::Native))
+          return c.error(kv.first, field, "is set by gpuwarden itself");
+        if (Status st = needScalar(c, kv.second, field); !st) return st;
+        cfg.extra_labels.emplace_back(name, kv.second.Scalar());
+      }
+    }
+  }
+
+  if (auto h = root["history"]; h) {
+    if (!h.IsMap()) return c.error(h, "history", "expected a mapping");
+    if (Status st = checkKeys(c, h, "history", {"enabled", "raw_retention", "downsampled_retention", "flush_interval"}); !st)
+      return st;
+    if (auto n = h["enabled"]; n)
+      if (Status st = readBool(c, n, "history.enabled", &cfg.history_enabled); !st) return st;
+    if (auto n = h["raw_retention"]; n) {
+      Millis d{};
+      if (Status st = readDuration(c, n, "history.raw_retention", &d); !st) return st;
+      auto hrs = toHours(c, n, "history.raw_retention", d);
+      if (!hrs) return hrs.status();
+      cfg.raw_retention = *hrs;
+    }
+    if (auto n = h["downsampled_retention"]; n) {
+      Millis d{};
+      if (Status st = readDuration(c, n, "history.downsampled_retention", &d); !st) return st;
+      auto hrs = toHours(c, n, "history.downsampled_retention", d);
+      if (!hrs) return hrs.status();
+      cfg.downsampled_retention = *hrs;
+    }
+    if (cfg.downsampled_retention < cfg.raw_retention)
+      return c.error(h["downsampled_retention"] ? h["downsampled_retention"] : h, "history.downsampled_retention",
+                     "must not be shorter than raw_retention");
+    if (auto n = h["flush_interval"]; n) {
+      if (Status st = readDuration(c, n, "history.flush_interval", &cfg.flush_interval); !st) return st;
+      if (cfg.flush_interval < Millis(100) || cfg.flush_interval > Millis(10000))
+        return c.error(n, "history.flush_interval", "must be between 100ms and 10s (at most 10 s of history is lost on a crash)");
+    }
+  }
+
+  if (auto h = root["http"]; h) {
+    if (!h.IsMap()) return c.error(h, "http", "expected a mapping");
+    if (Status st = checkKeys(c, h, "http", {"read_timeout", "write_timeout", "idle_timeout", "max_header_bytes",
+                                             "max_body_bytes", "max_connections", "max_requests_per_connection"});
+        !st)
+      return st;
+    auto timeout = [&](const char* key, Millis* out) -> Status {
+      auto n = h[key];
+      if (!n) return Status::Ok();
+      const std::string field = std::string("http.") + key;
+      if (Status st = readDuration(c, n, field, out); !st) return st;
+      if (*out < Millis(10) || *out > Millis(300000)) return c.error(n, field, "must be between 10ms and 5m");
+      return Status::Ok();
+    };
+    if (Status st = timeout("read_timeout", &cfg.http.read_timeout); !st) return st;
+    if (Status st = timeout("write_timeout", &cfg.http.write_timeout); !st) return st;
+    if (Status st = timeout("idle_timeout", &cfg.http.idle_timeout); !st) return st;
+    if (auto n = h["max_header_bytes"]; n)
+      if (Status st = readSize(c, n, "http.max_header_bytes", 1024, 1 << 20, &cfg.http.max_header_bytes); !st) return st;
+    if (auto n = h["max_body_bytes"]; n)
+      if (Status st = readSize(c, n, "http.max_body_bytes", 0, 1 << 20, &cfg.http.max_body_bytes); !st) return st;
+    if (auto n = h["max_connections"]; n)
+      if (Status st = readSize(c, n, "http.max_connections", 1, 4096, &cfg.http.max_connections); !st) return st;
+    if (auto n = h["max_requests_per_connection"]; n) {
+      std::size_t v = 0;
+      if (Status st = readSize(c, n, "http.max_requests_per_connection", 1, 1000000, &v); !st) return st;
+      cfg.http.max_requests_per_connection = static_cast<unsigned>(v);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+
+AgentConfig::AgentConfig() { listen.push_back(*parseListenAddress(":9400")); }
+
+
+Result<Millis> parseDuration(std::string_view text) {
+  const std::string original(text);
+  if (text.empty()) return Status::Error("empty duration (expected e.g. 1s, 500ms, 10m, 24h, 30d)");
+  std::int64_t total = 0;
+  while (!text.empty()) {
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p == text.data() || v < 0)
+      return Status::Error("bad duration '" + original + "' (expected e.g. 1s, 500ms, 10m, 24h, 30d)");
+    text.remove_prefix(static_cast<std::size_t>(p - text.data()));
+    std::size_t n = 0;
+    while (n < text.size() && std::isalpha(static_cast<unsigned char>(text[n]))) ++n;
+    std::string_view unit = text.substr(0, n);
+    text.remove_prefix(n);
+    std::int64_t mult = 0;
+    if (unit == "ms") mult = 1;
+    else if (unit == "s") mult = 1000;
+    else if (unit == "m") mult = 60000;
+    else if (unit == "h") mult = 3600000;
+    else if (unit == "d") mult = 86400000;
+    else if (unit == "w") mult = 7 * 86400000LL;
+    else if (unit.empty())
+      return Status::Error("duration '" + original + "' needs a unit (ms, s, m, h, d, w)");
+    else
+      return Status::Error("unknown unit '" + std::string(unit) + "' in duration '" + original + "' (ms, s, m, h, d, w)");
+    if (v > (INT64_MAX / 4) / mult || total > INT64_MAX / 4 - v * mult)
+      return Status::Error("duration '" + original + "' is too large");
+    total += v * mult;
+  }
+  if (total <= 0) return Status::Error("duration '" + original + "' must be positive");
+  return Millis(total);
+}
+
+Result<ListenAddress> parseListenAddress(std::string_view text) {
+  ListenAddress a;
+  a.text = std::string(text);
+  std::string_view host, port;
+  if (text.starts_with("[")) {
+    auto close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      return Status::Error("expected [IPv6]:PORT, got '" + a.text + "'");
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string_view::npos) return Status::Error("expected HOST:PORT or :PORT, got '" + a.text + "'");
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos)
+      return Status::Error("an IPv6 address goes in brackets: [" + std::string(host) + "]:PORT");
+  }
+  int p = -1;
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)
+    return Status::Error("bad port '" + std::string(port) + "' in '" + a.text + "' (0-65535)");
+  a.port = p;
+  a.host = host.empty() ? "0.0.0.0" : std::string(host);
+  return a;
+}
+
+Result<AgentConfig> parseConfig(std::string_view yaml, const std::string& filename) {
+  Checker c(filename);
+  AgentConfig cfg;
+  cfg.source = filename;
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    return c.errorAtLine(e.mark.line + 1 > 0 ? e.mark.line + 1 : 1, "(syntax)", e.msg);
+  }
+  try {
+    if (Status s = parseRoot(c, root, cfg); !s) return s;
+  } catch (const YAML::Exception& e) {
+    return c.errorAtLine(e.mark.line + 1 > 0 ? e.mark.line + 1 : 1, "(structure)", e.msg);
+  }
+  return cfg;
+}
+
+Result<AgentConfig> loadConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::Error(path + ": cannot read the configuration file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parseConfig(ss.str(), path);
+}
+
+std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentConfig& b) {
+  std::vector<std::string> out;
+  std::vector<std::string> la, lb;
+  for (const auto& l : a.listen) la.push_back(l.host + ":" + std::to_string(l.port));
+  for (const auto& l : b.listen) lb.push_back(l.host + ":" + std::to_string(l.port));
+  if (la != lb) out.emplace_back("listen");
+  if (a.data_dir != b.data_dir) out.emplace_back("data_dir");
+  if (a.history_enabled != b.history_enabled) out.emplace_back("history.enabled");
+  if (a.raw_retention != b.raw_retention) out.emplace_back("history.raw_retention");
+  if (a.downsampled_retention != b.downsampled_retention) out.emplace_back("history.downsampled_retention");
+  if (a.flush_interval != b.flush_interval) out.emplace_back("history.flush_interval");
+  const auto& x = a.http;
+  const auto& y = b.http;
+  if (x.read_timeout != y.read_timeout || x.write_timeout != y.write_timeout || x.idle_timeout != y.idle_timeout ||
+      x.max_header_bytes != y.max_header_bytes || x.max_body_bytes != y.max_body_bytes ||
+      x.max_connections != y.max_connections || x.max_requests_per_connection != y.max_requests_per_connection)
+    out.emplace_back("http");
+  return out;
+}
+
+}  // namespace gw::server

@@ -1,0 +1,73 @@
+// The agent's configuration (docs/config.md): a YAML file, every key optional, unknown keys and
+// bad values refused with "file:line: field: message".
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "export/prometheus.h"
+
+namespace gw::server {
+
+using Millis = std::chrono::milliseconds;
+
+struct ListenAddress {
+  std::string host;  // "0.0.0.0" for ":9400", "::1" for "[::1]:9400"
+  int port = 9400;   // 0 = any free port (tests)
+  std::string text;  // as written
+};
+
+struct HttpLimits {
+  Millis read_timeout{5000};     // the whole request head must arrive within this
+  Millis write_timeout{5000};
+  Millis idle_timeout{5000};     // keep-alive: an idle connection is closed after this
+  std::size_t max_header_bytes = 16 * 1024;  // request line + headers; over it: 431
+  std::size_t max_body_bytes = 4096;         // GET/HEAD only; over it: 413
+  std::size_t max_connections = 64;          // connections served at once; more get 503
+  unsigned max_requests_per_connection = 1000;
+};
+
+using MetricsNaming = exporter::Naming;
+
+struct AgentConfig {
+  std::string source = "<defaults>";  // file the config came from, for messages
+  std::vector<ListenAddress> listen;   // default ":9400"
+  std::string data_dir = "/var/lib/gpuwarden";
+  // sampling
+  Millis fast_interval{1000};
+  Millis slow_interval{10000};
+  Millis call_deadline{2000};
+  std::vector<std::string> fields;  // catalog keys (resolved); empty = every numeric field
+  // metrics
+  MetricsNaming naming = MetricsNaming::Dcgm;
+  std::vector<std::pair<std::string, std::string>> extra_labels;
+  // history
+  bool history_enabled = true;
+  std::chrono::hours raw_retention{24};
+  std::chrono::hours downsampled_retention{24 * 30};
+  Millis flush_interval{5000};
+  HttpLimits http;
+
+  AgentConfig();
+};
+
+// Parses YAML text; `filename` only names the source in error messages.
+Result<AgentConfig> parseConfig(std::string_view yaml, const std::string& filename);
+Result<AgentConfig> loadConfig(const std::string& path);
+
+// ":9400", "127.0.0.1:9400", "[::1]:9400", "localhost:0".
+Result<ListenAddress> parseListenAddress(std::string_view text);
+// "100ms", "1s", "10m", "1h30m", "2d": positive durations with units.
+Result<Millis> parseDuration(std::string_view text);
+
+// What changed between two configs that a reload cannot apply (listen, data dir, HTTP limits):
+// empty when the new config can be applied in place.
+std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentConfig& b);
+
+}  // namespace gw::server

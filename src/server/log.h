@@ -1,0 +1,10 @@
+// One line per event on stderr: "2024-05-01T12:00:00.123Z gpuwarden level: message".
+#pragma once
+
+#include <string>
+
+namespace gw::server {
+
+void logLine(const std::string& level, const std::string& message);
+
+}  // namespace gw::server

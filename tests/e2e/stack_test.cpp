@@ -1,0 +1,195 @@
+// End to end: the doctor, the CUDA toolkit commands, `xid scan` and `explain`, run as the real
+// binary against fixture machine trees (--root) and saved kernel logs.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "../doctor/fixture.h"
+#include "gw_run.h"
+
+namespace gw::test {
+namespace {
+
+using doctor::testing::Machine;
+
+bool has(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+
+// The environment a fixture machine runs with: its PATH points into the fixture tree.
+std::map<std::string, std::string> fixtureEnv(const Machine& m) {
+  auto env = m.env;
+  env["NO_COLOR"] = "1";
+  return env;
+}
+
+std::vector<std::string> failLines(const std::string& out) {
+  std::vector<std::string> v;
+  std::stringstream ss(out);
+  for (std::string l; std::getline(ss, l);)
+    if (has(l, "FAIL") || has(l, "\xE2\x9C\x97")) v.push_back(l);  // FAIL or the cross mark
+  return v;
+}
+
+TEST(StackDoctor, NouveauLoadedFailsInTheKernelDriverLayer) {
+  auto m = Machine::healthy();
+  m->modules("nouveau drm_kms_helper drm");
+  m->fx.remove("/etc/modprobe.d/blacklist-nouveau.conf");
+  m->fx.remove("/proc/driver/nvidia");
+  m->pciGpu("0000:3b:00.0", "nouveau");
+  m->pciGpu("0000:86:00.0", "nouveau");
+  auto r = runGw({"--root", m->fx.dir(), "--nvml-lib", "/nonexistent/libnvidia-ml.so.1", "doctor"}, fixtureEnv(*m));
+  EXPECT_EQ(r.code, 2) << describe(r);
+  EXPECT_TRUE(has(r.out, "Kernel driver")) << describe(r);
+  EXPECT_TRUE(has(r.out, "nouveau")) << describe(r);
+}
+
+TEST(StackDoctor, HealthyNodeWithSimulatedDriverHasNoFailures) {
+  auto m = Machine::healthy();
+  m->env["LANG"] = "C";  // ASCII verdicts
+  auto r = runGw({"--root", m->fx.dir(), "--simulate", "dgx-h100", "doctor"}, fixtureEnv(*m));
+  EXPECT_NE(r.code, 2) << describe(r);
+  EXPECT_TRUE(failLines(r.out).empty()) << describe(r);
+  EXPECT_TRUE(has(r.out, "550.54.15")) << describe(r);
+}
+
+TEST(StackDoctor, NoNvmlLibraryWithGpusOnThePciBusExplainsNoDevices) {
+  auto m = Machine::healthy();
+  m->fx.remove("/proc/driver/nvidia");
+  m->fx.remove("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15");
+  auto r = runGw({"--root", m->fx.dir(), "--nvml-lib", "/nonexistent", "doctor"}, fixtureEnv(*m));
+  EXPECT_EQ(r.code, 2) << describe(r);
+  EXPECT_TRUE(has(r.out, "No devices were found")) << describe(r);
+}
+
+TEST(StackDoctor, JsonHasLayersAndSummary) {
+  auto m = Machine::healthy();
+  auto r = runGw({"--root", m->fx.dir(), "--nvml-lib", "/nonexistent", "--json", "doctor"}, fixtureEnv(*m));
+  EXPECT_EQ(r.code, 2) << describe(r);
+  auto j = r.json();
+  ASSERT_TRUE(j["checks"].is_array()) << r.out;
+  ASSERT_FALSE(j["checks"].empty());
+  std::set<std::string> layers;
+  for (const auto& c : j["checks"]) layers.insert(c["layer"].get<std::string>());
+  EXPECT_TRUE(layers.count("hardware")) << r.out;
+  EXPECT_TRUE(layers.count("kernel-driver")) << r.out;
+  EXPECT_EQ(j["summary"]["exit_code"], 2);
+}
+
+std::unique_ptr<Machine> twoToolkits() {
+  auto m = Machine::healthy();
+  m->addToolkit("12.4.131");
+  m->fx.symlink("cuda-12.4", "/usr/local/cuda");
+  return m;
+}
+
+TEST(StackCuda, ListShowsBothToolkits) {
+  auto m = twoToolkits();
+  auto r = runGw({"--root", m->fx.dir(), "--nvml-lib", "/nonexistent", "cuda", "list"}, fixtureEnv(*m));
+  EXPECT_EQ(r.code, 0) << describe(r);
+  EXPECT_TRUE(has(r.out, "/usr/local/cuda-12.1")) << describe(r);
+  EXPECT_TRUE(has(r.out, "/usr/local/cuda-12.4")) << describe(r);
+  auto rj = runGw({"--root", m->fx.dir(), "--nvml-lib", "/nonexistent", "--json", "cuda", "list"}, fixtureEnv(*m));
+  ASSERT_EQ(rj.code, 0) << describe(rj);
+  auto j = rj.json();
+  ASSERT_EQ(j["toolkits"].size(), 2u) << rj.out;
+  EXPECT_EQ(j["toolkits"][0]["version"], "12.1");
+  EXPECT_EQ(j["toolkits"][1]["version"], "12.4");
+  EXPECT_EQ(j["toolkits"][1]["is_default"], true);
+}
+
+TEST(StackCuda, EnvPrintsShellLines) {
+  auto m = twoToolkits();
+  auto r = runGw({"--root", m->fx.dir(), "cuda", "env", "12.1"}, fixtureEnv(*m));
+  EXPECT_EQ(r.code, 0) << describe(r);
+  EXPECT_TRUE(has(r.out, "export PATH=/usr/local/cuda-12.1/bin:")) << describe(r);
+  EXPECT_TRUE(has(r.out, "CUDA_HOME=/usr/local/cuda-12.1")) << describe(r);
+}
+
+TEST(StackCuda, EnvUnknownVersionListsInstalledOnes) {
+  auto m = twoToolkits();
+  auto r = runGw({"--root", m->fx.dir(), "cuda", "env", "99.9"}, fixtureEnv(*m));
+  EXPECT_EQ(r.code, 2) << describe(r);
+  EXPECT_TRUE(r.out.empty()) << describe(r);
+  EXPECT_TRUE(has(r.err, "12.1") && has(r.err, "12.4")) << describe(r);
+}
+
+const std::string kSample = std::string(GW_SOURCE_DIR) + "/tests/events/fixtures/dmesg-sample.txt";
+
+TEST(StackXid, ScanFindsFallenOffTheBus) {
+  auto r = runGw({"xid", "scan", kSample});
+  EXPECT_EQ(r.code, 1) << describe(r);
+  EXPECT_TRUE(has(r.out, "Xid 79")) << describe(r);
+  EXPECT_TRUE(has(r.out, "fallen off the bus") || has(r.out, "FALLEN_OFF")) << describe(r);
+  EXPECT_TRUE(has(r.out, "Summary")) << describe(r);
+  EXPECT_TRUE(has(r.out, "0000:3B:00.0") || has(r.out, "00000000:3B:00.0")) << describe(r);
+}
+
+TEST(StackXid, ScanJson) {
+  auto r = runGw({"--json", "xid", "scan", kSample});
+  EXPECT_EQ(r.code, 1) << describe(r);
+  auto j = r.json();
+  bool found79 = false;
+  for (const auto& e : j["events"])
+    if (e["code"] == 79) found79 = true;
+  EXPECT_TRUE(found79) << r.out;
+  EXPECT_EQ(j["needs_action"], true);
+}
+
+TEST(StackXid, ApplicationXidOnlyExitsZeroAndCountsMalformedLines) {
+  TempDir dir;
+  auto path = dir.write("app.log",
+                        "[ 10.000001] NVRM: Xid (PCI:0000:3b:00): 13, pid=48211, name=python3, Graphics Exception\n"
+                        "[ 11.000001] some unrelated line\n");
+  auto r = runGw({"xid", "scan", path});
+  EXPECT_EQ(r.code, 0) << describe(r);
+  EXPECT_TRUE(has(r.out, "Xid 13")) << describe(r);
+  // Standard input, through the shell.
+  platform::SystemProcessRunner runner;
+  platform::RunOptions o;
+  o.timeout = std::chrono::milliseconds(60000);
+  auto s = runner.run({"/bin/sh", "-c", std::string("\"") + GW_BINARY + "\" xid scan - < \"" + path + "\""}, o);
+  EXPECT_EQ(s.exit_code, 0) << s.out << s.err;
+  EXPECT_TRUE(has(s.out, "Xid 13")) << s.out << s.err;
+}
+
+TEST(StackXid, UnreadableFileExits2) {
+  auto r = runGw({"xid", "scan", "/nonexistent/kern.log"});
+  EXPECT_EQ(r.code, 2) << describe(r);
+  EXPECT_TRUE(has(r.err, "/nonexistent/kern.log")) << describe(r);
+}
+
+TEST(StackExplain, Xid79) {
+  auto r = runGw({"explain", "xid", "79"});
+  EXPECT_EQ(r.code, 0) << describe(r);
+  EXPECT_TRUE(has(r.out, "Xid 79")) << describe(r);
+  EXPECT_TRUE(has(r.out, "Action")) << describe(r);
+}
+
+TEST(StackExplain, Xid13IsTheApplicationsFault) {
+  auto r = runGw({"explain", "xid", "13"});
+  EXPECT_EQ(r.code, 0) << describe(r);
+  EXPECT_TRUE(has(r.out, "does not mark the GPU bad")) << describe(r);
+}
+
+TEST(StackExplain, Symptoms) {
+  auto r = runGw({"explain", "No devices were found"});
+  EXPECT_EQ(r.code, 0) << describe(r);
+  EXPECT_TRUE(has(r.out, "No devices were found")) << describe(r);
+  EXPECT_TRUE(has(r.out, "Actions")) << describe(r);
+  auto oom = runGw({"--json", "explain", "CUDA out of memory"});
+  EXPECT_EQ(oom.code, 0) << describe(oom);
+  EXPECT_FALSE(oom.json()["matches"].empty()) << oom.out;
+}
+
+TEST(StackExplain, UnknownSymptomAndXidExit2) {
+  auto r = runGw({"explain", "the coffee machine is broken"});
+  EXPECT_EQ(r.code, 2) << describe(r);
+  EXPECT_TRUE(has(r.err, "no-devices")) << "lists what is known: " << describe(r);
+  auto x = runGw({"explain", "xid", "99999"});
+  EXPECT_EQ(x.code, 2) << describe(x);
+  EXPECT_TRUE(has(x.err, "79")) << describe(x);
+}
+
+}  // namespace
+}  // namespace gw::test

@@ -1,0 +1,263 @@
+// The real `gpuwarden serve` on the simulator's fault scenarios, started just before the fault
+// (GPUWARDEN_SIM_START): a lost GPU, a hung NVML call, the driver going away and coming back,
+// kill -9 in the middle of writing history, and SIGHUP with a bad configuration.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "test_util.h"
+
+namespace gw::test {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kFastConfig = R"(
+listen: 127.0.0.1:0
+sampling:
+  fast_interval: 200ms
+  slow_interval: 1s
+  call_deadline: 500ms
+history:
+  flush_interval: 500ms
+)";
+
+struct Running {
+  TempDir dir;
+  std::unique_ptr<AgentProcess> proc;
+  int port = 0;
+  std::string config;
+
+  Running(const std::string& scenario, std::map<std::string, std::string> env, const std::string& config_text = kFastConfig,
+          const std::string& data_dir = "") {
+    config = dir.write("agent.yaml", config_text);
+    const std::string data = data_dir.empty() ? dir.path() + "/data" : data_dir;
+    proc = std::make_unique<AgentProcess>(
+        std::vector<std::string>{"serve", "--simulate", scenario, "--config", config, "--data-dir", data}, env,
+        dir.path() + "/agent.log");
+    port = proc->waitListening();
+  }
+  std::vector<Sample> metrics() const {
+    auto r = httpGet(port, "/metrics", {}, 2000ms);
+    return r.status == 200 ? parseExposition(r.body) : std::vector<Sample>{};
+  }
+  double value(const std::vector<Sample>& s, const std::string& name, std::map<std::string, std::string> labels) const {
+    auto v = select(s, name, labels);
+    return v.size() == 1 ? v[0].value : -1;
+  }
+};
+
+TEST(AgentFaults, LostGpuIsMarkedAndTheOthersStayFresh) {
+  Running a("fault-gpu-lost", {{"GPUWARDEN_SIM_START", "18"}});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_TRUE(eventually(
+      [&] { return a.value(a.metrics(), "gpuwarden_gpu_state", {{"gpu", "3"}, {"state", "lost"}}) == 1; }, 15s))
+      << a.proc->log();
+  std::this_thread::sleep_for(1s);
+  auto m = a.metrics();
+  EXPECT_EQ(a.value(m, "gpuwarden_gpu_up", {{"gpu", "3"}}), 0);
+  EXPECT_EQ(a.value(m, "gpuwarden_gpu_state", {{"gpu", "3"}, {"state", "up"}}), 0);
+  // GPU 3's values are no longer served; the other seven are, with a small lag.
+  EXPECT_TRUE(select(m, "DCGM_FI_DEV_GPU_TEMP", {{"gpu", "3"}}).empty());
+  EXPECT_EQ(select(m, "DCGM_FI_DEV_GPU_TEMP").size(), 7u);
+  for (int g : {0, 1, 2, 4, 5, 6, 7}) {
+    EXPECT_EQ(a.value(m, "gpuwarden_gpu_state", {{"gpu", std::to_string(g)}, {"state", "up"}}), 1) << g;
+    EXPECT_LT(a.value(m, "gpuwarden_sample_lag_seconds", {{"gpu", std::to_string(g)}}), 1.0) << g;
+  }
+  auto gpus = json::parse(httpGet(a.port, "/api/v1/gpus").body);
+  EXPECT_EQ(gpus["gpus"][3]["state"], "lost");
+  EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);  // one lost GPU is not an unhealthy agent
+  EXPECT_NE(a.proc->log().find("-> lost"), std::string::npos);
+}
+
+TEST(AgentFaults, HungCallNeverSlowsTheScrape) {
+  Running a("fault-hang", {{"GPUWARDEN_SIM_START", "9"}});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_TRUE(eventually(
+      [&] { return a.value(a.metrics(), "gpuwarden_gpu_state", {{"gpu", "5"}, {"state", "stalled"}}) == 1; }, 10s))
+      << a.proc->log();
+  // While GPU 5's calls hang 30 s each, every scrape answers well under a second and the other
+  // seven GPUs keep fresh values.
+  double worst = 0;
+  for (int i = 0; i < 10; ++i) {
+    auto r = httpGet(a.port, "/metrics", {}, 2000ms);
+    ASSERT_EQ(r.status, 200);
+    worst = std::max(worst, r.seconds);
+    auto m = parseExposition(r.body);
+    EXPECT_EQ(a.value(m, "gpuwarden_gpu_state", {{"gpu", "5"}, {"state", "stalled"}}), 1);
+    EXPECT_EQ(select(m, "DCGM_FI_DEV_GPU_TEMP").size(), 7u);
+    for (int g : {0, 1, 2, 3, 4, 6, 7})
+      EXPECT_LT(a.value(m, "gpuwarden_sample_lag_seconds", {{"gpu", std::to_string(g)}}), 1.0) << g;
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_LT(worst, 1.0);
+  auto api = httpGet(a.port, "/api/v1/gpus", {}, 2000ms);
+  ASSERT_EQ(api.status, 200);
+  EXPECT_LT(api.seconds, 1.0);
+  EXPECT_EQ(json::parse(api.body)["gpus"][5]["state"], "stalled");
+  // Stopping does not wait for the hung call.
+  auto t0 = std::chrono::steady_clock::now();
+  a.proc->signal(SIGTERM);
+  auto rc = a.proc->wait(10s);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(*rc, 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+TEST(AgentFaults, DriverReloadIsSurvived) {
+  Running a("fault-driver-reload", {{"GPUWARDEN_SIM_START", "8"}});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  std::set<std::string> before;
+  ASSERT_TRUE(eventually([&] {
+    before.clear();
+    for (const auto& s : select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP")) before.insert(s.labels.at("UUID"));
+    return before.size() == 8u;
+  }, 5s));
+  // The driver goes away at t=10 s: /healthz says so (503 with a reason), /metrics still answers.
+  ASSERT_TRUE(eventually([&] { return httpGet(a.port, "/healthz").status == 503; }, 8s)) << a.proc->log();
+  auto h = httpGet(a.port, "/healthz");
+  EXPECT_FALSE(json::parse(h.body)["reason"].get<std::string>().empty());
+  auto during = httpGet(a.port, "/metrics");
+  EXPECT_EQ(during.status, 200);
+  EXPECT_EQ(a.value(parseExposition(during.body), "gpuwarden_driver_up", {}), 0);
+  // Back at t=20 s: re-initialised, same UUIDs, fresh values.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto m = a.metrics();
+        return a.value(m, "gpuwarden_nvml_reinits_total", {}) >= 1 &&
+               select(m, "gpuwarden_gpu_state", {{"state", "up"}}).size() == 8 &&
+               std::all_of(select(m, "gpuwarden_gpu_state", {{"state", "up"}}).begin(),
+                           select(m, "gpuwarden_gpu_state", {{"state", "up"}}).end(),
+                           [](const Sample& s) { return s.value == 1; });
+      },
+      20s))
+      << a.proc->log();
+  std::this_thread::sleep_for(500ms);
+  auto m = a.metrics();
+  std::set<std::string> after;
+  for (const auto& s : select(m, "DCGM_FI_DEV_GPU_TEMP")) after.insert(s.labels.at("UUID"));
+  EXPECT_EQ(after, before);
+  EXPECT_GE(a.value(m, "gpuwarden_nvml_reinits_total", {}), 1);
+  EXPECT_EQ(a.value(m, "gpuwarden_driver_up", {}), 1);
+  for (int g = 0; g < 8; ++g) EXPECT_LT(a.value(m, "gpuwarden_sample_lag_seconds", {{"gpu", std::to_string(g)}}), 1.0);
+  EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
+}
+
+TEST(AgentFaults, KillNineKeepsFlushedHistory) {
+  TempDir data;
+  std::int64_t last_before_kill = 0;
+  std::string uuid;
+  {
+    Running a("dgx-h100", {}, kFastConfig, data.path());
+    ASSERT_GT(a.port, 0) << a.proc->log();
+    std::this_thread::sleep_for(3s);
+    auto j = json::parse(httpGet(a.port, "/api/v1/history?gpu=0&field=gpu_temp&since=1m").body);
+    ASSERT_GE(j["points"].size(), 5u);
+    last_before_kill = j["points"].back()[0];
+    uuid = j["gpu"]["uuid"];
+    std::this_thread::sleep_for(1200ms);  // > flush_interval: what we saw is on disk now
+    a.proc->signal(SIGKILL);
+    ASSERT_TRUE(a.proc->wait(5s).has_value());
+  }
+  const std::string db = data.path() + "/history.db";
+  // The database is intact after kill -9.
+  FILE* p = ::popen(("sqlite3 '" + db + "' 'PRAGMA integrity_check' 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[256] = {0};
+  std::string integrity;
+  while (fgets(buf, sizeof buf, p)) integrity += buf;
+  ::pclose(p);
+  EXPECT_EQ(integrity, "ok\n");
+  // A new agent on the same data dir has the history from before the kill.
+  Running b("dgx-h100", {}, kFastConfig, data.path());
+  ASSERT_GT(b.port, 0) << b.proc->log();
+  auto j = json::parse(httpGet(b.port, "/api/v1/history?gpu=" + uuid + "&field=gpu_temp&since=2m").body);
+  std::int64_t max_old = 0;
+  std::size_t old_points = 0;
+  for (const auto& pt : j["points"]) {
+    if (pt[0].get<std::int64_t>() <= last_before_kill) {
+      ++old_points;
+      max_old = std::max<std::int64_t>(max_old, pt[0]);
+    }
+  }
+  EXPECT_GE(old_points, 5u);
+  EXPECT_EQ(max_old, last_before_kill);
+}
+
+TEST(AgentSignals, SighupWithBadConfigKeepsTheOld) {
+  Running a("dgx-h100", {}, std::string(kFastConfig) + "metrics:\n  naming: dcgm\n");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_FALSE(select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP").empty());
+  // A bad file: refused, logged with file:line: field, old config still serving.
+  std::ofstream(a.config) << "listen: 127.0.0.1:0\nmetrics:\n  naming: fancy\n";
+  a.proc->signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return a.proc->log().find("reload refused") != std::string::npos; }, 5s)) << a.proc->log();
+  EXPECT_NE(a.proc->log().find(a.config + ":3: metrics.naming:"), std::string::npos) << a.proc->log();
+  EXPECT_FALSE(select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP").empty());
+  EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
+  // A good file: applied without a restart (native names now).
+  std::ofstream(a.config) << kFastConfig << "metrics:\n  naming: native\n";
+  a.proc->signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return !select(a.metrics(), "gpuwarden_gpu_temperature_celsius").empty(); }, 5s))
+      << a.proc->log();
+  EXPECT_TRUE(select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP").empty());
+  // SIGTERM: clean exit 0 with the store flushed.
+  a.proc->signal(SIGTERM);
+  auto rc = a.proc->wait(10s);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(*rc, 0);
+  EXPECT_NE(a.proc->log().find("stopped"), std::string::npos);
+}
+
+TEST(AgentCli, BadConfigAndBusyPortFailAtStart) {
+  TempDir d;
+  const std::string bad = d.write("bad.yaml", "sampling:\n  fast_interval: soon\n");
+  AgentProcess p({"serve", "--simulate", "dgx-h100", "--config", bad}, {}, d.path() + "/log");
+  auto rc = p.wait(10s);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(*rc, 2);
+  EXPECT_NE(p.log().find(bad + ":2: sampling.fast_interval:"), std::string::npos) << p.log();
+
+  Running a("dgx-h100", {});
+  ASSERT_GT(a.port, 0);
+  AgentProcess q({"serve", "--simulate", "dgx-h100", "--listen", "127.0.0.1:" + std::to_string(a.port), "--data-dir",
+                  d.path() + "/data2"},
+                 {}, d.path() + "/log2");
+  auto rc2 = q.wait(10s);
+  ASSERT_TRUE(rc2.has_value());
+  EXPECT_EQ(*rc2, 1);
+  EXPECT_NE(q.log().find("cannot listen on"), std::string::npos) << q.log();
+}
+
+TEST(HistoryCli, CsvJsonAndNoAgent) {
+  Running a("dgx-h100", {});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  std::this_thread::sleep_for(1500ms);
+  const std::string agent = "http://127.0.0.1:" + std::to_string(a.port);
+  auto run = [](const std::string& args) {
+    FILE* p = ::popen((std::string(GW_BINARY) + " " + args + " 2>&1").c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    int st = ::pclose(p);
+    return std::make_pair(WEXITSTATUS(st), out);
+  };
+  auto [rc, csv] = run("history --gpu 0 --field gpu_temp --since 1m --agent " + agent);
+  EXPECT_EQ(rc, 0) << csv;
+  EXPECT_EQ(csv.rfind("timestamp,gpu_temp [C]\n", 0), 0u) << csv;
+  EXPECT_GE(std::count(csv.begin(), csv.end(), '\n'), 3);
+  auto [rc2, js] = run("history --gpu 0 --field power.draw --since 1m --step 1s --format json --agent " + agent);
+  EXPECT_EQ(rc2, 0) << js;
+  EXPECT_EQ(json::parse(js)["field"]["key"], "power_usage");
+  auto [rc3, bad] = run("history --gpu 0 --field nope --agent " + agent);
+  EXPECT_EQ(rc3, 2);
+  EXPECT_NE(bad.find("unknown numeric field"), std::string::npos) << bad;
+  auto [rc4, none] = run("history --gpu 0 --field gpu_temp --agent http://127.0.0.1:1");
+  EXPECT_EQ(rc4, 3);
+  EXPECT_NE(none.find("no agent answers at http://127.0.0.1:1"), std::string::npos) << none;
+}
+
+}  // namespace
+}  // namespace gw::test

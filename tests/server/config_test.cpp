@@ -1,0 +1,186 @@
+#include <gtest/gtest.h>
+
+#include "fields/catalog.h"
+#include "server/api_params.h"
+#include "server/config.h"
+
+namespace gw::server {
+namespace {
+
+TEST(Config, EmptyFileGivesDefaults) {
+  auto c = parseConfig("", "agent.yaml");
+  ASSERT_TRUE(c) << c.error();
+  ASSERT_EQ(c->listen.size(), 1u);
+  EXPECT_EQ(c->listen[0].host, "0.0.0.0");
+  EXPECT_EQ(c->listen[0].port, 9400);
+  EXPECT_EQ(c->fast_interval, Millis(1000));
+  EXPECT_EQ(c->slow_interval, Millis(10000));
+  EXPECT_EQ(c->naming, MetricsNaming::Dcgm);
+  EXPECT_TRUE(c->fields.empty());
+  EXPECT_LE(c->flush_interval, Millis(10000));
+}
+
+TEST(Config, FullValidFile) {
+  const char* yaml = R"(
+listen: ["127.0.0.1:9400", "[::1]:9401"]
+data_dir: /tmp/gw
+sampling:
+  fast_interval: 500ms
+  slow_interval: 10s
+  call_deadline: 1s
+  fields: [gpu_temp, power.draw, DCGM_FI_DEV_SM_CLOCK, gpu_temp]
+metrics:
+  naming: native
+  extra_labels: {cluster: a, rack: "r12"}
+history:
+  enabled: true
+  raw_retention: 48h
+  downsampled_retention: 90d
+  flush_interval: 2s
+http:
+  read_timeout: 3s
+  write_timeout: 3s
+  idle_timeout: 10s
+  max_header_bytes: 8KiB
+  max_body_bytes: 0
+  max_connections: 32
+  max_requests_per_connection: 100
+)";
+  auto c = parseConfig(yaml, "agent.yaml");
+  ASSERT_TRUE(c) << c.error();
+  ASSERT_EQ(c->listen.size(), 2u);
+  EXPECT_EQ(c->listen[0].host, "127.0.0.1");
+  EXPECT_EQ(c->listen[1].host, "::1");
+  EXPECT_EQ(c->listen[1].port, 9401);
+  EXPECT_EQ(c->data_dir, "/tmp/gw");
+  EXPECT_EQ(c->fast_interval, Millis(500));
+  EXPECT_EQ(c->call_deadline, Millis(1000));
+  // smi and DCGM names resolve to catalog keys, duplicates dropped
+  ASSERT_EQ(c->fields.size(), 3u);
+  EXPECT_EQ(c->fields[0], "gpu_temp");
+  EXPECT_EQ(fields::findByKey(c->fields[1]), fields::findBySmiName("power.draw"));
+  EXPECT_EQ(fields::findByKey(c->fields[2]), fields::findByDcgmName("DCGM_FI_DEV_SM_CLOCK"));
+  EXPECT_EQ(c->naming, MetricsNaming::Native);
+  ASSERT_EQ(c->extra_labels.size(), 2u);
+  EXPECT_EQ(c->extra_labels[0], (std::pair<std::string, std::string>{"cluster", "a"}));
+  EXPECT_EQ(c->raw_retention, std::chrono::hours(48));
+  EXPECT_EQ(c->downsampled_retention, std::chrono::hours(90 * 24));
+  EXPECT_EQ(c->flush_interval, Millis(2000));
+  EXPECT_EQ(c->http.max_header_bytes, 8192u);
+  EXPECT_EQ(c->http.max_connections, 32u);
+  EXPECT_EQ(c->http.idle_timeout, Millis(10000));
+}
+
+struct BadCase {
+  const char* yaml;
+  const char* prefix;  // "file:line: field:"
+  const char* contains;
+};
+
+class ConfigErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ConfigErrors, NameFileLineAndField) {
+  auto c = parseConfig(GetParam().yaml, "/etc/gpuwarden.yaml");
+  ASSERT_FALSE(c) << GetParam().yaml;
+  EXPECT_EQ(c.error().rfind(GetParam().prefix, 0), 0u) << c.error();
+  EXPECT_NE(c.error().find(GetParam().contains), std::string::npos) << c.error();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ConfigErrors,
+    ::testing::Values(
+        BadCase{"listen: :9400\nbogus: 1\n", "/etc/gpuwarden.yaml:2: bogus:", "unknown key"},
+        BadCase{"sampling:\n  fast_interval: 1s\n  fastinterval: 2s\n", "/etc/gpuwarden.yaml:3: sampling.fastinterval:", "unknown key"},
+        BadCase{"sampling:\n  fast_interval: 10\n", "/etc/gpuwarden.yaml:2: sampling.fast_interval:", "needs a unit"},
+        BadCase{"sampling:\n  fast_interval: 1 s\n", "/etc/gpuwarden.yaml:2: sampling.fast_interval:", "duration"},
+        BadCase{"sampling:\n  fast_interval: 5s\n  slow_interval: 1s\n", "/etc/gpuwarden.yaml:3: sampling.slow_interval:", "shorter"},
+        BadCase{"sampling:\n  fields:\n    - gpu_temp\n    - no_such_field\n", "/etc/gpuwarden.yaml:4: sampling.fields:", "unknown field"},
+        BadCase{"sampling:\n  fields: [name]\n", "/etc/gpuwarden.yaml:2: sampling.fields:", "text field"},
+        BadCase{"metrics:\n  naming: prometheus\n", "/etc/gpuwarden.yaml:2: metrics.naming:", "dcgm or native"},
+        BadCase{"metrics:\n  extra_labels:\n    9bad: x\n", "/etc/gpuwarden.yaml:3: metrics.extra_labels.9bad:", "label name"},
+        BadCase{"metrics:\n  extra_labels:\n    UUID: x\n", "/etc/gpuwarden.yaml:3: metrics.extra_labels.UUID:", "gpuwarden itself"},
+        BadCase{"history:\n  flush_interval: 30s\n", "/etc/gpuwarden.yaml:2: history.flush_interval:", "10s"},
+        BadCase{"history:\n  raw_retention: 90m\n", "/etc/gpuwarden.yaml:2: history.raw_retention:", "whole number of hours"},
+        BadCase{"history:\n  enabled: maybe\n", "/etc/gpuwarden.yaml:2: history.enabled:", "true or false"},
+        BadCase{"listen:\n  - 127.0.0.1:99999\n", "/etc/gpuwarden.yaml:2: listen:", "bad port"},
+        BadCase{"listen: 9400\n", "/etc/gpuwarden.yaml:1: listen:", "HOST:PORT"},
+        BadCase{"http:\n  max_connections: 0\n", "/etc/gpuwarden.yaml:2: http.max_connections:", "between"},
+        BadCase{"http:\n  max_header_bytes: lots\n", "/etc/gpuwarden.yaml:2: http.max_header_bytes:", "whole number"},
+        BadCase{"http:\n  read_timeout: 1h\n", "/etc/gpuwarden.yaml:2: http.read_timeout:", "between"},
+        BadCase{"sampling: [1, 2]\n", "/etc/gpuwarden.yaml:1: sampling:", "mapping"},
+        BadCase{"sampling:\n  fast_interval: [1s\n", "/etc/gpuwarden.yaml:", "(syntax)"}));
+
+TEST(Config, MissingFileIsNamed) {
+  auto c = loadConfig("/nonexistent/gpuwarden.yaml");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("/nonexistent/gpuwarden.yaml"), std::string::npos);
+}
+
+TEST(Config, RestartOnlyChanges) {
+  auto a = parseConfig("", "a");
+  auto b = parseConfig("listen: 127.0.0.1:1\nmetrics: {naming: native}\n", "b");
+  ASSERT_TRUE(a && b);
+  auto diff = restartOnlyChanges(*a, *b);
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0], "listen");
+}
+
+TEST(Durations, Parse) {
+  EXPECT_EQ(*parseDuration("100ms"), Millis(100));
+  EXPECT_EQ(*parseDuration("1s"), Millis(1000));
+  EXPECT_EQ(*parseDuration("1h30m"), Millis(5400000));
+  EXPECT_EQ(*parseDuration("2d"), Millis(2 * 86400000LL));
+  EXPECT_FALSE(parseDuration(""));
+  EXPECT_FALSE(parseDuration("10"));
+  EXPECT_FALSE(parseDuration("0s"));
+  EXPECT_FALSE(parseDuration("1y"));
+  EXPECT_FALSE(parseDuration("-1s"));
+  EXPECT_FALSE(parseDuration("s"));
+  EXPECT_FALSE(parseDuration("9223372036854775807ms"));
+  EXPECT_FALSE(parseDuration("2000000000000000000ms2000000000000000000ms"));
+}
+
+TEST(ListenAddresses, Parse) {
+  auto a = parseListenAddress(":9400");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "0.0.0.0");
+  EXPECT_EQ(a->port, 9400);
+  auto b = parseListenAddress("[::1]:0");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->host, "::1");
+  EXPECT_EQ(b->port, 0);
+  EXPECT_FALSE(parseListenAddress("::1:9400"));
+  EXPECT_FALSE(parseListenAddress("host:"));
+  EXPECT_FALSE(parseListenAddress("host:65536"));
+  EXPECT_FALSE(parseListenAddress("host"));
+}
+
+TEST(TimeSpecs, AllForms) {
+  const std::int64_t now = 1714564800000;  // 2024-05-01T12:00:00Z
+  EXPECT_EQ(*parseTimeSpec("now", now), now);
+  EXPECT_EQ(*parseTimeSpec("1h", now), now - 3600000);
+  EXPECT_EQ(*parseTimeSpec("-30m", now), now - 1800000);
+  EXPECT_EQ(*parseTimeSpec("1714564800", now), 1714564800000);
+  EXPECT_EQ(*parseTimeSpec("1714564800.25", now), 1714564800250);
+  EXPECT_EQ(*parseTimeSpec("2024-05-01T12:00:00Z", now), 1714564800000);
+  EXPECT_EQ(*parseTimeSpec("2024-05-01T12:00:00.5Z", now), 1714564800500);
+  EXPECT_EQ(*parseTimeSpec("2024-05-01T14:00:00+02:00", now), 1714564800000);
+  EXPECT_EQ(*parseTimeSpec("2024-05-01T07:30:00-04:30", now), 1714564800000);
+  for (const char* bad : {"", "yesterday", "2024-05-01", "2024-05-01T12:00:00", "2024-13-01T00:00:00Z",
+                          "1714564800000", "1h2", "2024-05-01T12:00:00Zjunk", "12:00"}) {
+    EXPECT_FALSE(parseTimeSpec(bad, now)) << bad;
+  }
+}
+
+TEST(TimeSpecs, StepsAndFormatting) {
+  EXPECT_EQ(*parseStepMs("1m"), 60000);
+  EXPECT_EQ(*parseStepMs("500ms"), 500);
+  EXPECT_EQ(*parseStepMs("raw"), 0);
+  EXPECT_FALSE(parseStepMs("fast"));
+  EXPECT_FALSE(parseStepMs("60"));
+  EXPECT_EQ(formatRfc3339(1714564800123), "2024-05-01T12:00:00.123Z");
+  EXPECT_EQ(*parseTimeSpec(formatRfc3339(1714564800123), 0), 1714564800123);
+}
+
+}  // namespace
+}  // namespace gw::server

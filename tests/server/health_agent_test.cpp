@@ -1,0 +1,154 @@
+// The real `gpuwarden serve` on fault-xid-79 (GPU 3 falls off the bus at t=30 s), started just
+// before the fault: the incident with its action and context, the health and Xid series on
+// /metrics, the event in /api/v1/events, /api/v1/health; then `gpuwarden incidents` on the data
+// directory the agent left.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace gw::test {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kConfig = R"(
+listen: 127.0.0.1:0
+sampling:
+  fast_interval: 200ms
+  slow_interval: 1s
+  call_deadline: 500ms
+history:
+  flush_interval: 500ms
+)";
+
+std::pair<int, std::string> runCli(const std::string& args) {
+  std::string cmd = std::string(GW_BINARY) + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return {-1, ""};
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int st = ::pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
+  TempDir dir;
+  const std::string config = dir.write("agent.yaml", kConfig);
+  const std::string root = dir.path() + "/root";
+  std::filesystem::create_directories(root + "/dev");
+  std::ofstream(root + "/dev/kmsg").close();  // an empty kernel log: NVML is the Xid source here
+  const std::string data = dir.path() + "/data";
+  auto proc = std::make_unique<AgentProcess>(
+      std::vector<std::string>{"--root", root, "serve", "--simulate", "fault-xid-79", "--config", config, "--data-dir", data},
+      std::map<std::string, std::string>{{"GPUWARDEN_SIM_START", "27"}}, dir.path() + "/agent.log");
+  const int port = proc->waitListening();
+  ASSERT_GT(port, 0) << proc->log();
+
+  // The incident: gpu_lost or xid on GPU 3, with an action and a context snapshot.
+  json incidents;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = httpGet(port, "/api/v1/incidents?state=open", {}, 2000ms);
+        if (r.status != 200) return false;
+        incidents = json::parse(r.body);
+        int n = 0;
+        for (const auto& i : incidents["incidents"])
+          if (i["gpu_index"] == 3 && (i["rule"] == "gpu_lost" || i["rule"] == "xid")) ++n;
+        return n >= 2;
+      },
+      15s))
+      << incidents.dump(2) << "\n" << proc->log();
+  std::int64_t id = 0;
+  for (const auto& i : incidents["incidents"]) {
+    if (i["gpu_index"] != 3) continue;
+    EXPECT_FALSE(i["action"].get<std::string>().empty()) << i.dump(2);
+    EXPECT_EQ(i["severity"], "fatal") << i.dump(2);
+    if (i["rule"] == "xid") {
+      EXPECT_EQ(i["xid"], 79);
+      id = i["id"].get<std::int64_t>();
+    }
+    // The values at the moment (the last sample before the GPU was lost) include temperature and power.
+    bool temp = false, power = false;
+    const json at = i["context"].value("at", json::object());
+    for (const auto& [k, v] : at.items()) {
+      temp |= k.find("temp") != std::string::npos;
+      power |= k.find("power") != std::string::npos;
+    }
+    EXPECT_TRUE(temp && power) << i["context"].dump();
+  }
+  ASSERT_GT(id, 0) << incidents.dump(2);
+  auto one = httpGet(port, "/api/v1/incidents/" + std::to_string(id));
+  EXPECT_EQ(one.status, 200);
+  EXPECT_EQ(json::parse(one.body)["id"], id);
+  EXPECT_EQ(httpGet(port, "/api/v1/incidents/999999").status, 404);
+  EXPECT_EQ(httpGet(port, "/api/v1/incidents?state=bogus").status, 400);
+
+  // /metrics: the health state and the Xid counter.
+  std::vector<Sample> m;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = httpGet(port, "/metrics", {}, 2000ms);
+        m = parseExposition(r.body);
+        return !select(m, "gpuwarden_xid_errors_total", {{"gpu", "3"}, {"code", "79"}}).empty();
+      },
+      10s))
+      << proc->log();
+  auto fatal = select(m, "gpuwarden_gpu_health", {{"gpu", "3"}, {"state", "fatal"}});
+  ASSERT_EQ(fatal.size(), 1u);
+  EXPECT_EQ(fatal[0].value, 1);
+  auto healthy0 = select(m, "gpuwarden_gpu_health", {{"gpu", "0"}, {"state", "healthy"}});
+  ASSERT_EQ(healthy0.size(), 1u);
+  EXPECT_EQ(healthy0[0].value, 1);
+  EXPECT_GE(select(m, "gpuwarden_xid_errors_total", {{"gpu", "3"}, {"code", "79"}})[0].value, 1);
+
+  // /api/v1/events lists the Xid 79.
+  auto ev = httpGet(port, "/api/v1/events?since=1h");
+  ASSERT_EQ(ev.status, 200);
+  bool xid79 = false;
+  const json evj = json::parse(ev.body);
+  for (const auto& e : evj["events"]) xid79 |= e["code"] == 79 && e["gpu"] == 3;
+  EXPECT_TRUE(xid79) << ev.body;
+  EXPECT_EQ(httpGet(port, "/api/v1/events?since=yesterday-ish").status, 400);
+
+  // /api/v1/health: fatal overall, GPU 3 fatal.
+  auto h = json::parse(httpGet(port, "/api/v1/health").body);
+  EXPECT_EQ(h["status"], "fatal") << h.dump(2);
+  EXPECT_EQ(h["exit_code"], 2);
+  EXPECT_EQ(h["gpus"][3]["state"], "fatal");
+  EXPECT_EQ(h["gpus"][0]["state"], "healthy");
+
+  proc->signal(SIGTERM);
+  auto rc = proc->wait(10s);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(*rc, 0);
+  EXPECT_TRUE(std::filesystem::exists(data + "/events.jsonl"));
+
+  // The CLI on the data directory the agent left.
+  auto list = runCli("incidents list --data-dir " + data);
+  EXPECT_EQ(list.first, 0) << list.second;
+  EXPECT_NE(list.second.find("#" + std::to_string(id)), std::string::npos) << list.second;
+  auto ack = runCli("incidents ack " + std::to_string(id) + " --data-dir " + data);
+  EXPECT_EQ(ack.first, 0) << ack.second;
+  auto show = runCli("--json incidents show " + std::to_string(id) + " --data-dir " + data);
+  ASSERT_EQ(show.first, 0) << show.second;
+  EXPECT_EQ(json::parse(show.second)["status"], "acknowledged");
+  auto res = runCli("incidents resolve " + std::to_string(id) + " --data-dir " + data);
+  EXPECT_EQ(res.first, 0) << res.second;
+  auto all = runCli("--json incidents list --all --data-dir " + data);
+  ASSERT_EQ(all.first, 0) << all.second;
+  bool resolved = false;
+  const json allj = json::parse(all.second);
+  for (const auto& i : allj["incidents"])
+    if (i["id"] == id) resolved = i["status"] == "resolved";
+  EXPECT_TRUE(resolved) << all.second;
+  EXPECT_NE(runCli("incidents show 999999 --data-dir " + data).first, 0);
+}
+
+}  // namespace
+}  // namespace gw::test

@@ -1,0 +1,387 @@
+// The agent in-process on the simulated DGX H100, its HTTP API exercised over real loopback
+// sockets: /metrics, /api/v1/*, /healthz, and what the server does with malformed, oversized,
+// slow and too many requests.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <zlib.h>
+
+#include "server/agent.h"
+#include "test_util.h"
+
+namespace gw::server {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+using test::httpGet;
+
+int rawConnect(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+std::string rawExchange(int port, const std::string& request) {
+  int fd = rawConnect(port);
+  if (fd < 0) return "";
+  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.find("\r\n\r\n") != std::string::npos && out.find("Connection: close") == std::string::npos &&
+        out.size() > 200)
+      break;
+  }
+  ::close(fd);
+  return out;
+}
+
+std::string gunzip(const std::string& in) {
+  z_stream zs{};
+  inflateInit2(&zs, 16 + MAX_WBITS);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  std::string out;
+  char buf[65536];
+  int ret;
+  do {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    ret = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - zs.avail_out);
+  } while (ret == Z_OK);
+  inflateEnd(&zs);
+  return ret == Z_STREAM_END ? out : "";
+}
+
+class AgentHttp : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+    ::unsetenv("GPUWARDEN_SIM_START");
+    ::unsetenv("GPUWARDEN_SIM_SPEED");
+    const std::string cfg = dir_->write("agent.yaml", R"(
+listen: 127.0.0.1:0
+sampling:
+  fast_interval: 100ms
+  slow_interval: 1s
+history:
+  flush_interval: 500ms
+metrics:
+  extra_labels: {cluster: test}
+http:
+  read_timeout: 500ms
+  idle_timeout: 500ms
+  max_header_bytes: 4KiB
+  max_connections: 8
+)");
+    AgentOptions o;
+    o.config_path = cfg;
+    o.data_dir = dir_->path() + "/data";
+    o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
+    auto a = Agent::create(std::move(o));
+    ASSERT_TRUE(a) << a.error();
+    agent_ = std::move(a).value().release();
+    Status s = agent_->start();
+    ASSERT_TRUE(s) << s.message();
+    auto addrs = agent_->boundAddresses();
+    ASSERT_EQ(addrs.size(), 1u);
+    port_ = std::stoi(addrs[0].substr(addrs[0].rfind(':') + 1));
+    // Wait for a few sampling passes.
+    ASSERT_TRUE(test::eventually(
+        [] {
+          auto r = httpGet(port_, "/api/v1/history?gpu=0&field=gpu_temp&since=1m");
+          return r.status == 200 && json::parse(r.body)["points"].size() >= 3;
+        },
+        10s));
+  }
+  static void TearDownTestSuite() {
+    delete agent_;
+    agent_ = nullptr;
+    delete dir_;
+  }
+  static inline test::TempDir* dir_ = nullptr;
+  static inline Agent* agent_ = nullptr;
+  static inline int port_ = 0;
+};
+
+TEST_F(AgentHttp, MetricsHaveDcgmNamesAndLabelsForEightGpus) {
+  auto r = httpGet(port_, "/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.headers.find("Content-Type")->second.find("text/plain; version=0.0.4"), std::string::npos);
+  auto samples = test::parseExposition(r.body);
+  auto temps = test::select(samples, "DCGM_FI_DEV_GPU_TEMP");
+  ASSERT_EQ(temps.size(), 8u);
+  std::set<std::string> gpus, uuids;
+  for (const auto& s : temps) {
+    for (const char* l : {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"})
+      EXPECT_FALSE(s.labels.count(l) == 0 || s.labels.at(l).empty()) << l;
+    EXPECT_EQ(s.labels.at("cluster"), "test");  // extra label from the config
+    EXPECT_EQ(s.labels.at("device"), "nvidia" + s.labels.at("gpu"));
+    EXPECT_NE(s.labels.at("modelName").find("H100"), std::string::npos);
+    EXPECT_GT(s.value, 15);
+    EXPECT_LT(s.value, 100);
+    gpus.insert(s.labels.at("gpu"));
+    uuids.insert(s.labels.at("UUID"));
+  }
+  EXPECT_EQ(gpus.size(), 8u);
+  EXPECT_EQ(uuids.size(), 8u);
+  for (const char* m : {"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"})
+    EXPECT_EQ(test::select(samples, m).size(), 8u) << m;
+  for (const auto& s : test::select(samples, "DCGM_FI_DEV_POWER_USAGE")) {
+    EXPECT_GT(s.value, 50);
+    EXPECT_LE(s.value, 750);
+  }
+  EXPECT_EQ(test::select(samples, "gpuwarden_gpu_state", {{"state", "up"}}).size(), 8u);
+  for (const auto& s : test::select(samples, "gpuwarden_gpu_state", {{"state", "up"}})) EXPECT_EQ(s.value, 1);
+  for (const auto& s : test::select(samples, "gpuwarden_sample_lag_seconds")) EXPECT_LT(s.value, 2.0);
+}
+
+TEST_F(AgentHttp, MetricsGzipAndOpenMetricsAndHead) {
+  auto plain = httpGet(port_, "/metrics");
+  auto gz = httpGet(port_, "/metrics", {{"Accept-Encoding", "gzip"}});
+  ASSERT_EQ(gz.status, 200);
+  EXPECT_EQ(gz.headers.find("Content-Encoding")->second, "gzip");
+  std::string text = gunzip(gz.body);
+  ASSERT_FALSE(text.empty());
+  EXPECT_LT(gz.body.size() * 3, text.size());
+  EXPECT_EQ(test::select(test::parseExposition(text), "DCGM_FI_DEV_GPU_TEMP").size(), 8u);
+  // Brotli is never chosen: only gzip is offered for /metrics.
+  auto br = httpGet(port_, "/metrics", {{"Accept-Encoding", "br"}});
+  EXPECT_EQ(br.headers.count("Content-Encoding"), 0u);
+
+  auto om = httpGet(port_, "/metrics",
+                    {{"Accept", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"}});
+  ASSERT_EQ(om.status, 200);
+  EXPECT_NE(om.headers.find("Content-Type")->second.find("application/openmetrics-text"), std::string::npos);
+  EXPECT_TRUE(om.body.ends_with("# EOF\n"));
+
+  httplib::Client cli("127.0.0.1", port_);
+  auto head = cli.Head("/metrics");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty());
+}
+
+TEST_F(AgentHttp, GpusListsEightWithInventoryAndState) {
+  ASSERT_TRUE(test::eventually(
+      [] {
+        auto r = httpGet(port_, "/api/v1/gpus");
+        return r.status == 200 && !json::parse(r.body)["gpus"][0]["inventory"].is_null();
+      },
+      5s));
+  auto j = json::parse(httpGet(port_, "/api/v1/gpus").body);
+  EXPECT_EQ(j["count"], 8);
+  ASSERT_EQ(j["gpus"].size(), 8u);
+  EXPECT_EQ(j["driver_version"], "550.54.15");
+  EXPECT_TRUE(j["driver_up"].get<bool>());
+  for (std::size_t i = 0; i < 8; ++i) {
+    const auto& g = j["gpus"][i];
+    EXPECT_EQ(g["index"], i);
+    EXPECT_EQ(g["state"], "up");
+    EXPECT_TRUE(g["uuid"].get<std::string>().starts_with("GPU-"));
+    EXPECT_EQ(g["inventory"]["architecture"], "Hopper");
+    EXPECT_GT(g["inventory"]["memory_total_mib"].get<double>(), 80000);
+    EXPECT_LT(g["sample_lag_seconds"].get<double>(), 2.0);
+  }
+}
+
+TEST_F(AgentHttp, LatestByIndexAndUuid) {
+  auto byIndex = httpGet(port_, "/api/v1/gpus/2/latest");
+  ASSERT_EQ(byIndex.status, 200) << byIndex.body;
+  auto j = json::parse(byIndex.body);
+  const std::string uuid = j["gpu"]["uuid"];
+  std::map<std::string, json> f;
+  for (const auto& x : j["fields"]) f[x["key"]] = x;
+  ASSERT_TRUE(f.count("gpu_temp"));
+  EXPECT_EQ(f["gpu_temp"]["unit"], "C");
+  EXPECT_GT(f["gpu_temp"]["value"].get<double>(), 15);
+  EXPECT_LT(f["gpu_temp"]["value"].get<double>(), 100);
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_LT(now - f["gpu_temp"]["timestamp_ms"].get<std::int64_t>(), 3000);
+  ASSERT_TRUE(f.count("power_usage") || f.count("power_draw")) << byIndex.body.substr(0, 500);
+  for (const auto& [k, x] : f) {
+    EXPECT_TRUE(x.contains("unit")) << k;
+    EXPECT_TRUE(x["value"].is_number()) << k;
+  }
+  auto byUuid = httpGet(port_, "/api/v1/gpus/" + uuid + "/latest");
+  ASSERT_EQ(byUuid.status, 200);
+  EXPECT_EQ(json::parse(byUuid.body)["gpu"]["index"], 2);
+
+  auto missing = httpGet(port_, "/api/v1/gpus/42/latest");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(json::parse(missing.body)["field"], "id");
+}
+
+TEST_F(AgentHttp, HistoryReturnsPoints) {
+  auto r = httpGet(port_, "/api/v1/history?gpu=0&field=temperature.gpu&since=5m");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto j = json::parse(r.body);
+  EXPECT_EQ(j["field"]["key"], "gpu_temp");
+  ASSERT_GE(j["points"].size(), 3u);
+  std::int64_t prev = 0;
+  for (const auto& p : j["points"]) {
+    EXPECT_GT(p[0].get<std::int64_t>(), prev);
+    prev = p[0];
+    EXPECT_GT(p[1].get<double>(), 15);
+    EXPECT_LT(p[1].get<double>(), 100);
+  }
+  // Stepped, by UUID, with RFC3339 and unix-second bounds.
+  const std::string uuid = j["gpu"]["uuid"];
+  const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto s = httpGet(port_, "/api/v1/history?gpu=" + uuid + "&field=DCGM_FI_DEV_POWER_USAGE&since=" +
+                              std::to_string(now_s - 600) + "&until=now&step=1s&agg=max");
+  ASSERT_EQ(s.status, 200) << s.body;
+  auto js = json::parse(s.body);
+  EXPECT_EQ(js["step_ms"], 1000);
+  EXPECT_EQ(js["agg"], "max");
+  ASSERT_GE(js["points"].size(), 1u);
+  for (const auto& p : js["points"]) EXPECT_EQ(p[0].get<std::int64_t>() % 1000, 0);
+}
+
+TEST_F(AgentHttp, BadRequestsGetJsonErrorsNamingTheField) {
+  struct Case {
+    std::string path;
+    int status;
+    std::string field;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"/api/v1/history?field=gpu_temp", 400, "gpu"},
+           {"/api/v1/history?gpu=0", 400, "field"},
+           {"/api/v1/history?gpu=0&field=nope", 400, "field"},
+           {"/api/v1/history?gpu=0&field=name", 400, "field"},
+           {"/api/v1/history?gpu=0&field=gpu_temp&since=yesterday", 400, "since"},
+           {"/api/v1/history?gpu=0&field=gpu_temp&until=2024-13-01T00:00:00Z", 400, "until"},
+           {"/api/v1/history?gpu=0&field=gpu_temp&since=1m&until=2h", 400, "since"},
+           {"/api/v1/history?gpu=0&field=gpu_temp&step=often", 400, "step"},
+           {"/api/v1/history?gpu=0&field=gpu_temp&since=30d&step=1ms", 400, "step"},
+           {"/api/v1/history?gpu=0&field=gpu_temp&agg=median", 400, "agg"},
+           {"/api/v1/history?gpu=0&field=gpu_temp&colour=red", 400, "colour"},
+           {"/api/v1/history?gpu=0&gpu=1&field=gpu_temp", 400, "gpu"},
+           {"/api/v1/history?gpu=99&field=gpu_temp", 404, "gpu"},
+           {"/api/v1/gpus?verbose=1", 400, "verbose"},
+       }) {
+    auto r = httpGet(port_, c.path);
+    EXPECT_EQ(r.status, c.status) << c.path << " -> " << r.body;
+    ASSERT_NE(r.headers.find("Content-Type"), r.headers.end()) << c.path;
+    EXPECT_EQ(r.headers.find("Content-Type")->second, "application/json") << c.path;
+    auto j = json::parse(r.body);
+    EXPECT_FALSE(j["error"].get<std::string>().empty()) << c.path;
+    EXPECT_EQ(j["field"], c.field) << c.path << " -> " << r.body;
+  }
+  auto nf = httpGet(port_, "/api/v2/everything");
+  EXPECT_EQ(nf.status, 404);
+  EXPECT_NE(json::parse(nf.body)["error"].get<std::string>().find("/api/v2/everything"), std::string::npos);
+
+  httplib::Client cli("127.0.0.1", port_);
+  std::vector<httplib::Result> results;
+  results.push_back(cli.Post("/metrics", "x", "text/plain"));
+  results.push_back(cli.Delete("/api/v1/gpus"));
+  results.push_back(cli.Put("/healthz", "", "text/plain"));
+  for (auto& r : results) {
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 405);
+    EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
+    EXPECT_FALSE(json::parse(r->body)["error"].get<std::string>().empty());
+  }
+  auto body = rawExchange(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(body.find(" 413 "), std::string::npos) << body;
+  auto garbage = rawExchange(port_, "HELLO\r\n\r\n");
+  EXPECT_EQ(garbage.find(" 200 "), std::string::npos) << garbage;
+}
+
+TEST_F(AgentHttp, HealthzOk) {
+  auto r = httpGet(port_, "/healthz");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ok\n");
+}
+
+TEST_F(AgentHttp, HugeHeadersAreRefusedAndServerGoesOn) {
+  // Over max_header_bytes (4 KiB) but within the hard cap: 431 with a JSON body.
+  auto big = httpGet(port_, "/healthz", {{"X-Big", std::string(6000, 'a')}});
+  EXPECT_EQ(big.status, 431) << big.body;
+  EXPECT_FALSE(json::parse(big.body)["error"].get<std::string>().empty());
+  // Far over: the connection is cut, nothing is served.
+  std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 200; ++i) req += "X-Filler-" + std::to_string(i) + ": " + std::string(1000, 'b') + "\r\n";
+  req += "\r\n";
+  auto resp = rawExchange(port_, req);
+  EXPECT_EQ(resp.find(" 200 "), std::string::npos) << resp.substr(0, 200);
+  EXPECT_EQ(httpGet(port_, "/healthz").status, 200);
+}
+
+TEST_F(AgentHttp, SlowClientIsCutOffWhileOthersAreServed) {
+  int fd = rawConnect(port_);
+  ASSERT_GE(fd, 0);
+  const std::string req = "GET /metrics HTTP/1.1\r\nHost: slow\r\nX-Slow: ";
+  std::atomic<bool> closed{false};
+  auto t0 = std::chrono::steady_clock::now();
+  std::thread trickle([&] {
+    // One byte every 100 ms: each read is quick, the whole head never arrives.
+    for (std::size_t i = 0; i < 100 && !closed; ++i) {
+      if (::send(fd, &req[i % req.size()], 1, MSG_NOSIGNAL) < 0) break;
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  // Others are served meanwhile, fast.
+  for (int i = 0; i < 5; ++i) {
+    auto r = httpGet(port_, "/metrics");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_LT(r.seconds, 1.0);
+  }
+  // The server gives up on the slow client after read_timeout (500 ms), not after 10 s of trickle.
+  char buf[512];
+  ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  closed = true;
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LE(n, 0);
+  EXPECT_LT(took, 3.0);
+  trickle.join();
+  ::close(fd);
+}
+
+TEST_F(AgentHttp, ConnectionsOverTheLimitGet503) {
+  std::vector<int> idle;
+  for (int i = 0; i < 8; ++i) {
+    idle.push_back(rawConnect(port_));
+    std::this_thread::sleep_for(10ms);
+  }
+  std::this_thread::sleep_for(100ms);
+  auto r = httpGet(port_, "/healthz");
+  EXPECT_EQ(r.status, 503) << r.body;
+  if (r.status == 503) {
+    EXPECT_NE(r.body.find("too many connections"), std::string::npos);
+  }
+  for (int fd : idle) ::close(fd);
+  EXPECT_TRUE(test::eventually([] { return httpGet(port_, "/healthz").status == 200; }, 3s));
+}
+
+TEST_F(AgentHttp, IndexListsEndpoints) {
+  auto r = httpGet(port_, "/api/v1");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_GE(json::parse(r.body)["endpoints"].size(), 5u);
+}
+
+}  // namespace
+}  // namespace gw::server

@@ -1,0 +1,211 @@
+// Helpers of the agent tests: a scratch directory, the real gpuwarden binary run in the
+// background (its log read for the bound port), HTTP requests and a small exposition parser.
+#pragma once
+
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <httplib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace gw::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gw-server-test-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string write(const std::string& rel, const std::string& content) const {
+    std::filesystem::path p = std::filesystem::path(path_) / rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << content;
+    return p.string();
+  }
+
+ private:
+  std::string path_;
+};
+
+inline std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `gpuwarden serve …` in the background, stdout and stderr into a log file.
+class AgentProcess {
+ public:
+  AgentProcess(std::vector<std::string> args, std::map<std::string, std::string> env, std::string log_path)
+      : log_(std::move(log_path)) {
+    std::vector<std::string> argv{GW_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    std::vector<std::string> envs;
+    for (char** e = environ; *e; ++e) {
+      std::string s(*e);
+      if (!env.count(s.substr(0, s.find('=')))) envs.push_back(s);
+    }
+    for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
+    std::vector<char*> cenv;
+    for (auto& e : envs) cenv.push_back(e.data());
+    cenv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (posix_spawn(&pid_, GW_BINARY, &fa, nullptr, cargv.data(), cenv.data()) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~AgentProcess() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  std::string log() const { return readFile(log_); }
+
+  // The port from "listening on 127.0.0.1:PORT" in the log; 0 on timeout or exit.
+  int waitListening(std::chrono::milliseconds timeout = std::chrono::milliseconds(20000)) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    std::regex re("listening on [^ ]*:([0-9]+)");
+    while (std::chrono::steady_clock::now() < end) {
+      std::smatch m;
+      std::string l = log();
+      if (std::regex_search(l, m, re)) return std::stoi(m[1]);
+      if (exitedNow()) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return 0;
+  }
+  void signal(int sig) const { ::kill(pid_, sig); }
+  // Exit status after waiting at most `timeout`; nullopt if still running.
+  std::optional<int> wait(std::chrono::milliseconds timeout) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      if (exitedNow()) return status_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return std::nullopt;
+  }
+
+ private:
+  bool exitedNow() {
+    if (exited_) return true;
+    int st = 0;
+    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+      exited_ = true;
+      status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+    return exited_;
+  }
+  std::string log_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int status_ = -1;
+};
+
+struct HttpResult {
+  int status = 0;  // 0: no answer
+  std::string body;
+  httplib::Headers headers;
+  double seconds = 0;
+};
+
+inline HttpResult httpGet(int port, const std::string& path, const httplib::Headers& headers = {},
+                          std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_connection_timeout(timeout);
+  cli.set_read_timeout(timeout);
+  cli.set_decompress(false);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = cli.Get(path, headers);
+  HttpResult out;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!r) return out;
+  out.status = r->status;
+  out.body = r->body;
+  out.headers = r->headers;
+  return out;
+}
+
+struct Sample {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+
+// Parses the sample lines of a text exposition (no escapes inside label values needed here).
+inline std::vector<Sample> parseExposition(const std::string& text) {
+  std::vector<Sample> out;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    Sample s;
+    std::size_t i = line.find_first_of("{ ");
+    s.name = line.substr(0, i);
+    if (i != std::string::npos && line[i] == '{') {
+      std::size_t close = line.find('}', i);
+      std::string body = line.substr(i + 1, close - i - 1);
+      std::regex re("([a-zA-Z_][a-zA-Z0-9_]*)=\"([^\"]*)\"");
+      for (std::sregex_iterator it(body.begin(), body.end(), re), e; it != e; ++it) s.labels[(*it)[1]] = (*it)[2];
+      i = close + 1;
+    }
+    std::stringstream rest(line.substr(i));
+    std::string v;
+    rest >> v;
+    s.value = std::stod(v);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+inline std::vector<Sample> select(const std::vector<Sample>& all, const std::string& name,
+                                  const std::map<std::string, std::string>& labels = {}) {
+  std::vector<Sample> out;
+  for (const auto& s : all) {
+    if (s.name != name) continue;
+    bool ok = true;
+    for (const auto& [k, v] : labels)
+      if (!s.labels.count(k) || s.labels.at(k) != v) ok = false;
+    if (ok) out.push_back(s);
+  }
+  return out;
+}
+
+// Polls `pred` until true or timeout.
+template <typename Pred>
+bool eventually(Pred pred, std::chrono::milliseconds timeout, std::chrono::milliseconds every = std::chrono::milliseconds(100)) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(every);
+  }
+  return pred();
+}
+
+}  // namespace gw::test
