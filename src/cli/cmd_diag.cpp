@@ -3,6 +3,9 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -14,6 +17,7 @@
 #include "diag/diag.h"
 #include "doctor/doctor.h"
 #include "nvml/inventory.h"
+#include "server/config.h"
 
 namespace gw::cli {
 namespace {
@@ -97,6 +101,48 @@ bool resolveIds(nvml::Session& s, const std::string& spec, std::vector<int>& out
   return true;
 }
 
+// Keeps the JSON report with the agent: <data_dir>/diag/<UTC timestamp>-r<level>.json (served by
+// the agent at /api/v1/diag). A data directory that is missing or not writable is skipped with a
+// note: diag works without an agent.
+void storeReport(const diag::DiagReport& report, const std::string& data_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (data_dir.empty() || !fs::is_directory(data_dir, ec) || ::access(data_dir.c_str(), W_OK | X_OK) != 0) {
+    std::cerr << "note: report not stored (data directory " << data_dir
+              << " missing or not writable; give --data-dir)\n";
+    return;
+  }
+  const fs::path dir = fs::path(data_dir) / "diag";
+  fs::create_directories(dir, ec);
+  if (ec || ::access(dir.c_str(), W_OK | X_OK) != 0) {
+    std::cerr << "note: report not stored (" << dir.string() << " not writable)\n";
+    return;
+  }
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  const std::string base = std::string(stamp) + "-r" + std::to_string(report.level);
+  fs::path path = dir / (base + ".json");
+  for (int n = 2; fs::exists(path, ec) && n < 1000; ++n) path = dir / (base + "-" + std::to_string(n) + ".json");
+  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp");
+  {
+    std::ofstream out(tmp);
+    out << diag::toJson(report).dump(2) << "\n";
+    if (!out) {
+      std::cerr << "note: report not stored (cannot write " << tmp.string() << ")\n";
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::cerr << "note: report not stored (" << path.string() << ": " << ec.message() << ")\n";
+    fs::remove(tmp, ec);
+  }
+}
+
 }  // namespace
 
 void addDiag(CLI::App& app, Run& run) {
@@ -105,6 +151,7 @@ void addDiag(CLI::App& app, Run& run) {
   auto ids = std::make_shared<std::string>();
   auto duration = std::make_shared<double>(0);
   auto thresholds = std::make_shared<std::string>();
+  auto data_dir = std::make_shared<std::string>(server::AgentConfig{}.data_dir);
   cmd->add_option("-r,--run", *level, "Level: 1 quick (seconds), 2 medium (~2 min), 3 long (~15 min)")
       ->required()
       ->check(CLI::IsMember({1, 2, 3}));
@@ -112,12 +159,14 @@ void addDiag(CLI::App& app, Run& run) {
   auto* dur = cmd->add_option("--duration", *duration, "Total seconds of the timed tests (memory test, GEMM burn, targeted power)")
                   ->check(CLI::PositiveNumber);
   cmd->add_option("--thresholds", *thresholds, "YAML thresholds file replacing the built-in table");
+  cmd->add_option("--data-dir", *data_dir,
+                  "The agent's data directory; the JSON report is kept in its diag/ (default " + *data_dir + ")");
   cmd->footer(
       "Each level runs everything of the level below. GPU tests that cannot run (no GPU, built\n"
       "without CUDA) are reported as skipped and do not fail the run. See docs/diag.md.\n"
       "Exit codes: 0 nothing failed (warnings allowed), 1 a check or GPU failed, 2 could not run\n"
       "(bad arguments, no GPU, cancelled), 3 no NVIDIA driver/NVML.");
-  cmd->callback([&run, level, ids, duration, dur, thresholds]() {
+  cmd->callback([&run, level, ids, duration, dur, thresholds, data_dir]() {
     auto* s = run.ctx.nvml();
     if (!s) {
       run.exit_code = run.ctx.failureExit();
@@ -148,6 +197,7 @@ void addDiag(CLI::App& app, Run& run) {
       std::cout << diag::renderText(report);
     }
     if (!report.error.empty()) printError(report.error);
+    else storeReport(report, *data_dir);
     run.exit_code = report.exitCode();
   });
 }

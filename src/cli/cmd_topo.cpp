@@ -59,7 +59,8 @@ void addTopo(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand("topo", "GPU interconnect topology, like nvidia-smi topo -m");
   auto matrix = std::make_shared<bool>(false);
   cmd->add_flag("-m,--matrix", *matrix, "Print the connection matrix (the default)");
-  cmd->callback([&run]() {
+  // The flag's storage must outlive parsing: the callback owns it.
+  cmd->callback([&run, matrix]() {
     auto* s = run.ctx.nvml();
     if (!s) {
       run.exit_code = run.ctx.failureExit();

@@ -34,6 +34,12 @@ Check unreadable(Check c, const Status& s) {
   if (isNotSupported(s)) {
     c.verdict = Verdict::Skip;
     c.summary = "not supported on this GPU";
+  } else if (s.code() == 15 || s.code() == 16) {
+    // NVML_ERROR_GPU_IS_LOST / RESET_REQUIRED: the card stopped answering; that is a failed card.
+    c.verdict = Verdict::Fail;
+    c.summary = "GPU does not answer: " + s.message();
+    c.evidence.push_back(s.message());
+    c.action = "drain the node; reset the GPU (nvidia-smi -r) or reboot, and replace it if it falls off the bus again";
   } else {
     c.verdict = Verdict::Warn;
     c.summary = "could not be read: " + s.message();

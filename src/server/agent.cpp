@@ -8,6 +8,8 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <fstream>
+#include <regex>
 #include <set>
 
 #include "export/gzip.h"
@@ -240,6 +242,28 @@ Status Agent::start() {
   }
 
   HealthServiceOptions ho;
+  if (!cfg.alerts.sinks.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.data_dir, ec);
+    alert::DispatcherConfig dc;
+    dc.data_dir = cfg.data_dir;
+    dc.sinks = cfg.alerts.sinks;
+    dc.repeat_interval = cfg.alerts.effectiveRepeatInterval();
+    if (auto smp = sampler()) dc.hostname = smp->agentStats().hostname;
+    if (auto d = alert::Dispatcher::create(dc); !d) {
+      logLine("error", "alerts disabled: " + d.error());
+    } else {
+      alerts_ = std::move(d).value();
+      alerts_->start();
+      std::string names;
+      for (const auto& sc : dc.sinks) names += (names.empty() ? "" : ", ") + sc.name + " (" + alert::toString(sc.type) + ")";
+      logLine("info", "alerts to " + names + ", repeat every " + std::to_string(dc.repeat_interval.count() / 1000) +
+                          " s, from severity " + cfg.alerts.min_severity);
+      ho.alerts = alerts_.get();
+      ho.alert_min_severity = health::parseSeverity(cfg.alerts.min_severity).value_or(health::Severity::Warning);
+      ho.alert_resubmit = std::min<Millis>(Millis(30000), std::max<Millis>(Millis(1000), dc.repeat_interval / 2));
+    }
+  }
   ho.data_dir = cfg.data_dir;
   ho.root = options_.root;
   ho.interval = cfg.fast_interval;
@@ -256,6 +280,7 @@ Status Agent::start() {
   if (Status s = http_->listen(cfg.listen); !s) {
     http_.reset();
     health_.reset();
+    alerts_.reset();
     if (auto smp = sampler()) smp->stop();
     return s;
   }
@@ -273,6 +298,10 @@ void Agent::stop() {
   }
   if (http_) http_->stop();
   if (health_) health_->stop();
+  if (alerts_) {
+    alerts_->flush(std::chrono::seconds(2));  // a moment for what the last evaluation raised
+    alerts_->stop();
+  }
   if (auto s = sampler()) s->stop();
   {
     std::lock_guard lock(mu_);
@@ -286,6 +315,7 @@ void Agent::stop() {
   sink_.reset();
   http_.reset();
   health_.reset();
+  alerts_.reset();
   if (was) logLine("info", "stopped");
 }
 
@@ -312,6 +342,7 @@ Status Agent::reload() {
   next.downsampled_retention = cur.downsampled_retention;
   next.flush_interval = cur.flush_interval;
   next.http = cur.http;
+  next.alerts = cur.alerts;
   auto exp = exportOptions(next);
   auto sc = samplerConfig(next);
   std::shared_ptr<collect::Sampler> s;
@@ -639,11 +670,61 @@ void Agent::registerRoutes() {
     sendJson(res, json{{"endpoints",
                         {"/metrics", "/healthz", "/api/v1/gpus", "/api/v1/gpus/{index|uuid}/latest",
                          "/api/v1/history?gpu=&field=&since=&until=&step=&agg=", "/api/v1/health",
-                         "/api/v1/incidents?state=open|all", "/api/v1/incidents/{id}", "/api/v1/events?since="}}});
+                         "/api/v1/incidents?state=open|all", "/api/v1/incidents/{id}", "/api/v1/events?since=", "/api/v1/diag", "/api/v1/diag/{name}"}}});
   };
   if (health_) health_->registerRoutes(h);
+  registerDiagRoutes();
   h.get("/", index);
   h.get("/api/v1", index);
+}
+
+// `gpuwarden diag` leaves its reports in <data_dir>/diag/<YYYYMMDDTHHMMSSZ>-r<level>[-N].json.
+void Agent::registerDiagRoutes() {
+  static const std::regex kName(R"(^(\d{8}T\d{6}Z)-r([123])(-\d+)?\.json$)");
+  auto dir = [this] { return config().data_dir + "/diag"; };
+  http_->get("/api/v1/diag", [dir](const httplib::Request& req, httplib::Response& res) {
+    if (!onlyParams(req, res, {})) return;
+    json list = json::array();
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir(), ec)) {
+      const std::string n = e.path().filename().string();
+      if (std::regex_match(n, kName) && e.is_regular_file(ec)) names.push_back(n);
+    }
+    std::sort(names.rbegin(), names.rend());  // newest first
+    for (const auto& n : names) {
+      std::smatch m;
+      std::regex_match(n, m, kName);
+      const std::string t = m[1].str();  // 20260102T030405Z -> 2026-01-02T03:04:05Z
+      json item{{"name", n},
+                {"time", t.substr(0, 4) + "-" + t.substr(4, 2) + "-" + t.substr(6, 2) + "T" + t.substr(9, 2) + ":" +
+                             t.substr(11, 2) + ":" + t.substr(13, 2) + "Z"},
+                {"level", std::stoi(m[2].str())},
+                {"overall", nullptr}};
+      std::ifstream in(dir() + "/" + n);
+      try {
+        json r = json::parse(in);
+        if (r.contains("overall")) item["overall"] = r["overall"];
+        if (r.contains("level")) item["level"] = r["level"];
+      } catch (const std::exception&) {
+        item["error"] = "unreadable report";
+      }
+      list.push_back(std::move(item));
+    }
+    sendJson(res, json{{"directory", dir()}, {"count", list.size()}, {"reports", list}});
+  });
+  http_->get(R"(/api/v1/diag/([^/]+))", [dir](const httplib::Request& req, httplib::Response& res) {
+    if (!onlyParams(req, res, {})) return;
+    const std::string n = req.matches[1].str();
+    if (!std::regex_match(n, kName)) return jsonError(res, 404, "no diag report '" + n + "'", "name");
+    std::ifstream in(dir() + "/" + n);
+    if (!in) return jsonError(res, 404, "no diag report '" + n + "'", "name");
+    try {
+      sendJson(res, json::parse(in));
+    } catch (const std::exception&) {
+      jsonError(res, 500, "diag report '" + n + "' is not valid JSON", "name");
+    }
+  });
 }
 
 }  // namespace gw::server

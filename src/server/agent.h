@@ -70,6 +70,7 @@ class Agent {
   Status startSampler();
   void monitor();
   void registerRoutes();
+  void registerDiagRoutes();
   std::shared_ptr<collect::Sampler> sampler() const;
 
   AgentOptions options_;
@@ -83,6 +84,7 @@ class Agent {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<HistorySink> sink_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<alert::Dispatcher> alerts_;  // when alerts.sinks are configured
   std::unique_ptr<HealthService> health_;
 
   std::atomic<bool> running_{false};

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "fields/catalog.h"
+#include "health/rules.h"
 
 namespace gw::server {
 namespace {
@@ -109,10 +110,106 @@ Result<std::chrono::hours> toHours(const Checker& c, const YAML::Node& n, const 
   return std::chrono::hours(d.count() / 3600000);
 }
 
+Status parseAlerts(const Checker& c, const YAML::Node& a, AlertSettings& out) {
+  if (!a.IsMap()) return c.error(a, "alerts", "expected a mapping");
+  if (Status st = checkKeys(c, a, "alerts", {"sinks", "repeat_interval", "min_severity"}); !st) return st;
+  if (auto n = a["repeat_interval"]; n) {
+    Millis d{};
+    if (Status st = readDuration(c, n, "alerts.repeat_interval", &d); !st) return st;
+    if (d < Millis(10000)) return c.error(n, "alerts.repeat_interval", "must be at least 10s");
+    out.repeat_interval = d;
+  }
+  if (auto n = a["min_severity"]; n) {
+    if (Status st = needScalar(c, n, "alerts.min_severity"); !st) return st;
+    if (!health::parseSeverity(n.Scalar()))
+      return c.error(n, "alerts.min_severity", "expected info, warning, critical or fatal, got '" + n.Scalar() + "'");
+    out.min_severity = n.Scalar();
+  }
+  auto sinks = a["sinks"];
+  if (!sinks) return Status::Ok();
+  if (!sinks.IsSequence()) return c.error(sinks, "alerts.sinks", "expected a list of sinks");
+  out.sinks.clear();
+  std::set<std::string> names;
+  std::size_t idx = 0;
+  for (const auto& s : sinks) {
+    const std::string f = "alerts.sinks[" + std::to_string(idx++) + "]";
+    if (!s.IsMap()) return c.error(s, f, "expected a mapping (type, url, ...)");
+    if (Status st = checkKeys(c, s, f, {"type", "name", "url", "command", "timeout", "rate_limit", "rate_interval",
+                                        "headers", "generator_url", "verify_tls"});
+        !st)
+      return st;
+    alert::SinkConfig sc;
+    auto t = s["type"];
+    if (!t) return c.error(s, f + ".type", "required (webhook, alertmanager or command)");
+    if (Status st = needScalar(c, t, f + ".type"); !st) return st;
+    if (t.Scalar() == "webhook") sc.type = alert::SinkConfig::Type::webhook;
+    else if (t.Scalar() == "alertmanager") sc.type = alert::SinkConfig::Type::alertmanager;
+    else if (t.Scalar() == "command") sc.type = alert::SinkConfig::Type::command;
+    else return c.error(t, f + ".type", "expected webhook, alertmanager or command, got '" + t.Scalar() + "'");
+    sc.name = alert::toString(sc.type);
+    if (auto n = s["name"]; n) {
+      if (Status st = needScalar(c, n, f + ".name"); !st) return st;
+      if (n.Scalar().empty()) return c.error(n, f + ".name", "must not be empty");
+      sc.name = n.Scalar();
+    }
+    if (!names.insert(sc.name).second)
+      return c.error(s["name"] ? s["name"] : s, f + ".name", "sink name '" + sc.name + "' is used twice (give each sink a name)");
+    const bool http = sc.type != alert::SinkConfig::Type::command;
+    if (auto n = s["url"]; n) {
+      if (!http) return c.error(n, f + ".url", "not used by a command sink");
+      if (Status st = needScalar(c, n, f + ".url"); !st) return st;
+      std::string origin, path;
+      if (!(n.Scalar().starts_with("http://") || n.Scalar().starts_with("https://")) ||
+          !alert::splitUrl(n.Scalar(), origin, path))
+        return c.error(n, f + ".url", "expected an http:// or https:// URL, got '" + n.Scalar() + "'");
+      sc.url = n.Scalar();
+    } else if (http) {
+      return c.error(s, f + ".url", "required for a " + t.Scalar() + " sink");
+    }
+    if (auto n = s["command"]; n) {
+      if (http) return c.error(n, f + ".command", "only for a command sink");
+      if (!n.IsSequence() || n.size() == 0) return c.error(n, f + ".command", "expected a non-empty list (argv)");
+      for (const auto& arg : n) {
+        if (Status st = needScalar(c, arg, f + ".command"); !st) return st;
+        sc.command.push_back(arg.Scalar());
+      }
+    } else if (!http) {
+      return c.error(s, f + ".command", "required for a command sink (argv list)");
+    }
+    if (auto n = s["timeout"]; n) {
+      if (Status st = readDuration(c, n, f + ".timeout", &sc.timeout); !st) return st;
+      if (sc.timeout > Millis(300000)) return c.error(n, f + ".timeout", "must be at most 5m");
+    }
+    if (auto n = s["rate_limit"]; n) {
+      std::size_t v = 0;
+      if (Status st = readSize(c, n, f + ".rate_limit", 0, 1000000, &v); !st) return st;
+      sc.rate_limit = static_cast<int>(v);
+    }
+    if (auto n = s["rate_interval"]; n)
+      if (Status st = readDuration(c, n, f + ".rate_interval", &sc.rate_interval); !st) return st;
+    if (auto n = s["headers"]; n) {
+      if (!http) return c.error(n, f + ".headers", "only for webhook and alertmanager sinks");
+      if (!n.IsMap()) return c.error(n, f + ".headers", "expected a mapping of header: value");
+      for (const auto& kv : n) {
+        if (Status st = needScalar(c, kv.second, f + ".headers." + kv.first.Scalar()); !st) return st;
+        sc.headers[kv.first.Scalar()] = kv.second.Scalar();
+      }
+    }
+    if (auto n = s["generator_url"]; n) {
+      if (Status st = needScalar(c, n, f + ".generator_url"); !st) return st;
+      sc.generator_url = n.Scalar();
+    }
+    if (auto n = s["verify_tls"]; n)
+      if (Status st = readBool(c, n, f + ".verify_tls", &sc.verify_tls); !st) return st;
+    out.sinks.push_back(std::move(sc));
+  }
+  return Status::Ok();
+}
+
 Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
   if (root.IsNull() || !root.IsDefined()) return Status::Ok();  // empty file: all defaults
   if (!root.IsMap()) return c.error(root, "(top level)", "expected a mapping of settings");
-  if (Status s = checkKeys(c, root, "", {"listen", "data_dir", "sampling", "metrics", "history", "http"}); !s)
+  if (Status s = checkKeys(c, root, "", {"listen", "data_dir", "sampling", "metrics", "history", "http", "alerts"}); !s)
     return s;
 
   if (auto n = root["listen"]; n) {
@@ -255,10 +352,31 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
       cfg.http.max_requests_per_connection = static_cast<unsigned>(v);
     }
   }
+  if (auto a = root["alerts"]; a)
+    if (Status st = parseAlerts(c, a, cfg.alerts); !st) return st;
   return Status::Ok();
 }
 
+std::string describeAlerts(const AlertSettings& a) {
+  std::ostringstream o;
+  o << a.effectiveRepeatInterval().count() << '|' << a.min_severity;
+  for (const auto& s : a.sinks) {
+    o << '|' << alert::toString(s.type) << ',' << s.name << ',' << s.url << ',' << s.timeout.count() << ','
+      << s.rate_limit << ',' << s.rate_interval.count() << ',' << s.generator_url << ',' << s.verify_tls;
+    for (const auto& x : s.command) o << ',' << x;
+    for (const auto& [k, v] : s.headers) o << ',' << k << '=' << v;
+  }
+  return o.str();
+}
+
 }  // namespace
+
+Millis AlertSettings::effectiveRepeatInterval() const {
+  if (repeat_interval) return *repeat_interval;
+  for (const auto& s : sinks)
+    if (s.type == alert::SinkConfig::Type::alertmanager) return Millis(60000);  // under Alertmanager's 5 m resolve_timeout
+  return std::chrono::duration_cast<Millis>(std::chrono::hours(4));
+}
 
 
 AgentConfig::AgentConfig() { listen.push_back(*parseListenAddress(":9400")); }
@@ -367,6 +485,7 @@ std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentCon
       x.max_header_bytes != y.max_header_bytes || x.max_body_bytes != y.max_body_bytes ||
       x.max_connections != y.max_connections || x.max_requests_per_connection != y.max_requests_per_connection)
     out.emplace_back("http");
+  if (describeAlerts(a.alerts) != describeAlerts(b.alerts)) out.emplace_back("alerts");
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "alert/sinks.h"
 #include "common/result.h"
 #include "export/prometheus.h"
 
@@ -35,6 +36,15 @@ struct HttpLimits {
 
 using MetricsNaming = exporter::Naming;
 
+// alerts: (docs/config.md): the agent pushes incidents to these sinks (none: no alerts).
+struct AlertSettings {
+  std::vector<alert::SinkConfig> sinks;
+  std::optional<Millis> repeat_interval;  // unset: 1m with an alertmanager sink, else 4h
+  std::string min_severity = "warning";   // info | warning | critical | fatal
+  // The dispatcher's repeat interval: the configured one, else the default above.
+  Millis effectiveRepeatInterval() const;
+};
+
 struct AgentConfig {
   std::string source = "<defaults>";  // file the config came from, for messages
   std::vector<ListenAddress> listen;   // default ":9400"
@@ -53,6 +63,7 @@ struct AgentConfig {
   std::chrono::hours downsampled_retention{24 * 30};
   Millis flush_interval{5000};
   HttpLimits http;
+  AlertSettings alerts;
 
   AgentConfig();
 };

@@ -1,6 +1,7 @@
 #include "server/health_service.h"
 
 #include <httplib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include "health/health_metrics.h"
 #include "nvml/nvml.h"
+#include "platform/fs_root.h"
 #include "server/api_params.h"
 #include "server/log.h"
 
@@ -109,6 +111,29 @@ json incidentJson(const health::Incident& i, bool with_context) {
     j["context"] = ctx;
   }
   return j;
+}
+
+alert::Alert incidentAlert(const health::Incident& i, const std::string& hostname, std::int64_t resolved_ms) {
+  alert::Alert a;
+  a.id = i.rule + "/" + i.gpu_uuid;
+  a.rule = i.rule;
+  a.severity = std::string(health::severityName(i.severity));
+  a.summary = i.summary;
+  a.action = i.action;
+  a.gpu_uuid = i.gpu_uuid;
+  a.gpu_index = i.gpu_index;
+  a.hostname = hostname;
+  a.labels["alertname"] = i.rule;
+  a.labels["severity"] = a.severity;
+  if (!hostname.empty()) a.labels["instance"] = hostname;
+  if (i.gpu_index >= 0) a.labels["gpu"] = std::to_string(i.gpu_index);
+  if (!i.gpu_uuid.empty()) a.labels["UUID"] = i.gpu_uuid;
+  a.annotations["summary"] = i.summary;
+  a.annotations["action"] = i.action;
+  if (!i.kb_id.empty()) a.annotations["kb_id"] = i.kb_id;
+  a.starts_at_ms = i.opened_ms;
+  a.ends_at_ms = resolved_ms;
+  return a;
 }
 
 json healthReport(const std::vector<collect::GpuView>& views, const std::vector<health::Finding>& findings,
@@ -223,7 +248,15 @@ void HealthService::poll() {
   auto s = sampler_();
   if (!s) return;
   auto stats = s->agentStats();
-  if (!stats.driver_up) return;
+  if (!stats.driver_up) {
+    // Let go of the old session at once: NVML is reference counted, and the sampler can only
+    // re-initialise the driver once every holder of the old initialisation has shut it down.
+    std::lock_guard l(nvml_mu_);
+    if (nvml_source_) nvml_source_->stop();
+    nvml_source_.reset();
+    nvml_session_.reset();
+    return;
+  }
   auto session = s->session();
   if (!session) return;
   std::lock_guard l(nvml_mu_);
@@ -269,7 +302,17 @@ void HealthService::tick(std::int64_t now_ms, bool processes) {
     auto views = s->snapshot();
     engine_->observe(views, now_ms);
     if (processes && s->agentStats().driver_up) {
-      if (auto session = s->session()) {
+      auto session = s->session();
+      if (session && session->isSimulator() && platform::FsRoot(opt_.root).isHostRoot()) {
+        // The simulated GPUs' processes are not this host's: against the host's /proc every one
+        // would look like a zombie. With --root the check runs on the given tree.
+        if (!sim_processes_logged_)
+          logLine("info", "process checks (zombie_process) off: simulated GPUs report pids that are not this host's "
+                          "(give --root DIR to check them against a prepared /proc)");
+        sim_processes_logged_ = true;
+        session.reset();
+      }
+      if (session) {
         for (const auto& v : views) {
           if (v.id.is_mig || v.state != collect::GpuState::Up) continue;
           auto dev = session->deviceByIndex(v.id.index);
@@ -294,9 +337,54 @@ void HealthService::tick(std::int64_t now_ms, bool processes) {
                   std::to_string(i.gpu_index) + " (" + std::string(health::severityName(i.severity)) + "): " + i.summary +
                   " -> " + i.action);
   }
+  submitAlerts(now_ms, opened && !opened->empty());
   std::lock_guard l(mu_);
   findings_ = std::move(findings);
   evaluated_ = true;
+}
+
+std::string HealthService::hostname() const {
+  if (auto s = sampler_()) {
+    auto h = s->agentStats().hostname;
+    if (!h.empty()) return h;
+  }
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) == 0) return buf;
+  return {};
+}
+
+void HealthService::submitAlerts(std::int64_t now_ms, bool opened) {
+  if (!opt_.alerts) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!opened && now < next_alert_sweep_) return;
+  next_alert_sweep_ = now + std::chrono::seconds(2);
+  const bool resubmit = now >= next_resubmit_;
+  if (resubmit) next_resubmit_ = now + opt_.alert_resubmit;
+  const std::string host = hostname();
+  // One alert per rule and GPU: the worst of its unresolved incidents.
+  std::map<std::string, health::Incident> current;
+  for (auto& i : incidents_->unresolved()) {
+    if (i.severity < opt_.alert_min_severity) continue;
+    const std::string id = i.rule + "/" + i.gpu_uuid;
+    auto it = current.find(id);
+    if (it == current.end() || i.severity > it->second.severity) current[id] = std::move(i);
+  }
+  for (const auto& [id, inc] : current) {
+    const bool fresh = firing_.count(id) == 0;
+    if (!fresh && !resubmit) continue;
+    auto r = opt_.alerts->submit(incidentAlert(inc, host));
+    if (!r) logLine("error", "alert " + id + " not queued: " + r.error());
+    else if (fresh && *r) logLine("info", "alert " + id + " firing (" + std::string(health::severityName(inc.severity)) + ")");
+  }
+  for (const auto& [id, inc] : firing_) {
+    if (current.count(id)) continue;
+    std::int64_t resolved = now_ms;
+    if (auto stored = incidents_->get(inc.id); stored && stored->resolved_ms > 0) resolved = stored->resolved_ms;
+    auto r = opt_.alerts->submit(incidentAlert(inc, host, resolved));
+    if (!r) logLine("error", "resolved alert " + id + " not queued: " + r.error());
+    else logLine("info", "alert " + id + " resolved");
+  }
+  firing_ = std::move(current);
 }
 
 void HealthService::registerRoutes(HttpServer& h) {

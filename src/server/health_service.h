@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alert/dispatcher.h"
 #include "collect/sampler.h"
 #include "common/result.h"
 #include "events/event_log.h"
@@ -36,7 +38,17 @@ struct HealthServiceOptions {
   std::string root = "/";  // filesystem root of /dev/kmsg and /proc
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds process_interval{10000};
+  // Alerts (optional): incidents at or above min_severity are submitted to the dispatcher when
+  // they open, again every `alert_resubmit` while open (the dispatcher drops repeats within its
+  // repeat interval) and as resolved when they resolve. Not owned; outlives the service.
+  alert::Dispatcher* alerts = nullptr;
+  health::Severity alert_min_severity = health::Severity::Warning;
+  std::chrono::milliseconds alert_resubmit{30000};
 };
+
+// The alert of an incident: id "<rule>/<gpu uuid>", labels alertname, severity, instance, gpu,
+// UUID; annotations summary and action. `resolved_ms` > 0 makes it a resolved alert.
+alert::Alert incidentAlert(const health::Incident& i, const std::string& hostname, std::int64_t resolved_ms = 0);
 
 // health::Severity → the GPU health state it implies (info counts as healthy).
 health::HealthState stateOfSeverity(health::Severity s);
@@ -76,6 +88,8 @@ class HealthService {
   HealthService(HealthServiceOptions options, SamplerFn sampler);
   void run();
   void tick(std::int64_t now_ms, bool processes);
+  void submitAlerts(std::int64_t now_ms, bool opened);
+  std::string hostname() const;
 
   HealthServiceOptions opt_;
   SamplerFn sampler_;
@@ -96,6 +110,12 @@ class HealthService {
   mutable std::mutex mu_;  // findings_
   std::vector<health::Finding> findings_;
   bool evaluated_ = false;
+
+  // Alerts (health thread only): the firing alerts by id, with the incident they came from.
+  std::map<std::string, health::Incident> firing_;
+  std::chrono::steady_clock::time_point next_alert_sweep_{};
+  std::chrono::steady_clock::time_point next_resubmit_{};
+  bool sim_processes_logged_ = false;
 
   std::atomic<bool> running_{false};
   std::mutex run_mu_;

@@ -411,8 +411,9 @@ void HttpServer::stop() {
   for (auto& l : listeners_) l->server->stop();
   for (auto& l : listeners_)
     if (l->thread.joinable()) l->thread.join();
-  listeners_.clear();
+  // Connection threads run the listeners' request handling: finish them before the listeners go.
   shared_->stopPool();
+  listeners_.clear();
 }
 
 HttpStats HttpServer::stats() const {

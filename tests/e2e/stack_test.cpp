@@ -2,6 +2,8 @@
 // binary against fixture machine trees (--root) and saved kernel logs.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <set>
 #include <sstream>
 #include <string>
@@ -44,22 +46,32 @@ TEST(StackDoctor, NouveauLoadedFailsInTheKernelDriverLayer) {
   EXPECT_TRUE(has(r.out, "nouveau")) << describe(r);
 }
 
-TEST(StackDoctor, HealthyNodeWithSimulatedDriverHasNoFailures) {
+TEST(StackDoctor, SimulatedDriverMatchingTheModuleButMoreGpusThanDeviceNodes) {
+  // The fixture machine has 2 GPUs' device nodes; the simulated driver reports 8 H100s at the
+  // module's version 550.54.15. Versions agree; the missing /dev/nvidiaN nodes are the one failure.
   auto m = Machine::healthy();
   m->env["LANG"] = "C";  // ASCII verdicts
-  auto r = runGw({"--root", m->fx.dir(), "--simulate", "dgx-h100", "doctor"}, fixtureEnv(*m));
-  EXPECT_NE(r.code, 2) << describe(r);
-  EXPECT_TRUE(failLines(r.out).empty()) << describe(r);
+  auto r = runGw({"--root", m->fx.dir(), "--simulate", "dgx-h100", "--json", "doctor"}, fixtureEnv(*m));
+  EXPECT_EQ(r.code, 2) << describe(r);
+  auto j = r.json();
+  std::map<std::string, std::string> verdicts;
+  for (const auto& c : j["checks"]) verdicts[c["id"].get<std::string>()] = c["verdict"].get<std::string>();
+  EXPECT_EQ(verdicts["kernel.version_match"], "pass") << r.out;
+  EXPECT_EQ(verdicts["cuda_driver.nvml"], "pass") << r.out;
+  EXPECT_EQ(verdicts["kernel.device_nodes"], "fail") << r.out;
   EXPECT_TRUE(has(r.out, "550.54.15")) << describe(r);
+  EXPECT_TRUE(has(r.out, "2 of 8")) << describe(r);
 }
 
-TEST(StackDoctor, NoNvmlLibraryWithGpusOnThePciBusExplainsNoDevices) {
+TEST(StackDoctor, NoNvmlLibraryWithGpusOnThePciBusNamesTheCudaDriverLayer) {
   auto m = Machine::healthy();
   m->fx.remove("/proc/driver/nvidia");
   m->fx.remove("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15");
   auto r = runGw({"--root", m->fx.dir(), "--nvml-lib", "/nonexistent", "doctor"}, fixtureEnv(*m));
   EXPECT_EQ(r.code, 2) << describe(r);
-  EXPECT_TRUE(has(r.out, "No devices were found")) << describe(r);
+  EXPECT_TRUE(has(r.out, "NVIDIA GPUs on the PCI bus: 2")) << describe(r);
+  EXPECT_TRUE(has(r.out, "libnvidia-ml.so.1 not loaded")) << describe(r);
+  EXPECT_TRUE(has(r.out, "Lowest failing layer: CUDA driver")) << describe(r);
 }
 
 TEST(StackDoctor, JsonHasLayersAndSummary) {

@@ -1,0 +1,272 @@
+// Agent integration: alerts from incidents to a webhook (the real `gpuwarden serve` on
+// fault-xid-79), the alerts: section of the configuration, no process checks against the host's
+// /proc on a simulated fleet, and `gpuwarden diag` reports kept in the data directory and served
+// at /api/v1/diag.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "server/config.h"
+#include "test_util.h"
+
+namespace gw::test {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+std::pair<int, std::string> runCli(const std::string& args) {
+  std::string cmd = std::string(GW_BINARY) + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return {-1, ""};
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int st = ::pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// ---- configuration -------------------------------------------------------------------------
+
+TEST(AlertConfig, ValidSection) {
+  auto c = server::parseConfig(R"(
+alerts:
+  min_severity: critical
+  sinks:
+    - type: webhook
+      url: http://127.0.0.1:8080/hook
+      headers: {Authorization: "Bearer x"}
+      timeout: 2s
+      rate_limit: 10
+      rate_interval: 1m
+    - type: alertmanager
+      name: am
+      url: http://am.example:9093
+    - type: command
+      command: ["/usr/local/bin/page", "--gpu"]
+)",
+                               "agent.yaml");
+  ASSERT_TRUE(c) << c.error();
+  const auto& a = c->alerts;
+  ASSERT_EQ(a.sinks.size(), 3u);
+  EXPECT_EQ(a.min_severity, "critical");
+  EXPECT_EQ(a.sinks[0].type, alert::SinkConfig::Type::webhook);
+  EXPECT_EQ(a.sinks[0].name, "webhook");
+  EXPECT_EQ(a.sinks[0].headers.at("Authorization"), "Bearer x");
+  EXPECT_EQ(a.sinks[0].timeout, std::chrono::milliseconds(2000));
+  EXPECT_EQ(a.sinks[0].rate_limit, 10);
+  EXPECT_EQ(a.sinks[1].name, "am");
+  EXPECT_EQ(a.sinks[2].command.size(), 2u);
+  // An Alertmanager sink without repeat_interval: 1m (under its 5 m resolve_timeout).
+  EXPECT_EQ(a.effectiveRepeatInterval(), std::chrono::milliseconds(60000));
+
+  auto d = server::parseConfig("alerts:\n  sinks:\n    - {type: webhook, url: 'http://x/h'}\n", "a.yaml");
+  ASSERT_TRUE(d) << d.error();
+  EXPECT_EQ(d->alerts.effectiveRepeatInterval(), std::chrono::milliseconds(4 * 3600 * 1000));
+  EXPECT_EQ(d->alerts.min_severity, "warning");
+  auto e = server::parseConfig("alerts:\n  repeat_interval: 10m\n  sinks: []\n", "a.yaml");
+  ASSERT_TRUE(e) << e.error();
+  EXPECT_EQ(e->alerts.effectiveRepeatInterval(), std::chrono::milliseconds(600000));
+  EXPECT_TRUE(server::parseConfig("", "a.yaml")->alerts.sinks.empty());
+}
+
+TEST(AlertConfig, UnknownKeyIsAnErrorWithLine) {
+  auto c = server::parseConfig("alerts:\n  sinks:\n    - type: webhook\n      url: http://x/h\n      retries: 3\n", "a.yaml");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("a.yaml:5: alerts.sinks[0].retries: unknown key"), std::string::npos) << c.error();
+  auto d = server::parseConfig("alerts:\n  repeat: 1m\n", "a.yaml");
+  ASSERT_FALSE(d);
+  EXPECT_NE(d.error().find("a.yaml:2: alerts.repeat: unknown key"), std::string::npos) << d.error();
+}
+
+TEST(AlertConfig, BadValues) {
+  auto t = server::parseConfig("alerts:\n  sinks:\n    - type: pager\n      url: http://x/h\n", "a.yaml");
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().find("a.yaml:3: alerts.sinks[0].type: expected webhook, alertmanager or command"), std::string::npos)
+      << t.error();
+  auto u = server::parseConfig("alerts:\n  sinks:\n    - type: webhook\n      url: ftp://x/h\n", "a.yaml");
+  ASSERT_FALSE(u);
+  EXPECT_NE(u.error().find("a.yaml:4: alerts.sinks[0].url"), std::string::npos) << u.error();
+  auto m = server::parseConfig("alerts:\n  sinks:\n    - type: webhook\n", "a.yaml");
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().find("alerts.sinks[0].url: required"), std::string::npos) << m.error();
+  auto cmd = server::parseConfig("alerts:\n  sinks:\n    - type: command\n      command: /bin/true\n", "a.yaml");
+  ASSERT_FALSE(cmd);
+  EXPECT_NE(cmd.error().find("a.yaml:4: alerts.sinks[0].command"), std::string::npos) << cmd.error();
+  auto sev = server::parseConfig("alerts:\n  min_severity: loud\n", "a.yaml");
+  ASSERT_FALSE(sev);
+  EXPECT_NE(sev.error().find("a.yaml:2: alerts.min_severity"), std::string::npos) << sev.error();
+  auto dup = server::parseConfig(
+      "alerts:\n  sinks:\n    - {type: webhook, url: 'http://a/h'}\n    - {type: webhook, url: 'http://b/h'}\n", "a.yaml");
+  ASSERT_FALSE(dup);
+  EXPECT_NE(dup.error().find("used twice"), std::string::npos) << dup.error();
+  auto seq = server::parseConfig("alerts:\n  sinks: {type: webhook}\n", "a.yaml");
+  ASSERT_FALSE(seq);
+  EXPECT_NE(seq.error().find("a.yaml:2: alerts.sinks: expected a list"), std::string::npos) << seq.error();
+}
+
+// ---- alerts from the running agent ---------------------------------------------------------
+
+class Webhook {
+ public:
+  Webhook() {
+    srv_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard l(mu_);
+      try {
+        received_.push_back(json::parse(req.body));
+      } catch (const std::exception&) {
+        received_.push_back(req.body);
+      }
+      res.status = 200;
+    });
+    port_ = srv_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { srv_.listen_after_bind(); });
+    while (!srv_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~Webhook() {
+    srv_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  std::vector<json> received() const {
+    std::lock_guard l(mu_);
+    return received_;
+  }
+
+ private:
+  httplib::Server srv_;
+  int port_ = 0;
+  std::thread thread_;
+  mutable std::mutex mu_;
+  std::vector<json> received_;
+};
+
+TEST(AlertAgent, Xid79AlertReachesTheWebhook) {
+  Webhook hook;
+  ASSERT_GT(hook.port(), 0);
+  TempDir dir;
+  const std::string config = dir.write("agent.yaml", R"(
+listen: 127.0.0.1:0
+sampling:
+  fast_interval: 200ms
+  slow_interval: 1s
+  call_deadline: 500ms
+history:
+  flush_interval: 500ms
+alerts:
+  sinks:
+    - type: webhook
+      name: test
+      url: http://127.0.0.1:)" + std::to_string(hook.port()) + R"(/hook
+      timeout: 2s
+)");
+  const std::string data = dir.path() + "/data";
+  auto proc = std::make_unique<AgentProcess>(
+      std::vector<std::string>{"--simulate", "fault-xid-79", "serve", "--config", config, "--data-dir", data},
+      std::map<std::string, std::string>{{"GPUWARDEN_SIM_START", "27"}}, dir.path() + "/agent.log");
+  ASSERT_GT(proc->waitListening(), 0) << proc->log();
+
+  json found;
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& a : hook.received()) {
+          if (!a.is_object() || a.value("gpu_index", -1) != 3) continue;
+          const std::string rule = a.value("rule", "");
+          if (rule == "gpu_lost" || rule == "xid") {
+            found = a;
+            return true;
+          }
+        }
+        return false;
+      },
+      20s))
+      << proc->log();
+  EXPECT_EQ(found["severity"], "fatal") << found.dump(2);
+  EXPECT_EQ(found["status"], "firing") << found.dump(2);
+  EXPECT_FALSE(found.value("action", "").empty()) << found.dump(2);
+  EXPECT_EQ(found["labels"]["alertname"], found["rule"]) << found.dump(2);
+  EXPECT_EQ(found["labels"]["gpu"], "3") << found.dump(2);
+  EXPECT_EQ(found["labels"]["severity"], "fatal") << found.dump(2);
+  EXPECT_EQ(found["labels"]["UUID"], found["gpu_uuid"]) << found.dump(2);
+  EXPECT_EQ(found["id"], found["rule"].get<std::string>() + "/" + found["gpu_uuid"].get<std::string>());
+  EXPECT_EQ(found["annotations"]["action"], found["action"]) << found.dump(2);
+  // The healthy GPUs raise nothing (no zombie_process from the simulator's pids).
+  for (const auto& a : hook.received()) EXPECT_EQ(a.value("gpu_index", -1), 3) << a.dump(2);
+
+  proc->signal(SIGTERM);
+  auto rc = proc->wait(10s);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(*rc, 0);
+  EXPECT_TRUE(std::filesystem::exists(data + "/alerts.db"));
+}
+
+// A healthy simulated fleet against the host's /proc: no process checks, said once in the log.
+TEST(AlertAgent, SimulatorOnHostRootSkipsProcessChecks) {
+  TempDir dir;
+  const std::string config = dir.write("agent.yaml", "listen: 127.0.0.1:0\nsampling:\n  fast_interval: 200ms\n  slow_interval: 1s\n");
+  auto proc = std::make_unique<AgentProcess>(
+      std::vector<std::string>{"--simulate", "dgx-h100", "serve", "--config", config, "--data-dir", dir.path() + "/data"},
+      std::map<std::string, std::string>{}, dir.path() + "/agent.log");
+  const int port = proc->waitListening();
+  ASSERT_GT(port, 0) << proc->log();
+  ASSERT_TRUE(eventually([&] { return proc->log().find("process checks (zombie_process) off") != std::string::npos; }, 10s))
+      << proc->log();
+  std::this_thread::sleep_for(2s);
+  auto r = httpGet(port, "/api/v1/incidents?state=all");
+  ASSERT_EQ(r.status, 200);
+  for (const auto& i : json::parse(r.body)["incidents"]) EXPECT_NE(i["rule"], "zombie_process") << i.dump(2);
+  const std::string log = proc->log();
+  EXPECT_EQ(log.find("process checks (zombie_process) off"), log.rfind("process checks (zombie_process) off"));
+  proc->signal(SIGTERM);
+  EXPECT_TRUE(proc->wait(10s).has_value());
+}
+
+// ---- diag reports kept with the agent ------------------------------------------------------
+
+TEST(DiagStore, ReportIsStoredAndServed) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  std::filesystem::create_directories(data);
+  auto d = runCli("--simulate dgx-h100 diag -r 1 --data-dir " + data);
+  ASSERT_TRUE(d.first == 0 || d.first == 1) << d.second;
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(data + "/diag")) files.push_back(e.path().filename().string());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(std::regex_match(files[0], std::regex(R"(\d{8}T\d{6}Z-r1\.json)"))) << files[0];
+  const json stored = json::parse(readFile(data + "/diag/" + files[0]));
+  EXPECT_EQ(stored["level"], 1);
+
+  // Not writable (missing): a note, no failure.
+  auto miss = runCli("--simulate dgx-h100 diag -r 1 --data-dir " + dir.path() + "/nope");
+  EXPECT_EQ(miss.first, d.first) << miss.second;
+  EXPECT_NE(miss.second.find("note: report not stored"), std::string::npos) << miss.second;
+
+  const std::string config = dir.write("agent.yaml", "listen: 127.0.0.1:0\n");
+  auto proc = std::make_unique<AgentProcess>(
+      std::vector<std::string>{"--simulate", "dgx-h100", "serve", "--config", config, "--data-dir", data},
+      std::map<std::string, std::string>{}, dir.path() + "/agent.log");
+  const int port = proc->waitListening();
+  ASSERT_GT(port, 0) << proc->log();
+  auto list = httpGet(port, "/api/v1/diag");
+  ASSERT_EQ(list.status, 200) << list.body;
+  const json lj = json::parse(list.body);
+  ASSERT_EQ(lj["reports"].size(), 1u) << list.body;
+  EXPECT_EQ(lj["reports"][0]["name"], files[0]);
+  EXPECT_EQ(lj["reports"][0]["level"], 1);
+  EXPECT_EQ(lj["reports"][0]["overall"], stored["overall"]);
+  EXPECT_TRUE(lj["reports"][0]["time"].get<std::string>().ends_with("Z"));
+  auto one = httpGet(port, "/api/v1/diag/" + files[0]);
+  ASSERT_EQ(one.status, 200);
+  EXPECT_EQ(json::parse(one.body), stored);
+  EXPECT_EQ(httpGet(port, "/api/v1/diag/20200101T000000Z-r1.json").status, 404);
+  EXPECT_EQ(httpGet(port, "/api/v1/diag/..%2Fincidents.db").status, 404);
+  proc->signal(SIGTERM);
+  EXPECT_TRUE(proc->wait(10s).has_value());
+}
+
+}  // namespace
+}  // namespace gw::test
