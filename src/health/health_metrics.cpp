@@ -25,10 +25,16 @@ std::string renderHealthMetrics(const HealthMetricsInput& in) {
   static constexpr HealthState kStates[] = {HealthState::Healthy, HealthState::Warning, HealthState::Critical,
                                             HealthState::Fatal, HealthState::Unknown};
   for (const auto& [id, state] : in.gpus) {
-    std::string labels = "gpu=\"" + std::to_string(id.index) + "\",UUID=\"" + escape(id.uuid) + "\",pci_bus_id=\"" +
-                         escape(id.pci_bus_id) + "\",device=\"" + escape(id.device) + "\",modelName=\"" +
-                         escape(id.name) + "\"";
-    if (!in.hostname.empty()) labels += ",Hostname=\"" + escape(in.hostname) + "\"";
+    std::string labels;
+    if (in.native_labels) {
+      labels = "gpu=\"" + std::to_string(id.index) + "\",uuid=\"" + escape(id.uuid) + "\",pci_bus_id=\"" +
+               escape(id.pci_bus_id) + "\",model=\"" + escape(id.name) + "\"";
+      if (!in.hostname.empty()) labels += ",hostname=\"" + escape(in.hostname) + "\"";
+    } else {
+      labels = "gpu=\"" + std::to_string(id.index) + "\",UUID=\"" + escape(id.uuid) + "\",pci_bus_id=\"" +
+               escape(id.pci_bus_id) + "\",device=\"" + escape(id.device) + "\",modelName=\"" + escape(id.name) + "\"";
+      if (!in.hostname.empty()) labels += ",Hostname=\"" + escape(in.hostname) + "\"";
+    }
     for (HealthState s : kStates)
       out += "gpuwarden_gpu_health{" + labels + ",state=\"" + std::string(healthStateName(s)) + "\"} " +
              (s == state ? "1" : "0") + "\n";
@@ -44,8 +50,9 @@ std::string renderHealthMetrics(const HealthMetricsInput& in) {
 }
 
 std::string renderHealthMetrics(const IncidentStore& store, const std::vector<collect::GpuView>& views,
-                                const std::string& hostname) {
+                                const std::string& hostname, bool native_labels) {
   HealthMetricsInput in;
+  in.native_labels = native_labels;
   in.gpus = store.healthStates(views);
   in.open_by_severity = store.openCountBySeverity();
   in.hostname = hostname;

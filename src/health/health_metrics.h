@@ -17,11 +17,14 @@ struct HealthMetricsInput {
   std::vector<std::pair<collect::GpuIdentity, HealthState>> gpus;  // IncidentStore::healthStates
   std::map<Severity, int> open_by_severity;                        // IncidentStore::openCountBySeverity
   std::string hostname;                                            // Hostname label, omitted if empty
+  // Label names as the exporter's naming has them: dcgm-exporter's (UUID, modelName, Hostname)
+  // or the native snake_case ones (uuid, model, hostname) that promtool accepts.
+  bool native_labels = false;
 };
 
 std::string renderHealthMetrics(const HealthMetricsInput& in);
 // Convenience: from the store and the sampler's views.
 std::string renderHealthMetrics(const IncidentStore& store, const std::vector<collect::GpuView>& views,
-                                const std::string& hostname = "");
+                                const std::string& hostname = "", bool native_labels = false);
 
 }  // namespace gw::health

@@ -485,7 +485,7 @@ void Agent::registerRoutes() {
     thread_local std::string gz;
     body.clear();
     exporter::renderMetrics(body, views, stats, self, *eo, fmt);
-    if (health_) health_->appendMetrics(body, views, stats.hostname, fmt);
+    if (health_) health_->appendMetrics(body, views, stats.hostname, fmt, eo->naming == exporter::Naming::Native);
     const std::string ct(exporter::contentType(fmt));
     if (exporter::acceptsGzip(acceptEncoding(req))) {
       exporter::gzipCompress(body, gz);

@@ -478,19 +478,20 @@ void HealthService::registerRoutes(HttpServer& h) {
 }
 
 void HealthService::appendMetrics(std::string& body, const std::vector<collect::GpuView>& views,
-                                  const std::string& hostname, exporter::Format fmt) const {
+                                  const std::string& hostname, exporter::Format fmt, bool native_labels) const {
   const bool om = fmt == exporter::Format::OpenMetrics;
   static const std::string kEof = "# EOF\n";
   if (om && body.size() >= kEof.size() && body.compare(body.size() - kEof.size(), kEof.size(), kEof) == 0)
     body.resize(body.size() - kEof.size());
-  body += health::renderHealthMetrics(*incidents_, views, hostname);
+  body += health::renderHealthMetrics(*incidents_, views, hostname, native_labels);
   const std::string family = om ? "gpuwarden_xid_errors" : "gpuwarden_xid_errors_total";
   body += "# HELP " + family + " Xid errors seen per GPU and code (NVML events and the kernel log, de-duplicated).\n";
   body += "# TYPE " + family + " counter\n";
   for (const auto& c : log_->xidCounts()) {
-    std::string labels = "gpu=\"" + (c.gpu_index >= 0 ? std::to_string(c.gpu_index) : std::string()) + "\",UUID=\"" +
-                         escapeLabel(c.gpu_uuid) + "\",code=\"" + std::to_string(c.code) + "\"";
-    if (!hostname.empty()) labels += ",Hostname=\"" + escapeLabel(hostname) + "\"";
+    std::string labels = "gpu=\"" + (c.gpu_index >= 0 ? std::to_string(c.gpu_index) : std::string()) + "\"," +
+                         (native_labels ? "uuid" : "UUID") + "=\"" + escapeLabel(c.gpu_uuid) + "\",code=\"" +
+                         std::to_string(c.code) + "\"";
+    if (!hostname.empty()) labels += std::string(native_labels ? ",hostname" : ",Hostname") + "=\"" + escapeLabel(hostname) + "\"";
     body += "gpuwarden_xid_errors_total{" + labels + "} " + std::to_string(c.count) + "\n";
   }
   if (om) body += kEof;

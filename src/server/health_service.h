@@ -82,7 +82,7 @@ class HealthService {
   // Appends gpuwarden_gpu_health, gpuwarden_incidents_open and gpuwarden_xid_errors_total to a
   // rendered /metrics page (before "# EOF" for OpenMetrics).
   void appendMetrics(std::string& body, const std::vector<collect::GpuView>& views, const std::string& hostname,
-                     exporter::Format fmt) const;
+                     exporter::Format fmt, bool native_labels) const;
 
  private:
   HealthService(HealthServiceOptions options, SamplerFn sampler);

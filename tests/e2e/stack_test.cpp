@@ -25,14 +25,6 @@ std::map<std::string, std::string> fixtureEnv(const Machine& m) {
   return env;
 }
 
-std::vector<std::string> failLines(const std::string& out) {
-  std::vector<std::string> v;
-  std::stringstream ss(out);
-  for (std::string l; std::getline(ss, l);)
-    if (has(l, "FAIL") || has(l, "\xE2\x9C\x97")) v.push_back(l);  // FAIL or the cross mark
-  return v;
-}
-
 TEST(StackDoctor, NouveauLoadedFailsInTheKernelDriverLayer) {
   auto m = Machine::healthy();
   m->modules("nouveau drm_kms_helper drm");

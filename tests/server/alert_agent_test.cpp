@@ -218,7 +218,8 @@ TEST(AlertAgent, SimulatorOnHostRootSkipsProcessChecks) {
   std::this_thread::sleep_for(2s);
   auto r = httpGet(port, "/api/v1/incidents?state=all");
   ASSERT_EQ(r.status, 200);
-  for (const auto& i : json::parse(r.body)["incidents"]) EXPECT_NE(i["rule"], "zombie_process") << i.dump(2);
+  const json incidents = json::parse(r.body);  // keep the document alive while iterating it
+  for (const auto& i : incidents["incidents"]) EXPECT_NE(i["rule"], "zombie_process") << i.dump(2);
   const std::string log = proc->log();
   EXPECT_EQ(log.find("process checks (zombie_process) off"), log.rfind("process checks (zombie_process) off"));
   proc->signal(SIGTERM);
