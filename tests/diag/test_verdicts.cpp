@@ -217,7 +217,10 @@ TEST(Verdicts, NvmlStateChecks) {
   EXPECT_EQ(judgeRetiredPages(0, RetiredPages{2, 1, false}, t).verdict, Verdict::Pass);
   EXPECT_EQ(judgeRetiredPages(0, RetiredPages{2, 1, true}, t).verdict, Verdict::Warn);
   EXPECT_EQ(judgeRetiredPages(0, RetiredPages{40, 30, false}, t).verdict, Verdict::Fail);
-  EXPECT_EQ(judgeRetiredPages(0, Status::Error("GPU is lost", 15), t).verdict, Verdict::Warn);
+  // A GPU that stopped answering fails; any other read error only warns.
+  EXPECT_EQ(judgeRetiredPages(0, Status::Error("GPU is lost", 15), t).verdict, Verdict::Fail);
+  EXPECT_EQ(judgeRetiredPages(0, Status::Error("reset required", 16), t).verdict, Verdict::Fail);
+  EXPECT_EQ(judgeRetiredPages(0, Status::Error("unknown error", 999), t).verdict, Verdict::Warn);
   EXPECT_EQ(judgeRowRemap(0, RowRemap{1, 0, false, false}).verdict, Verdict::Pass);
   EXPECT_EQ(judgeRowRemap(0, RowRemap{0, 1, true, false}).verdict, Verdict::Warn);
   EXPECT_EQ(judgeRowRemap(0, RowRemap{0, 1, false, true}).verdict, Verdict::Fail);
