@@ -1,4 +1,5 @@
 #include "export/gzip.h"
+#include "export/header_tokens.h"
 
 #include <zlib.h>
 
@@ -33,22 +34,8 @@ std::string gzipCompress(std::string_view data, int level) {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
+using detail::iequals;
+using detail::trim;
 
 // q of an element's parameters ("q=0.5"); 1 when absent. "q=0", "q=0.0", "q=0.000" are refusals.
 double qOf(std::string_view params) {

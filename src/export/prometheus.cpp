@@ -1,4 +1,5 @@
 #include "export/prometheus.h"
+#include "export/header_tokens.h"
 
 #include <fmt/format.h>
 
@@ -573,22 +574,8 @@ void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const col
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
+using detail::iequals;
+using detail::trim;
 
 double parseQ(std::string_view v) {
   double q = 1;
