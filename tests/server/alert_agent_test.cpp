@@ -19,17 +19,6 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-std::pair<int, std::string> runCli(const std::string& args) {
-  std::string cmd = std::string(GW_BINARY) + " " + args + " 2>&1";
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return {-1, ""};
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
 // ---- configuration -------------------------------------------------------------------------
 
 TEST(AlertConfig, ValidSection) {

@@ -11,6 +11,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,6 +20,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -52,6 +54,18 @@ inline std::string readFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Runs the gpuwarden binary through the shell (stderr folded into the output): exit code, output.
+inline std::pair<int, std::string> runCli(const std::string& args) {
+  std::string cmd = std::string(GW_BINARY) + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return {-1, ""};
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int st = ::pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
 
 // `gpuwarden serve …` in the background, stdout and stderr into a log file.
