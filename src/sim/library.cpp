@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -21,6 +22,9 @@ struct Library {
   std::vector<std::unique_ptr<World>> worlds;   // every world built, kept for stale handles
   std::mutex err_mu;
   std::string last_error;
+  // Every distinct message handed out by gwSimLastError, never freed, so a returned pointer
+  // stays valid forever. Few distinct messages exist (init failures, faults), so this stays small.
+  std::set<std::string> handed_out;
 };
 
 Library& Lib() {
@@ -83,12 +87,13 @@ void SetLastError(std::string message) {
 
 void ClearLastError() { SetLastError(""); }
 
-const char* LastErrorForThread() {
-  thread_local std::string copy;
+// Not a thread_local copy: TLS in a dlopen()ed library goes through __tls_get_addr, which the
+// sanitizer runtime of GCC <= 13 misreads about one time in 256 (a dynamic TLS block at offset
+// 16 of a page looks like a glibc 2.19 header), and LeakSanitizer's tracer then crashes at exit.
+const char* LastError() {
   Library& L = Lib();
   std::lock_guard lock(L.err_mu);
-  copy = L.last_error;
-  return copy.c_str();
+  return L.handed_out.insert(L.last_error).first->c_str();
 }
 
 nvmlReturn_t InitLibrary() {

@@ -16,8 +16,8 @@ World* CurrentWorld();
 
 void SetLastError(std::string message);
 void ClearLastError();
-// Copy of the last error for this thread, valid until this thread's next call.
-const char* LastErrorForThread();
+// The last error message; the pointer stays valid for the life of the process.
+const char* LastError();
 
 // How an entry point treats a MIG device handle.
 enum class MigPolicy {

@@ -109,7 +109,7 @@ nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t
 // ------------------------------------------------------------------------------------------
 // Simulator controls (sim_control.h).
 
-const char* gwSimLastError(void) { return LastErrorForThread(); }
+const char* gwSimLastError(void) { return LastError(); }
 
 double gwSimGetTime(void) {
   if (World* w = CurrentWorld()) return w->clock.Now();

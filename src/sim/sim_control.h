@@ -11,7 +11,7 @@
 
 extern "C" {
 // Why the last failing call failed, in words ("scenarios/x.yaml:12: gpus[0].profile: unknown
-// profile 'H300'"), or "" when nothing failed. Valid until the next call.
+// profile 'H300'"), or "" when nothing failed. The string stays valid for the life of the process.
 const char* gwSimLastError(void);
 // Simulated seconds since the scenario started.
 double gwSimGetTime(void);
