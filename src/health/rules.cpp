@@ -494,12 +494,22 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
                             "power_usage=" + fmt(s[kPower], 1) + " limit=" + fmt(limit) + " gpu_util=" + fmt(util))
                      : C(),
                  now);
+    // An idle board normally drops to P8; one still in P0 has its clocks held up (a leftover
+    // `nvidia-smi -lgc`/`-lmc`, an application-clock setting, or a context keeping it awake).
+    const bool stuckP0 = valid(s[kPstate]) && s[kPstate] == 0;
     setCondition(g, "idle_power_high",
                  valid(util) && util <= c.idle_util && valid(s[kPower]) && s[kPower] > c.idle_power_w
                      ? cond(Severity::Warning,
-                            gpuName + " draws " + fmt(s[kPower]) + " W while idle (normal is 20-30 W on most boards).",
-                            "Look for a leftover process holding the GPU (nvidia-smi --query-compute-apps=pid,used_memory); enable persistence mode or reset the GPU.",
-                            "power_usage=" + fmt(s[kPower], 1) + " gpu_util=" + fmt(util) + " threshold=" + fmt(c.idle_power_w))
+                            gpuName + " draws " + fmt(s[kPower]) + " W while idle" +
+                                (stuckP0 ? ", held in P0" + (valid(s[kSmClock]) ? " at " + fmt(s[kSmClock]) + " MHz" : std::string()) +
+                                               " instead of dropping to its idle clocks."
+                                         : " (normal is 20-90 W depending on the board)."),
+                            stuckP0 ? "Check for locked clocks (nvidia-smi -q -d CLOCK,PERFORMANCE) and reset them with nvidia-smi -rgc and -rmc; "
+                                      "look for a leftover process keeping a context (nvidia-smi --query-compute-apps=pid,used_memory)."
+                                    : "Look for a leftover process holding the GPU (nvidia-smi --query-compute-apps=pid,used_memory); enable persistence mode or reset the GPU.",
+                            "power_usage=" + fmt(s[kPower], 1) + " gpu_util=" + fmt(util) + " threshold=" + fmt(c.idle_power_w) +
+                                (valid(s[kPstate]) ? " pstate=" + fmt(s[kPstate]) : std::string()) +
+                                (valid(s[kSmClock]) ? " sm_clock=" + fmt(s[kSmClock]) : std::string()))
                      : C(),
                  now);
     const bool brake = reasons & kHwPowerBrake;

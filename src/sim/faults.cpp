@@ -28,6 +28,7 @@ const std::vector<FaultTypeInfo>& Table() {
       {"fall_off_bus", FaultType::kFallOffBus, true, false, {}, {}},
       {"hang", FaultType::kHang, true, true, {"seconds", "call"}, {"seconds"}},
       {"driver_unloaded", FaultType::kDriverUnloaded, false, true, {}, {}},
+      {"clocks_locked", FaultType::kClocksLocked, true, true, {"watts"}, {}},
   };
   return table;
 }
@@ -76,6 +77,12 @@ FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuP
       case FaultType::kPcieDowntrain:
         if (f->gen) e.pcie_gen = f->gen;
         if (f->width) e.pcie_width = f->width;
+        break;
+      case FaultType::kClocksLocked:
+        // Clocks pinned at the application clock (a leftover `nvidia-smi -lgc`, or a driver that
+        // never lets the board drop to P8): idle work still burns a P0 floor, ~120 W on an H100.
+        e.clocks_locked = true;
+        e.locked_idle_power = f->watts > 0 ? f->watts : profile.idle_power + 0.08 * (profile.full_power - profile.idle_power);
         break;
       case FaultType::kNvlinkDown:
         if (f->link >= 0) e.nvlink_down_mask |= 1u << f->link;

@@ -33,6 +33,8 @@ struct FaultEffects {
   std::uint64_t reasons = 0;        // clock event reasons forced by faults
   unsigned pcie_gen = 0, pcie_width = 0;   // 0 = not downtrained
   std::uint32_t nvlink_down_mask = 0;
+  bool clocks_locked = false;
+  double locked_idle_power = 0;     // watts drawn at 0 % utilisation while locked
 };
 FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile,
                        double t);

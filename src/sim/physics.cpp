@@ -83,9 +83,10 @@ void GpuPhysics::Evaluate(StepState* s) const {
   s->util_mem = std::clamp(u * MemoryUtilRatio(gpu_.workload) + 2 * mem_noise * (u > 0 ? 1 : 0), 0.0, 100.0);
 
   // Power demand rises a little faster than linearly in utilisation at the low end.
-  const bool idle = u < kIdleUtil;
-  double demand = P.idle_power + (P.full_power - P.idle_power) * std::pow(u / 100.0, 0.9) *
-                                     PowerIntensity(gpu_.workload);
+  // Locked clocks keep the board in P0: no idle clocks, and a higher power floor.
+  const bool idle = u < kIdleUtil && !fx.clocks_locked;
+  const double floor_w = fx.clocks_locked ? std::max(P.idle_power, fx.locked_idle_power) : P.idle_power;
+  double demand = floor_w + (P.full_power - floor_w) * std::pow(u / 100.0, 0.9) * PowerIntensity(gpu_.workload);
   demand *= 1 + 0.015 * Noise(seed_, gi, Signal::kPower, s->step);
   const double limit = LimitAtLocked(t);
   s->limit_w = limit;

@@ -71,7 +71,7 @@ struct NvLinkConfig {
 enum class FaultType {
   kXid, kEccSbe, kEccDbe, kRetiredPages, kRowRemap, kThermalSlowdown, kPowerSlowdown,
   kPowerBrake, kPcieDowntrain, kPcieReplay, kNvlinkDown, kNvlinkErrors, kFanFailure,
-  kFallOffBus, kHang, kDriverUnloaded,
+  kFallOffBus, kHang, kDriverUnloaded, kClocksLocked,
 };
 
 // One injected fault. Parameters not used by a type keep their defaults; the parser allows
@@ -96,6 +96,7 @@ struct FaultConfig {
   std::string call;             // hang: only this function
   double temperature = 0;       // thermal slowdown target, 0 = slowdown threshold + 6
   double clock_factor = 0;      // power slowdown/brake: fraction of the clock left
+  double watts = 0;             // clocks locked: power at 0 % utilisation, 0 = profile default
 
   bool ActiveAt(double t) const { return t >= at && t < at + duration; }
   // Seconds of the window elapsed at t, for rates.

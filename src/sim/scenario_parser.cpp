@@ -512,6 +512,7 @@ void ParseFaultParam(const N& v, const std::string& key, FaultConfig* f) {
   }
   else if (key == "temperature") f->temperature = Num(v, 20, 130);
   else if (key == "clock_factor") f->clock_factor = Num(v, 0.05, 1);
+  else if (key == "watts") f->watts = Num(v, 1, 2000);
   else Fail(v, "internal: parameter '" + key + "' has no parser");
 }
 

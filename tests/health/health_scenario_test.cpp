@@ -232,6 +232,9 @@ TEST(HealthScenario, ThermalSlowdown) {
   check({.scenario = "fault-thermal-slowdown", .duration_s = 240, .expected = {{"thermal_slowdown", 0, C}},
          .allowed_extra = {"gpu_temperature", "memory_temperature"}});
 }
+TEST(HealthScenario, IdlePowerHigh) {
+  check({.scenario = "fault-idle-power-high", .duration_s = 240, .expected = {{"idle_power_high", 3, W}}});
+}
 TEST(HealthScenario, PowerBrake) { check({.scenario = "fault-power-brake", .duration_s = 120, .expected = {{"power_slowdown", 1, C}}}); }
 TEST(HealthScenario, PcieDowntrain) { check({.scenario = "fault-pcie-downtrain", .duration_s = 120, .expected = {{"pcie_downtrain", 2, W}}}); }
 TEST(HealthScenario, PcieReplay) { check({.scenario = "fault-pcie-replay", .duration_s = 150, .expected = {{"pcie_replay", 3, W}}}); }

@@ -237,6 +237,37 @@ faults:
   EXPECT_FALSE(Reasons(d) & nvmlClocksThrottleReasonHwPowerBrakeSlowdown);
 }
 
+TEST_F(Faults, LockedClocksKeepAnIdleGpuInP0AtHigherPower) {
+  StartYaml(R"(
+count: 2
+defaults: {profile: H100-SXM5-80GB, workload: idle}
+faults:
+  - {type: clocks_locked, gpu: 0, at: 30, duration: 60}
+  - {type: clocks_locked, gpu: 1, at: 30, watts: 150}
+)");
+  nvmlDevice_t d = Gpu(0);
+  auto pstate = [&](nvmlDevice_t dev) {
+    nvmlPstates_t p = NVML_PSTATE_UNKNOWN;
+    EXPECT_EQ(nv.nvmlDeviceGetPerformanceState(dev, &p), NVML_SUCCESS);
+    return p;
+  };
+  At(20);
+  EXPECT_EQ(pstate(d), NVML_PSTATE_8);
+  EXPECT_TRUE(Reasons(d) & nvmlClocksThrottleReasonGpuIdle);
+  EXPECT_LT(Power(d), 80000u);
+  At(40);
+  EXPECT_EQ(Util(d).gpu, 0u);
+  EXPECT_EQ(pstate(d), NVML_PSTATE_0);
+  EXPECT_FALSE(Reasons(d) & nvmlClocksThrottleReasonGpuIdle);
+  EXPECT_GE(SmClock(d), 1900u);
+  EXPECT_GT(Power(d), 110000u);   // the profile default: idle + 8 % of the range, ~122 W
+  EXPECT_LT(Power(d), 135000u);
+  EXPECT_GT(Power(Gpu(1)), 145000u);   // `watts:` sets the floor
+  At(100);   // window over: back to idle clocks
+  EXPECT_EQ(pstate(d), NVML_PSTATE_8);
+  EXPECT_LT(Power(d), 80000u);
+}
+
 TEST_F(Faults, PcieDowntrainAndReplays) {
   StartYaml(R"(
 count: 1
