@@ -415,14 +415,12 @@ constexpr std::string_view stateLabel(GpuState s) {
 
 // ---------------------------------------------------------------------------------------------
 
-void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const collect::AgentStats& agent,
-                   const SelfMetrics& self, const ExportOptions& o, Format f) {
-  const Tables& t = tables();
-  const auto& fams = t.fields[idx(o.naming)];
-  const std::size_t fi = idx(f);
-  Scratch& s = t_scratch;
+namespace {
 
-  // Label sets, once per GPU.
+// Label sets, once per GPU, into the scratch (s.labels, s.begin, s.end, s.views, s.serve), and
+// the agent-level labels.
+void buildLabels(Scratch& s, const std::vector<GpuView>& gpus, const collect::AgentStats& agent,
+                 const ExportOptions& o) {
   s.labels.clear();
   s.begin.clear();
   s.end.clear();
@@ -438,12 +436,23 @@ void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const col
     const GpuView* parent = g.id.is_mig ? findParent(gpus, g) : nullptr;
     s.serve.push_back(g.state == GpuState::Up && (parent == nullptr || parent->state == GpuState::Up));
   }
-  auto labelsOf = [&](std::size_t i) {
-    return std::string_view(s.labels).substr(s.begin[i], s.end[i] - s.begin[i]);
-  };
   s.agent_labels.clear();
   s.agent_labels += '{';
   appendExtras(s.agent_labels, o, "", "");
+}
+
+}  // namespace
+
+void renderSampledMetrics(std::string& out, const std::vector<GpuView>& gpus, const collect::AgentStats& agent,
+                          const ExportOptions& o, Format f, std::string_view version) {
+  const Tables& t = tables();
+  const auto& fams = t.fields[idx(o.naming)];
+  const std::size_t fi = idx(f);
+  Scratch& s = t_scratch;
+  buildLabels(s, gpus, agent, o);
+  auto labelsOf = [&](std::size_t i) {
+    return std::string_view(s.labels).substr(s.begin[i], s.end[i] - s.begin[i]);
+  };
   const std::string_view agent_labels = std::string_view(s.agent_labels).substr(1);
 
   // Field families, in catalog order (or the order asked for).
@@ -499,22 +508,6 @@ void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const col
         out += s.views[i]->state == st ? "1\n" : "0\n";
       }
     }
-    std::int64_t now_ms = self.now_ms;
-    if (now_ms == 0)
-      now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                   .count();
-    const std::size_t mark = out.size();
-    out += t.sample_lag.header[fi];
-    bool any = false;
-    for (std::size_t i = 0; i < s.views.size(); ++i) {
-      const std::int64_t last = s.views[i]->last_sample_ms;
-      if (last <= 0) continue;  // never sampled: no lag to report
-      appendSeriesStart(out, t.sample_lag.sample_name, labelsOf(i));
-      appendDouble(out, static_cast<double>(std::max<std::int64_t>(0, now_ms - last)) / 1000.0);
-      out += '\n';
-      any = true;
-    }
-    if (!any) out.resize(mark);
     out += t.nvml_errors.header[fi];
     for (std::size_t i = 0; i < s.views.size(); ++i) {
       appendSeriesStart(out, t.nvml_errors.sample_name, labelsOf(i));
@@ -532,14 +525,11 @@ void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const col
   };
   single(t.driver_up, [&] { out += agent.driver_up ? '1' : '0'; });
   single(t.nvml_reinits, [&] { appendInt(out, agent.nvml_reinits); });
-  single(t.scrape_duration, [&] { appendDouble(out, self.last_scrape_duration_seconds); });
-  single(t.scrapes, [&] { appendInt(out, self.scrapes); });
-  single(t.sample_lag_max, [&] { appendDouble(out, self.sample_lag_seconds_max); });
 
   out += t.build_info.header[fi];
   out += t.build_info.sample_name;
   out += '{';
-  appendLabel(out, "version", self.version.empty() ? std::string_view(GW_VERSION) : self.version);
+  appendLabel(out, "version", version.empty() ? std::string_view(GW_VERSION) : version);
   if (!agent_labels.empty()) {
     out += ',';
     out.append(agent_labels);
@@ -565,8 +555,53 @@ void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const col
     }
     out += "} 1\n";
   }
+}
+
+void renderScrapeMetrics(std::string& out, const std::vector<GpuView>& gpus, const collect::AgentStats& agent,
+                         const SelfMetrics& self, const ExportOptions& o, Format f) {
+  const Tables& t = tables();
+  const std::size_t fi = idx(f);
+  Scratch& s = t_scratch;
+  buildLabels(s, gpus, agent, o);
+  auto labelsOf = [&](std::size_t i) {
+    return std::string_view(s.labels).substr(s.begin[i], s.end[i] - s.begin[i]);
+  };
+  const std::string_view agent_labels = std::string_view(s.agent_labels).substr(1);
+
+  std::int64_t now_ms = self.now_ms;
+  if (now_ms == 0)
+    now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  const std::size_t mark = out.size();
+  out += t.sample_lag.header[fi];
+  bool any = false;
+  for (std::size_t i = 0; i < s.views.size(); ++i) {
+    const std::int64_t last = s.views[i]->last_sample_ms;
+    if (last <= 0) continue;  // never sampled: no lag to report
+    appendSeriesStart(out, t.sample_lag.sample_name, labelsOf(i));
+    appendDouble(out, static_cast<double>(std::max<std::int64_t>(0, now_ms - last)) / 1000.0);
+    out += '\n';
+    any = true;
+  }
+  if (!any) out.resize(mark);
+
+  auto single = [&](const SelfFamily& fam, auto&& appendValue) {
+    out += fam.header[fi];
+    appendSeriesStart(out, fam.sample_name, agent_labels);
+    appendValue();
+    out += '\n';
+  };
+  single(t.scrape_duration, [&] { appendDouble(out, self.last_scrape_duration_seconds); });
+  single(t.scrapes, [&] { appendInt(out, self.scrapes); });
+  single(t.sample_lag_max, [&] { appendDouble(out, self.sample_lag_seconds_max); });
 
   if (f == Format::OpenMetrics) out += "# EOF\n";
+}
+
+void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const collect::AgentStats& agent,
+                   const SelfMetrics& self, const ExportOptions& o, Format f) {
+  renderSampledMetrics(out, gpus, agent, o, f, self.version);
+  renderScrapeMetrics(out, gpus, agent, self, o, f);
 }
 
 // ---------------------------------------------------------------------------------------------

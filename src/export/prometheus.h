@@ -57,6 +57,17 @@ struct SelfMetrics {
 void renderMetrics(std::string& out, const std::vector<collect::GpuView>& gpus, const collect::AgentStats& agent,
                    const SelfMetrics& self, const ExportOptions& o, Format f);
 
+// renderMetrics in two parts, so that a server can render the first once per sampling pass and
+// reuse it. The sampled part depends only on the GPUs' samples and states, the agent's driver
+// state and the options (version: "" = the build's); it ends without "# EOF". The scrape part
+// holds what changes with every scrape (each GPU's sample age, the scrape count and duration)
+// and the closing "# EOF" of OpenMetrics. sampled + scrape == renderMetrics, byte for byte.
+void renderSampledMetrics(std::string& out, const std::vector<collect::GpuView>& gpus,
+                          const collect::AgentStats& agent, const ExportOptions& o, Format f,
+                          std::string_view version = {});
+void renderScrapeMetrics(std::string& out, const std::vector<collect::GpuView>& gpus,
+                         const collect::AgentStats& agent, const SelfMetrics& self, const ExportOptions& o, Format f);
+
 // OpenMetrics when the scraper asks for application/openmetrics-text at least as strongly as for
 // text/plain (Prometheus ≥ 2.5 does), else Text004.
 Format negotiateFormat(std::string_view accept_header);

@@ -56,6 +56,61 @@ TEST(Gzip, EmptyAndBinaryInput) {
   EXPECT_EQ(gunzip(gzipCompress(bin)), bin);
 }
 
+// A cached page compressed once plus a per-scrape tail: one valid gzip member whose CRC and size
+// zlib checks, equal to the two texts joined, at every level and for empty halves.
+TEST(Gzip, PrefixPlusSuffixIsOneMember) {
+  using namespace gw::exporter::testing;
+  std::string page, tail;
+  SelfMetrics s;
+  s.now_ms = kNowMs;
+  s.scrapes = 41;
+  renderSampledMetrics(page, makeNode(), makeAgent(), {}, Format::OpenMetrics);
+  renderScrapeMetrics(tail, makeNode(), makeAgent(), s, {}, Format::OpenMetrics);
+  std::string bin;
+  for (int i = 0; i < 70000; ++i) bin += static_cast<char>((i * 7919) & 0xff);
+  const std::pair<std::string, std::string> cases[] = {{page, tail}, {"", tail}, {page, ""}, {"", ""}, {bin, page}, {page, bin}};
+  std::string out = "garbage";
+  for (const auto& [a, b] : cases)
+    for (int level : {0, 1, 6, 9}) {
+      GzipPrefix p;
+      gzipPrefix(a, p, level);
+      EXPECT_EQ(p.size, a.size());
+      gzipWithPrefix(p, b, out, level);
+      ASSERT_GE(out.size(), 18u);
+      EXPECT_EQ(static_cast<unsigned char>(out[0]), 0x1f);
+      EXPECT_EQ(gunzip(out), a + b) << "level " << level << " prefix " << a.size() << " suffix " << b.size();
+    }
+  // The same prefix serves many suffixes.
+  GzipPrefix p;
+  gzipPrefix(page, p);
+  for (std::uint64_t n : {1u, 2u, 1000u}) {
+    s.scrapes = n;
+    tail.clear();
+    renderScrapeMetrics(tail, makeNode(), makeAgent(), s, {}, Format::OpenMetrics);
+    gzipWithPrefix(p, tail, out);
+    EXPECT_EQ(gunzip(out), page + tail);
+    EXPECT_LT(out.size() * 5, page.size() + tail.size());
+  }
+}
+
+// The round-trip check above can fail: zlib verifies the trailer's CRC-32.
+TEST(Gzip, CorruptTrailerIsRejectedByZlib) {
+  GzipPrefix p;
+  gzipPrefix("first half\n", p);
+  std::string out;
+  gzipWithPrefix(p, "second half\n", out);
+  out[out.size() - 8] ^= 0x01;  // first byte of the CRC-32
+  z_stream zs{};
+  ASSERT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
+  zs.next_in = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_in = static_cast<uInt>(out.size());
+  char buf[256];
+  zs.next_out = reinterpret_cast<Bytef*>(buf);
+  zs.avail_out = sizeof buf;
+  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_DATA_ERROR);
+  inflateEnd(&zs);
+}
+
 TEST(Gzip, AcceptEncoding) {
   EXPECT_TRUE(acceptsGzip("gzip"));                    // Prometheus
   EXPECT_TRUE(acceptsGzip("gzip, deflate, br, zstd"));  // browsers

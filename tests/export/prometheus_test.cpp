@@ -350,6 +350,32 @@ TEST_P(BothNamings, AppendsToTheBuffer) {
   EXPECT_EQ(out.substr(7), render(naming(), format()));
 }
 
+// The server caches the sampled part between samples: what changes per scrape must all be in
+// the scrape part, and the two together must be the whole exposition.
+TEST_P(BothNamings, SampledPlusScrapePartIsTheWholeExposition) {
+  ExportOptions o;
+  o.naming = naming();
+  const SelfMetrics s = self();
+  std::string sampled, scrape;
+  renderSampledMetrics(sampled, makeNode(), makeAgent(), o, format(), s.version);
+  renderScrapeMetrics(scrape, makeNode(), makeAgent(), s, o, format());
+  EXPECT_EQ(sampled + scrape, render(naming(), format()));
+  EXPECT_EQ(sampled.find("# EOF"), std::string::npos);
+  EXPECT_EQ(sampled.find("gpuwarden_scrapes"), std::string::npos);
+  EXPECT_EQ(sampled.find("gpuwarden_sample_lag_seconds"), std::string::npos);
+  // Another scrape of the same samples: the sampled part is byte for byte the same.
+  SelfMetrics later = s;
+  later.now_ms += 700;
+  later.scrapes += 1;
+  std::string sampled2, scrape2;
+  renderSampledMetrics(sampled2, makeNode(), makeAgent(), o, format(), s.version);
+  renderScrapeMetrics(scrape2, makeNode(), makeAgent(), later, o, format());
+  EXPECT_EQ(sampled2, sampled);
+  EXPECT_NE(scrape2, scrape);
+  const Parsed p = parseExposition(sampled2 + scrape2, format() == Format::OpenMetrics);
+  EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+}
+
 INSTANTIATE_TEST_SUITE_P(Export, BothNamings,
                          ::testing::Combine(::testing::Values(Naming::Dcgm, Naming::Native),
                                             ::testing::Values(Format::Text004, Format::OpenMetrics)),
