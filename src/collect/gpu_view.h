@@ -47,6 +47,9 @@ struct GpuView {
   std::uint64_t nvml_errors = 0;      // NVML calls on this GPU that failed (not counting unsupported)
   std::uint64_t samples = 0;          // completed sampling passes
   std::vector<FieldValue> values;     // indexed by fields::indexOf(field); numeric fields only
+  // Changes whenever the sampler publishes new values or a new state for this GPU; unique across
+  // the process, so (version, state) of every view tells a cache whether anything moved.
+  std::uint64_t version = 0;
 };
 
 struct AgentStats {

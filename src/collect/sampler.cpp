@@ -8,6 +8,9 @@
 namespace gw::collect {
 namespace {
 
+std::atomic<std::uint64_t> g_view_version{0};
+std::uint64_t nextViewVersion() { return g_view_version.fetch_add(1, std::memory_order_relaxed) + 1; }
+
 using Clock = std::chrono::steady_clock;
 
 std::int64_t wallMs() {
@@ -194,6 +197,7 @@ struct Sampler::Worker {
     for (std::size_t i = 0; i < targets.size(); ++i) {
       const auto& t = targets[i];
       GpuView& v = published[i];
+      v.version = nextViewVersion();
       v.values = t.values;  // same size every time: no allocation
       v.samples = t.samples;
       v.nvml_errors = t.errors;
@@ -224,6 +228,7 @@ struct Sampler::Worker {
       stalled_reason = "an NVML call has not returned for more than " + std::to_string(deadline.count()) + " ms";
       for (auto& v : published)
         if (v.state == GpuState::Up) {
+          v.version = nextViewVersion();
           v.state = GpuState::Stalled;
           v.state_reason = stalled_reason;
         }
@@ -277,6 +282,7 @@ Status Sampler::enumerate() {
       v.state = state;
       v.state_reason = t.reason;
       v.values = t.values;
+      v.version = nextViewVersion();
       w->targets.push_back(std::move(t));
       w->published.push_back(std::move(v));
     };
@@ -418,6 +424,7 @@ void Sampler::supervise() {
       session_.reset();
       down_views_ = last;
       for (auto& v : down_views_) {
+        v.version = nextViewVersion();
         v.state = GpuState::Down;
         v.state_reason = "NVIDIA driver unavailable; re-initialising";
       }
@@ -439,6 +446,7 @@ void Sampler::supervise() {
     std::lock_guard lock(mu_);
     down_views_.clear();
     ++stats_.nvml_reinits;
+    nextViewVersion();
     for (auto& w : workers_) {
       auto shared = w;
       w->thread = std::thread([shared] { shared->run(); });
@@ -471,6 +479,8 @@ std::vector<GpuView> Sampler::snapshot() const {
   }
   return out;
 }
+
+std::uint64_t Sampler::generation() const { return g_view_version.load(std::memory_order_acquire); }
 
 AgentStats Sampler::agentStats() const {
   std::lock_guard lock(mu_);

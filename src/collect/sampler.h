@@ -56,6 +56,9 @@ class Sampler {
   // Consistent copies of every GPU's latest state; never blocks on NVML.
   std::vector<GpuView> snapshot() const;
   AgentStats agentStats() const;
+  // Changes whenever anything snapshot() or agentStats() return may have changed (a pass
+  // published, a GPU stalled, the driver went or came back). Process-wide and monotonic.
+  std::uint64_t generation() const;
   // The session, for inventory and events; may be null while the driver is down. Callers must
   // treat it as possibly re-created: hold it only for the duration of one request.
   std::shared_ptr<nvml::Session> session() const;

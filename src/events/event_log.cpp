@@ -93,6 +93,7 @@ void EventLog::count(const GpuEvent& e) {
   if (e.kind != EventKind::Xid && e.kind != EventKind::FallenOffBus) return;
   const int code = e.kind == EventKind::FallenOffBus ? 79 : e.code;
   ++xids_[{e.gpu_index, e.gpu_uuid, code}];
+  ++xid_total_;
 }
 
 EventLog::AddResult EventLog::add(GpuEvent e) {
@@ -163,6 +164,11 @@ std::vector<XidCount> EventLog::xidCounts() const {
     out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
   }
   return out;
+}
+
+std::uint64_t EventLog::xidTotal() const {
+  std::lock_guard lock(mu_);
+  return xid_total_;
 }
 
 std::string EventLog::loadError() const {

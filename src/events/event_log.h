@@ -64,6 +64,8 @@ class EventLog {
   std::uint64_t mergedCount() const;
   // Xid counters (FallenOffBus counts as Xid 79), one per (GPU, code); never decrease.
   std::vector<XidCount> xidCounts() const;
+  // Sum of xidCounts(): grows with every Xid counted, so a cache of them knows when to refresh.
+  std::uint64_t xidTotal() const;
   // Why loading the persisted file failed or skipped lines; empty if nothing went wrong.
   std::string loadError() const;
 
@@ -82,6 +84,7 @@ class EventLog {
   std::uint64_t next_id_ = 1;
   std::uint64_t merged_ = 0;
   std::map<std::tuple<int, std::string, int>, std::uint64_t> xids_;  // (index, uuid, code)
+  std::uint64_t xid_total_ = 0;
   std::string load_error_;
 };
 

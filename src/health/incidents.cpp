@@ -415,6 +415,17 @@ std::vector<std::pair<collect::GpuIdentity, HealthState>> IncidentStore::healthS
   return out;
 }
 
+std::uint64_t IncidentStore::healthDigest() const {
+  std::lock_guard lock(mu_);
+  std::uint64_t h = live_.size();
+  for (const auto& [k, i] : live_) {
+    // boost::hash_combine's mixing step; live_ is ordered, so the digest is too.
+    h ^= std::hash<std::string>{}(i.gpu_uuid) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<std::uint64_t>(i.severity) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  }
+  return h;
+}
+
 std::map<Severity, int> IncidentStore::openCountBySeverity() const {
   std::lock_guard lock(mu_);
   std::map<Severity, int> out{{Severity::Info, 0}, {Severity::Warning, 0}, {Severity::Critical, 0}, {Severity::Fatal, 0}};

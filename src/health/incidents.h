@@ -90,6 +90,9 @@ class IncidentStore {
   // worse open, else from its incidents.
   std::vector<std::pair<collect::GpuIdentity, HealthState>> healthStates(const std::vector<collect::GpuView>& views) const;
   std::map<Severity, int> openCountBySeverity() const;
+  // A hash of what healthStates() and openCountBySeverity() are computed from (each unresolved
+  // incident's GPU and severity): equal digests, equal health metrics for the same views.
+  std::uint64_t healthDigest() const;
 
  private:
   IncidentStore() = default;

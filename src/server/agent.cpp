@@ -458,43 +458,59 @@ void Agent::registerRoutes() {
   h.get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
     auto t0 = std::chrono::steady_clock::now();
     auto s = sampler();
-    std::vector<collect::GpuView> views;
-    collect::AgentStats stats;
-    if (s) {
-      views = s->snapshot();
-      stats = s->agentStats();
-    } else {
-      stats.driver_up = false;
-    }
     std::shared_ptr<const exporter::ExportOptions> eo;
     {
       std::lock_guard lock(mu_);
       eo = export_;
     }
+    const exporter::Format fmt = exporter::negotiateFormat(req.get_header_value("Accept"));
+    MetricsPageKey key;
+    key.sampling = s != nullptr;
+    key.generation = s ? s->generation() : 0;  // read before the snapshot: the page is never older
+    key.health = health_ ? health_->metricsKey() : 0;
+    key.options = eo.get();
+    key.format = fmt;
+    auto page = metrics_cache_.get(key, [&](MetricsPage& p) {
+      if (s) {
+        p.views = s->snapshot();
+        p.stats = s->agentStats();
+      } else {
+        p.stats.driver_up = false;
+      }
+      exporter::renderSampledMetrics(p.text, p.views, p.stats, *eo, fmt);
+      if (health_)
+        health_->appendMetrics(p.text, p.views, p.stats.hostname, fmt, eo->naming == exporter::Naming::Native);
+    });
+
     exporter::SelfMetrics self;
     self.now_ms = nowMs();
     self.scrapes = scrapes_.fetch_add(1) + 1;
     self.last_scrape_duration_seconds = static_cast<double>(last_scrape_us_.load()) / 1e6;
     double lag = 0;
-    for (const auto& v : views)
+    for (const auto& v : page->views)
       if (v.state == collect::GpuState::Up && v.last_sample_ms > 0)
         lag = std::max(lag, static_cast<double>(self.now_ms - v.last_sample_ms) / 1000.0);
     self.sample_lag_seconds_max = lag;
-    const exporter::Format fmt = exporter::negotiateFormat(req.get_header_value("Accept"));
-    thread_local std::string body;
-    thread_local std::string gz;
-    body.clear();
-    exporter::renderMetrics(body, views, stats, self, *eo, fmt);
-    if (health_) health_->appendMetrics(body, views, stats.hostname, fmt, eo->naming == exporter::Naming::Native);
+    auto tail = std::make_shared<std::string>();
+    exporter::renderScrapeMetrics(*tail, page->views, page->stats, self, *eo, fmt);
+
     const std::string ct(exporter::contentType(fmt));
+    res.set_header("Vary", "Accept, Accept-Encoding");
     if (exporter::acceptsGzip(acceptEncoding(req))) {
-      exporter::gzipCompress(body, gz);
+      std::string gz;
+      exporter::gzipWithPrefix(page->gzip(), *tail, gz);
       res.set_header("Content-Encoding", "gzip");
       res.set_content(gz, ct.c_str());
     } else {
-      res.set_content(body, ct.c_str());
+      // Sent straight from the shared page: no copy of it per scrape.
+      const std::size_t n = page->text.size();
+      res.set_content_provider(n + tail->size(), ct,
+                               [page, tail, n](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                                 if (offset < n) return sink.write(page->text.data() + offset, std::min(length, n - offset));
+                                 const std::size_t o = offset - n;
+                                 return sink.write(tail->data() + o, std::min(length, tail->size() - o));
+                               });
     }
-    res.set_header("Vary", "Accept, Accept-Encoding");
     last_scrape_us_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
   });
 

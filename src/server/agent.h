@@ -21,6 +21,7 @@
 #include "server/health_service.h"
 #include "server/history_sink.h"
 #include "server/http_server.h"
+#include "server/metrics_page.h"
 #include "store/store.h"
 
 namespace gw::server {
@@ -89,6 +90,7 @@ class Agent {
 
   std::atomic<bool> running_{false};
   std::atomic<std::uint64_t> scrapes_{0};
+  MetricsPageCache metrics_cache_;
   std::atomic<std::int64_t> last_scrape_us_{0};
   std::mutex monitor_mu_;
   std::condition_variable monitor_cv_;

@@ -480,9 +480,6 @@ void HealthService::registerRoutes(HttpServer& h) {
 void HealthService::appendMetrics(std::string& body, const std::vector<collect::GpuView>& views,
                                   const std::string& hostname, exporter::Format fmt, bool native_labels) const {
   const bool om = fmt == exporter::Format::OpenMetrics;
-  static const std::string kEof = "# EOF\n";
-  if (om && body.size() >= kEof.size() && body.compare(body.size() - kEof.size(), kEof.size(), kEof) == 0)
-    body.resize(body.size() - kEof.size());
   body += health::renderHealthMetrics(*incidents_, views, hostname, native_labels);
   const std::string family = om ? "gpuwarden_xid_errors" : "gpuwarden_xid_errors_total";
   body += "# HELP " + family + " Xid errors seen per GPU and code (NVML events and the kernel log, de-duplicated).\n";
@@ -494,7 +491,10 @@ void HealthService::appendMetrics(std::string& body, const std::vector<collect::
     if (!hostname.empty()) labels += std::string(native_labels ? ",hostname" : ",Hostname") + "=\"" + escapeLabel(hostname) + "\"";
     body += "gpuwarden_xid_errors_total{" + labels + "} " + std::to_string(c.count) + "\n";
   }
-  if (om) body += kEof;
+}
+
+std::uint64_t HealthService::metricsKey() const {
+  return incidents_->healthDigest() * 31 + log_->xidTotal();
 }
 
 }  // namespace gw::server

@@ -79,10 +79,13 @@ class HealthService {
   void poll();
 
   void registerRoutes(HttpServer& h);
-  // Appends gpuwarden_gpu_health, gpuwarden_incidents_open and gpuwarden_xid_errors_total to a
-  // rendered /metrics page (before "# EOF" for OpenMetrics).
+  // Appends gpuwarden_gpu_health, gpuwarden_incidents_open and gpuwarden_xid_errors_total to the
+  // sampled part of a /metrics page (exporter::renderSampledMetrics: no "# EOF" yet).
   void appendMetrics(std::string& body, const std::vector<collect::GpuView>& views, const std::string& hostname,
                      exporter::Format fmt, bool native_labels) const;
+  // Changes whenever what appendMetrics prints for the same views would change (incidents opened,
+  // resolved or worsened; Xids counted).
+  std::uint64_t metricsKey() const;
 
  private:
   HealthService(HealthServiceOptions options, SamplerFn sampler);

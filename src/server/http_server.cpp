@@ -85,14 +85,18 @@ class LimitedStream : public httplib::Stream {
     if (size == 0) return 0;
     if (pos_ >= len_) {
       if (budget_ == 0) return -1;
-      // Wait until the request's deadline, waking to notice a stop.
-      for (;;) {
-        if (stopping_.load()) return -1;
-        int left = msLeft(deadline_);
-        if (left == 0) return -1;
-        if (pollIn(std::min(left, 100))) break;
+      // Usually the bytes are already there (waitForRequest saw them): try first, and wait until
+      // the request's deadline only when there is nothing yet, waking to notice a stop.
+      ssize_t n = ::recv(sock_, buf_, std::min(sizeof(buf_), budget_), MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        for (;;) {
+          if (stopping_.load()) return -1;
+          int left = msLeft(deadline_);
+          if (left == 0) return -1;
+          if (pollIn(std::min(left, 100))) break;
+        }
+        n = ::recv(sock_, buf_, std::min(sizeof(buf_), budget_), 0);
       }
-      ssize_t n = ::recv(sock_, buf_, std::min(sizeof(buf_), budget_), 0);
       if (n <= 0) return -1;
       pos_ = 0;
       len_ = static_cast<size_t>(n);

@@ -383,5 +383,76 @@ TEST_F(AgentHttp, IndexListsEndpoints) {
   EXPECT_GE(json::parse(r.body)["endpoints"].size(), 5u);
 }
 
+// A /metrics page cut where the per-scrape tail starts (its first family).
+std::pair<std::string, std::string> splitAtScrapePart(const std::string& body) {
+  const std::size_t at = body.find("# HELP gpuwarden_sample_lag_seconds");
+  EXPECT_NE(at, std::string::npos) << body.substr(0, 300);
+  return {body.substr(0, std::min(at, body.size())), body.substr(std::min(at, body.size()))};
+}
+
+// The cached page is replaced when the GPUs are sampled again (here every 100 ms).
+TEST_F(AgentHttp, MetricsPageFollowsTheSamples) {
+  const std::string a = httpGet(port_, "/metrics").body;
+  std::this_thread::sleep_for(400ms);
+  const std::string b = httpGet(port_, "/metrics").body;
+  EXPECT_NE(splitAtScrapePart(a).first, splitAtScrapePart(b).first);
+}
+
+// Between two sampling passes every scrape is served from one rendered page: the sampled part
+// is byte for byte the same while the per-scrape tail (sample ages, scrape count) moves, in
+// plain text, gzip and OpenMetrics alike.
+TEST(MetricsPage, ScrapesBetweenTwoSamplesShareThePageAndOnlyTheTailMoves) {
+  test::TempDir dir;
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+  ::unsetenv("GPUWARDEN_SIM_START");
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  AgentOptions o;
+  o.config_path = dir.write("agent.yaml", "listen: 127.0.0.1:0\nsampling: {fast_interval: 30s, slow_interval: 60s}\n");
+  o.data_dir = dir.path() + "/data";
+  o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
+  auto created = Agent::create(std::move(o));
+  ASSERT_TRUE(created) << created.error();
+  auto agent = std::move(created).value();
+  ASSERT_TRUE(agent->start());
+  const auto addr = agent->boundAddresses().at(0);
+  const int port = std::stoi(addr.substr(addr.rfind(':') + 1));
+  ASSERT_TRUE(test::eventually(
+      [&] { return test::select(test::parseExposition(httpGet(port, "/metrics").body), "DCGM_FI_DEV_GPU_TEMP").size() == 8; },
+      10s));
+
+  auto split = splitAtScrapePart;
+  // (A line search: the full exposition parser takes ~1 s per page under the sanitizers.)
+  auto scrapes = [](const std::string& body) {
+    const std::string name = "\ngpuwarden_scrapes_total ";
+    const std::size_t at = body.find(name);
+    return at == std::string::npos ? -1.0 : std::stod(body.substr(at + name.size(), 20));
+  };
+  const std::string a = httpGet(port, "/metrics").body;
+  std::this_thread::sleep_for(20ms);
+  const std::string b = httpGet(port, "/metrics").body;
+  const auto gz = httpGet(port, "/metrics", {{"Accept-Encoding", "gzip"}});
+  EXPECT_EQ(gz.headers.find("Content-Encoding")->second, "gzip");
+  const std::string c = gunzip(gz.body);
+  EXPECT_EQ(split(a).first, split(b).first);
+  EXPECT_EQ(split(c).first, split(a).first);
+  EXPECT_NE(split(a).second, split(b).second);
+  EXPECT_EQ(scrapes(b), scrapes(a) + 1);
+  EXPECT_EQ(scrapes(c), scrapes(a) + 2);
+  EXPECT_NE(split(a).first.find("gpuwarden_gpu_health{"), std::string::npos);  // health series are in the page
+
+  const std::string om_accept = "application/openmetrics-text;version=1.0.0";
+  const std::string om1 = httpGet(port, "/metrics", {{"Accept", om_accept}}).body;
+  const auto om2gz = httpGet(port, "/metrics", {{"Accept", om_accept}, {"Accept-Encoding", "gzip"}});
+  const std::string om2 = gunzip(om2gz.body);
+  for (const std::string* om : {&om1, &om2}) {
+    EXPECT_TRUE(om->ends_with("# EOF\n"));
+    EXPECT_EQ(om->find("# EOF"), om->size() - 6) << "one # EOF, at the end";
+    EXPECT_LT(om->find("gpuwarden_gpu_health{"), om->find("# EOF"));
+  }
+  EXPECT_EQ(split(om1).first, split(om2).first);
+  EXPECT_EQ(scrapes(om2), scrapes(om1) + 1);
+  agent->stop();
+}
+
 }  // namespace
 }  // namespace gw::server
