@@ -127,7 +127,9 @@ void GpuPhysics::Evaluate(StepState* s) const {
   s->temp_mem = P.hbm ? s->temp + 3 + 3 * u / 100 + 0.5 * Noise(seed_, gi, Signal::kMemTemp, s->step) : 0;
   s->fan = P.fans == 0 || fx.fan_failed ? 0 : static_cast<unsigned>(std::clamp(30 + 1.5 * (s->temp - 40), 30.0, 100.0));
 
-  s->pcie_gen = fx.pcie_gen ? fx.pcie_gen : P.pcie_max_gen;
+  // Active-state power management: an idle board trains its link down to Gen1 (the width stays);
+  // it is back at full speed as soon as work arrives. A downtrained link stays downtrained.
+  s->pcie_gen = fx.pcie_gen ? fx.pcie_gen : idle ? 1 : P.pcie_max_gen;
   s->pcie_width = fx.pcie_width ? fx.pcie_width : P.pcie_max_width;
   double tx_share = 0, rx_share = 0;
   PcieShare(gpu_.workload, &tx_share, &rx_share);

@@ -110,6 +110,22 @@ TEST_F(Signals, PcieThroughputFollowsUtilisation) {
   EXPECT_GT(busy_rx, 1000000u);   // > 1 GB/s feeding a training job over Gen5 x16
 }
 
+// Link power management: an idle GPU's link runs at Gen1, a busy one at its maximum; the
+// maximum and the width do not change.
+TEST_F(Signals, IdleLinkTrainsDownToGen1) {
+  StartYaml(kIdleVsTraining);
+  At(200);
+  for (unsigned i : {0u, 1u}) {
+    unsigned gen = 0, width = 0, max_gen = 0;
+    ASSERT_EQ(nv.nvmlDeviceGetCurrPcieLinkGeneration(Gpu(i), &gen), NVML_SUCCESS);
+    ASSERT_EQ(nv.nvmlDeviceGetCurrPcieLinkWidth(Gpu(i), &width), NVML_SUCCESS);
+    ASSERT_EQ(nv.nvmlDeviceGetMaxPcieLinkGeneration(Gpu(i), &max_gen), NVML_SUCCESS);
+    EXPECT_EQ(gen, i == 0 ? 1u : 5u) << "GPU " << i;
+    EXPECT_EQ(max_gen, 5u);
+    EXPECT_EQ(width, 16u);
+  }
+}
+
 struct Reading {
   unsigned power, temp, clock, util, mem_util;
   unsigned long long energy;
