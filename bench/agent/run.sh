@@ -42,14 +42,15 @@ YAML
 sim_us_per_pass=""
 if [[ -x $BUILD/bin/agent_bench ]]; then
   "$BUILD/bin/agent_bench" --benchmark_format=json --benchmark_min_time=1 >"$WORK/bench.json" 2>/dev/null
-  read -r sim_us_per_pass agent_us_per_pass render_us render_gz_us < <(python3 - "$WORK/bench.json" <<'PY'
+  read -r sim_us_per_pass agent_us_per_pass render_us render_gz_us tail_us tail_gz_us < <(python3 - "$WORK/bench.json" <<'PY'
 import json, sys
 b = {x["name"]: x for x in json.load(open(sys.argv[1]))["benchmarks"]}
-def us(n): return b[n]["cpu_time"]  # microseconds (Unit kMicrosecond)
-print(us("BM_SimulatorOnly"), us("BM_SamplingPass"), us("BM_RenderMetrics/gzip:0"), us("BM_RenderMetrics/gzip:1"))
+def us(n): return round(b[n]["cpu_time"], 2)  # microseconds (Unit kMicrosecond)
+print(us("BM_SimulatorOnly"), us("BM_SamplingPass"), us("BM_RenderMetrics/gzip:0"), us("BM_RenderMetrics/gzip:1"),
+      us("BM_ScrapeCachedPage/gzip:0"), us("BM_ScrapeCachedPage/gzip:1"))
 PY
 )
-  echo "== per pass (agent_bench): simulator alone ${sim_us_per_pass} us, sampling pass incl. simulator ${agent_us_per_pass} us; /metrics render ${render_us} us, +gzip ${render_gz_us} us"
+  echo "== per pass (agent_bench): simulator alone ${sim_us_per_pass} us, sampling pass incl. simulator ${agent_us_per_pass} us; /metrics page render ${render_us} us, +gzip ${render_gz_us} us (once per pass); per scrape of a rendered page ${tail_us} us, gzip ${tail_gz_us} us"
 fi
 
 echo "== agent CPU and memory, 8 GPUs x every numeric field, ${DURATION}s each"
