@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# /metrics under wrk for two gpuwarden binaries, alternating so that both see the same machine:
+# ROUNDS rounds of c=1/16/64, SECONDS each, on the simulated DGX H100 sampled every second.
+# Prints one line per run: latency p50/p99, requests/s and the server's CPU per scrape (from
+# /proc/PID/stat). Usage: bench/agent/compare.sh OLD_BINARY NEW_BINARY   (ROUNDS=3 SECONDS=5)
+set -euo pipefail
+OLD=${1:?usage: compare.sh OLD_BINARY NEW_BINARY}
+NEW=${2:?usage: compare.sh OLD_BINARY NEW_BINARY}
+ROUNDS=${ROUNDS:-3}
+SECS=${SECONDS_PER_RUN:-5}
+WORK=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+run() {  # BINARY LABEL
+  local port pid
+  port=$(free_port)
+  rm -rf "$WORK/data-$2"
+  printf 'listen: 127.0.0.1:%s\nsampling: {fast_interval: 1s}\n' "$port" >"$WORK/$2.yaml"
+  "$1" serve --simulate dgx-h100 --config "$WORK/$2.yaml" --data-dir "$WORK/data-$2" 2>/dev/null &
+  pid=$!
+  for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+  sleep 2
+  for c in 1 16 64; do
+    local t0 t1
+    t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+    wrk -t "$(( c < 2 ? 1 : 2 ))" -c "$c" -d "${SECS}s" --latency "http://127.0.0.1:$port/metrics" >"$WORK/wrk.txt"
+    t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+    python3 - "$WORK/wrk.txt" "$t0" "$t1" "$(getconf CLK_TCK)" "$2" "$c" <<'PY'
+import re, sys
+txt = open(sys.argv[1]).read()
+t0, t1, ticks, label, c = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
+def ms(p):
+    v, u = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)", txt, re.M).groups()
+    return float(v) / 1000 if u == "us" else float(v) * 1000 if u == "s" else float(v)
+n = int(re.search(r"(\d+) requests in", txt).group(1))
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", txt).group(1))
+print(f"{label:4s} c={c:>2}: p50 {ms(50):.3f} ms  p99 {ms(99):.3f} ms  {rps:8.0f} req/s  server CPU {(t1-t0)/ticks/n*1e6:6.1f} us/scrape")
+PY
+  done
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
+for _ in $(seq "$ROUNDS"); do run "$OLD" old; run "$NEW" new; done
