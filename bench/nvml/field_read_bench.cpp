@@ -51,8 +51,8 @@ BENCHMARK(BM_ReadAllFields);
 // The sampler's pass over 8 GPUs x all fields (batched field ids included), synchronously.
 void BM_SamplerPass8Gpus(benchmark::State& state) {
   ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
-  gw::collect::Sampler sampler([]() -> gw::Result<std::unique_ptr<gw::nvml::Session>> { return gw::nvml::Session::open({GW_SIM_LIB}); },
-                               {});
+  gw::collect::Sampler sampler(
+      []() -> gw::Result<std::unique_ptr<gw::nvml::Session>> { return gw::nvml::Session::open({GW_SIM_LIB}); }, {});
   for (auto _ : state) sampler.samplePassForBenchmark();
 }
 BENCHMARK(BM_SamplerPass8Gpus)->Unit(benchmark::kMicrosecond);

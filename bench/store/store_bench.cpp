@@ -95,7 +95,8 @@ void BM_Ingest(benchmark::State& state) {
   auto store = std::move(Store::open(opt).value());
   std::vector<SeriesId> ids;
   for (int g = 0; g < kGpus; ++g)
-    for (const auto& f : testing::telemetryFields()) ids.push_back(store->series("GPU-" + std::to_string(g), f).value());
+    for (const auto& f : testing::telemetryFields())
+      ids.push_back(store->series("GPU-" + std::to_string(g), f).value());
   testing::GpuSimulator gpu(1);
   std::vector<double> values;
   gpu.tick(values);

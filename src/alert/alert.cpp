@@ -37,8 +37,7 @@ Alert alertFromJson(const nlohmann::json& j) {
   a.gpu_index = j.value("gpu_index", -1);
   a.hostname = j.value("hostname", "");
   if (j.contains("labels")) a.labels = j.at("labels").get<std::map<std::string, std::string>>();
-  if (j.contains("annotations"))
-    a.annotations = j.at("annotations").get<std::map<std::string, std::string>>();
+  if (j.contains("annotations")) a.annotations = j.at("annotations").get<std::map<std::string, std::string>>();
   a.starts_at_ms = j.value("starts_at_ms", int64_t{0});
   a.ends_at_ms = j.value("ends_at_ms", int64_t{0});
   return a;
@@ -55,15 +54,13 @@ std::string rfc3339(int64_t unix_ms) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
   return buf;
 }
 
 int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 

@@ -15,10 +15,10 @@ struct Alert {
   std::string rule;      // becomes Alertmanager's alertname
   std::string severity;  // info | warning | critical | fatal
   std::string summary;
-  std::string action;    // what an operator should do
+  std::string action;  // what an operator should do
   std::string gpu_uuid;
   std::string hostname;
-  int gpu_index = -1;    // -1: not about one GPU
+  int gpu_index = -1;  // -1: not about one GPU
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   int64_t starts_at_ms = 0;

@@ -40,8 +40,7 @@ Result<std::unique_ptr<Dispatcher>> Dispatcher::create(DispatcherConfig config,
         return Status::Error("alert dispatcher: two sinks named " + sinks[i]->name());
   auto q = DiskQueue::open((std::filesystem::path(config.data_dir) / "alerts.db").string());
   if (!q.ok()) return q.status();
-  return std::unique_ptr<Dispatcher>(
-      new Dispatcher(std::move(config), std::move(q).value(), std::move(sinks)));
+  return std::unique_ptr<Dispatcher>(new Dispatcher(std::move(config), std::move(q).value(), std::move(sinks)));
 }
 
 Dispatcher::Dispatcher(DispatcherConfig config, std::unique_ptr<DiskQueue> queue,
@@ -162,8 +161,7 @@ void Dispatcher::run(Worker& w) {
     Delivery d = w.sink->deliver(head->alert);
     // Acknowledge under mu_ so flush() never sees an empty queue before the stats say so.
     lock.lock();
-    Status s = d.ok ? queue_->ack(head->seq)
-                    : (!d.retryable ? queue_->reject(head->seq, d.error) : Status::Ok());
+    Status s = d.ok ? queue_->ack(head->seq) : (!d.retryable ? queue_->reject(head->seq, d.error) : Status::Ok());
     if (d.ok && s.ok()) {
       ++w.stats.delivered;
       attempt = 0;

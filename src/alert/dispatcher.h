@@ -44,8 +44,7 @@ class Dispatcher {
   // Opens (creates) the queue; does not start threads.
   static Result<std::unique_ptr<Dispatcher>> create(DispatcherConfig config);
   // For tests and custom sinks: sinks supplied by the caller (config.sinks is ignored).
-  static Result<std::unique_ptr<Dispatcher>> create(DispatcherConfig config,
-                                                    std::vector<std::unique_ptr<Sink>> sinks);
+  static Result<std::unique_ptr<Dispatcher>> create(DispatcherConfig config, std::vector<std::unique_ptr<Sink>> sinks);
   ~Dispatcher();  // stop()
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -64,8 +63,7 @@ class Dispatcher {
 
  private:
   struct Worker;
-  Dispatcher(DispatcherConfig config, std::unique_ptr<DiskQueue> queue,
-             std::vector<std::unique_ptr<Sink>> sinks);
+  Dispatcher(DispatcherConfig config, std::unique_ptr<DiskQueue> queue, std::vector<std::unique_ptr<Sink>> sinks);
   void run(Worker& w);
   std::chrono::milliseconds backoff(int attempt);
 

@@ -21,8 +21,7 @@ class Stmt {
   int64_t i64(int c) { return sqlite3_column_int64(s_, c); }
   std::string text(int c) {
     const unsigned char* p = sqlite3_column_text(s_, c);
-    return p ? std::string(reinterpret_cast<const char*>(p),
-                           static_cast<std::size_t>(sqlite3_column_bytes(s_, c)))
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, c)))
              : std::string();
   }
 
@@ -35,8 +34,7 @@ class Stmt {
 
 Result<std::unique_ptr<DiskQueue>> DiskQueue::open(const std::string& db_path) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(db_path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+  int rc = sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                            nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
@@ -74,8 +72,8 @@ Status DiskQueue::exec(const char* sql) {
   return Status::Ok();
 }
 
-Result<bool> DiskQueue::submit(const Alert& alert, const std::vector<std::string>& sinks,
-                               int64_t now_ms, int64_t repeat_ms) {
+Result<bool> DiskQueue::submit(const Alert& alert, const std::vector<std::string>& sinks, int64_t now_ms,
+                               int64_t repeat_ms) {
   std::lock_guard lock(mu_);
   const std::string state = alert.status();
   Status s = exec("BEGIN IMMEDIATE");
@@ -171,8 +169,7 @@ Status DiskQueue::reject(int64_t seq, const std::string& error) {
 
 int64_t DiskQueue::pending(const std::string& sink) {
   std::lock_guard lock(mu_);
-  Stmt q(db_, sink.empty() ? "SELECT count(*) FROM queue"
-                           : "SELECT count(*) FROM queue WHERE sink = ?");
+  Stmt q(db_, sink.empty() ? "SELECT count(*) FROM queue" : "SELECT count(*) FROM queue WHERE sink = ?");
   if (!q.ok()) return -1;
   if (!sink.empty()) q.bind(1, sink);
   return q.step() == SQLITE_ROW ? q.i64(0) : -1;

@@ -33,8 +33,7 @@ class DiskQueue {
 
   // Deduplicates and enqueues in one transaction. Returns false (and writes nothing) when the
   // same id was last accepted in the same state (firing/resolved) less than repeat_ms ago.
-  Result<bool> submit(const Alert& alert, const std::vector<std::string>& sinks, int64_t now_ms,
-                      int64_t repeat_ms);
+  Result<bool> submit(const Alert& alert, const std::vector<std::string>& sinks, int64_t now_ms, int64_t repeat_ms);
   std::optional<QueuedAlert> head(const std::string& sink);
   Status ack(int64_t seq);
   // A receiver refused the alert for good: move it to the dead-letter table (kept, not lost).

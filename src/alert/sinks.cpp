@@ -50,18 +50,19 @@ bool splitUrl(const std::string& url, std::string& origin, std::string& path) {
 
 const char* toString(SinkConfig::Type type) {
   switch (type) {
-    case SinkConfig::Type::webhook: return "webhook";
-    case SinkConfig::Type::alertmanager: return "alertmanager";
-    case SinkConfig::Type::command: return "command";
+    case SinkConfig::Type::webhook:
+      return "webhook";
+    case SinkConfig::Type::alertmanager:
+      return "alertmanager";
+    case SinkConfig::Type::command:
+      return "command";
   }
   return "?";
 }
 
 WebhookSink::WebhookSink(SinkConfig config) : config_(std::move(config)) {}
 
-Delivery WebhookSink::deliver(const Alert& alert) {
-  return post(config_, config_.url, toJson(alert).dump());
-}
+Delivery WebhookSink::deliver(const Alert& alert) { return post(config_, config_.url, toJson(alert).dump()); }
 
 AlertmanagerSink::AlertmanagerSink(SinkConfig config) : config_(std::move(config)) {
   while (!config_.url.empty() && config_.url.back() == '/') config_.url.pop_back();
@@ -78,8 +79,7 @@ nlohmann::json AlertmanagerSink::payload(const Alert& a, const std::string& gene
   nlohmann::json annotations = nlohmann::json::object();
   for (const auto& [k, v] : a.annotations) annotations[k] = v;
   if (!a.summary.empty()) annotations["summary"] = a.summary;
-  if (!annotations.contains("description") && !a.action.empty())
-    annotations["description"] = a.action;
+  if (!annotations.contains("description") && !a.action.empty()) annotations["description"] = a.action;
   if (!a.action.empty()) annotations["action"] = a.action;
   nlohmann::json one;
   one["labels"] = labels;
@@ -101,9 +101,8 @@ Delivery CommandSink::deliver(const Alert& a) {
   if (config_.command.empty()) return Delivery::reject("command sink without a command");
   static std::atomic<unsigned> counter{0};
   std::string json = toJson(a).dump();
-  std::filesystem::path file = std::filesystem::path(temp_dir_) /
-                               ("alert-" + std::to_string(::getpid()) + "-" +
-                                std::to_string(counter.fetch_add(1)) + ".json");
+  std::filesystem::path file = std::filesystem::path(temp_dir_) / ("alert-" + std::to_string(::getpid()) + "-" +
+                                                                   std::to_string(counter.fetch_add(1)) + ".json");
   {
     int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return Delivery::retry("cannot create " + file.string());
@@ -138,16 +137,18 @@ Delivery CommandSink::deliver(const Alert& a) {
   if (r.exit_code == 0 && !r.timed_out) return Delivery::success();
   std::string why = r.not_found   ? "not found"
                     : r.timed_out ? "timed out"
-                                  : "exit " + std::to_string(r.exit_code) + ": " +
-                                        r.err.substr(0, 200);
+                                  : "exit " + std::to_string(r.exit_code) + ": " + r.err.substr(0, 200);
   return Delivery::retry(config_.command[0] + ": " + why);
 }
 
 std::unique_ptr<Sink> makeSink(const SinkConfig& config, const std::string& temp_dir) {
   switch (config.type) {
-    case SinkConfig::Type::webhook: return std::make_unique<WebhookSink>(config);
-    case SinkConfig::Type::alertmanager: return std::make_unique<AlertmanagerSink>(config);
-    case SinkConfig::Type::command: return std::make_unique<CommandSink>(config, temp_dir);
+    case SinkConfig::Type::webhook:
+      return std::make_unique<WebhookSink>(config);
+    case SinkConfig::Type::alertmanager:
+      return std::make_unique<AlertmanagerSink>(config);
+    case SinkConfig::Type::command:
+      return std::make_unique<CommandSink>(config, temp_dir);
   }
   return nullptr;
 }

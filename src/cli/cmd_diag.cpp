@@ -22,14 +22,16 @@
 namespace gw::cli {
 namespace {
 
-
-
 diag::Verdict fromDoctor(doctor::Verdict v) {
   switch (v) {
-    case doctor::Verdict::kPass: return diag::Verdict::Pass;
-    case doctor::Verdict::kWarn: return diag::Verdict::Warn;
-    case doctor::Verdict::kFail: return diag::Verdict::Fail;
-    case doctor::Verdict::kSkip: break;
+    case doctor::Verdict::kPass:
+      return diag::Verdict::Pass;
+    case doctor::Verdict::kWarn:
+      return diag::Verdict::Warn;
+    case doctor::Verdict::kFail:
+      return diag::Verdict::Fail;
+    case doctor::Verdict::kSkip:
+      break;
   }
   return diag::Verdict::Skip;
 }
@@ -156,7 +158,8 @@ void addDiag(CLI::App& app, Run& run) {
       ->required()
       ->check(CLI::IsMember({1, 2, 3}));
   cmd->add_option("-i,--id", *ids, "GPUs to test: indices, UUIDs or PCI bus ids, comma separated (default all)");
-  auto* dur = cmd->add_option("--duration", *duration, "Total seconds of the timed tests (memory test, GEMM burn, targeted power)")
+  auto* dur = cmd->add_option("--duration", *duration,
+                              "Total seconds of the timed tests (memory test, GEMM burn, targeted power)")
                   ->check(CLI::PositiveNumber);
   cmd->add_option("--thresholds", *thresholds, "YAML thresholds file replacing the built-in table");
   cmd->add_option("--data-dir", *data_dir,
@@ -196,8 +199,10 @@ void addDiag(CLI::App& app, Run& run) {
       report = diag::runDiag(opt, nv, nullptr, progress);
       std::cout << diag::renderText(report);
     }
-    if (!report.error.empty()) printError(report.error);
-    else storeReport(report, *data_dir);
+    if (!report.error.empty())
+      printError(report.error);
+    else
+      storeReport(report, *data_dir);
     run.exit_code = report.exitCode();
   });
 }

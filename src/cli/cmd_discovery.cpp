@@ -32,15 +32,17 @@ json gpuJson(const nvml::GpuInfo& g) {
   j["pci_bus_id"] = g.pci.bus_id;
   j["pci_device_id"] = fmt::format("0x{:04X}", g.pci.device_id);
   j["architecture"] = nvml::architectureName(g.architecture);
-  j["compute_capability"] =
-      g.compute_capability ? json(fmt::format("{}.{}", g.compute_capability->major, g.compute_capability->minor)) : json(nullptr);
+  j["compute_capability"] = g.compute_capability
+                                ? json(fmt::format("{}.{}", g.compute_capability->major, g.compute_capability->minor))
+                                : json(nullptr);
   j["sm_count"] = optJson(g.sm_count);
   j["cuda_cores"] = optJson(g.cuda_cores);
   j["memory_total_mib"] = optJson(g.memory_total_mib);
   j["memory_bus_width_bits"] = optJson(g.memory_bus_width);
   j["max_memory_clock_mhz"] = optJson(g.max_memory_clock);
   j["max_sm_clock_mhz"] = optJson(g.max_sm_clock);
-  j["peak_memory_bandwidth_gbs"] = g.peak_bandwidth_gbs ? json(std::round(*g.peak_bandwidth_gbs * 10) / 10) : json(nullptr);
+  j["peak_memory_bandwidth_gbs"] =
+      g.peak_bandwidth_gbs ? json(std::round(*g.peak_bandwidth_gbs * 10) / 10) : json(nullptr);
   j["pcie"] = {{"gen", optJson(g.pcie_gen)},
                {"width", optJson(g.pcie_width)},
                {"max_gen", optJson(g.pcie_max_gen)},
@@ -81,10 +83,10 @@ std::string orNA(const std::optional<T>& v, const char* suffix = "") {
 }
 
 void printText(const nvml::Inventory& inv, bool verbose) {
-  std::cout << fmt::format("Driver {} | NVML {} | CUDA {} (the highest CUDA runtime this driver supports, not an installed toolkit)\n",
-                           inv.driver_version.empty() ? "N/A" : inv.driver_version,
-                           inv.nvml_version.empty() ? "N/A" : inv.nvml_version,
-                           inv.cuda_driver_version ? nvml::cudaVersionString(inv.cuda_driver_version) : "N/A");
+  std::cout << fmt::format(
+      "Driver {} | NVML {} | CUDA {} (the highest CUDA runtime this driver supports, not an installed toolkit)\n",
+      inv.driver_version.empty() ? "N/A" : inv.driver_version, inv.nvml_version.empty() ? "N/A" : inv.nvml_version,
+      inv.cuda_driver_version ? nvml::cudaVersionString(inv.cuda_driver_version) : "N/A");
   std::cout << inv.gpus.size() << " GPU" << (inv.gpus.size() == 1 ? "" : "s") << "\n";
   for (const auto& g : inv.gpus) {
     if (g.state != "ok") {
@@ -93,7 +95,8 @@ void printText(const nvml::Inventory& inv, bool verbose) {
       continue;
     }
     std::cout << fmt::format("GPU {}: {} (UUID: {})\n", g.index, g.name, g.uuid);
-    std::string cc = g.compute_capability ? fmt::format("{}.{}", g.compute_capability->major, g.compute_capability->minor) : "N/A";
+    std::string cc =
+        g.compute_capability ? fmt::format("{}.{}", g.compute_capability->major, g.compute_capability->minor) : "N/A";
     std::string mem = g.memory_total_mib ? fmt::format("{} MiB", *g.memory_total_mib) : "N/A";
     std::string bw = g.peak_bandwidth_gbs ? fmt::format("{:.0f} GB/s peak", *g.peak_bandwidth_gbs) : "peak N/A";
     std::cout << fmt::format("  {} | {} | compute {} | {} SMs | {} ({}-bit, {})\n", g.pci.bus_id,
@@ -101,15 +104,17 @@ void printText(const nvml::Inventory& inv, bool verbose) {
                              orNA(g.memory_bus_width), bw);
     std::string pcie = fmt::format("PCIe Gen{} x{} (max Gen{} x{})", orNA(g.pcie_gen), orNA(g.pcie_width),
                                    orNA(g.pcie_max_gen), orNA(g.pcie_max_width));
-    std::string nvl = g.nvlink_links ? fmt::format("NVLink{} {}/{} up", g.nvlink_version ? fmt::format(" v{}", g.nvlink_version) : "",
-                                                   g.nvlink_active, g.nvlink_links)
-                                     : "no NVLink";
+    std::string nvl =
+        g.nvlink_links ? fmt::format("NVLink{} {}/{} up", g.nvlink_version ? fmt::format(" v{}", g.nvlink_version) : "",
+                                     g.nvlink_active, g.nvlink_links)
+                       : "no NVLink";
     std::string power = g.power_limit_w ? fmt::format("{:.0f} W limit", *g.power_limit_w) : "power limit N/A";
     auto onoff = [](const std::optional<bool>& b) { return b ? (*b ? "on" : "off") : "N/A"; };
     std::cout << fmt::format("  {} | {} | {} | MIG {} | ECC {} | persistence {}\n", pcie, nvl, power,
                              onoff(g.mig_enabled), onoff(g.ecc_enabled), onoff(g.persistence));
     if (verbose) {
-      std::cout << fmt::format("  serial {} | VBIOS {} | InfoROM {} | part {}\n", g.serial, g.vbios, g.inforom, g.board_part);
+      std::cout << fmt::format("  serial {} | VBIOS {} | InfoROM {} | part {}\n", g.serial, g.vbios, g.inforom,
+                               g.board_part);
       std::cout << fmt::format("  CUDA cores {} | max SM clock {} MHz | max memory clock {} MHz\n", orNA(g.cuda_cores),
                                orNA(g.max_sm_clock), orNA(g.max_memory_clock));
       if (g.power_min_w && g.power_max_w)
@@ -120,8 +125,8 @@ void printText(const nvml::Inventory& inv, bool verbose) {
                                g.cpus.empty() ? "N/A" : nvml::formatIdRanges(g.cpus));
     }
     for (const auto& m : g.mig_devices) {
-      std::cout << fmt::format("  MIG {} GPU {}/{}: {} (UUID: {}) {} SMs, {} MiB\n", m.profile, g.index, m.index, m.name,
-                               m.uuid, m.sm_count, m.memory_total_mib);
+      std::cout << fmt::format("  MIG {} GPU {}/{}: {} (UUID: {}) {} SMs, {} MiB\n", m.profile, g.index, m.index,
+                               m.name, m.uuid, m.sm_count, m.memory_total_mib);
     }
   }
 }
@@ -152,7 +157,8 @@ void addDiscovery(CLI::App& app, Run& run) {
       json j;
       j["driver_version"] = inv->driver_version;
       j["nvml_version"] = inv->nvml_version;
-      j["cuda_driver_version"] = inv->cuda_driver_version ? json(nvml::cudaVersionString(inv->cuda_driver_version)) : json(nullptr);
+      j["cuda_driver_version"] =
+          inv->cuda_driver_version ? json(nvml::cudaVersionString(inv->cuda_driver_version)) : json(nullptr);
       j["gpu_count"] = inv->gpus.size();
       j["gpus"] = json::array();
       for (const auto& g : inv->gpus) j["gpus"].push_back(gpuJson(g));

@@ -76,7 +76,9 @@ Result<double> readColumn(const Column& c, const nvml::Device& d) {
 void addDmon(CLI::App& app, Run& run) {
   auto o = std::make_shared<DmonOptions>();
   auto* cmd = app.add_subcommand("dmon", "Scrolling per-GPU monitor, like nvidia-smi dmon");
-  cmd->add_option("-s,--select", o->groups, "Metric groups: p power/temp, u utilisation, c clocks, v violations, m memory, e ECC/PCIe errors, t PCIe throughput (default puc)");
+  cmd->add_option("-s,--select", o->groups,
+                  "Metric groups: p power/temp, u utilisation, c clocks, v violations, m memory, e ECC/PCIe errors, t "
+                  "PCIe throughput (default puc)");
   cmd->add_option("-d,--delay", o->delay, "Seconds between samples (default 1)");
   cmd->add_option("-c,--count", o->count, "Stop after COUNT samples (default: until interrupted)");
   cmd->add_option("-i,--id", o->ids, "GPUs to show: indexes, UUIDs or PCI bus ids, comma-separated");

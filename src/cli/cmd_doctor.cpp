@@ -81,7 +81,8 @@ void addCuda(CLI::App& app, Run& run) {
   auto* cuda = app.add_subcommand("cuda", "CUDA toolkits installed side by side");
   cuda->require_subcommand(1);
 
-  auto* list = cuda->add_subcommand("list", "List the installed CUDA toolkits and which one PATH, LD_LIBRARY_PATH and /usr/local/cuda select");
+  auto* list = cuda->add_subcommand(
+      "list", "List the installed CUDA toolkits and which one PATH, LD_LIBRARY_PATH and /usr/local/cuda select");
   list->footer("Exit codes: 0 listed (also when none is installed).");
   list->callback([&run]() {
     doctor::NvmlFacts facts;
@@ -122,7 +123,8 @@ void addCuda(CLI::App& app, Run& run) {
   auto* envcmd = cuda->add_subcommand("env", "Print the shell lines that switch this shell to CUDA toolkit VERSION");
   auto version = std::make_shared<std::string>();
   envcmd->add_option("VERSION", *version, "Toolkit version, e.g. 12.1 or 12.1.105")->required();
-  envcmd->footer("Use as: eval \"$(gpuwarden cuda env 12.1)\"\nExit codes: 0 printed, 2 that version is not installed.");
+  envcmd->footer(
+      "Use as: eval \"$(gpuwarden cuda env 12.1)\"\nExit codes: 0 printed, 2 that version is not installed.");
   envcmd->callback([&run, version]() {
     doctor::NvmlFacts facts;
     auto env = processEnvironment();

@@ -92,8 +92,9 @@ int printReport(const json& r, bool as_json, const std::string& source) {
   if (!open.empty()) {
     std::cout << open.size() << " open incident(s):\n";
     for (const auto& i : open)
-      std::cout << "  #" << i.value("id", 0) << " [" << i.value("severity", "") << "] " << i.value("rule", "") << " GPU "
-                << i.value("gpu_index", -1) << ": " << i.value("summary", "") << " -> " << i.value("action", "") << "\n";
+      std::cout << "  #" << i.value("id", 0) << " [" << i.value("severity", "") << "] " << i.value("rule", "")
+                << " GPU " << i.value("gpu_index", -1) << ": " << i.value("summary", "") << " -> "
+                << i.value("action", "") << "\n";
   }
   std::cout << "status: " << r.value("status", "unknown");
   if (r.contains("reason")) std::cout << " (" << r.value("reason", "") << ")";
@@ -103,7 +104,8 @@ int printReport(const json& r, bool as_json, const std::string& source) {
 
 int unknownExit(const std::string& reason, bool as_json) {
   if (as_json) {
-    std::cout << json{{"status", "unknown"}, {"exit_code", 3}, {"reason", reason}, {"gpus", json::array()}}.dump(2) << "\n";
+    std::cout << json{{"status", "unknown"}, {"exit_code", 3}, {"reason", reason}, {"gpus", json::array()}}.dump(2)
+              << "\n";
   } else {
     std::cout << "status: unknown (" << reason << ")\n";
   }
@@ -183,15 +185,16 @@ Result<std::unique_ptr<health::IncidentStore>> openStore(const std::string& dir)
   health::IncidentConfig config;
   config.new_lifetime = false;  // an operator looking is not an agent start
   auto s = health::IncidentStore::open(dir, config);
-  if (!s) return Status::Error("cannot open the incidents in " + dir + ": " + s.error() +
-                               " (give --data-dir, and run as a user who may write there)");
+  if (!s)
+    return Status::Error("cannot open the incidents in " + dir + ": " + s.error() +
+                         " (give --data-dir, and run as a user who may write there)");
   return s;
 }
 
 void printIncidentLine(const health::Incident& i) {
   std::cout << "#" << i.id << "  " << server::formatRfc3339(i.opened_ms) << "  " << health::statusName(i.status) << "  "
-            << health::severityName(i.severity) << "  " << i.rule << "  GPU " << i.gpu_index << " " << i.gpu_uuid << "  "
-            << i.summary << "\n";
+            << health::severityName(i.severity) << "  " << i.rule << "  GPU " << i.gpu_index << " " << i.gpu_uuid
+            << "  " << i.summary << "\n";
 }
 
 }  // namespace
@@ -200,7 +203,8 @@ void addHealth(CLI::App& app, Run& run) {
   // health
   {
     auto* cmd = app.add_subcommand(
-        "health", "Health verdict: per-GPU state and findings with actions; exit 0 healthy, 1 warning, 2 critical, 3 unknown");
+        "health",
+        "Health verdict: per-GPU state and findings with actions; exit 0 healthy, 1 warning, 2 critical, 3 unknown");
     struct Opts {
       std::string agent = "http://127.0.0.1:9400";
       bool standalone = false;
@@ -209,7 +213,8 @@ void addHealth(CLI::App& app, Run& run) {
     auto o = std::make_shared<Opts>();
     cmd->add_option("--agent", o->agent, "Agent URL to ask first (default http://127.0.0.1:9400)");
     cmd->add_flag("--standalone", o->standalone, "Do not ask an agent: sample NVML here for --seconds and judge");
-    cmd->add_option("--seconds", o->seconds, "Standalone sampling time in seconds (default 3)")->check(CLI::Range(0.5, 600.0));
+    cmd->add_option("--seconds", o->seconds, "Standalone sampling time in seconds (default 3)")
+        ->check(CLI::Range(0.5, 600.0));
     cmd->callback([&run, o]() {
       installStopHandlers();
       // An explicit --simulate or --nvml-lib names the NVML to judge: always standalone.
@@ -226,7 +231,8 @@ void addHealth(CLI::App& app, Run& run) {
 
   // incidents
   {
-    auto* cmd = app.add_subcommand("incidents", "List, show, acknowledge and resolve health incidents (local data directory)");
+    auto* cmd =
+        app.add_subcommand("incidents", "List, show, acknowledge and resolve health incidents (local data directory)");
     cmd->require_subcommand(1);
     auto dir = std::make_shared<std::string>(defaultDataDir());
     cmd->add_option("--data-dir", *dir, "The agent's data directory (default " + defaultDataDir() + ")");
@@ -292,14 +298,17 @@ void addHealth(CLI::App& app, Run& run) {
       };
     };
     for (const char* w : {"show", "ack", "resolve"}) {
-      auto* sub = cmd->add_subcommand(w, std::string(w == std::string("show") ? "Show" : w == std::string("ack") ? "Acknowledge" : "Resolve") +
+      auto* sub = cmd->add_subcommand(w, std::string(w == std::string("show")  ? "Show"
+                                                     : w == std::string("ack") ? "Acknowledge"
+                                                                               : "Resolve") +
                                              " one incident");
       sub->add_option("id", *id, "Incident id")->required();
       sub->add_option("--data-dir", *dir, "The agent's data directory");
       sub->callback(byId(w));
     }
     auto uuid = std::make_shared<std::string>();
-    auto* sh = cmd->add_subcommand("set-healthy", "Resolve every unresolved incident of a GPU (it was repaired or replaced)");
+    auto* sh =
+        cmd->add_subcommand("set-healthy", "Resolve every unresolved incident of a GPU (it was repaired or replaced)");
     sh->add_option("uuid", *uuid, "GPU UUID")->required();
     sh->add_option("--data-dir", *dir, "The agent's data directory");
     sh->callback([&run, dir, uuid]() {
@@ -321,7 +330,8 @@ void addHealth(CLI::App& app, Run& run) {
 
   // events
   {
-    auto* cmd = app.add_subcommand("events", "GPU events (Xid, ECC, fallen off the bus): from the agent, else a one-shot kernel-log scan");
+    auto* cmd = app.add_subcommand(
+        "events", "GPU events (Xid, ECC, fallen off the bus): from the agent, else a one-shot kernel-log scan");
     struct Opts {
       std::string since = "1h";
       std::string agent = "http://127.0.0.1:9400";

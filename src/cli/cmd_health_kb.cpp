@@ -18,9 +18,9 @@
 namespace gw::cli {
 namespace {
 
-using nlohmann::json;
 using events::KernelEvent;
 using events::KernelEventKind;
+using nlohmann::json;
 
 std::string eventTime(const KernelEvent& e) {
   if (e.wallClock) {
@@ -60,8 +60,13 @@ json kbJson(const health::KbEntry& e) {
     for (auto s : v) a.push_back(s);
     return a;
   };
-  return {{"id", e.id},       {"symptom", e.symptom}, {"causes", strs(e.causes)}, {"checks", strs(e.checks)},
-          {"actions", strs(e.actions)}, {"xids", e.xids}, {"auto_detectable", e.autoDetectable}};
+  return {{"id", e.id},
+          {"symptom", e.symptom},
+          {"causes", strs(e.causes)},
+          {"checks", strs(e.checks)},
+          {"actions", strs(e.actions)},
+          {"xids", e.xids},
+          {"auto_detectable", e.autoDetectable}};
 }
 
 void printKb(const health::KbEntry& e) {
@@ -82,12 +87,12 @@ void printKb(const health::KbEntry& e) {
 
 void printXid(const health::XidInfo& x) {
   std::cout << fmt::format("Xid {} {}: {}\n", x.code, x.mnemonic, x.meaning);
-  std::cout << fmt::format("  Category: {} | severity: {}\n", health::toString(x.category), health::toString(x.severity));
+  std::cout << fmt::format("  Category: {} | severity: {}\n", health::toString(x.category),
+                           health::toString(x.severity));
   std::cout << fmt::format("  Action: {}\n", health::describe(x.action));
   if (x.escalation != x.action && x.escalation != health::XidAction::kNone)
     std::cout << fmt::format("  If it recurs: {}\n", health::describe(x.escalation));
-  if (x.applicationFault)
-    std::cout << "  This is the application's fault: on its own it does not mark the GPU bad.\n";
+  if (x.applicationFault) std::cout << "  This is the application's fault: on its own it does not mark the GPU bad.\n";
   if (!x.note.empty()) std::cout << "  Note: " << x.note << "\n";
 }
 
@@ -122,8 +127,8 @@ int scanLog(std::istream& in, const std::string& name, bool as_json) {
     auto info = health::lookupXid(e.code);
     auto action = eventAction(e, info);
     if (needsGpuAction(action)) needs_action = true;
-    lines.push_back(fmt::format("{} {} Xid {} {}{}: {}\n    action: {}", eventTime(e), bus, e.code,
-                                info.mnemonic, e.inferred ? " (inferred)" : "", info.meaning, health::describe(action)));
+    lines.push_back(fmt::format("{} {} Xid {} {}{}: {}\n    action: {}", eventTime(e), bus, e.code, info.mnemonic,
+                                e.inferred ? " (inferred)" : "", info.meaning, health::describe(action)));
     json j = xidJson(info);
     j["time"] = eventTime(e);
     j["kind"] = "xid";
@@ -170,8 +175,9 @@ int scanLog(std::istream& in, const std::string& name, bool as_json) {
       std::cout << fmt::format("  {} malformed NVIDIA line{} skipped (line {})\n", scan.malformed,
                                scan.malformed == 1 ? "" : "s", nums);
     }
-    std::cout << (needs_action ? "Result: at least one Xid needs action on the GPU or node (reset, reboot or replace).\n"
-                               : "Result: no Xid that needs a GPU reset, reboot or replacement.\n");
+    std::cout << (needs_action
+                      ? "Result: at least one Xid needs action on the GPU or node (reset, reboot or replace).\n"
+                      : "Result: no Xid that needs a GPU reset, reboot or replacement.\n");
   }
   return needs_action ? 1 : 0;
 }
@@ -184,8 +190,9 @@ void addHealthKb(CLI::App& app, Run& run) {
   auto* scan = xid->add_subcommand("scan", "Read a saved dmesg / journalctl log and explain each NVIDIA Xid event");
   auto file = std::make_shared<std::string>();
   scan->add_option("FILE", *file, "The log file, or - for standard input")->required();
-  scan->footer("Exit codes: 0 no Xid that needs action, 1 an Xid needs a GPU reset, node reboot or replacement,\n"
-               "2 the input could not be read.");
+  scan->footer(
+      "Exit codes: 0 no Xid that needs action, 1 an Xid needs a GPU reset, node reboot or replacement,\n"
+      "2 the input could not be read.");
   scan->callback([&run, file]() {
     if (*file == "-") {
       run.exit_code = scanLog(std::cin, "standard input", run.ctx.options.json);
@@ -200,7 +207,8 @@ void addHealthKb(CLI::App& app, Run& run) {
     run.exit_code = scanLog(in, *file, run.ctx.options.json);
   });
 
-  auto* explain = app.add_subcommand("explain", "Explain an Xid code (explain xid 79) or a symptom (explain \"No devices were found\")");
+  auto* explain = app.add_subcommand(
+      "explain", "Explain an Xid code (explain xid 79) or a symptom (explain \"No devices were found\")");
   auto words = std::make_shared<std::vector<std::string>>();
   explain->add_option("WHAT", *words, "xid N, or the symptom / error message text")->required();
   explain->footer("Exit codes: 0 explained, 2 unknown Xid code or symptom (the known ones are listed).");

@@ -28,13 +28,15 @@ std::string urlEncode(const std::string& s) {
 }  // namespace
 
 void addHistory(CLI::App& app, Run& run) {
-  auto* cmd = app.add_subcommand("history", "Print a field's history for one GPU, from the running agent (gpuwarden serve)");
+  auto* cmd =
+      app.add_subcommand("history", "Print a field's history for one GPU, from the running agent (gpuwarden serve)");
   struct Opts {
     std::string gpu, field, since = "1h", until, step, format = "csv", agent = "http://127.0.0.1:9400", agg;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--gpu", o->gpu, "GPU index or UUID")->required();
-  cmd->add_option("--field", o->field, "Field: catalog key, nvidia-smi name or DCGM name (see `gpuwarden fields`)")->required();
+  cmd->add_option("--field", o->field, "Field: catalog key, nvidia-smi name or DCGM name (see `gpuwarden fields`)")
+      ->required();
   cmd->add_option("--since", o->since, "Start: RFC3339, unix seconds, or a duration ago (1h, 30m); default 1h");
   cmd->add_option("--until", o->until, "End (same forms); default now");
   cmd->add_option("--step", o->step, "One point per step (e.g. 1m), aggregated; default every sample");
@@ -42,8 +44,8 @@ void addHistory(CLI::App& app, Run& run) {
   cmd->add_option("--format", o->format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
   cmd->add_option("--agent", o->agent, "Agent URL (default http://127.0.0.1:9400)");
   cmd->callback([&run, o]() {
-    std::string path = "/api/v1/history?gpu=" + urlEncode(o->gpu) + "&field=" + urlEncode(o->field) +
-                       "&since=" + urlEncode(o->since);
+    std::string path =
+        "/api/v1/history?gpu=" + urlEncode(o->gpu) + "&field=" + urlEncode(o->field) + "&since=" + urlEncode(o->since);
     if (!o->until.empty()) path += "&until=" + urlEncode(o->until);
     if (!o->step.empty()) path += "&step=" + urlEncode(o->step);
     if (!o->agg.empty()) path += "&agg=" + urlEncode(o->agg);
@@ -73,7 +75,8 @@ void addHistory(CLI::App& app, Run& run) {
     try {
       j = nlohmann::json::parse(res->body);
     } catch (const std::exception&) {
-      printError("the agent at " + o->agent + " answered HTTP " + std::to_string(res->status) + " with something that is not JSON");
+      printError("the agent at " + o->agent + " answered HTTP " + std::to_string(res->status) +
+                 " with something that is not JSON");
       run.exit_code = 1;
       return;
     }

@@ -25,7 +25,9 @@ void addFields(CLI::App& app, Run& run) {
                      {"smi_name", f.smi_name},
                      {"native_name", f.native_name},
                      {"unit", f.unit},
-                     {"type", f.type == fields::Type::Gauge ? "gauge" : f.type == fields::Type::Counter ? "counter" : "label"},
+                     {"type", f.type == fields::Type::Gauge     ? "gauge"
+                              : f.type == fields::Type::Counter ? "counter"
+                                                                : "label"},
                      {"help", f.help}});
       }
       std::cout << j.dump(2) << "\n";
@@ -33,7 +35,8 @@ void addFields(CLI::App& app, Run& run) {
     }
     for (const auto& f : fields::all()) {
       std::cout << f.key << "\t" << (f.dcgm_name.empty() ? "-" : f.dcgm_name) << "\t"
-                << (f.smi_name.empty() ? "-" : f.smi_name) << "\t" << (f.unit.empty() ? "-" : f.unit) << "\t" << f.help << "\n";
+                << (f.smi_name.empty() ? "-" : f.smi_name) << "\t" << (f.unit.empty() ? "-" : f.unit) << "\t" << f.help
+                << "\n";
     }
   });
 }

@@ -33,7 +33,8 @@ std::string commandName(Context& ctx, const nvml::Session& s, unsigned pid) {
 
 void addPmon(CLI::App& app, Run& run) {
   auto o = std::make_shared<PmonOptions>();
-  auto* cmd = app.add_subcommand("pmon", "Processes on each GPU with SM/memory utilisation and memory used, like nvidia-smi pmon");
+  auto* cmd = app.add_subcommand(
+      "pmon", "Processes on each GPU with SM/memory utilisation and memory used, like nvidia-smi pmon");
   cmd->add_option("-c,--count", o->count, "Stop after COUNT samples (default: until interrupted)");
   cmd->add_option("-d,--delay", o->delay, "Seconds between samples (default 1)");
   cmd->add_option("-i,--id", o->ids, "GPUs to show: indexes, UUIDs or PCI bus ids");
@@ -52,17 +53,18 @@ void addPmon(CLI::App& app, Run& run) {
     const GpuSelection sel = parseSelection(o->ids);
     const bool json = run.ctx.options.json;
     if (!json) {
-      std::cout << fmt::format("# {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", "gpu", "pid", "type", "sm", "mem",
-                               "enc", "dec", "fb", "command");
-      std::cout << fmt::format("# {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", "Idx", "#", "C/G", "%", "%", "%",
-                               "%", "MB", "name");
+      std::cout << fmt::format("# {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", "gpu", "pid", "type", "sm",
+                               "mem", "enc", "dec", "fb", "command");
+      std::cout << fmt::format("# {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", "Idx", "#", "C/G", "%", "%",
+                               "%", "%", "MB", "name");
     }
     installStopHandlers();
     bool any_error = false;
     // Utilisation samples are asked for "since the last look", one second back the first time.
     auto nowUs = [] {
       return static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count());
     };
     std::uint64_t since = nowUs() - 1'000'000;
     for (int n = 0; o->count == 0 || n < o->count; ++n) {
@@ -94,7 +96,8 @@ void addPmon(CLI::App& app, Run& run) {
         if (auto u = d->processUtilization(since))
           for (const auto& p : *u) util[p.pid] = p;
         if (procs->empty() && !json) {
-          std::cout << fmt::format("  {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", i, "-", "-", "-", "-", "-", "-", "-", "-");
+          std::cout << fmt::format("  {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", i, "-", "-", "-", "-",
+                                   "-", "-", "-", "-");
         }
         for (const auto& p : *procs) {
           auto u = util.find(p.pid);
@@ -114,9 +117,9 @@ void addPmon(CLI::App& app, Run& run) {
                               {"fb_mb", mb},
                               {"command", name}});
           } else {
-            std::cout << fmt::format("  {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", i, p.pid, p.graphics ? "G" : "C",
-                                     pct(&nvml::ProcessUtil::sm), pct(&nvml::ProcessUtil::mem), pct(&nvml::ProcessUtil::enc),
-                                     pct(&nvml::ProcessUtil::dec), mb, name);
+            std::cout << fmt::format("  {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", i, p.pid,
+                                     p.graphics ? "G" : "C", pct(&nvml::ProcessUtil::sm), pct(&nvml::ProcessUtil::mem),
+                                     pct(&nvml::ProcessUtil::enc), pct(&nvml::ProcessUtil::dec), mb, name);
           }
         }
       }

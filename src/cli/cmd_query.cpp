@@ -87,8 +87,10 @@ void addQuery(CLI::App& app, Run& run) {
         return;
       }
       while (std::getline(fs, part, ',')) {
-        if (part == "noheader") header = false;
-        else if (part == "nounits") units = false;
+        if (part == "noheader")
+          header = false;
+        else if (part == "nounits")
+          units = false;
         else {
           printError("unknown --format option '" + part + "' (expected noheader or nounits)");
           run.exit_code = kExitUsage;
@@ -138,7 +140,7 @@ void addQuery(CLI::App& app, Run& run) {
         nlohmann::json row;
         for (std::size_t k = 0; k < selected.size(); ++k) {
           // A GPU that cannot even be opened still has its index; every other value is unknown.
-          std::string v = dev || selected[k]->key == "index" ? fields::formatForSmi(*selected[k], ctx, units)
+          std::string v = dev || selected[k]->key == "index"  ? fields::formatForSmi(*selected[k], ctx, units)
                           : nvml::isLost(dev.status().code()) ? "[GPU is lost]"
                                                               : "[Unknown Error]";
           if (v == "[GPU is lost]" || v == "[Unknown Error]") any_error = true;

@@ -9,7 +9,8 @@
 namespace gw::cli {
 
 void addServe(CLI::App& app, Run& run) {
-  auto* cmd = app.add_subcommand("serve", "Run the node agent: sample every GPU, keep history, serve /metrics and the JSON API");
+  auto* cmd = app.add_subcommand("serve",
+                                 "Run the node agent: sample every GPU, keep history, serve /metrics and the JSON API");
   struct Opts {
     std::string config;
     std::vector<std::string> listen;
@@ -18,7 +19,8 @@ void addServe(CLI::App& app, Run& run) {
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--config", o->config, "Configuration file (YAML, see docs/config.md); SIGHUP re-reads it");
-  cmd->add_option("--listen", o->listen, "Listen address, e.g. :9400 or 127.0.0.1:9400 (repeatable; overrides the file)");
+  cmd->add_option("--listen", o->listen,
+                  "Listen address, e.g. :9400 or 127.0.0.1:9400 (repeatable; overrides the file)");
   cmd->add_option("--data-dir", o->data_dir, "Directory of the history database (overrides the file)");
   cmd->add_option("--metrics-naming", o->naming, "dcgm (dcgm-exporter's names, default) or native")
       ->check(CLI::IsMember({"dcgm", "native"}));

@@ -13,13 +13,20 @@ namespace {
 
 const char* pcieLevel(unsigned level) {
   switch (level) {
-    case NVML_TOPOLOGY_INTERNAL: return "X";
-    case NVML_TOPOLOGY_SINGLE: return "PIX";
-    case NVML_TOPOLOGY_MULTIPLE: return "PXB";
-    case NVML_TOPOLOGY_HOSTBRIDGE: return "PHB";
-    case NVML_TOPOLOGY_NODE: return "NODE";
-    case NVML_TOPOLOGY_SYSTEM: return "SYS";
-    default: return "?";
+    case NVML_TOPOLOGY_INTERNAL:
+      return "X";
+    case NVML_TOPOLOGY_SINGLE:
+      return "PIX";
+    case NVML_TOPOLOGY_MULTIPLE:
+      return "PXB";
+    case NVML_TOPOLOGY_HOSTBRIDGE:
+      return "PHB";
+    case NVML_TOPOLOGY_NODE:
+      return "NODE";
+    case NVML_TOPOLOGY_SYSTEM:
+      return "SYS";
+    default:
+      return "?";
   }
 }
 
@@ -100,9 +107,10 @@ void addTopo(CLI::App& app, Run& run) {
         auto level = gpus[i].device.topologyCommonAncestor(gpus[j].device);
         cell[i][j] = level ? pcieLevel(*level) : "?";
         if (i < j && level && *level >= NVML_TOPOLOGY_HOSTBRIDGE) {
-          warnings.push_back(fmt::format(
-              "GPU{} <-> GPU{} ({}): peer-to-peer traffic crosses the CPU{}; expect lower all-reduce bandwidth than PIX/PXB or NVLink",
-              i, j, cell[i][j], *level == NVML_TOPOLOGY_SYSTEM ? " and the link between NUMA nodes" : ""));
+          warnings.push_back(
+              fmt::format("GPU{} <-> GPU{} ({}): peer-to-peer traffic crosses the CPU{}; expect lower all-reduce "
+                          "bandwidth than PIX/PXB or NVLink",
+                          i, j, cell[i][j], *level == NVML_TOPOLOGY_SYSTEM ? " and the link between NUMA nodes" : ""));
         }
       }
     }

@@ -92,12 +92,11 @@ Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& o) {
     t.library = env;
   } else {
     const std::string exe = executableDirectory();
-    t.library = firstExisting({exe + "/../lib/libnvml-sim.so", exe + "/../lib/gpuwarden/libnvml-sim.so",
-                               exe + "/libnvml-sim.so"});
+    t.library = firstExisting(
+        {exe + "/../lib/libnvml-sim.so", exe + "/../lib/gpuwarden/libnvml-sim.so", exe + "/libnvml-sim.so"});
     if (t.library.empty())
-      return Status::Error("the NVML simulator libnvml-sim.so was not found next to " + exe +
-                               " (set GPUWARDEN_SIM_LIB)",
-                           kExitNoDriver);
+      return Status::Error(
+          "the NVML simulator libnvml-sim.so was not found next to " + exe + " (set GPUWARDEN_SIM_LIB)", kExitNoDriver);
   }
   return t;
 }

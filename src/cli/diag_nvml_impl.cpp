@@ -30,8 +30,8 @@ Result<nvml::Device> DiagNvmlImpl::device(int gpu) {
   return *d;
 }
 
-#define GW_DEV(var, gpu)             \
-  auto var##_r = device(gpu);        \
+#define GW_DEV(var, gpu)                 \
+  auto var##_r = device(gpu);            \
   if (!var##_r) return var##_r.status(); \
   const nvml::Device& var = *var##_r
 

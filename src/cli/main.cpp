@@ -21,9 +21,11 @@ int main(int argc, char** argv) {
   app.fallthrough();
   Run run;
   auto& o = run.ctx.options;
-  app.add_option("--simulate", o.simulate, "Use the NVML simulator with this scenario (name or YAML path); see `gpuwarden scenarios`")
+  app.add_option("--simulate", o.simulate,
+                 "Use the NVML simulator with this scenario (name or YAML path); see `gpuwarden scenarios`")
       ->group("Global options");
-  app.add_option("--nvml-lib", o.nvml_lib, "Path of the NVML library (default libnvidia-ml.so.1, or $GPUWARDEN_NVML_LIB)")
+  app.add_option("--nvml-lib", o.nvml_lib,
+                 "Path of the NVML library (default libnvidia-ml.so.1, or $GPUWARDEN_NVML_LIB)")
       ->group("Global options");
   app.add_option("--root", o.root, "Filesystem root that /proc, /sys, /dev and /etc are read under (default /)")
       ->group("Global options");

@@ -21,11 +21,11 @@ enum class GpuState {
 const char* stateName(GpuState s);
 
 struct GpuIdentity {
-  unsigned index = 0;            // NVML index; for MIG devices the parent's index
-  std::string uuid;              // "GPU-..." or "MIG-..."
-  std::string name;              // "NVIDIA H100 80GB HBM3"
-  std::string pci_bus_id;        // "00000000:18:00.0"
-  std::string device;            // "nvidia0" (dcgm-exporter's device label)
+  unsigned index = 0;      // NVML index; for MIG devices the parent's index
+  std::string uuid;        // "GPU-..." or "MIG-..."
+  std::string name;        // "NVIDIA H100 80GB HBM3"
+  std::string pci_bus_id;  // "00000000:18:00.0"
+  std::string device;      // "nvidia0" (dcgm-exporter's device label)
   bool is_mig = false;
   std::string parent_uuid;       // MIG only
   std::string mig_profile;       // "1g.10gb", MIG only
@@ -42,11 +42,11 @@ struct FieldValue {
 struct GpuView {
   GpuIdentity id;
   GpuState state = GpuState::Up;
-  std::string state_reason;           // e.g. "nvmlDeviceGetPowerUsage exceeded 2 s deadline"
-  std::int64_t last_sample_ms = 0;    // end of the last complete sampling pass
-  std::uint64_t nvml_errors = 0;      // NVML calls on this GPU that failed (not counting unsupported)
-  std::uint64_t samples = 0;          // completed sampling passes
-  std::vector<FieldValue> values;     // indexed by fields::indexOf(field); numeric fields only
+  std::string state_reason;         // e.g. "nvmlDeviceGetPowerUsage exceeded 2 s deadline"
+  std::int64_t last_sample_ms = 0;  // end of the last complete sampling pass
+  std::uint64_t nvml_errors = 0;    // NVML calls on this GPU that failed (not counting unsupported)
+  std::uint64_t samples = 0;        // completed sampling passes
+  std::vector<FieldValue> values;   // indexed by fields::indexOf(field); numeric fields only
   // Changes whenever the sampler publishes new values or a new state for this GPU; unique across
   // the process, so (version, state) of every view tells a cache whether anything moved.
   std::uint64_t version = 0;

@@ -14,7 +14,8 @@ std::uint64_t nextViewVersion() { return g_view_version.fetch_add(1, std::memory
 using Clock = std::chrono::steady_clock;
 
 std::int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 std::int64_t monoMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
@@ -27,12 +28,18 @@ bool driverGone(int code) {
 
 double fromFieldValue(const nvmlFieldValue_t& v) {
   switch (v.valueType) {
-    case NVML_VALUE_TYPE_DOUBLE: return v.value.dVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT: return v.value.uiVal;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(v.value.ulVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(v.value.ullVal);
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(v.value.sllVal);
-    default: return 0;
+    case NVML_VALUE_TYPE_DOUBLE:
+      return v.value.dVal;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+      return v.value.uiVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+      return static_cast<double>(v.value.ulVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+      return static_cast<double>(v.value.ullVal);
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+      return static_cast<double>(v.value.sllVal);
+    default:
+      return 0;
   }
 }
 
@@ -40,10 +47,14 @@ double fromFieldValue(const nvmlFieldValue_t& v) {
 
 const char* stateName(GpuState s) {
   switch (s) {
-    case GpuState::Up: return "up";
-    case GpuState::Stalled: return "stalled";
-    case GpuState::Lost: return "lost";
-    case GpuState::Down: return "down";
+    case GpuState::Up:
+      return "up";
+    case GpuState::Stalled:
+      return "stalled";
+    case GpuState::Lost:
+      return "lost";
+    case GpuState::Down:
+      return "down";
   }
   return "unknown";
 }
@@ -53,9 +64,9 @@ struct Sampler::Worker {
   struct Target {
     GpuIdentity id;
     nvml::Device device;
-    std::vector<FieldValue> values;        // working copy, indexed by catalog index
-    std::vector<char> unsupported;         // catalog index -> never ask again (until re-enumeration)
-    std::vector<char> unbatchable;         // field id answered NOT_SUPPORTED in a batch but works alone
+    std::vector<FieldValue> values;  // working copy, indexed by catalog index
+    std::vector<char> unsupported;   // catalog index -> never ask again (until re-enumeration)
+    std::vector<char> unbatchable;   // field id answered NOT_SUPPORTED in a batch but works alone
     GpuState state = GpuState::Up;
     std::string reason;
     std::uint64_t errors = 0;
@@ -76,9 +87,9 @@ struct Sampler::Worker {
   std::mutex sleep_mu;
   std::condition_variable sleep_cv;
 
-  mutable std::mutex mu;        // guards published
+  mutable std::mutex mu;  // guards published
   std::vector<GpuView> published;
-  bool stalled = false;         // set by the supervisor while a call is past its deadline
+  bool stalled = false;  // set by the supervisor while a call is past its deadline
   std::string stalled_reason;
 
   // Batched reads through nvmlDeviceGetFieldValues: one call instead of one per field.
@@ -109,9 +120,12 @@ struct Sampler::Worker {
 
   bool due(const fields::Field& f, bool first, bool slow_due) const {
     switch (f.cadence) {
-      case fields::Cadence::Fast: return true;
-      case fields::Cadence::Slow: return slow_due;
-      case fields::Cadence::Static: return first;
+      case fields::Cadence::Fast:
+        return true;
+      case fields::Cadence::Slow:
+        return slow_due;
+      case fields::Cadence::Static:
+        return first;
     }
     return false;
   }

@@ -34,9 +34,8 @@ std::vector<std::string> cudaPartCandidates(const std::string& explicitPath) {
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = 0;
-    c.push_back((std::filesystem::path(exe).parent_path() / ".." / "lib" / "libgpuwarden-cuda.so")
-                    .lexically_normal()
-                    .string());
+    c.push_back(
+        (std::filesystem::path(exe).parent_path() / ".." / "lib" / "libgpuwarden-cuda.so").lexically_normal().string());
   }
   std::string built = cudaPartBuildPath();
   if (!built.empty() && (c.empty() || c[0] != built)) c.push_back(built);
@@ -51,16 +50,16 @@ std::string describeError(const GwError& e) {
 
 namespace {
 
-#define GW_PART_FUNCTIONS(X)                 \
-  X(gwcuda_abi_version)                      \
-  X(gwcuda_device_count)                     \
-  X(gwcuda_device_props)                     \
-  X(gwcuda_vector_add)                       \
-  X(gwcuda_memtest)                          \
-  X(gwcuda_h2d_d2h_bandwidth)                \
-  X(gwcuda_p2p_bandwidth)                    \
-  X(gwcuda_gemm_burn)                        \
-  X(gwcuda_stream_triad)                     \
+#define GW_PART_FUNCTIONS(X)  \
+  X(gwcuda_abi_version)       \
+  X(gwcuda_device_count)      \
+  X(gwcuda_device_props)      \
+  X(gwcuda_vector_add)        \
+  X(gwcuda_memtest)           \
+  X(gwcuda_h2d_d2h_bandwidth) \
+  X(gwcuda_p2p_bandwidth)     \
+  X(gwcuda_gemm_burn)         \
+  X(gwcuda_stream_triad)      \
   X(gwcuda_targeted_power)
 
 class CudaPartBackend : public GpuBackend {
@@ -109,20 +108,17 @@ class CudaPartBackend : public GpuBackend {
     return call<GwP2PResult>(
         [&](auto* o, GwError* e) { return fn_.gwcuda_p2p_bandwidth(src, dst, bytes, iterations, o, e); });
   }
-  Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision,
-                                const ProgressFn& progress) override {
+  Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const ProgressFn& progress) override {
     return call<GwGemmResult>([&](auto* o, GwError* e) {
       return fn_.gwcuda_gemm_burn(dev, seconds, precision, &CudaPartBackend::onProgress,
                                   const_cast<ProgressFn*>(&progress), o, e);
     });
   }
   Result<GwTriadResult> streamTriad(int dev, size_t bytesPerArray, int iterations) override {
-    return call<GwTriadResult>([&](auto* o, GwError* e) {
-      return fn_.gwcuda_stream_triad(dev, bytesPerArray, iterations, o, e);
-    });
+    return call<GwTriadResult>(
+        [&](auto* o, GwError* e) { return fn_.gwcuda_stream_triad(dev, bytesPerArray, iterations, o, e); });
   }
-  Result<GwPowerResult> targetedPower(int dev, double seconds, int precision,
-                                      const PowerControlFn& control) override {
+  Result<GwPowerResult> targetedPower(int dev, double seconds, int precision, const PowerControlFn& control) override {
     return call<GwPowerResult>([&](auto* o, GwError* e) {
       return fn_.gwcuda_targeted_power(dev, seconds, precision, &CudaPartBackend::onControl,
                                        const_cast<PowerControlFn*>(&control), o, e);
@@ -167,20 +163,20 @@ class CudaPartBackend : public GpuBackend {
       }
       return;
     }
-#define GW_RESOLVE(name)                                                         \
-  fn_.name = reinterpret_cast<decltype(&::name)>(lib_.symbol(#name));            \
-  if (!fn_.name) {                                                               \
-    state_ = BackendState::PartNotLoadable;                                      \
-    reason_ = "CUDA part " + triedFound + " lacks " #name " (stale build?)";     \
-    return;                                                                      \
+#define GW_RESOLVE(name)                                                     \
+  fn_.name = reinterpret_cast<decltype(&::name)>(lib_.symbol(#name));        \
+  if (!fn_.name) {                                                           \
+    state_ = BackendState::PartNotLoadable;                                  \
+    reason_ = "CUDA part " + triedFound + " lacks " #name " (stale build?)"; \
+    return;                                                                  \
   }
     GW_PART_FUNCTIONS(GW_RESOLVE)
 #undef GW_RESOLVE
     int v = fn_.gwcuda_abi_version();
     if (v != GWCUDA_ABI_VERSION) {
       state_ = BackendState::PartNotLoadable;
-      reason_ = "CUDA part " + triedFound + " has ABI version " + std::to_string(v) +
-                ", expected " + std::to_string(GWCUDA_ABI_VERSION);
+      reason_ = "CUDA part " + triedFound + " has ABI version " + std::to_string(v) + ", expected " +
+                std::to_string(GWCUDA_ABI_VERSION);
       return;
     }
     GwError e{};
@@ -188,8 +184,7 @@ class CudaPartBackend : public GpuBackend {
     if (rc == GWCUDA_E_NO_DRIVER) {
       state_ = BackendState::NoDriver;
       reason_ = "no GPU (NVIDIA driver library not found: " + std::string(e.message) + ")";
-    } else if (rc == 100 /* cudaErrorNoDevice */ || rc == 34 /* cudaErrorStubLibrary */ ||
-               (rc == 0 && count_ == 0)) {
+    } else if (rc == 100 /* cudaErrorNoDevice */ || rc == 34 /* cudaErrorStubLibrary */ || (rc == 0 && count_ == 0)) {
       state_ = BackendState::NoDevice;
       reason_ = rc == 0 ? "no GPU (CUDA sees no device)" : "no GPU (" + describeError(e) + ")";
     } else if (rc != 0) {

@@ -50,8 +50,7 @@ struct DiagOptions {
 
 int gemmPrecisionFromName(const std::string& name);  // -1 when unknown
 
-DiagReport runDiag(const DiagOptions& options, DiagNvml& nvml, GpuBackend* backend,
-                   ProgressSink& progress);
+DiagReport runDiag(const DiagOptions& options, DiagNvml& nvml, GpuBackend* backend, ProgressSink& progress);
 
 // "00000000:17:00.0" and "0000:17:00.0" -> "0000:17:00.0" (lower case); "" if unparsable.
 std::string normalizePciBusId(const std::string& id);

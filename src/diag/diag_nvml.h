@@ -59,23 +59,23 @@ class DiagNvml {
   virtual ~DiagNvml() = default;
 
   virtual Result<int> gpuCount() = 0;
-  virtual Result<std::string> name(int gpu) = 0;        // "NVIDIA H100 80GB HBM3"
+  virtual Result<std::string> name(int gpu) = 0;  // "NVIDIA H100 80GB HBM3"
   virtual Result<std::string> uuid(int gpu) = 0;
-  virtual Result<std::string> pciBusId(int gpu) = 0;    // "00000000:17:00.0" (NVML form)
-  virtual Result<uint32_t> pciDeviceId(int gpu) = 0;    // nvmlPciInfo_t.pciDeviceId, 0x233010DE
+  virtual Result<std::string> pciBusId(int gpu) = 0;  // "00000000:17:00.0" (NVML form)
+  virtual Result<uint32_t> pciDeviceId(int gpu) = 0;  // nvmlPciInfo_t.pciDeviceId, 0x233010DE
   virtual Result<PcieLink> pcieLink(int gpu) = 0;
-  virtual Result<double> powerLimitW(int gpu) = 0;      // enforced limit, watts
-  virtual Result<double> powerDrawW(int gpu) = 0;       // current draw, watts
-  virtual Result<unsigned> temperatureC(int gpu) = 0;   // GPU core
+  virtual Result<double> powerLimitW(int gpu) = 0;     // enforced limit, watts
+  virtual Result<double> powerDrawW(int gpu) = 0;      // current draw, watts
+  virtual Result<unsigned> temperatureC(int gpu) = 0;  // GPU core
   virtual Result<Clocks> clocks(int gpu) = 0;
   virtual Result<uint64_t> clockEventReasons(int gpu) = 0;  // nvmlClocksThrottleReason* bits
   virtual Result<EccCounts> ecc(int gpu) = 0;
   virtual Result<RetiredPages> retiredPages(int gpu) = 0;
   virtual Result<RowRemap> rowRemap(int gpu) = 0;
   virtual Result<bool> persistenceMode(int gpu) = 0;
-  virtual Result<bool> inforomValid(int gpu) = 0;       // nvmlDeviceValidateInforom == SUCCESS
+  virtual Result<bool> inforomValid(int gpu) = 0;  // nvmlDeviceValidateInforom == SUCCESS
   virtual Result<std::vector<GpuProcess>> computeProcesses(int gpu) = 0;
-  virtual Result<int> nvlinkActiveLinks(int gpu) = 0;   // 0 when the GPU has no NVLink
+  virtual Result<int> nvlinkActiveLinks(int gpu) = 0;  // 0 when the GPU has no NVLink
 
   // Xid events that arrived since the previous call, without blocking. The first call arms the
   // watch (e.g. creates the NVML event set) and returns only events newer than it.

@@ -37,12 +37,11 @@ class GpuBackend {
 
   virtual Result<std::vector<GwDeviceProps>> devices() = 0;
   virtual Result<GwVecAddResult> vectorAdd(int dev, size_t n) = 0;
-  virtual Result<GwMemtestResult> memtest(int dev, double fraction, unsigned patterns,
-                                          double minSeconds, const ProgressFn& progress) = 0;
+  virtual Result<GwMemtestResult> memtest(int dev, double fraction, unsigned patterns, double minSeconds,
+                                          const ProgressFn& progress) = 0;
   virtual Result<GwBandwidthResult> hostBandwidth(int dev, size_t bytes, int iterations) = 0;
   virtual Result<GwP2PResult> p2pBandwidth(int src, int dst, size_t bytes, int iterations) = 0;
-  virtual Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision,
-                                        const ProgressFn& progress) = 0;
+  virtual Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const ProgressFn& progress) = 0;
   virtual Result<GwTriadResult> streamTriad(int dev, size_t bytesPerArray, int iterations) = 0;
   virtual Result<GwPowerResult> targetedPower(int dev, double seconds, int precision,
                                               const PowerControlFn& control) = 0;

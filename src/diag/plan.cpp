@@ -6,11 +6,15 @@ namespace gw::diag {
 
 double estimateStep(const PlanStep& s, int gpus) {
   switch (s.kind) {
-    case StepKind::Node: return s.seconds;
-    case StepKind::PerGpuParallel: return s.seconds;
-    case StepKind::Pairs: return s.seconds * std::max(0, gpus * (gpus - 1));
+    case StepKind::Node:
+      return s.seconds;
+    case StepKind::PerGpuParallel:
+      return s.seconds;
+    case StepKind::Pairs:
+      return s.seconds * std::max(0, gpus * (gpus - 1));
     case StepKind::PerGpuNvml:
-    case StepKind::PerGpuSerial: return s.seconds * std::max(1, gpus);
+    case StepKind::PerGpuSerial:
+      return s.seconds * std::max(1, gpus);
   }
   return s.seconds;
 }
@@ -34,8 +38,7 @@ std::optional<DiagPlan> buildPlan(int level, std::optional<double> durationSecon
   if (durationSeconds && !(*durationSeconds > 0)) return std::nullopt;
   DiagPlan p;
   p.level = level;
-  auto add = [&](std::string id, std::string title, StepKind kind, bool cuda, bool timed,
-                 double seconds) {
+  auto add = [&](std::string id, std::string title, StepKind kind, bool cuda, bool timed, double seconds) {
     p.steps.push_back({std::move(id), std::move(title), kind, cuda, timed, seconds});
   };
   // r1 (seconds): software and deployment state.

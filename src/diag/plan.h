@@ -8,11 +8,11 @@
 namespace gw::diag {
 
 enum class StepKind {
-  Node,           // runs once for the node (the doctor's deployment checks)
-  PerGpuNvml,     // NVML state of each GPU, no CUDA
-  PerGpuSerial,   // CUDA test, one GPU after the other (shared links: PCIe bandwidth)
-  PerGpuParallel, // CUDA test on all GPUs at once (memory test, burn, power)
-  Pairs,          // CUDA test on each ordered pair of GPUs (peer-to-peer)
+  Node,            // runs once for the node (the doctor's deployment checks)
+  PerGpuNvml,      // NVML state of each GPU, no CUDA
+  PerGpuSerial,    // CUDA test, one GPU after the other (shared links: PCIe bandwidth)
+  PerGpuParallel,  // CUDA test on all GPUs at once (memory test, burn, power)
+  Pairs,           // CUDA test on each ordered pair of GPUs (peer-to-peer)
 };
 
 struct PlanStep {
@@ -20,8 +20,8 @@ struct PlanStep {
   std::string title;  // "device memory test"
   StepKind kind = StepKind::Node;
   bool needsCuda = false;
-  bool timed = false;   // runs for `seconds` (scaled by --duration); others take what they take
-  double seconds = 0;   // timed: how long; untimed: estimate per GPU (or per pair)
+  bool timed = false;  // runs for `seconds` (scaled by --duration); others take what they take
+  double seconds = 0;  // timed: how long; untimed: estimate per GPU (or per pair)
 };
 
 struct DiagPlan {

@@ -46,8 +46,8 @@ void TextProgress::progress(double fraction, double etaSeconds, const std::strin
   last_ = now;
   char pct[16];
   std::snprintf(pct, sizeof pct, "%3d%%", static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 100));
-  out_ << "\r\033[K" << bar(fraction, 30) << " " << pct << "  " << activity.substr(0, 40)
-       << "  ETA " << formatEta(etaSeconds);
+  out_ << "\r\033[K" << bar(fraction, 30) << " " << pct << "  " << activity.substr(0, 40) << "  ETA "
+       << formatEta(etaSeconds);
   out_.flush();
   drawn_ = true;
 }
@@ -57,8 +57,7 @@ void TextProgress::checkDone(const Check& c) {
   if (c.verdict < Verdict::Warn) return;
   clearLine();
   out_ << "diag: " << (c.verdict == Verdict::Fail ? "FAIL " : "WARN ")
-       << (c.gpu >= 0 ? "GPU " + std::to_string(c.gpu) + " " : std::string()) << c.test << ": "
-       << c.summary << "\n";
+       << (c.gpu >= 0 ? "GPU " + std::to_string(c.gpu) + " " : std::string()) << c.test << ": " << c.summary << "\n";
   out_.flush();
 }
 

@@ -9,10 +9,14 @@ namespace gw::diag {
 
 const char* verdictName(Verdict v) {
   switch (v) {
-    case Verdict::Skip: return "skip";
-    case Verdict::Pass: return "pass";
-    case Verdict::Warn: return "warn";
-    case Verdict::Fail: return "fail";
+    case Verdict::Skip:
+      return "skip";
+    case Verdict::Pass:
+      return "pass";
+    case Verdict::Warn:
+      return "warn";
+    case Verdict::Fail:
+      return "fail";
   }
   return "?";
 }
@@ -41,8 +45,7 @@ void DiagReport::finalize() {
       if (it == byIndex.end() || c.verdict == Verdict::Skip) continue;
       it->second->verdict = worst(it->second->verdict, c.verdict);
       if (c.verdict >= Verdict::Warn)
-        it->second->reasons.push_back(std::string(verdictName(c.verdict)) + " " + c.test + ": " +
-                                      c.summary);
+        it->second->reasons.push_back(std::string(verdictName(c.verdict)) + " " + c.test + ": " + c.summary);
     }
   }
 }
@@ -66,8 +69,7 @@ std::string renderText(const DiagReport& r) {
   }
   if (!r.cudaStatus.empty()) o << "CUDA tests: " << r.cudaStatus << "\n";
   auto printCheck = [&](const Check& c) {
-    std::snprintf(buf, sizeof buf, "  %-5s %-32s ", upper(verdictName(c.verdict)).c_str(),
-                  c.title.c_str());
+    std::snprintf(buf, sizeof buf, "  %-5s %-32s ", upper(verdictName(c.verdict)).c_str(), c.title.c_str());
     o << buf << c.summary << "\n";
     if (c.verdict >= Verdict::Warn) {
       for (const auto& e : c.evidence) o << "          - " << e << "\n";
@@ -119,14 +121,17 @@ nlohmann::json toJson(const DiagReport& r) {
   j["cuda"] = r.cudaStatus;
   j["gpus"] = nlohmann::json::array();
   for (const auto& g : r.gpus)
-    j["gpus"].push_back({{"index", g.gpu}, {"name", g.name}, {"uuid", g.uuid},
-                         {"pci_bus_id", g.pciBusId}, {"thresholds", g.sku},
-                         {"verdict", verdictName(g.verdict)}, {"reasons", g.reasons}});
+    j["gpus"].push_back({{"index", g.gpu},
+                         {"name", g.name},
+                         {"uuid", g.uuid},
+                         {"pci_bus_id", g.pciBusId},
+                         {"thresholds", g.sku},
+                         {"verdict", verdictName(g.verdict)},
+                         {"reasons", g.reasons}});
   j["checks"] = nlohmann::json::array();
   for (const auto& c : r.checks) {
-    nlohmann::json cj = {{"test", c.test},          {"title", c.title},
-                         {"verdict", verdictName(c.verdict)}, {"summary", c.summary},
-                         {"evidence", c.evidence},  {"measured", c.measured},
+    nlohmann::json cj = {{"test", c.test},       {"title", c.title},       {"verdict", verdictName(c.verdict)},
+                         {"summary", c.summary}, {"evidence", c.evidence}, {"measured", c.measured},
                          {"seconds", c.seconds}};
     if (c.gpu >= 0) cj["gpu"] = c.gpu;
     if (!c.gpusInvolved.empty()) cj["gpus"] = c.gpusInvolved;

@@ -24,7 +24,7 @@ struct Check {
   std::string action;                 // what to do about a warn/fail
   nlohmann::json measured = nlohmann::json::object();
   double seconds = 0;
-  std::vector<int> gpusInvolved;      // pair tests: both GPUs (they share its verdict)
+  std::vector<int> gpusInvolved;  // pair tests: both GPUs (they share its verdict)
 };
 
 struct GpuSummary {

@@ -41,10 +41,10 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 class LockedNvml : public DiagNvml {
  public:
   explicit LockedNvml(DiagNvml& inner) : in_(inner) {}
-#define GW_FWD(ret, name, params, args) \
-  ret name params override {            \
+#define GW_FWD(ret, name, params, args)  \
+  ret name params override {             \
     std::lock_guard<std::mutex> lk(mu_); \
-    return in_.name args;               \
+    return in_.name args;                \
   }
   GW_FWD(Result<int>, gpuCount, (), ())
   GW_FWD(Result<std::string>, name, (int g), (g))
@@ -115,8 +115,9 @@ class Runner {
   bool setup() {
     auto plan = buildPlan(opt_.level, opt_.durationSeconds);
     if (!plan) {
-      report_.error = "invalid level or duration: -r takes 1, 2 or 3 and --duration a positive "
-                      "number of seconds";
+      report_.error =
+          "invalid level or duration: -r takes 1, 2 or 3 and --duration a positive "
+          "number of seconds";
       return false;
     }
     plan_ = *plan;
@@ -146,8 +147,7 @@ class Runner {
     std::set<int> seen;
     for (int g : selected) {
       if (g < 0 || g >= *count) {
-        report_.error = "no GPU with index " + std::to_string(g) + " (" + std::to_string(*count) +
-                        " GPU(s) present)";
+        report_.error = "no GPU with index " + std::to_string(g) + " (" + std::to_string(*count) + " GPU(s) present)";
         return false;
       }
       if (!seen.insert(g).second) continue;
@@ -217,8 +217,7 @@ class Runner {
 
   std::string backendStatus() const {
     if (!backend_) return "not loaded";
-    return backend_->state() == BackendState::Ready ? backend_->reason()
-                                                    : "skipped: " + backend_->reason();
+    return backend_->state() == BackendState::Ready ? backend_->reason() : "skipped: " + backend_->reason();
   }
 
   // Why a GPU test cannot run on g ("" when it can). failNotSkip: CUDA itself is broken.
@@ -321,13 +320,20 @@ class Runner {
     } else if (!s.needsCuda) {
       for (const auto& g : gpus_) {
         const int x = g.index;
-        if (s.id == "pcie_link") add(judgePcieLink(x, nvml_.pcieLink(x), g.sku));
-        else if (s.id == "retired_pages") add(judgeRetiredPages(x, nvml_.retiredPages(x), g.sku));
-        else if (s.id == "row_remap") add(judgeRowRemap(x, nvml_.rowRemap(x)));
-        else if (s.id == "ecc") add(judgeEcc(x, nvml_.ecc(x)));
-        else if (s.id == "processes") add(judgeProcesses(x, nvml_.computeProcesses(x)));
-        else if (s.id == "persistence") add(judgePersistence(x, nvml_.persistenceMode(x)));
-        else if (s.id == "inforom") add(judgeInforom(x, nvml_.inforomValid(x)));
+        if (s.id == "pcie_link")
+          add(judgePcieLink(x, nvml_.pcieLink(x), g.sku));
+        else if (s.id == "retired_pages")
+          add(judgeRetiredPages(x, nvml_.retiredPages(x), g.sku));
+        else if (s.id == "row_remap")
+          add(judgeRowRemap(x, nvml_.rowRemap(x)));
+        else if (s.id == "ecc")
+          add(judgeEcc(x, nvml_.ecc(x)));
+        else if (s.id == "processes")
+          add(judgeProcesses(x, nvml_.computeProcesses(x)));
+        else if (s.id == "persistence")
+          add(judgePersistence(x, nvml_.persistenceMode(x)));
+        else if (s.id == "inforom")
+          add(judgeInforom(x, nvml_.inforomValid(x)));
       }
     } else if (s.id == "p2p_bandwidth") {
       runP2P(s);
@@ -418,8 +424,7 @@ class Runner {
       runs[i] = pr;
       return r;
     });
-    for (size_t i = 0; i < gs.size(); ++i)
-      add(judgeTargetedPower(gs[i]->index, rs[i], runs[i], gs[i]->sku));
+    for (size_t i = 0; i < gs.size(); ++i) add(judgeTargetedPower(gs[i]->index, rs[i], runs[i], gs[i]->sku));
   }
 
   void runP2P(const PlanStep& s) {
@@ -447,14 +452,14 @@ class Runner {
       for (auto* b : gs) {
         if (a == b) continue;
         if (cancelled()) break;
-        bool nvlink = nvml_.nvlinkActiveLinks(a->index).value_or(0) > 0 &&
-                      nvml_.nvlinkActiveLinks(b->index).value_or(0) > 0;
+        bool nvlink =
+            nvml_.nvlinkActiveLinks(a->index).value_or(0) > 0 && nvml_.nvlinkActiveLinks(b->index).value_or(0) > 0;
         double expected = nvlink ? a->sku.nvlinkP2PGBps : 0;
         if (!nvlink) {
           auto la = nvml_.pcieLink(a->index), lb = nvml_.pcieLink(b->index);
           if (la.ok() && lb.ok())
-            expected = std::min(pcieTheoreticalGBps(la->maxGen, la->maxWidth),
-                                pcieTheoreticalGBps(lb->maxGen, lb->maxWidth));
+            expected =
+                std::min(pcieTheoreticalGBps(la->maxGen, la->maxWidth), pcieTheoreticalGBps(lb->maxGen, lb->maxWidth));
         }
         auto r = backend_->p2pBandwidth(a->cudaDev, b->cudaDev, opt_.p2pBytes, opt_.p2pIterations);
         add(judgeP2P(a->index, b->index, r, nvlink, expected, a->sku));
@@ -482,8 +487,7 @@ class Runner {
 
 }  // namespace
 
-DiagReport runDiag(const DiagOptions& options, DiagNvml& nvml, GpuBackend* backend,
-                   ProgressSink& progress) {
+DiagReport runDiag(const DiagOptions& options, DiagNvml& nvml, GpuBackend* backend, ProgressSink& progress) {
   Runner r(options, nvml, backend, progress);
   return r.run();
 }

@@ -59,28 +59,45 @@ void apply(const YAML::Node& m, SkuThresholds& t, const std::string& where, bool
     const std::string key = as<std::string>(kv.first, where);
     const YAML::Node& v = kv.second;
     const std::string at = where + "." + key;
-    if (key == "max_temp_c") t.maxTempC = nonNegative(v, at);
-    else if (key == "pcie_min_fraction") t.pcieMinFraction = fraction(v, at);
-    else if (key == "pcie_warn_fraction") t.pcieWarnFraction = fraction(v, at);
-    else if (key == "membw_min_fraction") t.membwMinFraction = fraction(v, at);
-    else if (key == "membw_warn_fraction") t.membwWarnFraction = fraction(v, at);
-    else if (key == "gemm_min_fraction") t.gemmMinFraction = fraction(v, at);
-    else if (key == "peer_slow_warn_pct") t.peerSlowWarnPct = nonNegative(v, at);
-    else if (key == "peer_slow_fail_pct") t.peerSlowFailPct = nonNegative(v, at);
-    else if (key == "p2p_min_fraction") t.p2pMinFraction = fraction(v, at);
-    else if (key == "p2p_warn_fraction") t.p2pWarnFraction = fraction(v, at);
-    else if (key == "power_target_fraction") t.powerTargetFraction = fraction(v, at);
-    else if (key == "power_min_fraction") t.powerMinFraction = fraction(v, at);
-    else if (key == "power_warn_fraction") t.powerWarnFraction = fraction(v, at);
+    if (key == "max_temp_c")
+      t.maxTempC = nonNegative(v, at);
+    else if (key == "pcie_min_fraction")
+      t.pcieMinFraction = fraction(v, at);
+    else if (key == "pcie_warn_fraction")
+      t.pcieWarnFraction = fraction(v, at);
+    else if (key == "membw_min_fraction")
+      t.membwMinFraction = fraction(v, at);
+    else if (key == "membw_warn_fraction")
+      t.membwWarnFraction = fraction(v, at);
+    else if (key == "gemm_min_fraction")
+      t.gemmMinFraction = fraction(v, at);
+    else if (key == "peer_slow_warn_pct")
+      t.peerSlowWarnPct = nonNegative(v, at);
+    else if (key == "peer_slow_fail_pct")
+      t.peerSlowFailPct = nonNegative(v, at);
+    else if (key == "p2p_min_fraction")
+      t.p2pMinFraction = fraction(v, at);
+    else if (key == "p2p_warn_fraction")
+      t.p2pWarnFraction = fraction(v, at);
+    else if (key == "power_target_fraction")
+      t.powerTargetFraction = fraction(v, at);
+    else if (key == "power_min_fraction")
+      t.powerMinFraction = fraction(v, at);
+    else if (key == "power_warn_fraction")
+      t.powerWarnFraction = fraction(v, at);
     else if (key == "memtest_fraction") {
       t.memtestFraction = fraction(v, at);
-      if (t.memtestFraction <= 0 || t.memtestFraction > 0.98)
-        throw ParseError{at + ": must be in (0, 0.98]"};
-    } else if (key == "max_retired_pages") t.maxRetiredPages = as<uint64_t>(v, at);
-    else if (key == "peak_mem_bw_gbps") t.peakMemBwGBps = nonNegative(v, at);
-    else if (key == "pcie_gen") t.pcieGen = as<int>(v, at);
-    else if (key == "pcie_width") t.pcieWidth = as<int>(v, at);
-    else if (key == "nvlink_p2p_gbps") t.nvlinkP2PGBps = nonNegative(v, at);
+      if (t.memtestFraction <= 0 || t.memtestFraction > 0.98) throw ParseError{at + ": must be in (0, 0.98]"};
+    } else if (key == "max_retired_pages")
+      t.maxRetiredPages = as<uint64_t>(v, at);
+    else if (key == "peak_mem_bw_gbps")
+      t.peakMemBwGBps = nonNegative(v, at);
+    else if (key == "pcie_gen")
+      t.pcieGen = as<int>(v, at);
+    else if (key == "pcie_width")
+      t.pcieWidth = as<int>(v, at);
+    else if (key == "nvlink_p2p_gbps")
+      t.nvlinkP2PGBps = nonNegative(v, at);
     else if (key == "gemm_tflops") {
       if (!v.IsMap()) throw ParseError{at + ": expected a mapping of precision: TFLOPS"};
       for (const auto& p : v) {
@@ -89,8 +106,10 @@ void apply(const YAML::Node& m, SkuThresholds& t, const std::string& where, bool
           throw ParseError{at + ": unknown precision '" + prec + "' (fp32, tf32, fp16, bf16)"};
         t.gemmTflops[prec] = nonNegative(p.second, at + "." + prec);
       }
-    } else if (sku && key == "key") t.key = as<std::string>(v, at);
-    else if (sku && key == "name") t.name = as<std::string>(v, at);
+    } else if (sku && key == "key")
+      t.key = as<std::string>(v, at);
+    else if (sku && key == "name")
+      t.name = as<std::string>(v, at);
     else if (sku && key == "names") {
       t.names.clear();
       for (const auto& n : v) t.names.push_back(trim(as<std::string>(n, at)));
@@ -125,8 +144,7 @@ Result<ThresholdTable> ThresholdTable::parse(std::string_view yaml, const std::s
       if (k != "version" && k != "defaults" && k != "skus")
         return Status::Error(source + ": unknown top-level key '" + k + "'");
     }
-    if (!root["version"] || root["version"].as<int>() != 1)
-      return Status::Error(source + ": 'version: 1' expected");
+    if (!root["version"] || root["version"].as<int>() != 1) return Status::Error(source + ": 'version: 1' expected");
     if (root["defaults"]) apply(root["defaults"], t.defaults_, "defaults", false);
     if (root["skus"]) {
       if (!root["skus"].IsSequence()) return Status::Error(source + ": 'skus' must be a list");
@@ -137,8 +155,7 @@ Result<ThresholdTable> ThresholdTable::parse(std::string_view yaml, const std::s
         sku.name = "";
         apply(s, sku, "skus[" + std::to_string(i++) + "]", true);
         if (sku.key.empty()) return Status::Error(source + ": every sku needs a 'key'");
-        if (!keys.insert(sku.key).second)
-          return Status::Error(source + ": duplicate sku key '" + sku.key + "'");
+        if (!keys.insert(sku.key).second) return Status::Error(source + ": duplicate sku key '" + sku.key + "'");
         if (sku.name.empty()) sku.name = sku.key;
         t.skus_.push_back(std::move(sku));
       }
@@ -172,8 +189,7 @@ const SkuThresholds& ThresholdTable::lookup(const std::string& name, uint32_t pc
   uint32_t dev = pciDeviceId > 0xFFFF ? (pciDeviceId >> 16) : pciDeviceId;
   if (dev != 0)
     for (const auto& s : skus_)
-      if (std::find(s.pciDeviceIds.begin(), s.pciDeviceIds.end(), dev) != s.pciDeviceIds.end())
-        return s;
+      if (std::find(s.pciDeviceIds.begin(), s.pciDeviceIds.end(), dev) != s.pciDeviceIds.end()) return s;
   std::string n = lower(trim(name));
   for (const auto& s : skus_)
     for (const auto& candidate : s.names)

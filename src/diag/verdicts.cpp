@@ -53,8 +53,9 @@ Check cudaFailed(Check c, const Status& s) {
   c.verdict = Verdict::Fail;
   c.summary = "CUDA error: " + s.message();
   c.evidence.push_back(s.message());
-  c.action = "look for an Xid in the kernel log (gpuwarden events); a GPU that fails CUDA calls "
-             "under test must be drained and replaced";
+  c.action =
+      "look for an Xid in the kernel log (gpuwarden events); a GPU that fails CUDA calls "
+      "under test must be drained and replaced";
   return c;
 }
 
@@ -64,10 +65,14 @@ constexpr const char* kReplace =
 
 const char* precisionName(int p) {
   switch (p) {
-    case GW_GEMM_TF32: return "tf32";
-    case GW_GEMM_FP16: return "fp16";
-    case GW_GEMM_BF16: return "bf16";
-    default: return "fp32";
+    case GW_GEMM_TF32:
+      return "tf32";
+    case GW_GEMM_FP16:
+      return "fp16";
+    case GW_GEMM_BF16:
+      return "bf16";
+    default:
+      return "fp32";
   }
 }
 
@@ -85,8 +90,7 @@ Check judgePcieLink(int gpu, const Result<PcieLink>& link, const SkuThresholds& 
   Check c = make("pcie_link", "PCIe link state", gpu);
   if (!link.ok()) return unreadable(c, link.status());
   const PcieLink& l = *link;
-  c.measured = {{"cur_gen", l.curGen}, {"cur_width", l.curWidth}, {"max_gen", l.maxGen},
-                {"max_width", l.maxWidth}};
+  c.measured = {{"cur_gen", l.curGen}, {"cur_width", l.curWidth}, {"max_gen", l.maxGen}, {"max_width", l.maxWidth}};
   c.summary = "Gen" + std::to_string(l.curGen) + " x" + std::to_string(l.curWidth) + " (max Gen" +
               std::to_string(l.maxGen) + " x" + std::to_string(l.maxWidth) + ")";
   if (l.curWidth > 0 && l.maxWidth > 0 && l.curWidth < l.maxWidth) {
@@ -97,14 +101,14 @@ Check judgePcieLink(int gpu, const Result<PcieLink>& link, const SkuThresholds& 
   }
   if (t.pcieGen > 0 && l.maxGen > 0 && l.maxGen < t.pcieGen) {
     c.verdict = Verdict::Warn;
-    c.evidence.push_back("slot or card limited to Gen" + std::to_string(l.maxGen) + "; " + t.name +
-                         " is a Gen" + std::to_string(t.pcieGen) + " card");
+    c.evidence.push_back("slot or card limited to Gen" + std::to_string(l.maxGen) + "; " + t.name + " is a Gen" +
+                         std::to_string(t.pcieGen) + " card");
     c.action = "check the slot, riser and BIOS PCIe settings";
   }
   if (t.pcieWidth > 0 && l.maxWidth > 0 && l.maxWidth < t.pcieWidth) {
     c.verdict = Verdict::Warn;
-    c.evidence.push_back("link limited to x" + std::to_string(l.maxWidth) + "; " + t.name +
-                         " expects x" + std::to_string(t.pcieWidth));
+    c.evidence.push_back("link limited to x" + std::to_string(l.maxWidth) + "; " + t.name + " expects x" +
+                         std::to_string(t.pcieWidth));
     c.action = "check the slot, riser and BIOS PCIe settings";
   }
   if (l.curGen > 0 && l.maxGen > 0 && l.curGen < l.maxGen)
@@ -121,8 +125,8 @@ Check judgeRetiredPages(int gpu, const Result<RetiredPages>& r, const SkuThresho
   }
   uint64_t total = r->sbe + r->dbe;
   c.measured = {{"sbe", r->sbe}, {"dbe", r->dbe}, {"pending", r->pending}};
-  c.summary = std::to_string(total) + " retired pages (" + std::to_string(r->sbe) + " SBE, " +
-              std::to_string(r->dbe) + " DBE)" + (r->pending ? ", retirement pending" : "");
+  c.summary = std::to_string(total) + " retired pages (" + std::to_string(r->sbe) + " SBE, " + std::to_string(r->dbe) +
+              " DBE)" + (r->pending ? ", retirement pending" : "");
   if (t.maxRetiredPages > 0 && total > t.maxRetiredPages) {
     c.verdict = Verdict::Fail;
     c.evidence.push_back(std::to_string(total) + " retired pages exceed the limit of " +
@@ -143,8 +147,10 @@ Check judgeRowRemap(int gpu, const Result<RowRemap>& r) {
     if (c.verdict == Verdict::Skip) c.summary = "not supported (before Ampere, or no HBM ECC)";
     return c;
   }
-  c.measured = {{"correctable", r->correctable}, {"uncorrectable", r->uncorrectable},
-                {"pending", r->pending}, {"failure", r->failure}};
+  c.measured = {{"correctable", r->correctable},
+                {"uncorrectable", r->uncorrectable},
+                {"pending", r->pending},
+                {"failure", r->failure}};
   c.summary = std::to_string(r->correctable + r->uncorrectable) + " rows remapped (" +
               std::to_string(r->uncorrectable) + " for uncorrectable errors)";
   if (r->failure) {
@@ -169,8 +175,8 @@ Check judgeEcc(int gpu, const Result<EccCounts>& r) {
     return c;
   }
   c.measured = {{"volatile_dbe", r->volatileDbe}, {"aggregate_dbe", r->aggregateDbe}};
-  c.summary = std::to_string(r->volatileDbe) + " uncorrectable since driver load, " +
-              std::to_string(r->aggregateDbe) + " over the card's life";
+  c.summary = std::to_string(r->volatileDbe) + " uncorrectable since driver load, " + std::to_string(r->aggregateDbe) +
+              " over the card's life";
   if (r->volatileDbe > 0) {
     c.verdict = Verdict::Warn;
     c.evidence.push_back("uncorrectable (double-bit) ECC errors since the driver loaded");
@@ -185,16 +191,17 @@ Check judgeProcesses(int gpu, const Result<std::vector<GpuProcess>>& r) {
   c.measured = nlohmann::json::array();
   for (const auto& p : *r) {
     c.measured.push_back({{"pid", p.pid}, {"name", p.name}, {"used_bytes", p.usedBytes}});
-    c.evidence.push_back("pid " + std::to_string(p.pid) + " (" + p.name + ") holds " +
-                         num(p.usedBytes / 1048576.0, 0) + " MiB");
+    c.evidence.push_back("pid " + std::to_string(p.pid) + " (" + p.name + ") holds " + num(p.usedBytes / 1048576.0, 0) +
+                         " MiB");
   }
   if (r->empty()) {
     c.summary = "no compute process";
   } else {
     c.verdict = Verdict::Warn;
     c.summary = std::to_string(r->size()) + " compute process(es) on the GPU";
-    c.action = "stop them before testing (diagnostics then see less free memory and share the "
-               "GPU); a process left from a finished job holds memory (R17)";
+    c.action =
+        "stop them before testing (diagnostics then see less free memory and share the "
+        "GPU); a process left from a finished job holds memory (R17)";
   }
   return c;
 }
@@ -206,8 +213,9 @@ Check judgePersistence(int gpu, const Result<bool>& r) {
   c.summary = *r ? "enabled" : "disabled";
   if (!*r) {
     c.verdict = Verdict::Warn;
-    c.evidence.push_back("without persistence the driver tears the GPU down between jobs: slow "
-                         "starts, lost state");
+    c.evidence.push_back(
+        "without persistence the driver tears the GPU down between jobs: slow "
+        "starts, lost state");
     c.action = "enable nvidia-persistenced (or nvidia-smi -pm 1)";
   }
   return c;
@@ -230,8 +238,9 @@ Check judgeInforom(int gpu, const Result<bool>& r) {
   c.summary = *r ? "valid" : "INVALID";
   if (!*r) {
     c.verdict = Verdict::Fail;
-    c.evidence.push_back("InfoROM checksum validation failed; ECC and retirement records are not "
-                         "trustworthy");
+    c.evidence.push_back(
+        "InfoROM checksum validation failed; ECC and retirement records are not "
+        "trustworthy");
     c.action = kReplace;
   }
   return c;
@@ -240,14 +249,14 @@ Check judgeInforom(int gpu, const Result<bool>& r) {
 Check judgeVectorAdd(int gpu, const Result<GwVecAddResult>& r) {
   Check c = make("cuda_deploy", "CUDA deployment test (vector add)", gpu);
   if (!r.ok()) return cudaFailed(c, r.status());
-  c.measured = {{"n", r->n}, {"max_abs_error", r->max_abs_error}, {"mismatches", r->mismatches},
-                {"kernel_ms", r->kernel_ms}};
+  c.measured = {
+      {"n", r->n}, {"max_abs_error", r->max_abs_error}, {"mismatches", r->mismatches}, {"kernel_ms", r->kernel_ms}};
   if (r->mismatches == 0 && r->max_abs_error == 0) {
     c.summary = "vector add of " + std::to_string(r->n) + " elements, max error 0";
   } else {
     c.verdict = Verdict::Fail;
-    c.summary = std::to_string(r->mismatches) + " wrong sums of " + std::to_string(r->n) +
-                ", max error " + num(r->max_abs_error, 6);
+    c.summary = std::to_string(r->mismatches) + " wrong sums of " + std::to_string(r->n) + ", max error " +
+                num(r->max_abs_error, 6);
     c.evidence.push_back("a trivial kernel computed wrong results");
     c.action = kReplace;
   }
@@ -258,8 +267,8 @@ Check judgeMemtest(int gpu, const Result<GwMemtestResult>& r) {
   Check c = make("memtest", "device memory test", gpu);
   if (!r.ok()) return cudaFailed(c, r.status());
   static const char* kPat[4] = {"walking ones/zeros", "own address", "moving inversions", "random"};
-  c.measured = {{"bytes_tested", r->bytes_tested}, {"errors", r->errors}, {"rounds", r->rounds},
-                {"seconds", r->seconds}};
+  c.measured = {
+      {"bytes_tested", r->bytes_tested}, {"errors", r->errors}, {"rounds", r->rounds}, {"seconds", r->seconds}};
   nlohmann::json by = nlohmann::json::object();
   for (int i = 0; i < 4; ++i) by[kPat[i]] = r->errors_by_pattern[i];
   c.measured["errors_by_pattern"] = by;
@@ -272,26 +281,23 @@ Check judgeMemtest(int gpu, const Result<GwMemtestResult>& r) {
   c.summary = std::to_string(r->errors) + " memory errors in " + size;
   for (int i = 0; i < 4; ++i)
     if (r->errors_by_pattern[i])
-      c.evidence.push_back(std::string(kPat[i]) + ": " + std::to_string(r->errors_by_pattern[i]) +
-                           " errors");
+      c.evidence.push_back(std::string(kPat[i]) + ": " + std::to_string(r->errors_by_pattern[i]) + " errors");
   for (unsigned i = 0; i < std::min<unsigned>(r->recorded, GW_MEMTEST_MAX_RECORDED); ++i) {
     const GwMemError& e = r->first_errors[i];
-    c.evidence.push_back("offset " + hex(e.offset) + ": expected " + hex(e.expected) + " read " +
-                         hex(e.actual) + " (xor " + hex(e.expected ^ e.actual) + ")");
+    c.evidence.push_back("offset " + hex(e.offset) + ": expected " + hex(e.expected) + " read " + hex(e.actual) +
+                         " (xor " + hex(e.expected ^ e.actual) + ")");
   }
   c.action = kReplace;
   return c;
 }
 
-Check judgeHostBandwidth(int gpu, const Result<GwBandwidthResult>& r, const PcieLink& link,
-                         const SkuThresholds& t) {
+Check judgeHostBandwidth(int gpu, const Result<GwBandwidthResult>& r, const PcieLink& link, const SkuThresholds& t) {
   Check c = make("pcie_bandwidth", "host<->device bandwidth", gpu);
   if (!r.ok()) return cudaFailed(c, r.status());
   double theo = pcieTheoreticalGBps(link.maxGen, link.maxWidth);
-  c.measured = {{"h2d_gbps", r->h2d_gbps}, {"d2h_gbps", r->d2h_gbps},
-                {"h2d_avg_gbps", r->h2d_avg_gbps}, {"d2h_avg_gbps", r->d2h_avg_gbps},
-                {"theoretical_gbps", theo}, {"max_gen", link.maxGen}, {"max_width", link.maxWidth},
-                {"seen_gen", link.curGen}, {"seen_width", link.curWidth}};
+  c.measured = {{"h2d_gbps", r->h2d_gbps},         {"d2h_gbps", r->d2h_gbps},  {"h2d_avg_gbps", r->h2d_avg_gbps},
+                {"d2h_avg_gbps", r->d2h_avg_gbps}, {"theoretical_gbps", theo}, {"max_gen", link.maxGen},
+                {"max_width", link.maxWidth},      {"seen_gen", link.curGen},  {"seen_width", link.curWidth}};
   c.summary = "H2D " + num(r->h2d_gbps) + " GB/s, D2H " + num(r->d2h_gbps) + " GB/s";
   if (theo <= 0) {
     c.summary += " (link rate unknown, not judged)";
@@ -299,8 +305,8 @@ Check judgeHostBandwidth(int gpu, const Result<GwBandwidthResult>& r, const Pcie
   }
   double worst = std::min(r->h2d_gbps, r->d2h_gbps);
   double frac = worst / theo;
-  c.summary += " of " + num(theo, 2) + " GB/s theoretical (Gen" + std::to_string(link.maxGen) +
-               " x" + std::to_string(link.maxWidth) + "), " + num(frac * 100, 0) + " %";
+  c.summary += " of " + num(theo, 2) + " GB/s theoretical (Gen" + std::to_string(link.maxGen) + " x" +
+               std::to_string(link.maxWidth) + "), " + num(frac * 100, 0) + " %";
   if (frac < t.pcieMinFraction) {
     c.verdict = Verdict::Fail;
     c.evidence.push_back(num(worst) + " GB/s is below " + num(t.pcieMinFraction * 100, 0) +
@@ -314,20 +320,20 @@ Check judgeHostBandwidth(int gpu, const Result<GwBandwidthResult>& r, const Pcie
   }
   if (link.curWidth > 0 && link.maxWidth > 0 && link.curWidth < link.maxWidth) {
     c.verdict = Verdict::Fail;
-    c.evidence.push_back("under load the link ran at x" + std::to_string(link.curWidth) +
-                         " of x" + std::to_string(link.maxWidth));
+    c.evidence.push_back("under load the link ran at x" + std::to_string(link.curWidth) + " of x" +
+                         std::to_string(link.maxWidth));
     c.action = "a degraded PCIe link: reseat the card, check the riser; replace if it persists";
   } else if (link.curGen > 0 && link.maxGen > 0 && link.curGen < link.maxGen) {
     c.verdict = std::max(c.verdict, Verdict::Warn);
-    c.evidence.push_back("under load the link ran at Gen" + std::to_string(link.curGen) +
-                         " of Gen" + std::to_string(link.maxGen));
+    c.evidence.push_back("under load the link ran at Gen" + std::to_string(link.curGen) + " of Gen" +
+                         std::to_string(link.maxGen));
     if (c.action.empty()) c.action = "check the slot, riser and BIOS PCIe settings";
   }
   return c;
 }
 
-Check judgeP2P(int srcGpu, int dstGpu, const Result<GwP2PResult>& r, bool nvlink,
-               double expectedGBps, const SkuThresholds& t) {
+Check judgeP2P(int srcGpu, int dstGpu, const Result<GwP2PResult>& r, bool nvlink, double expectedGBps,
+               const SkuThresholds& t) {
   Check c = make("p2p_bandwidth", "peer-to-peer bandwidth", -1);
   c.gpusInvolved = {srcGpu, dstGpu};
   std::string pair = "GPU" + std::to_string(srcGpu) + "->GPU" + std::to_string(dstGpu);
@@ -336,9 +342,8 @@ Check judgeP2P(int srcGpu, int dstGpu, const Result<GwP2PResult>& r, bool nvlink
     c.summary = pair + ": " + c.summary;
     return c;
   }
-  c.measured = {{"src", srcGpu}, {"dst", dstGpu}, {"peer_access", r->peer_access != 0},
-                {"gbps", r->gbps}, {"avg_gbps", r->avg_gbps}, {"nvlink", nvlink},
-                {"expected_gbps", expectedGBps}};
+  c.measured = {{"src", srcGpu},           {"dst", dstGpu},    {"peer_access", r->peer_access != 0}, {"gbps", r->gbps},
+                {"avg_gbps", r->avg_gbps}, {"nvlink", nvlink}, {"expected_gbps", expectedGBps}};
   if (!r->peer_access) {
     if (nvlink) {
       c.verdict = Verdict::Fail;
@@ -373,8 +378,10 @@ Check judgeP2P(int srcGpu, int dstGpu, const Result<GwP2PResult>& r, bool nvlink
 Check judgeTriad(int gpu, const Result<GwTriadResult>& r, double peakGBps, const SkuThresholds& t) {
   Check c = make("stream_triad", "memory bandwidth (STREAM triad)", gpu);
   if (!r.ok()) return cudaFailed(c, r.status());
-  c.measured = {{"best_gbps", r->best_gbps}, {"avg_gbps", r->avg_gbps},
-                {"wrong_elements", r->wrong_elements}, {"peak_gbps", peakGBps},
+  c.measured = {{"best_gbps", r->best_gbps},
+                {"avg_gbps", r->avg_gbps},
+                {"wrong_elements", r->wrong_elements},
+                {"peak_gbps", peakGBps},
                 {"bytes_per_array", r->bytes_per_array}};
   c.summary = num(r->best_gbps, 0) + " GB/s";
   if (r->wrong_elements) {
@@ -393,8 +400,9 @@ Check judgeTriad(int gpu, const Result<GwTriadResult>& r, double peakGBps, const
   if (frac < t.membwMinFraction) {
     c.verdict = Verdict::Fail;
     c.evidence.push_back("below " + num(t.membwMinFraction * 100, 0) + " % of the peak");
-    c.action = "check memory clocks and throttling (gpuwarden dmon -s c); a card that stays "
-               "slow must be replaced";
+    c.action =
+        "check memory clocks and throttling (gpuwarden dmon -s c); a card that stays "
+        "slow must be replaced";
   } else if (frac < t.membwWarnFraction) {
     c.verdict = Verdict::Warn;
     c.evidence.push_back("below " + num(t.membwWarnFraction * 100, 0) + " % of the peak");
@@ -403,8 +411,7 @@ Check judgeTriad(int gpu, const Result<GwTriadResult>& r, double peakGBps, const
   return c;
 }
 
-std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double warnPct,
-                                       double failPct) {
+std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double warnPct, double failPct) {
   std::vector<PeerStanding> out(values.size());
   if (values.size() < 2) return out;
   double sum = 0;
@@ -414,8 +421,10 @@ std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double
     s.hasPeers = true;
     s.peerMean = (sum - values[i]) / (values.size() - 1);
     s.slowerPct = s.peerMean > 0 ? (s.peerMean - values[i]) / s.peerMean * 100.0 : 0;
-    if (s.slowerPct > failPct) s.verdict = Verdict::Fail;
-    else if (s.slowerPct > warnPct) s.verdict = Verdict::Warn;
+    if (s.slowerPct > failPct)
+      s.verdict = Verdict::Fail;
+    else if (s.slowerPct > warnPct)
+      s.verdict = Verdict::Warn;
   }
   return out;
 }
@@ -433,14 +442,17 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
     }
     const GwGemmResult& g = *in.result;
     const char* prec = precisionName(g.precision);
-    c.measured = {{"precision", prec}, {"engine", g.used_cublas ? "cublas" : "builtin"},
-                  {"n", g.n}, {"iterations", g.iterations},
+    c.measured = {{"precision", prec},
+                  {"engine", g.used_cublas ? "cublas" : "builtin"},
+                  {"n", g.n},
+                  {"iterations", g.iterations},
                   {"failed_iterations", g.failed_iterations},
-                  {"miscompared_elements", g.miscompared_elements}, {"gflops", g.gflops},
-                  {"checksum", hex(g.checksum)}, {"seconds", g.seconds}};
-    c.summary = num(g.gflops / 1000.0, 1) + " TFLOPS " + prec + " (" +
-                (g.used_cublas ? "cuBLAS" : "built-in kernel") + "), " +
-                std::to_string(g.iterations) + " GEMMs compared";
+                  {"miscompared_elements", g.miscompared_elements},
+                  {"gflops", g.gflops},
+                  {"checksum", hex(g.checksum)},
+                  {"seconds", g.seconds}};
+    c.summary = num(g.gflops / 1000.0, 1) + " TFLOPS " + prec + " (" + (g.used_cublas ? "cuBLAS" : "built-in kernel") +
+                "), " + std::to_string(g.iterations) + " GEMMs compared";
     if (g.iterations == 0) {
       c.verdict = Verdict::Fail;
       c.summary = "no GEMM completed";
@@ -448,9 +460,9 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
     } else if (g.failed_iterations > 0 || g.miscompared_elements > 0) {
       c.verdict = Verdict::Fail;
       c.summary += ", " + std::to_string(g.failed_iterations) + " MISCOMPARED";
-      c.evidence.push_back(std::to_string(g.failed_iterations) + " of " +
-                           std::to_string(g.iterations) + " results differed from the first (" +
-                           std::to_string(g.miscompared_elements) + " elements)");
+      c.evidence.push_back(std::to_string(g.failed_iterations) + " of " + std::to_string(g.iterations) +
+                           " results differed from the first (" + std::to_string(g.miscompared_elements) +
+                           " elements)");
       c.action = kReplace;
     }
     double expected = g.used_cublas ? in.sku.expectedTflops(prec) : 0;
@@ -459,14 +471,13 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
       double frac = g.gflops / 1000.0 / expected;
       if (frac < in.sku.gemmMinFraction) {
         c.verdict = std::max(c.verdict, Verdict::Warn);
-        c.evidence.push_back(num(g.gflops / 1000.0) + " TFLOPS is " + num(frac * 100, 0) +
-                             " % of the " + num(expected, 0) + " TFLOPS expected of " +
-                             in.sku.name);
+        c.evidence.push_back(num(g.gflops / 1000.0) + " TFLOPS is " + num(frac * 100, 0) + " % of the " +
+                             num(expected, 0) + " TFLOPS expected of " + in.sku.name);
         if (c.action.empty()) c.action = "check clocks, power cap and throttle reasons";
       }
     }
-    groups[in.name + "|" + prec + "|" + std::to_string(g.used_cublas) + "|" + std::to_string(g.n)]
-        .push_back(checks.size());
+    groups[in.name + "|" + prec + "|" + std::to_string(g.used_cublas) + "|" + std::to_string(g.n)].push_back(
+        checks.size());
     checks.push_back(std::move(c));
     checks.back().measured["input_index"] = i;
   }
@@ -488,11 +499,12 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
         if (s.verdict != Verdict::Pass) {
           c.verdict = std::max(c.verdict, s.verdict);
           c.evidence.push_back(num(s.slowerPct, 1) + " % slower than the mean of its " +
-                               std::to_string(members.size() - 1) + " peer(s) (" +
-                               num(s.peerMean / 1000.0, 1) + " TFLOPS)");
+                               std::to_string(members.size() - 1) + " peer(s) (" + num(s.peerMean / 1000.0, 1) +
+                               " TFLOPS)");
           if (c.action.empty())
-            c.action = "a straggler: check its clocks, temperature, power cap and PCIe link; "
-                       "a card that stays slow must be replaced";
+            c.action =
+                "a straggler: check its clocks, temperature, power cap and PCIe link; "
+                "a card that stays slow must be replaced";
         }
       }
       if (votes.size() > 1) {
@@ -506,8 +518,9 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
           c.action = kReplace;
         } else if (mine * 2 <= static_cast<int>(members.size())) {
           c.verdict = std::max(c.verdict, Verdict::Warn);
-          c.evidence.push_back("its result differs from other GPUs of the same model; with no "
-                               "majority the wrong one cannot be named");
+          c.evidence.push_back(
+              "its result differs from other GPUs of the same model; with no "
+              "majority the wrong one cannot be named");
         }
       }
     }
@@ -516,13 +529,17 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
   return checks;
 }
 
-Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun& p,
-                         const SkuThresholds& t) {
+Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun& p, const SkuThresholds& t) {
   Check c = make("targeted_power", "targeted power", gpu);
   if (!r.ok()) return cudaFailed(c, r.status());
-  c.measured = {{"limit_w", p.limitW}, {"target_w", p.targetW}, {"mean_w", p.meanW},
-                {"max_w", p.maxW}, {"mean_duty", r->mean_duty}, {"iterations", r->iterations},
-                {"failed_iterations", r->failed_iterations}, {"seconds", r->seconds}};
+  c.measured = {{"limit_w", p.limitW},
+                {"target_w", p.targetW},
+                {"mean_w", p.meanW},
+                {"max_w", p.maxW},
+                {"mean_duty", r->mean_duty},
+                {"iterations", r->iterations},
+                {"failed_iterations", r->failed_iterations},
+                {"seconds", r->seconds}};
   if (r->failed_iterations > 0) {
     c.verdict = Verdict::Fail;
     c.summary = std::to_string(r->failed_iterations) + " load results MISCOMPARED under power";
@@ -537,43 +554,65 @@ Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun
   }
   double frac = p.meanW / p.targetW;
   c.summary = num(p.meanW, 0) + " W mean of " + num(p.targetW, 0) + " W target (" +
-              num(t.powerTargetFraction * 100, 0) + " % of the " + num(p.limitW, 0) +
-              " W limit), " + num(frac * 100, 0) + " %";
+              num(t.powerTargetFraction * 100, 0) + " % of the " + num(p.limitW, 0) + " W limit), " +
+              num(frac * 100, 0) + " %";
   if (frac < t.powerWarnFraction) {
     c.verdict = frac < t.powerMinFraction ? Verdict::Fail : Verdict::Warn;
-    c.evidence.push_back("could not reach the target power at duty " + num(r->mean_duty * 100, 0) +
-                         " %");
-    c.action = "a power cap, throttling or a loose power cable (R18): check clock event "
-               "reasons and the card's power connectors";
+    c.evidence.push_back("could not reach the target power at duty " + num(r->mean_duty * 100, 0) + " %");
+    c.action =
+        "a power cap, throttling or a loose power cable (R18): check clock event "
+        "reasons and the card's power connectors";
   }
   return c;
 }
 
 std::string xidMeaning(uint64_t xid) {
   switch (xid) {
-    case 13: return "graphics engine exception";
-    case 31: return "GPU memory page fault";
-    case 43: return "GPU stopped processing (application fault)";
-    case 45: return "preemptive cleanup after an error";
-    case 48: return "double-bit ECC error";
-    case 61: case 62: return "internal micro-controller error";
-    case 63: return "ECC page retirement / row remapping event";
-    case 64: return "ECC page retirement / row remapping failure";
-    case 74: return "NVLink error";
-    case 79: return "GPU has fallen off the bus";
-    case 92: return "high single-bit ECC error rate";
-    case 94: return "contained ECC error";
-    case 95: return "uncontained ECC error";
-    case 119: case 120: return "GSP error";
-    default: return "";
+    case 13:
+      return "graphics engine exception";
+    case 31:
+      return "GPU memory page fault";
+    case 43:
+      return "GPU stopped processing (application fault)";
+    case 45:
+      return "preemptive cleanup after an error";
+    case 48:
+      return "double-bit ECC error";
+    case 61:
+    case 62:
+      return "internal micro-controller error";
+    case 63:
+      return "ECC page retirement / row remapping event";
+    case 64:
+      return "ECC page retirement / row remapping failure";
+    case 74:
+      return "NVLink error";
+    case 79:
+      return "GPU has fallen off the bus";
+    case 92:
+      return "high single-bit ECC error rate";
+    case 94:
+      return "contained ECC error";
+    case 95:
+      return "uncontained ECC error";
+    case 119:
+    case 120:
+      return "GSP error";
+    default:
+      return "";
   }
 }
 
 std::string clockReasonsText(uint64_t reasons) {
-  static const std::pair<uint64_t, const char*> kNames[] = {
-      {0x1, "idle"}, {0x2, "application clocks"}, {0x4, "SW power cap"},
-      {0x8, "HW slowdown"}, {0x10, "sync boost"}, {0x20, "SW thermal slowdown"},
-      {0x40, "HW thermal slowdown"}, {0x80, "HW power brake"}, {0x100, "display clocks"}};
+  static const std::pair<uint64_t, const char*> kNames[] = {{0x1, "idle"},
+                                                            {0x2, "application clocks"},
+                                                            {0x4, "SW power cap"},
+                                                            {0x8, "HW slowdown"},
+                                                            {0x10, "sync boost"},
+                                                            {0x20, "SW thermal slowdown"},
+                                                            {0x40, "HW thermal slowdown"},
+                                                            {0x80, "HW power brake"},
+                                                            {0x100, "display clocks"}};
   std::string s;
   for (auto [bit, name] : kNames)
     if (reasons & bit) s += (s.empty() ? "" : ", ") + std::string(name);
@@ -582,10 +621,9 @@ std::string clockReasonsText(uint64_t reasons) {
 
 Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t) {
   Check c = make("watch", "health during the tests", gpu);
-  c.measured = {{"samples", w.samples}, {"max_temp_c", w.maxTempC},
-                {"min_sm_mhz", w.minSmMHz}, {"max_sm_mhz", w.maxSmMHz},
-                {"max_power_w", w.maxPowerW}, {"clock_event_reasons", w.reasonsSeen},
-                {"dbe_start", w.dbeStart}, {"dbe_end", w.dbeEnd}};
+  c.measured = {{"samples", w.samples},     {"max_temp_c", w.maxTempC},   {"min_sm_mhz", w.minSmMHz},
+                {"max_sm_mhz", w.maxSmMHz}, {"max_power_w", w.maxPowerW}, {"clock_event_reasons", w.reasonsSeen},
+                {"dbe_start", w.dbeStart},  {"dbe_end", w.dbeEnd}};
   nlohmann::json xids = nlohmann::json::array();
   for (auto& [step, x] : w.xids) xids.push_back({{"step", step}, {"xid", x}});
   c.measured["xids"] = xids;
@@ -595,32 +633,32 @@ Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t) {
   for (auto& [step, x] : w.xids) {
     c.verdict = Verdict::Fail;
     std::string m = xidMeaning(x);
-    c.evidence.push_back("new Xid " + std::to_string(x) + (m.empty() ? "" : " (" + m + ")") +
-                         " during " + step);
-    c.action = "a GPU that raises an Xid under test is not fit for production: drain it, see "
-               "gpuwarden explain xid " + std::to_string(x) + ", replace if hardware";
+    c.evidence.push_back("new Xid " + std::to_string(x) + (m.empty() ? "" : " (" + m + ")") + " during " + step);
+    c.action =
+        "a GPU that raises an Xid under test is not fit for production: drain it, see "
+        "gpuwarden explain xid " +
+        std::to_string(x) + ", replace if hardware";
   }
   if (w.dbeKnown && w.dbeEnd > w.dbeStart) {
     c.verdict = Verdict::Fail;
-    c.evidence.push_back(std::to_string(w.dbeEnd - w.dbeStart) +
-                         " new uncorrectable (double-bit) ECC error(s)" +
+    c.evidence.push_back(std::to_string(w.dbeEnd - w.dbeStart) + " new uncorrectable (double-bit) ECC error(s)" +
                          (w.dbeDuring.empty() ? "" : " during " + w.dbeDuring));
     c.action = kReplace;
   }
   if (w.tempKnown && w.maxTempC > t.maxTempC) {
     c.verdict = Verdict::Fail;
-    c.evidence.push_back("reached " + std::to_string(w.maxTempC) + " C during " + w.hottestDuring +
-                         ", above the " + num(t.maxTempC, 0) + " C allowed for " + t.name);
+    c.evidence.push_back("reached " + std::to_string(w.maxTempC) + " C during " + w.hottestDuring + ", above the " +
+                         num(t.maxTempC, 0) + " C allowed for " + t.name);
     if (c.action.empty())
-      c.action = "check airflow, fans, heatsink contact and the room; a card that overheats "
-                 "under load with good cooling must be replaced";
+      c.action =
+          "check airflow, fans, heatsink contact and the room; a card that overheats "
+          "under load with good cooling must be replaced";
   }
   const uint64_t kHw = 0x8 | 0x40 | 0x80, kSwThermal = 0x20;
   if (w.reasonsSeen & (kHw | kSwThermal)) {
     c.verdict = std::max(c.verdict, Verdict::Warn);
     c.evidence.push_back("clock event reasons seen: " + clockReasonsText(w.reasonsSeen & (kHw | kSwThermal)));
-    if (c.action.empty())
-      c.action = "thermal or power slowdown under load: check cooling and power delivery";
+    if (c.action.empty()) c.action = "thermal or power slowdown under load: check cooling and power delivery";
   }
   if (w.reasonsSeen & 0x4) c.evidence.push_back("SW power cap reached (normal at full load)");
   for (const auto& e : w.readErrors) c.evidence.push_back("could not read: " + e);

@@ -37,8 +37,8 @@ Check judgeMemtest(int gpu, const Result<GwMemtestResult>& r);
 Check judgeHostBandwidth(int gpu, const Result<GwBandwidthResult>& r, const PcieLink& linkDuring,
                          const SkuThresholds& t);
 // expectedGBps: NVLink expectation (t.nvlinkP2PGBps) or the PCIe theoretical rate of the pair.
-Check judgeP2P(int srcGpu, int dstGpu, const Result<GwP2PResult>& r, bool nvlink,
-               double expectedGBps, const SkuThresholds& t);
+Check judgeP2P(int srcGpu, int dstGpu, const Result<GwP2PResult>& r, bool nvlink, double expectedGBps,
+               const SkuThresholds& t);
 Check judgeTriad(int gpu, const Result<GwTriadResult>& r, double peakGBps, const SkuThresholds& t);
 
 // Straggler detection: each value against the mean of the others in its group.
@@ -48,14 +48,13 @@ struct PeerStanding {
   double slowerPct = 0;  // positive: this much slower than the peers' mean
   Verdict verdict = Verdict::Pass;
 };
-std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double warnPct,
-                                       double failPct);
+std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double warnPct, double failPct);
 
 struct GemmInput {
   int gpu = -1;
-  std::string name;      // GPUs are only compared with GPUs of the same name
+  std::string name;  // GPUs are only compared with GPUs of the same name
   SkuThresholds sku;
-  std::string precision; // asked for: "fp32", "tf32", "fp16", "bf16"
+  std::string precision;  // asked for: "fp32", "tf32", "fp16", "bf16"
   Result<GwGemmResult> result = Status::Error("not run");
 };
 std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs);
@@ -67,8 +66,7 @@ struct PowerRun {
   int samples = 0;
   std::string readError;  // power could not be read
 };
-Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun& p,
-                         const SkuThresholds& t);
+Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun& p, const SkuThresholds& t);
 
 // What the watcher saw on one GPU while the GPU tests ran.
 struct WatchSummary {

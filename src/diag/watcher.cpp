@@ -78,8 +78,7 @@ void Watcher::sampleNow() {
     auto noteErr = [&](const char* what, const Status& st) {
       if (isNotSupported(st)) return;
       std::string e = std::string(what) + ": " + st.message();
-      if (std::find(s.readErrors.begin(), s.readErrors.end(), e) == s.readErrors.end() &&
-          s.readErrors.size() < 8)
+      if (std::find(s.readErrors.begin(), s.readErrors.end(), e) == s.readErrors.end() && s.readErrors.size() < 8)
         s.readErrors.push_back(e);
     };
     if (temp.ok()) {

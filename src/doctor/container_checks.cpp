@@ -21,11 +21,24 @@ std::uint64_t parseSizeOption(const std::string& options) {
     if (v.empty() || v.back() == '%') return 0;
     std::uint64_t mult = 1;
     switch (std::tolower(static_cast<unsigned char>(v.back()))) {
-      case 'k': mult = 1ull << 10; v.pop_back(); break;
-      case 'm': mult = 1ull << 20; v.pop_back(); break;
-      case 'g': mult = 1ull << 30; v.pop_back(); break;
-      case 't': mult = 1ull << 40; v.pop_back(); break;
-      default: break;
+      case 'k':
+        mult = 1ull << 10;
+        v.pop_back();
+        break;
+      case 'm':
+        mult = 1ull << 20;
+        v.pop_back();
+        break;
+      case 'g':
+        mult = 1ull << 30;
+        v.pop_back();
+        break;
+      case 't':
+        mult = 1ull << 40;
+        v.pop_back();
+        break;
+      default:
+        break;
     }
     if (v.empty() || !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })) return 0;
     if (v.size() > 15) return 0;
@@ -85,9 +98,9 @@ void runtimeChecks(Context& ctx) {
     return;
   }
   std::vector<std::string> toolkit;
-  for (const char* p : {"/usr/bin/nvidia-container-runtime", "/usr/bin/nvidia-container-toolkit",
-                        "/usr/bin/nvidia-container-runtime-hook", "/usr/bin/nvidia-ctk",
-                        "/etc/nvidia-container-runtime/config.toml"})
+  for (const char* p :
+       {"/usr/bin/nvidia-container-runtime", "/usr/bin/nvidia-container-toolkit",
+        "/usr/bin/nvidia-container-runtime-hook", "/usr/bin/nvidia-ctk", "/etc/nvidia-container-runtime/config.toml"})
     if (root.exists(p)) toolkit.push_back(p);
   if (toolkit.empty()) {
     ctx.add("container.runtime", kL, Verdict::kWarn, "NVIDIA container toolkit on the host",

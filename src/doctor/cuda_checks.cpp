@@ -78,11 +78,10 @@ Toolkit* toolkitAt(std::vector<Toolkit>& toolkits, const std::string& path) {
 // Oldest driver (Linux) that supports each CUDA toolkit release, from NVIDIA's CUDA release notes.
 std::string minimumDriverFor(std::string_view cuda) {
   static const std::vector<std::pair<std::string, std::string>> kTable = {
-      {"11.0", "450.36.06"}, {"11.1", "455.23"},    {"11.2", "460.27.03"}, {"11.3", "465.19.01"},
-      {"11.4", "470.42.01"}, {"11.5", "495.29.05"}, {"11.6", "510.39.01"}, {"11.7", "515.43.04"},
-      {"11.8", "520.61.05"}, {"12.0", "525.60.13"}, {"12.1", "530.30.02"}, {"12.2", "535.54.03"},
-      {"12.3", "545.23.06"}, {"12.4", "550.54.14"}, {"12.5", "555.42.02"}, {"12.6", "560.28.03"},
-      {"12.8", "570.26"},    {"12.9", "575.51.03"}, {"13.0", "580.65.06"}};
+      {"11.0", "450.36.06"}, {"11.1", "455.23"},    {"11.2", "460.27.03"}, {"11.3", "465.19.01"}, {"11.4", "470.42.01"},
+      {"11.5", "495.29.05"}, {"11.6", "510.39.01"}, {"11.7", "515.43.04"}, {"11.8", "520.61.05"}, {"12.0", "525.60.13"},
+      {"12.1", "530.30.02"}, {"12.2", "535.54.03"}, {"12.3", "545.23.06"}, {"12.4", "550.54.14"}, {"12.5", "555.42.02"},
+      {"12.6", "560.28.03"}, {"12.8", "570.26"},    {"12.9", "575.51.03"}, {"13.0", "580.65.06"}};
   std::string mm = majorMinor(cuda);
   for (const auto& [v, d] : kTable)
     if (v == mm) return d;
@@ -230,18 +229,26 @@ void cudaDriverChecks(Context& ctx) {
   if (!nvml.library_loaded) {
     ctx.add("cuda_driver.nvml", kL, Verdict::kFail, title,
             "libnvidia-ml.so.1 not loaded" + (nvml.load_error.empty() ? std::string() : ": " + nvml.load_error),
-            ctx.wsl ? "Update the Windows NVIDIA driver; WSL maps its libraries into /usr/lib/wsl/lib."
-                    : "Install the NVIDIA driver's userspace (e.g. nvidia-utils-550-server / nvidia-driver-550) or, in a "
-                      "container,\nstart it with the NVIDIA runtime (`docker run --gpus all`), which mounts the "
-                      "driver libraries.",
+            ctx.wsl
+                ? "Update the Windows NVIDIA driver; WSL maps its libraries into /usr/lib/wsl/lib."
+                : "Install the NVIDIA driver's userspace (e.g. nvidia-utils-550-server / nvidia-driver-550) or, in a "
+                  "container,\nstart it with the NVIDIA runtime (`docker run --gpus all`), which mounts the "
+                  "driver libraries.",
             "nvidia-smi and every CUDA program need the driver's userspace libraries.");
   } else if (nvml.init_return != 0) {
     std::string fix;
     switch (nvml.init_return) {
-      case 18: fix = "See kernel.version_match: reboot, or reload the nvidia kernel module."; break;
-      case 9: fix = "Load the kernel module: sudo modprobe nvidia (see the kernel driver checks)."; break;
-      case 4: fix = "Run as root or check the permissions of /dev/nvidiactl and /dev/nvidia*."; break;
-      default: fix = "dmesg | grep -iE 'nvrm|xid'   # the kernel log tells why the driver did not initialise";
+      case 18:
+        fix = "See kernel.version_match: reboot, or reload the nvidia kernel module.";
+        break;
+      case 9:
+        fix = "Load the kernel module: sudo modprobe nvidia (see the kernel driver checks).";
+        break;
+      case 4:
+        fix = "Run as root or check the permissions of /dev/nvidiactl and /dev/nvidia*.";
+        break;
+      default:
+        fix = "dmesg | grep -iE 'nvrm|xid'   # the kernel log tells why the driver did not initialise";
     }
     ctx.add("cuda_driver.nvml", kL, Verdict::kFail, title,
             "nvmlInit failed: " + nvmlReturnName(nvml.init_return) +
@@ -271,12 +278,14 @@ void cudaDriverChecks(Context& ctx) {
   std::vector<std::string> installed;
   for (const auto& t : rep.toolkits) installed.push_back(t.version);
   ctx.add("cuda_driver.version", kL, Verdict::kPass, "Highest CUDA version the driver supports",
-          "CUDA " + drv + " (driver " + nvml.driver_version + "); installed toolkits: " +
-              (installed.empty() ? std::string("none") : join(installed, ", ")),
+          "CUDA " + drv + " (driver " + nvml.driver_version +
+              "); installed toolkits: " + (installed.empty() ? std::string("none") : join(installed, ", ")),
           "",
-          "The \"CUDA Version: " + drv + "\" that nvidia-smi prints is the newest CUDA runtime this driver can run, not "
-          "an installed toolkit;\nthe toolkit (nvcc, libcudart) is separate, see the toolkit checks and `gpuwarden cuda "
-          "list`.");
+          "The \"CUDA Version: " + drv +
+              "\" that nvidia-smi prints is the newest CUDA runtime this driver can run, not "
+              "an installed toolkit;\nthe toolkit (nvcc, libcudart) is separate, see the toolkit checks and `gpuwarden "
+              "cuda "
+              "list`.");
 }
 
 void toolkitChecks(Context& ctx) {
@@ -287,8 +296,7 @@ void toolkitChecks(Context& ctx) {
 
   // --- toolkit.installed ---
   std::vector<std::string> list;
-  for (const auto& t : rep.toolkits)
-    list.push_back((t.version.empty() ? "?" : t.version) + " (" + t.path + ")");
+  for (const auto& t : rep.toolkits) list.push_back((t.version.empty() ? "?" : t.version) + " (" + t.path + ")");
   if (!rep.toolkits.empty()) {
     ctx.add("toolkit.installed", kL, Verdict::kPass, "CUDA toolkits installed",
             join(list, ", ") + "; /usr/local/cuda -> " + (sel.default_link.empty() ? "(absent)" : sel.default_link));
@@ -296,7 +304,8 @@ void toolkitChecks(Context& ctx) {
     ctx.add("toolkit.installed", kL, Verdict::kPass, "CUDA toolkits installed",
             "none under /usr/local; PATH has " + sel.path_nvcc + " (" + sel.path_nvcc_version + ")");
   } else {
-    ctx.add("toolkit.installed", kL, Verdict::kWarn, "CUDA toolkits installed", "none (no /usr/local/cuda-*, no nvcc on PATH)",
+    ctx.add("toolkit.installed", kL, Verdict::kWarn, "CUDA toolkits installed",
+            "none (no /usr/local/cuda-*, no nvcc on PATH)",
             "Only needed to compile CUDA code: install a toolkit the driver supports (CUDA <= " +
                 (drv.empty() ? std::string("the driver's version") : drv) +
                 ") with the runfile and --toolkit --toolkitpath=/usr/local/cuda-X.Y,\nor the cuda-toolkit-X-Y package.",
@@ -400,8 +409,10 @@ void toolkitChecks(Context& ctx) {
   for (const auto& s : sels) {
     auto v = parseVersion(s.version);
     if (v.empty()) continue;
-    if (v[0] > majorOf(drv)) too_new_major.push_back(s.what + " " + s.version);
-    else if (v.size() >= 2 && compareVersions(majorMinor(s.version), drv) > 0) too_new_minor.push_back(s.what + " " + s.version);
+    if (v[0] > majorOf(drv))
+      too_new_major.push_back(s.what + " " + s.version);
+    else if (v.size() >= 2 && compareVersions(majorMinor(s.version), drv) > 0)
+      too_new_minor.push_back(s.what + " " + s.version);
     if (newest.empty() || compareVersions(s.version, newest) > 0) newest = s.version;
   }
   std::vector<std::string> usable;
@@ -417,8 +428,8 @@ void toolkitChecks(Context& ctx) {
     fix += ",\nor install a toolkit <= " + drv + " (runfile --toolkit --toolkitpath=/usr/local/cuda-X.Y)";
   }
   if (!too_new_major.empty()) {
-    ctx.add("toolkit.driver_compat", kL, Verdict::kFail, title,
-            join(too_new_major, ", ") + " > driver's CUDA " + drv, fix,
+    ctx.add("toolkit.driver_compat", kL, Verdict::kFail, title, join(too_new_major, ", ") + " > driver's CUDA " + drv,
+            fix,
             "Programs built with it fail with \"CUDA driver version is insufficient for CUDA runtime version\" "
             "(cudaErrorInsufficientDriver): the driver is older than the runtime.");
   } else if (!too_new_minor.empty()) {
@@ -556,7 +567,12 @@ void libraryChecks(Context& ctx) {
       for (std::sregex_iterator it(data->begin(), data->end(), kDefine), end; it != end; ++it) {
         const std::string key = (*it)[1];
         const int v = std::stoi((*it)[2]);
-        if (key == "MAJOR") major = v; else if (key == "MINOR") minor = v; else patch = v;
+        if (key == "MAJOR")
+          major = v;
+        else if (key == "MINOR")
+          minor = v;
+        else
+          patch = v;
       }
       if (major < 0) continue;
       const std::string real = resolveLink(root, dir);
@@ -589,7 +605,8 @@ void libraryChecks(Context& ctx) {
   std::vector<std::string> desc;
   for (const auto& h : found)
     desc.push_back("cuDNN " + h.version + " (" + h.path +
-                   (h.cuda_major >= 0 ? ", for CUDA " + std::to_string(h.cuda_major) + " from " + h.cuda_source : "") + ")");
+                   (h.cuda_major >= 0 ? ", for CUDA " + std::to_string(h.cuda_major) + " from " + h.cuda_source : "") +
+                   ")");
   const CudnnHeader& primary = found.front();
   const int tk_major = majorOf(tk_version);
   const bool primary_in_other_toolkit =
@@ -598,19 +615,21 @@ void libraryChecks(Context& ctx) {
     ctx.add("lib.cudnn", kL, Verdict::kFail, title,
             join(desc, "; ") + " but the selected toolkit is CUDA " + tk_version,
             (primary.major >= 9
-                 ? "sudo apt-get install libcudnn9-cuda-" + std::to_string(tk_major) + "   # cuDNN 9 packages are per CUDA major"
-                 : "Install the libcudnn" + std::to_string(primary.major) + " build for CUDA " + std::to_string(tk_major) +
-                       " (package version ending in +cuda" + std::to_string(tk_major) +
+                 ? "sudo apt-get install libcudnn9-cuda-" + std::to_string(tk_major) +
+                       "   # cuDNN 9 packages are per CUDA major"
+                 : "Install the libcudnn" + std::to_string(primary.major) + " build for CUDA " +
+                       std::to_string(tk_major) + " (package version ending in +cuda" + std::to_string(tk_major) +
                        ".x: `apt-cache policy libcudnn" + std::to_string(primary.major) + "`)") +
-                "\nor, for Python: pip install nvidia-cudnn-cu" + std::to_string(tk_major) +
-                "; or switch to a CUDA " + std::to_string(primary.cuda_major) + " toolkit.",
+                "\nor, for Python: pip install nvidia-cudnn-cu" + std::to_string(tk_major) + "; or switch to a CUDA " +
+                std::to_string(primary.cuda_major) + " toolkit.",
             "cuDNN is built for one CUDA major release; with another the library fails to load or reports "
             "CUDNN_STATUS_NOT_INITIALIZED / \"cuDNN version incompatibility\".");
   } else if (primary_in_other_toolkit) {
-    ctx.add("lib.cudnn", kL, Verdict::kWarn, title,
-            join(desc, "; ") + "; none in the selected toolkit " + tk_dir,
-            "Copy or install cuDNN for CUDA " + tk_version + " into " + tk_dir + " (include/ and lib64/), or install the "
-            "system package for CUDA " + std::to_string(tk_major) + ".",
+    ctx.add("lib.cudnn", kL, Verdict::kWarn, title, join(desc, "; ") + "; none in the selected toolkit " + tk_dir,
+            "Copy or install cuDNN for CUDA " + tk_version + " into " + tk_dir +
+                " (include/ and lib64/), or install the "
+                "system package for CUDA " +
+                std::to_string(tk_major) + ".",
             "Builds against the selected toolkit will not find cuDNN.");
   } else {
     ctx.add("lib.cudnn", kL, Verdict::kPass, title,

@@ -11,20 +11,20 @@
 namespace gw::doctor {
 
 struct Toolkit {
-  std::string path;            // host path, e.g. "/usr/local/cuda-12.1"
-  std::string version;         // "12.1" (major.minor)
-  std::string full_version;    // "12.1.105" when known
-  std::string version_source;  // "version.json", "version.txt", "nvcc --version", "directory name"
-  bool has_nvcc = false;       // bin/nvcc exists
-  bool is_default = false;     // /usr/local/cuda points here
+  std::string path;               // host path, e.g. "/usr/local/cuda-12.1"
+  std::string version;            // "12.1" (major.minor)
+  std::string full_version;       // "12.1.105" when known
+  std::string version_source;     // "version.json", "version.txt", "nvcc --version", "directory name"
+  bool has_nvcc = false;          // bin/nvcc exists
+  bool is_default = false;        // /usr/local/cuda points here
   bool selected_by_path = false;  // the nvcc that PATH selects lives here
   bool selected_by_ld = false;    // the libcudart that LD_LIBRARY_PATH selects lives here
 };
 
 // What the environment selects, besides the list.
 struct ToolkitSelection {
-  std::string default_link;     // where /usr/local/cuda points (resolved), "" if absent
-  std::string path_nvcc;        // host path of the nvcc PATH selects, "" if none
+  std::string default_link;       // where /usr/local/cuda points (resolved), "" if absent
+  std::string path_nvcc;          // host path of the nvcc PATH selects, "" if none
   std::string path_nvcc_version;  // "12.1" from its --version, "" if unknown
   std::string path_nvcc_output;   // the release line of its --version output
   std::string ld_cudart;          // host path of the libcudart LD_LIBRARY_PATH selects, "" if none

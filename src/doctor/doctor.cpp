@@ -10,38 +10,58 @@ namespace gw::doctor {
 
 std::string_view layerName(Layer layer) {
   switch (layer) {
-    case Layer::kHardware: return "hardware";
-    case Layer::kKernelDriver: return "kernel-driver";
-    case Layer::kCudaDriver: return "cuda-driver";
-    case Layer::kToolkit: return "toolkit";
-    case Layer::kLibraries: return "libraries";
-    case Layer::kFramework: return "framework";
-    case Layer::kApplication: return "application";
-    case Layer::kContainer: return "container";
+    case Layer::kHardware:
+      return "hardware";
+    case Layer::kKernelDriver:
+      return "kernel-driver";
+    case Layer::kCudaDriver:
+      return "cuda-driver";
+    case Layer::kToolkit:
+      return "toolkit";
+    case Layer::kLibraries:
+      return "libraries";
+    case Layer::kFramework:
+      return "framework";
+    case Layer::kApplication:
+      return "application";
+    case Layer::kContainer:
+      return "container";
   }
   return "unknown";
 }
 
 std::string_view layerTitle(Layer layer) {
   switch (layer) {
-    case Layer::kHardware: return "Hardware (PCI)";
-    case Layer::kKernelDriver: return "Kernel driver";
-    case Layer::kCudaDriver: return "CUDA driver (libcuda / NVML)";
-    case Layer::kToolkit: return "CUDA toolkit and runtime";
-    case Layer::kLibraries: return "Libraries (cuDNN)";
-    case Layer::kFramework: return "Frameworks";
-    case Layer::kApplication: return "Application GPU code";
-    case Layer::kContainer: return "Container and system";
+    case Layer::kHardware:
+      return "Hardware (PCI)";
+    case Layer::kKernelDriver:
+      return "Kernel driver";
+    case Layer::kCudaDriver:
+      return "CUDA driver (libcuda / NVML)";
+    case Layer::kToolkit:
+      return "CUDA toolkit and runtime";
+    case Layer::kLibraries:
+      return "Libraries (cuDNN)";
+    case Layer::kFramework:
+      return "Frameworks";
+    case Layer::kApplication:
+      return "Application GPU code";
+    case Layer::kContainer:
+      return "Container and system";
   }
   return "Unknown";
 }
 
 std::string_view verdictName(Verdict verdict) {
   switch (verdict) {
-    case Verdict::kPass: return "pass";
-    case Verdict::kWarn: return "warn";
-    case Verdict::kFail: return "fail";
-    case Verdict::kSkip: return "skip";
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kWarn:
+      return "warn";
+    case Verdict::kFail:
+      return "fail";
+    case Verdict::kSkip:
+      return "skip";
   }
   return "unknown";
 }
@@ -87,20 +107,28 @@ namespace {
 
 const char* symbolFor(Verdict v, bool utf8) {
   switch (v) {
-    case Verdict::kPass: return utf8 ? "\u2714" : "PASS";
-    case Verdict::kWarn: return utf8 ? "!" : "WARN";
-    case Verdict::kFail: return utf8 ? "\u2718" : "FAIL";
-    case Verdict::kSkip: return utf8 ? "-" : "SKIP";
+    case Verdict::kPass:
+      return utf8 ? "\u2714" : "PASS";
+    case Verdict::kWarn:
+      return utf8 ? "!" : "WARN";
+    case Verdict::kFail:
+      return utf8 ? "\u2718" : "FAIL";
+    case Verdict::kSkip:
+      return utf8 ? "-" : "SKIP";
   }
   return "?";
 }
 
 const char* colorFor(Verdict v) {
   switch (v) {
-    case Verdict::kPass: return "\033[32m";
-    case Verdict::kWarn: return "\033[33m";
-    case Verdict::kFail: return "\033[31m";
-    case Verdict::kSkip: return "\033[2m";
+    case Verdict::kPass:
+      return "\033[32m";
+    case Verdict::kWarn:
+      return "\033[33m";
+    case Verdict::kFail:
+      return "\033[31m";
+    case Verdict::kSkip:
+      return "\033[2m";
   }
   return "";
 }
@@ -113,10 +141,18 @@ Counts count(const std::vector<Check>& checks) {
   Counts n;
   for (const auto& c : checks) {
     switch (c.verdict) {
-      case Verdict::kPass: ++n.pass; break;
-      case Verdict::kWarn: ++n.warn; break;
-      case Verdict::kFail: ++n.fail; break;
-      case Verdict::kSkip: ++n.skip; break;
+      case Verdict::kPass:
+        ++n.pass;
+        break;
+      case Verdict::kWarn:
+        ++n.warn;
+        break;
+      case Verdict::kFail:
+        ++n.fail;
+        break;
+      case Verdict::kSkip:
+        ++n.skip;
+        break;
     }
   }
   return n;
@@ -139,8 +175,8 @@ std::string renderText(const std::vector<Check>& checks, bool color, bool utf8) 
   std::string out;
   const std::string reset = color ? "\033[0m" : "";
   const std::string bold = color ? "\033[1m" : "";
-  constexpr std::array<Layer, 8> kOrder = {Layer::kHardware,  Layer::kKernelDriver, Layer::kCudaDriver,
-                                           Layer::kToolkit,   Layer::kLibraries,    Layer::kFramework,
+  constexpr std::array<Layer, 8> kOrder = {Layer::kHardware,    Layer::kKernelDriver, Layer::kCudaDriver,
+                                           Layer::kToolkit,     Layer::kLibraries,    Layer::kFramework,
                                            Layer::kApplication, Layer::kContainer};
   for (Layer layer : kOrder) {
     bool header = false;
@@ -169,8 +205,8 @@ std::string renderText(const std::vector<Check>& checks, bool color, bool utf8) 
   }
   Counts n = count(checks);
   out += "\n" + bold + "Summary" + reset + ": " + std::to_string(n.pass) + " passed, " + std::to_string(n.warn) +
-         " warning" + (n.warn == 1 ? "" : "s") + ", " + std::to_string(n.fail) + " failed, " +
-         std::to_string(n.skip) + " skipped";
+         " warning" + (n.warn == 1 ? "" : "s") + ", " + std::to_string(n.fail) + " failed, " + std::to_string(n.skip) +
+         " skipped";
   if (const Check* f = lowestFailure(checks)) {
     out += "\nLowest failing layer: " + std::string(layerTitle(f->layer)) + " (" + f->id +
            ") - fix that first; layers above it often fail only because of it.";
@@ -191,11 +227,8 @@ nlohmann::json toJson(const std::vector<Check>& checks) {
                    {"explain", c.explain}});
   }
   Counts n = count(checks);
-  nlohmann::json summary = {{"pass", n.pass},
-                            {"warn", n.warn},
-                            {"fail", n.fail},
-                            {"skip", n.skip},
-                            {"exit_code", exitCodeFor(checks)}};
+  nlohmann::json summary = {
+      {"pass", n.pass}, {"warn", n.warn}, {"fail", n.fail}, {"skip", n.skip}, {"exit_code", exitCodeFor(checks)}};
   if (const Check* f = lowestFailure(checks)) {
     summary["first_failing_layer"] = std::string(layerName(f->layer));
     summary["first_failing_check"] = f->id;

@@ -51,7 +51,7 @@ std::vector<std::string> loadedModules(const platform::FsRoot& root);
 bool moduleLoaded(const std::vector<std::string>& modules, std::string_view name);
 
 struct PciGpu {
-  std::string address;  // "0000:3b:00.0"
+  std::string address;    // "0000:3b:00.0"
   std::string device_id;  // "0x20b0"
   std::string klass;      // "0x030200"
   std::string driver;     // bound driver ("nvidia", "nouveau", "vfio-pci"), "" when unbound
@@ -78,8 +78,8 @@ struct Context {
   std::string env(const std::string& name) const;
   bool hasEnv(const std::string& name) const;
   bool nvmlOk() const { return in.nvml.library_loaded && in.nvml.init_return == 0; }
-  Check& add(std::string id, Layer layer, Verdict verdict, std::string title, std::string found,
-             std::string fix = {}, std::string explain = {});
+  Check& add(std::string id, Layer layer, Verdict verdict, std::string title, std::string found, std::string fix = {},
+             std::string explain = {});
   const Check* find(std::string_view id) const;
   // The lowest failing check at or below `layer` (nullptr if none).
   const Check* firstFailureBelow(Layer layer) const;

@@ -49,7 +49,8 @@ bool hasNvidiaKo(const platform::FsRoot& root, const std::string& dir) {
 // Where a distribution or DKMS puts nvidia.ko for kernel `release`; "" when none.
 std::string moduleFileFor(const platform::FsRoot& root, const std::string& release) {
   const std::string base = "/lib/modules/" + release;
-  for (const std::string sub : {"/updates/dkms", "/kernel/drivers/video", "/extra", "/updates", "/kernel/drivers/char"}) {
+  for (const std::string sub :
+       {"/updates/dkms", "/kernel/drivers/video", "/extra", "/updates", "/kernel/drivers/char"}) {
     if (hasNvidiaKo(root, base + sub)) return base + sub;
   }
   // Ubuntu's precompiled linux-modules-nvidia-*: /lib/modules/<rel>/kernel/nvidia-550/nvidia.ko
@@ -158,7 +159,8 @@ void wslChecks(Context& ctx) {
   for (const char* lib : {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1"}) {
     if (root.exists(lib)) {
       std::string target = resolveLink(root, lib);
-      if (!startsWith(target, "/usr/lib/wsl/")) linux_driver.push_back(std::string(lib) + " (a Linux driver's libcuda)");
+      if (!startsWith(target, "/usr/lib/wsl/"))
+        linux_driver.push_back(std::string(lib) + " (a Linux driver's libcuda)");
     }
   }
   if (!linux_driver.empty()) {
@@ -279,11 +281,11 @@ void driverChecks(Context& ctx) {
     const std::string here = moduleFileFor(root, rel);
     const auto others = otherKernelsWithModule(root, rel);
     const auto dkms = dkmsVersions(root);
-    const std::string dkms_fix =
-        "sudo apt-get install linux-headers-" + rel + "   # or: sudo dnf install kernel-devel-" + rel + "\n" +
-        (dkms.empty() ? std::string("sudo dkms autoinstall -k ") + rel
-                      : "sudo dkms install nvidia/" + dkms.back() + " -k " + rel) +
-        "\nsudo modprobe nvidia && nvidia-smi";
+    const std::string dkms_fix = "sudo apt-get install linux-headers-" + rel +
+                                 "   # or: sudo dnf install kernel-devel-" + rel + "\n" +
+                                 (dkms.empty() ? std::string("sudo dkms autoinstall -k ") + rel
+                                               : "sudo dkms install nvidia/" + dkms.back() + " -k " + rel) +
+                                 "\nsudo modprobe nvidia && nvidia-smi";
     if (!here.empty()) {
       ctx.add("kernel.module_build", kL, Verdict::kPass, "nvidia module built for the running kernel",
               "kernel " + rel + ": " + here);
@@ -312,7 +314,10 @@ void driverChecks(Context& ctx) {
     ctx.add("kernel.device_nodes", kL, Verdict::kSkip, "/dev/nvidia* device nodes", "module not loaded");
   } else {
     std::vector<std::string> missing, present;
-    if (root.exists("/dev/nvidiactl")) present.push_back("nvidiactl"); else missing.push_back("/dev/nvidiactl");
+    if (root.exists("/dev/nvidiactl"))
+      present.push_back("nvidiactl");
+    else
+      missing.push_back("/dev/nvidiactl");
     int numbered = 0;
     if (auto names = root.listDir("/dev")) {
       for (const auto& n : *names) {
@@ -327,7 +332,10 @@ void driverChecks(Context& ctx) {
       missing.push_back("/dev/nvidiaN (" + std::to_string(numbered) + " of " + std::to_string(std::max(1, expected)) +
                         ")");
     bool uvm = root.exists("/dev/nvidia-uvm");
-    if (uvm) present.push_back("nvidia-uvm"); else missing.push_back("/dev/nvidia-uvm");
+    if (uvm)
+      present.push_back("nvidia-uvm");
+    else
+      missing.push_back("/dev/nvidia-uvm");
     if (missing.empty()) {
       ctx.add("kernel.device_nodes", kL, Verdict::kPass, "/dev/nvidia* device nodes", join(present, ", "));
     } else if (ctx.container) {
@@ -337,7 +345,8 @@ void driverChecks(Context& ctx) {
               "The container runtime injects the device nodes; without them CUDA sees no device.");
     } else {
       ctx.add("kernel.device_nodes", kL, Verdict::kFail, "/dev/nvidia* device nodes", "missing " + join(missing, ", "),
-              "sudo nvidia-modprobe -u -c=0   # creates nvidiactl, nvidia0 and nvidia-uvm (or run nvidia-smi once as root)\n"
+              "sudo nvidia-modprobe -u -c=0   # creates nvidiactl, nvidia0 and nvidia-uvm (or run nvidia-smi once as "
+              "root)\n"
               "sudo modprobe nvidia-uvm\n"
               "To keep them across reboots enable nvidia-persistenced: sudo systemctl enable --now nvidia-persistenced",
               "CUDA opens /dev/nvidiactl, /dev/nvidiaN and /dev/nvidia-uvm; without nvidia-uvm CUDA fails with "
@@ -353,10 +362,10 @@ void driverChecks(Context& ctx) {
       "sudo reboot";
   if (moduleLoaded(ctx.modules, "nouveau")) {
     ctx.add("kernel.nouveau", kL, Verdict::kFail, "nouveau not loaded and blacklisted",
-            "nouveau is loaded" + std::string(mp.blacklist_lines.empty() ? " and not blacklisted"
-                                                                          : " although blacklisted (initramfs not updated?)"),
-            blacklist_fix,
-            "The open-source nouveau driver claims the GPU, so the nvidia module cannot bind to it.");
+            "nouveau is loaded" + std::string(mp.blacklist_lines.empty()
+                                                  ? " and not blacklisted"
+                                                  : " although blacklisted (initramfs not updated?)"),
+            blacklist_fix, "The open-source nouveau driver claims the GPU, so the nvidia module cannot bind to it.");
   } else if (ctx.container) {
     ctx.add("kernel.nouveau", kL, Verdict::kPass, "nouveau not loaded and blacklisted",
             "not loaded (blacklisting is the host's configuration)");

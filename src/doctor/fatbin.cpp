@@ -90,10 +90,17 @@ Result<FatbinReport> parseElf(std::uint64_t file_size, const ReadFn& read) {
   FatbinReport rep;
   std::string eh;
   if (file_size < 64 || !read(0, 64, eh)) {
-    if (file_size >= 4 && read(0, 4, eh) && eh != "\x7f" "ELF") return Status::Error("not an ELF file");
+    if (file_size >= 4 && read(0, 4, eh) &&
+        eh !=
+            "\x7f"
+            "ELF")
+      return Status::Error("not an ELF file");
     return Status::Error("file too short for an ELF header (" + std::to_string(file_size) + " bytes)");
   }
-  if (eh.compare(0, 4, "\x7f" "ELF") != 0) return Status::Error("not an ELF file");
+  if (eh.compare(0, 4,
+                 "\x7f"
+                 "ELF") != 0)
+    return Status::Error("not an ELF file");
   rep.is_elf = true;
   if (eh[4] != 2) return Status::Error("unsupported ELF: 32-bit (only 64-bit ELF is read)");
   if (eh[5] != 1) return Status::Error("unsupported ELF: big-endian");
@@ -106,9 +113,11 @@ Result<FatbinReport> parseElf(std::uint64_t file_size, const ReadFn& read) {
 
   std::string sh0;
   if (!read(shoff, shentsize, sh0))
-    return Status::Error("truncated ELF: section headers at offset " + std::to_string(shoff) + " are beyond the end of "
-                         "the file (" + std::to_string(file_size) + " bytes)");
-  if (shnum == 0) shnum = le<std::uint64_t>(sh0, 32);        // extended numbering: count in sh_size
+    return Status::Error("truncated ELF: section headers at offset " + std::to_string(shoff) +
+                         " are beyond the end of "
+                         "the file (" +
+                         std::to_string(file_size) + " bytes)");
+  if (shnum == 0) shnum = le<std::uint64_t>(sh0, 32);             // extended numbering: count in sh_size
   if (shstrndx == 0xffff) shstrndx = le<std::uint32_t>(sh0, 40);  // and the index in sh_link
   if (shnum > 1000000) return Status::Error("malformed ELF: " + std::to_string(shnum) + " sections");
   std::string table;
@@ -151,18 +160,19 @@ Result<FatbinReport> parseElf(std::uint64_t file_size, const ReadFn& read) {
 
 std::string kindName(const FatbinEntry& e) {
   switch (e.kind) {
-    case FatbinEntry::Kind::kCubin: return "SASS";
-    case FatbinEntry::Kind::kPtx: return "PTX";
-    case FatbinEntry::Kind::kOther: break;
+    case FatbinEntry::Kind::kCubin:
+      return "SASS";
+    case FatbinEntry::Kind::kPtx:
+      return "PTX";
+    case FatbinEntry::Kind::kOther:
+      break;
   }
   return "kind " + std::to_string(e.raw_kind);
 }
 
 }  // namespace
 
-std::string FatbinEntry::name() const {
-  return (kind == Kind::kPtx ? "compute_" : "sm_") + std::to_string(arch);
-}
+std::string FatbinEntry::name() const { return (kind == Kind::kPtx ? "compute_" : "sm_") + std::to_string(arch); }
 
 Result<FatbinReport> parseFatbinElf(std::string_view bytes) {
   return parseElf(bytes.size(), [bytes](std::uint64_t off, std::uint64_t len, std::string& out) {
@@ -218,11 +228,13 @@ std::vector<Check> checkBinary(const std::string& path, const NvmlFacts& nvml) {
     return out;
   }
   if (!rep->has_fatbin || rep->entries.empty()) {
-    out.push_back({"app.fatbin", kL, Verdict::kWarn, title,
-                   rep->has_fatbin ? "fatbin section present but empty" : "no fatbin (.nv_fatbin) section: no CUDA kernels",
-                   "If the program runs CUDA kernels, they live in a shared library it loads (libtorch_cuda.so, "
-                   "your own .so):\ncheck that library with --binary. `ldd " + path + "` lists them.",
-                   "Only binaries with embedded GPU code can be matched against the GPUs."});
+    out.push_back(
+        {"app.fatbin", kL, Verdict::kWarn, title,
+         rep->has_fatbin ? "fatbin section present but empty" : "no fatbin (.nv_fatbin) section: no CUDA kernels",
+         "If the program runs CUDA kernels, they live in a shared library it loads (libtorch_cuda.so, "
+         "your own .so):\ncheck that library with --binary. `ldd " +
+             path + "` lists them.",
+         "Only binaries with embedded GPU code can be matched against the GPUs."});
     return out;
   }
   // Distinct kinds/architectures, SASS first then PTX, by arch.

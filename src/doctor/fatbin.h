@@ -27,7 +27,7 @@ struct FatbinEntry {
 
 struct FatbinReport {
   bool is_elf = false;
-  bool has_fatbin = false;  // a fatbin section was found
+  bool has_fatbin = false;            // a fatbin section was found
   std::vector<std::string> sections;  // fatbin sections found
   std::vector<FatbinEntry> entries;
 };

@@ -77,10 +77,11 @@ std::string torchIndexFor(const std::string& driver_cuda) {
 std::string torchFix(const std::string& driver_cuda) {
   const std::string tag = torchIndexFor(driver_cuda.empty() ? "12.4" : driver_cuda);
   if (tag.empty())
-    return "The driver (CUDA " + driver_cuda + ") is older than any current PyTorch CUDA build: upgrade the driver first.";
+    return "The driver (CUDA " + driver_cuda +
+           ") is older than any current PyTorch CUDA build: upgrade the driver first.";
   return "pip uninstall -y torch torchvision torchaudio\n"
-         "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/" + tag +
-         "\n(conda: install pytorch with pytorch-cuda from the pytorch and nvidia channels)";
+         "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/" +
+         tag + "\n(conda: install pytorch with pytorch-cuda from the pytorch and nvidia channels)";
 }
 
 // Names the first wrong layer below the framework.
@@ -150,18 +151,17 @@ void checkTorch(Context& ctx, const std::string& python, const std::string& drv,
     return;
   }
   if (!drv.empty() && compareVersions(majorMinor(cuda), drv) > 0) {
-    ctx.add("framework.pytorch", kL, Verdict::kWarn, title, found + "; the driver supports CUDA " + drv,
-            torchFix(drv),
+    ctx.add("framework.pytorch", kL, Verdict::kWarn, title, found + "; the driver supports CUDA " + drv, torchFix(drv),
             "Runs through CUDA minor-version compatibility, but JIT-compiled PTX and newer features can fail.");
     return;
   }
   const int nvml_count = ctx.nvmlOk() ? static_cast<int>(ctx.in.nvml.gpus.size()) : 0;
   if (nvml_count > 0 && count < nvml_count) {
-    ctx.add("framework.pytorch", kL, Verdict::kWarn, title,
-            found + "; NVML sees " + std::to_string(nvml_count),
-            ctx.hasEnv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES=" + ctx.env("CUDA_VISIBLE_DEVICES") +
-                                                     " limits the devices: unset it if that is not intended."
-                                               : "Check CUDA_VISIBLE_DEVICES and the container's NVIDIA_VISIBLE_DEVICES.",
+    ctx.add("framework.pytorch", kL, Verdict::kWarn, title, found + "; NVML sees " + std::to_string(nvml_count),
+            ctx.hasEnv("CUDA_VISIBLE_DEVICES")
+                ? "CUDA_VISIBLE_DEVICES=" + ctx.env("CUDA_VISIBLE_DEVICES") +
+                      " limits the devices: unset it if that is not intended."
+                : "Check CUDA_VISIBLE_DEVICES and the container's NVIDIA_VISIBLE_DEVICES.",
             "Fewer devices than the driver manages are visible to the framework.");
     return;
   }
@@ -184,15 +184,16 @@ void checkPaddle(Context& ctx, const std::string& python, const std::string& drv
   const std::string version = str(d, "version");
   std::string cuda = str(d, "cuda");
   if (cuda == "False") cuda.clear();  // paddle.version.cuda() of a CPU build
-  const bool compiled = d.contains("compiled_with_cuda") && d["compiled_with_cuda"].is_boolean() &&
-                        d["compiled_with_cuda"].get<bool>();
+  const bool compiled =
+      d.contains("compiled_with_cuda") && d["compiled_with_cuda"].is_boolean() && d["compiled_with_cuda"].get<bool>();
   const int count = d.contains("count") && d["count"].is_number_integer() ? d["count"].get<int>() : 0;
   const std::string found = "paddle " + version + ", CUDA " + (cuda.empty() ? "none" : cuda) + ", " +
                             std::to_string(count) + " device" + (count == 1 ? "" : "s");
   if (!compiled || cuda.empty()) {
     ctx.add("framework.paddle", kL, Verdict::kFail, title, found + " (a CPU-only build)",
             "pip uninstall -y paddlepaddle && pip install paddlepaddle-gpu   # pick the CUDA variant <= the driver's "
-            "CUDA " + drv + " from paddlepaddle.org.cn",
+            "CUDA " +
+                drv + " from paddlepaddle.org.cn",
             "The CPU package `paddlepaddle` never uses the GPU; the GPU package is `paddlepaddle-gpu`.");
   } else if (!drv.empty() && majorOf(cuda) > majorOf(drv)) {
     ctx.add("framework.paddle", kL, Verdict::kFail, title, found + "; the driver supports only CUDA " + drv,

@@ -63,11 +63,12 @@ void hardwareChecks(Context& ctx) {
               "Containers often see a filtered /sys; the container checks below tell whether GPUs were passed in.");
       return;
     }
-    ctx.add("hw.pci_devices", Layer::kHardware, Verdict::kFail, "NVIDIA GPUs on the PCI bus",
-            "no PCI device with vendor 0x10de and a display class (0x03xxxx)",
-            "Check that the card is seated and powered (auxiliary power cables), that the slot is enabled in the BIOS,\n"
-            "and `lspci -nn | grep -i nvidia`. On a VM, check that the GPU is passed through.",
-            "Without the device on the bus no driver can help: this is the hardware layer.");
+    ctx.add(
+        "hw.pci_devices", Layer::kHardware, Verdict::kFail, "NVIDIA GPUs on the PCI bus",
+        "no PCI device with vendor 0x10de and a display class (0x03xxxx)",
+        "Check that the card is seated and powered (auxiliary power cables), that the slot is enabled in the BIOS,\n"
+        "and `lspci -nn | grep -i nvidia`. On a VM, check that the GPU is passed through.",
+        "Without the device on the bus no driver can help: this is the hardware layer.");
     return;
   }
 
@@ -87,9 +88,8 @@ void hardwareChecks(Context& ctx) {
             "The driver does not manage every NVIDIA GPU the bus shows.");
   } else {
     ctx.add("hw.pci_devices", Layer::kHardware, Verdict::kPass, "NVIDIA GPUs on the PCI bus",
-            found + (nvml.library_loaded && nvml.init_return == 0
-                         ? "; NVML sees " + std::to_string(nvml.gpus.size())
-                         : ""));
+            found + (nvml.library_loaded && nvml.init_return == 0 ? "; NVML sees " + std::to_string(nvml.gpus.size())
+                                                                  : ""));
   }
 
   // Which kernel driver each device is bound to (sysfs `driver` link).
@@ -117,21 +117,24 @@ void hardwareChecks(Context& ctx) {
       fix = "nouveau holds the GPU: blacklist it (see kernel.nouveau), `sudo update-initramfs -u`, reboot.\n";
     }
     if (!module) {
-      fix += "The nvidia kernel module is not loaded: `sudo modprobe nvidia`, then check `dmesg | grep -i nvrm`.\n"
-             "If modprobe fails, the module is missing for this kernel (see kernel.module_build).";
+      fix +=
+          "The nvidia kernel module is not loaded: `sudo modprobe nvidia`, then check `dmesg | grep -i nvrm`.\n"
+          "If modprobe fails, the module is missing for this kernel (see kernel.module_build).";
     } else {
-      fix += "The module is loaded but did not take the device: `dmesg | grep -i nvrm` tells why (unsupported GPU\n"
-             "for this driver branch, open vs proprietary module, RmInitAdapter failed); then reload the module or reboot.";
+      fix +=
+          "The module is loaded but did not take the device: `dmesg | grep -i nvrm` tells why (unsupported GPU\n"
+          "for this driver branch, open vs proprietary module, RmInitAdapter failed); then reload the module or "
+          "reboot.";
     }
     ctx.add("kernel.pci_binding", kBindLayer, Verdict::kFail, title, join(parts, "; "), fix,
             "This is what \"No devices were found\" from nvidia-smi means: the GPUs are on the bus, but the nvidia "
             "driver does not manage them.");
   } else if (!vfio.empty()) {
-    ctx.add("kernel.pci_binding", kBindLayer, Verdict::kWarn, title,
-            "reserved for VM passthrough: " + join(vfio, ", "),
-            "If these GPUs should serve this host, unbind them from vfio-pci (remove their ids from vfio-pci.ids=... on\n"
-            "the kernel command line / /etc/modprobe.d) and reboot.",
-            "A GPU bound to vfio-pci is invisible to the host driver and to nvidia-smi.");
+    ctx.add(
+        "kernel.pci_binding", kBindLayer, Verdict::kWarn, title, "reserved for VM passthrough: " + join(vfio, ", "),
+        "If these GPUs should serve this host, unbind them from vfio-pci (remove their ids from vfio-pci.ids=... on\n"
+        "the kernel command line / /etc/modprobe.d) and reboot.",
+        "A GPU bound to vfio-pci is invisible to the host driver and to nvidia-smi.");
   } else {
     ctx.add("kernel.pci_binding", kBindLayer, Verdict::kPass, title,
             "all " + std::to_string(on_bus) + " bound to nvidia");

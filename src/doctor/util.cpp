@@ -131,24 +131,42 @@ std::string nvccRelease(std::string_view output, std::string* full, std::string*
 
 std::string nvmlReturnName(int code) {
   switch (code) {
-    case 0: return "SUCCESS";
-    case 1: return "UNINITIALIZED";
-    case 2: return "INVALID_ARGUMENT";
-    case 3: return "NOT_SUPPORTED";
-    case 4: return "NO_PERMISSION";
-    case 6: return "NOT_FOUND";
-    case 9: return "DRIVER_NOT_LOADED";
-    case 10: return "TIMEOUT";
-    case 12: return "LIBRARY_NOT_FOUND";
-    case 13: return "FUNCTION_NOT_FOUND";
-    case 14: return "CORRUPTED_INFOROM";
-    case 15: return "GPU_IS_LOST";
-    case 16: return "RESET_REQUIRED";
-    case 17: return "OPERATING_SYSTEM";
-    case 18: return "LIB_RM_VERSION_MISMATCH";
-    case 20: return "MEMORY";
-    case 999: return "UNKNOWN";
-    default: return "error " + std::to_string(code);
+    case 0:
+      return "SUCCESS";
+    case 1:
+      return "UNINITIALIZED";
+    case 2:
+      return "INVALID_ARGUMENT";
+    case 3:
+      return "NOT_SUPPORTED";
+    case 4:
+      return "NO_PERMISSION";
+    case 6:
+      return "NOT_FOUND";
+    case 9:
+      return "DRIVER_NOT_LOADED";
+    case 10:
+      return "TIMEOUT";
+    case 12:
+      return "LIBRARY_NOT_FOUND";
+    case 13:
+      return "FUNCTION_NOT_FOUND";
+    case 14:
+      return "CORRUPTED_INFOROM";
+    case 15:
+      return "GPU_IS_LOST";
+    case 16:
+      return "RESET_REQUIRED";
+    case 17:
+      return "OPERATING_SYSTEM";
+    case 18:
+      return "LIB_RM_VERSION_MISMATCH";
+    case 20:
+      return "MEMORY";
+    case 999:
+      return "UNKNOWN";
+    default:
+      return "error " + std::to_string(code);
   }
 }
 
@@ -203,8 +221,7 @@ std::vector<std::string> processNames(const platform::FsRoot& root) {
   auto entries = root.listDir("/proc");
   if (!entries) return names;
   for (const auto& e : *entries) {
-    if (e.empty() || !std::all_of(e.begin(), e.end(), [](unsigned char c) { return std::isdigit(c); }))
-      continue;
+    if (e.empty() || !std::all_of(e.begin(), e.end(), [](unsigned char c) { return std::isdigit(c); })) continue;
     auto comm = root.readLine("/proc/" + e + "/comm");
     if (comm && !comm->empty()) names.push_back(*comm);
   }
@@ -233,10 +250,10 @@ std::string Context::env(const std::string& name) const {
 
 bool Context::hasEnv(const std::string& name) const { return in.env.count(name) > 0; }
 
-Check& Context::add(std::string id, Layer layer, Verdict verdict, std::string title, std::string found,
-                    std::string fix, std::string explain) {
-  checks.push_back(Check{std::move(id), layer, verdict, std::move(title), std::move(found), std::move(fix),
-                         std::move(explain)});
+Check& Context::add(std::string id, Layer layer, Verdict verdict, std::string title, std::string found, std::string fix,
+                    std::string explain) {
+  checks.push_back(
+      Check{std::move(id), layer, verdict, std::move(title), std::move(found), std::move(fix), std::move(explain)});
   return checks.back();
 }
 

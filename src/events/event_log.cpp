@@ -100,8 +100,7 @@ EventLog::AddResult EventLog::add(GpuEvent e) {
   AddResult res;
   {
     std::lock_guard lock(mu_);
-    e.also_seen_by.erase(std::remove(e.also_seen_by.begin(), e.also_seen_by.end(), e.source),
-                         e.also_seen_by.end());
+    e.also_seen_by.erase(std::remove(e.also_seen_by.begin(), e.also_seen_by.end(), e.source), e.also_seen_by.end());
     // Newest first: candidates are rarely more than a few entries back.
     for (auto it = ring_.rbegin(); it != ring_.rend(); ++it) {
       GpuEvent& old = *it;

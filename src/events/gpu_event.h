@@ -21,12 +21,12 @@ struct GpuEvent {
   std::int64_t timestamp_ms = 0;  // wall clock, ms since epoch
   EventSource source = EventSource::Nvml;
   EventKind kind = EventKind::Xid;
-  int code = 0;                   // Xid / SXid number; 0 where the kind has none
-  int gpu_index = -1;             // -1 when the GPU could not be matched
+  int code = 0;        // Xid / SXid number; 0 where the kind has none
+  int gpu_index = -1;  // -1 when the GPU could not be matched
   std::string gpu_uuid;
-  std::string pci_bus_id;         // "00000000:3B:00.0"
-  std::string message;            // text after the code, or a description
-  std::string raw;                // the kernel-log line, when that is the source
+  std::string pci_bus_id;  // "00000000:3B:00.0"
+  std::string message;     // text after the code, or a description
+  std::string raw;         // the kernel-log line, when that is the source
   int pid = -1;
   std::string process;
   // Added by EventLog (event_log.h): a stable id within one log, and the other sources that saw

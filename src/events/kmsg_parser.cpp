@@ -10,9 +10,7 @@ namespace {
 // ---------------------------------------------------------------- character helpers
 
 constexpr bool isDigit(char c) { return c >= '0' && c <= '9'; }
-constexpr bool isHex(char c) {
-  return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+constexpr bool isHex(char c) { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 constexpr int hexValue(char c) {
   if (isDigit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -20,9 +18,7 @@ constexpr int hexValue(char c) {
 }
 constexpr bool isSpace(char c) { return c == ' ' || c == '\t'; }
 constexpr char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
-constexpr bool isAlnum(char c) {
-  return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
+constexpr bool isAlnum(char c) { return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 bool startsWith(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
@@ -109,9 +105,8 @@ std::size_t findWordCI(std::string_view hay, std::string_view word, std::size_t 
 
 std::string formatBusId(uint64_t domain, uint64_t bus, uint64_t device, uint64_t function) {
   std::array<char, 32> buf{};
-  std::snprintf(buf.data(), buf.size(), "%08X:%02X:%02X.%X", static_cast<unsigned>(domain),
-                static_cast<unsigned>(bus), static_cast<unsigned>(device),
-                static_cast<unsigned>(function));
+  std::snprintf(buf.data(), buf.size(), "%08X:%02X:%02X.%X", static_cast<unsigned>(domain), static_cast<unsigned>(bus),
+                static_cast<unsigned>(device), static_cast<unsigned>(function));
   return std::string(buf.data());
 }
 
@@ -267,8 +262,7 @@ bool parseIsoTime(std::string_view& s, WallClock& wc) {
 }
 
 // "[ 1234.567890]" → µs, or "[Sun Mar 29 19:20:37 2026]" (dmesg -T) → wall clock.
-bool parseBracket(std::string_view s, std::optional<uint64_t>& monoUs,
-                  std::optional<WallClock>& wall) {
+bool parseBracket(std::string_view s, std::optional<uint64_t>& monoUs, std::optional<WallClock>& wall) {
   if (!consume(s, "[")) return false;
   skipSpaces(s);
   if (!s.empty() && isDigit(s.front())) {
@@ -370,9 +364,7 @@ void parsePidAndName(std::string_view& rest, KernelEvent& ev) {
   }
 }
 
-bool isNvLinkXid(int code) {
-  return code == 74 || code == 136 || (code >= 144 && code <= 150) || code == 155;
-}
+bool isNvLinkXid(int code) { return code == 74 || code == 136 || (code >= 144 && code <= 150) || code == 155; }
 
 // Fatal/non-fatal, link number, unit and the first two registers of NVLink / NVSwitch lines.
 void parseLinkDetails(std::string_view msg, KernelEvent& ev, bool firstTokenIsUnit) {
@@ -391,8 +383,7 @@ void parseLinkDetails(std::string_view msg, KernelEvent& ev, bool firstTokenIsUn
   const std::size_t nonfatal2 = findWordCI(msg, "non-fatal");
   std::size_t fatal = findWordCI(msg, "fatal");
   // "Non-fatal" contains the word "fatal" after the hyphen; skip that occurrence.
-  while (fatal != std::string_view::npos && nonfatal2 != std::string_view::npos &&
-         fatal == nonfatal2 + 4) {
+  while (fatal != std::string_view::npos && nonfatal2 != std::string_view::npos && fatal == nonfatal2 + 4) {
     fatal = findWordCI(msg, "fatal", fatal + 1);
   }
   std::size_t nonfatal = std::min(nonfatal1, nonfatal2);
@@ -458,9 +449,7 @@ void parseRecoveryAction(std::string_view msg, KernelEvent& ev) {
   ev.recovery = std::move(change);
 }
 
-Status malformed(std::string_view what) {
-  return Status::Error("malformed NVIDIA kernel line: " + std::string(what));
-}
+Status malformed(std::string_view what) { return Status::Error("malformed NVIDIA kernel line: " + std::string(what)); }
 
 // "(PCI:0000:3b:00): 79, rest" after "Xid " / "SXid "; on success t is left at "rest".
 Status parseCodedLine(std::string_view& t, KernelEvent& ev, std::string_view what) {
@@ -495,8 +484,7 @@ Result<std::optional<KernelEvent>> parseXid(std::string_view rest, KernelEvent& 
   return std::optional<KernelEvent>(std::move(ev));
 }
 
-Result<std::optional<KernelEvent>> fellOffTheBus(std::string pciBusId, std::string_view text,
-                                                 KernelEvent& ev) {
+Result<std::optional<KernelEvent>> fellOffTheBus(std::string pciBusId, std::string_view text, KernelEvent& ev) {
   ev.kind = KernelEventKind::kXid;
   ev.code = 79;
   ev.inferred = true;
@@ -539,8 +527,7 @@ Result<std::optional<KernelEvent>> parseNvrmOther(std::string_view body, KernelE
 }  // namespace
 
 bool mightBeNvidiaEvent(std::string_view line) {
-  return line.find("NVRM") != std::string_view::npos ||
-         line.find("SXid") != std::string_view::npos;
+  return line.find("NVRM") != std::string_view::npos || line.find("SXid") != std::string_view::npos;
 }
 
 Result<std::optional<KernelEvent>> parseKernelLine(std::string_view line) {
@@ -555,8 +542,8 @@ Result<std::optional<KernelEvent>> parseKernelLine(std::string_view line) {
     std::string_view body = line.substr(nvrm + 6);
     skipSpaces(body);
     std::string_view afterXid = body;
-    const bool isXid = consume(afterXid, "Xid") && !afterXid.empty() &&
-                       (isSpace(afterXid.front()) || afterXid.front() == '(');
+    const bool isXid =
+        consume(afterXid, "Xid") && !afterXid.empty() && (isSpace(afterXid.front()) || afterXid.front() == '(');
     if (!isXid && body.find("GPU") == std::string_view::npos) return std::optional<KernelEvent>();
     ev.raw = std::string(line);
     parseHeader(line.substr(0, nvrm), ev);
@@ -577,8 +564,7 @@ Result<std::optional<KernelEvent>> parseKernelLine(std::string_view line) {
     if (!before.empty() && before.back() == ':') {
       std::size_t end = before.size() - 1;
       std::size_t start = end;
-      while (start > 0 && !isSpace(before[start - 1]) && before[start - 1] != ']' &&
-             before[start - 1] != ';') {
+      while (start > 0 && !isSpace(before[start - 1]) && before[start - 1] != ']' && before[start - 1] != ';') {
         --start;
       }
       ev.device = std::string(before.substr(start, end - start));
@@ -604,23 +590,34 @@ std::optional<std::string> normalizePciBusId(std::string_view text) {
 
 std::string_view toString(KernelEventKind kind) {
   switch (kind) {
-    case KernelEventKind::kXid: return "xid";
-    case KernelEventKind::kSXid: return "sxid";
-    case KernelEventKind::kGpuUuid: return "gpu-uuid";
+    case KernelEventKind::kXid:
+      return "xid";
+    case KernelEventKind::kSXid:
+      return "sxid";
+    case KernelEventKind::kGpuUuid:
+      return "gpu-uuid";
   }
   return "xid";
 }
 
 std::string_view toString(KernelLevel level) {
   switch (level) {
-    case KernelLevel::kEmergency: return "emerg";
-    case KernelLevel::kAlert: return "alert";
-    case KernelLevel::kCritical: return "crit";
-    case KernelLevel::kError: return "err";
-    case KernelLevel::kWarning: return "warning";
-    case KernelLevel::kNotice: return "notice";
-    case KernelLevel::kInfo: return "info";
-    case KernelLevel::kDebug: return "debug";
+    case KernelLevel::kEmergency:
+      return "emerg";
+    case KernelLevel::kAlert:
+      return "alert";
+    case KernelLevel::kCritical:
+      return "crit";
+    case KernelLevel::kError:
+      return "err";
+    case KernelLevel::kWarning:
+      return "warning";
+    case KernelLevel::kNotice:
+      return "notice";
+    case KernelLevel::kInfo:
+      return "info";
+    case KernelLevel::kDebug:
+      return "debug";
   }
   return "info";
 }

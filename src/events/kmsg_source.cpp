@@ -18,8 +18,7 @@ namespace gw::events {
 namespace {
 
 std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -27,8 +26,7 @@ std::int64_t nowMs() {
 std::int64_t monotonicToWallMs(std::uint64_t mono_us) {
   timespec mono{};
   clock_gettime(CLOCK_MONOTONIC, &mono);
-  const std::int64_t now_mono_us =
-      static_cast<std::int64_t>(mono.tv_sec) * 1000000 + mono.tv_nsec / 1000;
+  const std::int64_t now_mono_us = static_cast<std::int64_t>(mono.tv_sec) * 1000000 + mono.tv_nsec / 1000;
   return nowMs() - (now_mono_us - static_cast<std::int64_t>(mono_us)) / 1000;
 }
 
@@ -218,7 +216,7 @@ Status KmsgSource::start() {
     last_error_ = e;
     return Status::Error(e);
   }
-  struct stat st{};
+  struct stat st {};
   ::fstat(fd_, &st);
   const bool device = S_ISCHR(st.st_mode);
   loadPosition();
@@ -354,7 +352,7 @@ bool KmsgSource::readFileLines(int fd, bool publish, std::vector<GpuEvent>* out)
 void KmsgSource::followFile() {
   const std::string path = root_.path("/dev/kmsg");
   while (!stop_) {
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < pos_.offset + pending_.size()) {
       // Truncated: start over.
       pos_.offset = 0;
@@ -364,7 +362,7 @@ void KmsgSource::followFile() {
     }
     if (readFileLines(fd_, true, nullptr)) savePosition();
     // Replaced (rotated)? Finish the old file above, then follow the new one from the start.
-    struct stat now{};
+    struct stat now {};
     if (::stat(path.c_str(), &now) == 0 && now.st_ino != st.st_ino) {
       int nfd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
       if (nfd >= 0) {
@@ -390,7 +388,7 @@ Result<std::vector<GpuEvent>> KmsgSource::scanOnce() {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
   std::vector<GpuEvent> out;
-  struct stat st{};
+  struct stat st {};
   ::fstat(fd, &st);
   if (S_ISCHR(st.st_mode)) {
     std::vector<char> buf(16384);

@@ -41,21 +41,21 @@ namespace gw::events {
 using BusIdLookup = std::function<std::pair<int, std::string>(const std::string& bus_id)>;
 
 struct KmsgSourceOptions {
-  std::string state_dir;      // where the position is kept; empty: not kept
-  BusIdLookup lookup;         // may be empty
-  unsigned poll_ms = 200;     // how often a plain file is checked for growth; device poll timeout
+  std::string state_dir;   // where the position is kept; empty: not kept
+  BusIdLookup lookup;      // may be empty
+  unsigned poll_ms = 200;  // how often a plain file is checked for growth; device poll timeout
   std::size_t keep_malformed = 10;
 };
 
 struct KmsgSourceStats {
-  std::uint64_t lines = 0;        // records / lines read (continuation lines not counted)
-  std::uint64_t events = 0;       // published (or returned by scanOnce)
-  std::uint64_t malformed = 0;    // NVIDIA lines the parser could not read
-  std::uint64_t irrelevant = 0;   // not NVIDIA events
-  std::uint64_t mappings = 0;     // "GPU at PCI:...: GPU-uuid" lines
-  std::uint64_t skipped = 0;      // records at or before the saved position
-  std::uint64_t overwritten = 0;  // EPIPE: records lost before we could read them
-  std::uint64_t restarts = 0;     // plain file shrank or was replaced: read from the start
+  std::uint64_t lines = 0;                 // records / lines read (continuation lines not counted)
+  std::uint64_t events = 0;                // published (or returned by scanOnce)
+  std::uint64_t malformed = 0;             // NVIDIA lines the parser could not read
+  std::uint64_t irrelevant = 0;            // not NVIDIA events
+  std::uint64_t mappings = 0;              // "GPU at PCI:...: GPU-uuid" lines
+  std::uint64_t skipped = 0;               // records at or before the saved position
+  std::uint64_t overwritten = 0;           // EPIPE: records lost before we could read them
+  std::uint64_t restarts = 0;              // plain file shrank or was replaced: read from the start
   std::deque<std::string> last_malformed;  // newest last
 };
 
@@ -118,7 +118,7 @@ class KmsgSource {
   KmsgSourceStats stats_;
   std::string last_error_;
   std::map<std::string, std::string> learned_;  // bus id → UUID from "GPU at PCI:" lines
-  Position pos_;  // thread-owned while running
+  Position pos_;                                // thread-owned while running
   int fd_ = -1;
   std::string pending_;  // plain file: a partial last line
 };

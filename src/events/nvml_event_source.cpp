@@ -9,8 +9,7 @@ namespace gw::events {
 namespace {
 
 std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -27,8 +26,7 @@ std::string describe(nvmlReturn_t r, const char* call) {
 
 }  // namespace
 
-NvmlEventSource::NvmlEventSource(const nvml::Session& session, EventBus& bus,
-                                 NvmlEventSourceOptions options)
+NvmlEventSource::NvmlEventSource(const nvml::Session& session, EventBus& bus, NvmlEventSourceOptions options)
     : session_(session), bus_(bus), opt_(options) {}
 
 NvmlEventSource::~NvmlEventSource() { stop(); }
@@ -58,10 +56,8 @@ Status NvmlEventSource::registerAll() {
   const auto& api = session_.api();
   freeSet();
   gpus_.clear();
-  if (!api.nvmlEventSetCreate || !api.nvmlDeviceRegisterEvents ||
-      (!api.nvmlEventSetWait_v2 && !api.nvmlEventSetWait)) {
-    return Status::Error("NVML events are not supported by this library",
-                         NVML_ERROR_FUNCTION_NOT_FOUND);
+  if (!api.nvmlEventSetCreate || !api.nvmlDeviceRegisterEvents || (!api.nvmlEventSetWait_v2 && !api.nvmlEventSetWait)) {
+    return Status::Error("NVML events are not supported by this library", NVML_ERROR_FUNCTION_NOT_FOUND);
   }
   nvmlReturn_t r = api.nvmlEventSetCreate(&set_);
   if (r != NVML_SUCCESS) {

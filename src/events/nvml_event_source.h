@@ -27,20 +27,19 @@ struct NvmlEventSourceOptions {
   unsigned wait_ms = 500;  // nvmlEventSetWait_v2 timeout; bounds how long stop() takes
   // Wanted types; each GPU registers the subset it supports.
   unsigned long long types = nvmlEventTypeXidCriticalError | nvmlEventTypeSingleBitEccError |
-                             nvmlEventTypeDoubleBitEccError | nvmlEventTypePState |
-                             nvmlEventTypeClock;
+                             nvmlEventTypeDoubleBitEccError | nvmlEventTypePState | nvmlEventTypeClock;
   // When a wait answers "timeout" much sooner than asked (the simulator's manual clock does),
   // sleep this long before waiting again, so the thread does not spin.
   unsigned idle_ms = 20;
 };
 
 struct NvmlEventSourceStats {
-  std::uint64_t events = 0;       // published
-  std::uint64_t waits = 0;        // wait calls
-  std::uint64_t errors = 0;       // wait calls that failed (other than timeout)
-  std::vector<int> registered;    // GPU indices in the event set
-  std::vector<int> lost;          // GPU indices dropped as lost
-  std::vector<int> unsupported;   // GPU indices that support none of the wanted types
+  std::uint64_t events = 0;      // published
+  std::uint64_t waits = 0;       // wait calls
+  std::uint64_t errors = 0;      // wait calls that failed (other than timeout)
+  std::vector<int> registered;   // GPU indices in the event set
+  std::vector<int> lost;         // GPU indices dropped as lost
+  std::vector<int> unsupported;  // GPU indices that support none of the wanted types
 };
 
 class NvmlEventSource {

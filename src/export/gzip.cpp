@@ -71,7 +71,8 @@ void gzipWithPrefix(const GzipPrefix& prefix, std::string_view suffix, std::stri
   // The suffix is a few kilobytes: a 4 KiB window and small hash tables keep its set-up cheap.
   rawDeflate(suffix, out, level, 12, 4, Z_FINISH);
   const uLong suffix_crc = crc32(0L, reinterpret_cast<const Bytef*>(suffix.data()), static_cast<uInt>(suffix.size()));
-  appendLe32(out, static_cast<std::uint32_t>(crc32_combine(prefix.crc, suffix_crc, static_cast<z_off_t>(suffix.size()))));
+  appendLe32(out,
+             static_cast<std::uint32_t>(crc32_combine(prefix.crc, suffix_crc, static_cast<z_off_t>(suffix.size()))));
   appendLe32(out, static_cast<std::uint32_t>((prefix.size + suffix.size()) & 0xffffffffu));
 }
 

@@ -19,9 +19,9 @@ void gzipCompress(std::string_view data, std::string& out, int level = 1);
 // nothing after it may refer back into it. The suffix then starts a fresh raw stream that ends
 // the member, and the trailer's CRC-32 joins both halves with crc32_combine (as pigz does).
 struct GzipPrefix {
-  std::string deflated;      // raw deflate blocks, none of them final
-  unsigned long crc = 0;     // CRC-32 of the uncompressed prefix
-  std::uint64_t size = 0;    // its length in bytes
+  std::string deflated;    // raw deflate blocks, none of them final
+  unsigned long crc = 0;   // CRC-32 of the uncompressed prefix
+  std::uint64_t size = 0;  // its length in bytes
 };
 void gzipPrefix(std::string_view data, GzipPrefix& out, int level = 1);
 // gzip header + prefix + the suffix compressed as the final blocks + trailer, into `out` (cleared).

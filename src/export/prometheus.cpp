@@ -115,8 +115,8 @@ enum class Kind { Gauge, Counter, Info, Unknown };
 
 // OpenMetrics # UNIT: only base units, and only when the family name ends with it.
 std::string_view unitOf(std::string_view family) {
-  static constexpr std::array<std::string_view, 8> kUnits = {"bytes_per_second", "celsius", "watts",   "joules",
-                                                             "hertz",            "bytes",   "seconds", "ratio"};
+  static constexpr std::array<std::string_view, 8> kUnits = {
+      "bytes_per_second", "celsius", "watts", "joules", "hertz", "bytes", "seconds", "ratio"};
   for (auto u : kUnits)
     if (family.size() > u.size() + 1 && endsWith(family, u) && family[family.size() - u.size() - 1] == '_') return u;
   return {};
@@ -132,8 +132,12 @@ std::string makeHeader(std::string_view sample_name, Kind kind, std::string_view
     type = kind == Kind::Counter ? "counter" : kind == Kind::Unknown ? "untyped" : "gauge";
   } else {
     switch (kind) {
-      case Kind::Gauge: type = "gauge"; break;
-      case Kind::Unknown: type = "unknown"; break;
+      case Kind::Gauge:
+        type = "gauge";
+        break;
+      case Kind::Unknown:
+        type = "unknown";
+        break;
       case Kind::Counter:
         type = "counter";
         family.resize(family.size() - 6);  // callers guarantee the _total suffix
@@ -220,7 +224,8 @@ Tables buildTables() {
       n.style = ValueStyle::Native;
       // Scale by division when the scale is 1/N (0.01, 0.001): 57 / 100 prints 0.57 where
       // 57 * 0.01 prints 0.5700000000000001.
-      if (f.native_scale > 0 && f.native_scale < 1 && std::fabs(1 / f.native_scale - std::round(1 / f.native_scale)) < 1e-9) {
+      if (f.native_scale > 0 && f.native_scale < 1 &&
+          std::fabs(1 / f.native_scale - std::round(1 / f.native_scale)) < 1e-9) {
         n.div = std::round(1 / f.native_scale);
       } else {
         n.mul = f.native_scale;
@@ -241,7 +246,8 @@ Tables buildTables() {
                             "Seconds since the last complete sampling pass of the GPU");
   t.nvml_errors = selfFamily("gpuwarden_nvml_errors_total", Kind::Counter,
                              "NVML calls on the GPU that failed (unsupported fields not counted)");
-  t.driver_up = selfFamily("gpuwarden_driver_up", Kind::Gauge, "1 when the NVIDIA driver (NVML) is loaded and answering");
+  t.driver_up =
+      selfFamily("gpuwarden_driver_up", Kind::Gauge, "1 when the NVIDIA driver (NVML) is loaded and answering");
   t.nvml_reinits = selfFamily("gpuwarden_nvml_reinits_total", Kind::Counter,
                               "Times the agent re-initialised NVML (driver reloads, lost GPUs)");
   t.scrape_duration = selfFamily("gpuwarden_scrape_duration_seconds", Kind::Gauge,
@@ -264,11 +270,11 @@ const Tables& tables() {
 
 constexpr std::array<std::string_view, 5> kCommonReserved = {"state", "version", "driver_version", "nvml_version",
                                                              "cuda_driver_version"};
-constexpr std::array<std::string_view, 9> kDcgmLabels = {"gpu",           "UUID",     "pci_bus_id",
-                                                         "device",        "modelName", "GPU_I_PROFILE",
-                                                         "GPU_I_ID",      "Hostname", "DCGM_FI_DRIVER_VERSION"};
-constexpr std::array<std::string_view, 7> kNativeLabels = {"gpu",  "uuid",       "pci_bus_id",     "model",
-                                                           "mig_profile", "gpu_instance_id", "hostname"};
+constexpr std::array<std::string_view, 9> kDcgmLabels = {"gpu",      "UUID",      "pci_bus_id",
+                                                         "device",   "modelName", "GPU_I_PROFILE",
+                                                         "GPU_I_ID", "Hostname",  "DCGM_FI_DRIVER_VERSION"};
+constexpr std::array<std::string_view, 7> kNativeLabels = {
+    "gpu", "uuid", "pci_bus_id", "model", "mig_profile", "gpu_instance_id", "hostname"};
 
 const GpuView* findParent(const std::vector<GpuView>& gpus, const GpuView& mig) {
   if (mig.id.parent_uuid.empty()) return nullptr;
@@ -279,7 +285,8 @@ const GpuView* findParent(const std::vector<GpuView>& gpus, const GpuView& mig) 
 
 // Appends the extra labels (already validated) to a label set, in name order; `insert` (name,
 // value) is merged in at its sorted place when its name is not empty.
-void appendExtras(std::string& out, const ExportOptions& o, std::string_view insert_name, std::string_view insert_value) {
+void appendExtras(std::string& out, const ExportOptions& o, std::string_view insert_name,
+                  std::string_view insert_value) {
   bool inserted = insert_name.empty();
   for (const auto& [k, v] : o.extra_labels) {
     if (!isValidExtraLabel(k, o.naming)) continue;
@@ -311,7 +318,11 @@ void appendGpuLabels(std::string& out, const std::vector<GpuView>& gpus, const G
     // [Hostname], then label fields and extra labels in name order. A MIG device carries its
     // parent's index, UUID, bus id, device and model; GPU_I_* tell it apart.
     appendLabel(out, "gpu", index_sv);
-    appendLabel(out, "UUID", id.is_mig ? (parent ? parent->id.uuid : id.parent_uuid.empty() ? id.uuid : id.parent_uuid) : id.uuid);
+    appendLabel(out, "UUID",
+                id.is_mig ? (parent                   ? parent->id.uuid
+                             : id.parent_uuid.empty() ? id.uuid
+                                                      : id.parent_uuid)
+                          : id.uuid);
     appendLabel(out, "pci_bus_id", hw.pci_bus_id);
     if (!hw.device.empty()) {
       appendLabel(out, "device", hw.device);
@@ -344,11 +355,11 @@ void appendGpuLabels(std::string& out, const std::vector<GpuView>& gpus, const G
 
 // Per-thread scratch, kept between scrapes so that steady-state rendering does not allocate.
 struct Scratch {
-  std::string labels;                    // every selected GPU's label set, back to back
-  std::vector<std::size_t> begin, end;   // spans in `labels`
-  std::vector<const GpuView*> views;     // selected GPUs
-  std::vector<char> serve;               // its field values may be served (it and its parent are up)
-  std::string agent_labels;              // extra labels only, for agent-level series
+  std::string labels;                   // every selected GPU's label set, back to back
+  std::vector<std::size_t> begin, end;  // spans in `labels`
+  std::vector<const GpuView*> views;    // selected GPUs
+  std::vector<char> serve;              // its field values may be served (it and its parent are up)
+  std::string agent_labels;             // extra labels only, for agent-level series
 };
 thread_local Scratch t_scratch;
 
@@ -403,10 +414,14 @@ bool appendFieldValue(std::string& out, const FieldFamily& ff, double v) {
 constexpr std::array<GpuState, 4> kStates = {GpuState::Up, GpuState::Stalled, GpuState::Lost, GpuState::Down};
 constexpr std::string_view stateLabel(GpuState s) {
   switch (s) {
-    case GpuState::Up: return "up";
-    case GpuState::Stalled: return "stalled";
-    case GpuState::Lost: return "lost";
-    case GpuState::Down: return "down";
+    case GpuState::Up:
+      return "up";
+    case GpuState::Stalled:
+      return "stalled";
+    case GpuState::Lost:
+      return "lost";
+    case GpuState::Down:
+      return "down";
   }
   return "unknown";
 }
@@ -450,9 +465,7 @@ void renderSampledMetrics(std::string& out, const std::vector<GpuView>& gpus, co
   const std::size_t fi = idx(f);
   Scratch& s = t_scratch;
   buildLabels(s, gpus, agent, o);
-  auto labelsOf = [&](std::size_t i) {
-    return std::string_view(s.labels).substr(s.begin[i], s.end[i] - s.begin[i]);
-  };
+  auto labelsOf = [&](std::size_t i) { return std::string_view(s.labels).substr(s.begin[i], s.end[i] - s.begin[i]); };
   const std::string_view agent_labels = std::string_view(s.agent_labels).substr(1);
 
   // Field families, in catalog order (or the order asked for).
@@ -563,9 +576,7 @@ void renderScrapeMetrics(std::string& out, const std::vector<GpuView>& gpus, con
   const std::size_t fi = idx(f);
   Scratch& s = t_scratch;
   buildLabels(s, gpus, agent, o);
-  auto labelsOf = [&](std::size_t i) {
-    return std::string_view(s.labels).substr(s.begin[i], s.end[i] - s.begin[i]);
-  };
+  auto labelsOf = [&](std::size_t i) { return std::string_view(s.labels).substr(s.begin[i], s.end[i] - s.begin[i]); };
   const std::string_view agent_labels = std::string_view(s.agent_labels).substr(1);
 
   std::int64_t now_ms = self.now_ms;

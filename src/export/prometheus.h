@@ -62,11 +62,10 @@ void renderMetrics(std::string& out, const std::vector<collect::GpuView>& gpus, 
 // state and the options (version: "" = the build's); it ends without "# EOF". The scrape part
 // holds what changes with every scrape (each GPU's sample age, the scrape count and duration)
 // and the closing "# EOF" of OpenMetrics. sampled + scrape == renderMetrics, byte for byte.
-void renderSampledMetrics(std::string& out, const std::vector<collect::GpuView>& gpus,
-                          const collect::AgentStats& agent, const ExportOptions& o, Format f,
-                          std::string_view version = {});
-void renderScrapeMetrics(std::string& out, const std::vector<collect::GpuView>& gpus,
-                         const collect::AgentStats& agent, const SelfMetrics& self, const ExportOptions& o, Format f);
+void renderSampledMetrics(std::string& out, const std::vector<collect::GpuView>& gpus, const collect::AgentStats& agent,
+                          const ExportOptions& o, Format f, std::string_view version = {});
+void renderScrapeMetrics(std::string& out, const std::vector<collect::GpuView>& gpus, const collect::AgentStats& agent,
+                         const SelfMetrics& self, const ExportOptions& o, Format f);
 
 // OpenMetrics when the scraper asks for application/openmetrics-text at least as strongly as for
 // text/plain (Prometheus ≥ 2.5 does), else Text004.

@@ -103,8 +103,12 @@ constexpr NumericReader kPstate = [](const Device& d) -> Result<double> {
 };
 constexpr NumericReader kFan = [](const Device& d) { return num(d.fanSpeed()); };
 constexpr NumericReader kReasons = [](const Device& d) { return num(d.clockEventReasons()); };
-constexpr NumericReader kSlowdownTemp = [](const Device& d) { return num(d.temperatureThreshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)); };
-constexpr NumericReader kShutdownTemp = [](const Device& d) { return num(d.temperatureThreshold(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)); };
+constexpr NumericReader kSlowdownTemp = [](const Device& d) {
+  return num(d.temperatureThreshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN));
+};
+constexpr NumericReader kShutdownTemp = [](const Device& d) {
+  return num(d.temperatureThreshold(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN));
+};
 constexpr NumericReader kPcieGen = [](const Device& d) { return num(d.pcieGen()); };
 constexpr NumericReader kPcieWidth = [](const Device& d) { return num(d.pcieWidth()); };
 constexpr NumericReader kPcieMaxGen = [](const Device& d) { return num(d.pcieMaxGen()); };
@@ -113,12 +117,24 @@ constexpr NumericReader kPcieTx = [](const Device& d) { return num(d.pcieThrough
 constexpr NumericReader kPcieRx = [](const Device& d) { return num(d.pcieThroughputKBs(NVML_PCIE_UTIL_RX_BYTES)); };
 constexpr NumericReader kPcieReplay = [](const Device& d) { return num(d.pcieReplayCounter()); };
 constexpr NumericReader kEccMode = [](const Device& d) { return boolean(d.eccEnabled()); };
-constexpr NumericReader kSbeVol = [](const Device& d) { return num(d.eccErrors(NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC)); };
-constexpr NumericReader kDbeVol = [](const Device& d) { return num(d.eccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC)); };
-constexpr NumericReader kSbeAgg = [](const Device& d) { return num(d.eccErrors(NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC)); };
-constexpr NumericReader kDbeAgg = [](const Device& d) { return num(d.eccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC)); };
-constexpr NumericReader kRetiredSbe = [](const Device& d) { return num(d.retiredPages(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)); };
-constexpr NumericReader kRetiredDbe = [](const Device& d) { return num(d.retiredPages(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)); };
+constexpr NumericReader kSbeVol = [](const Device& d) {
+  return num(d.eccErrors(NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC));
+};
+constexpr NumericReader kDbeVol = [](const Device& d) {
+  return num(d.eccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC));
+};
+constexpr NumericReader kSbeAgg = [](const Device& d) {
+  return num(d.eccErrors(NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC));
+};
+constexpr NumericReader kDbeAgg = [](const Device& d) {
+  return num(d.eccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC));
+};
+constexpr NumericReader kRetiredSbe = [](const Device& d) {
+  return num(d.retiredPages(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS));
+};
+constexpr NumericReader kRetiredDbe = [](const Device& d) {
+  return num(d.retiredPages(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR));
+};
 constexpr NumericReader kRetiredPending = [](const Device& d) { return boolean(d.retiredPagesPending()); };
 constexpr NumericReader kRemapCorr = [](const Device& d) -> Result<double> {
   auto r = d.remappedRows();
@@ -230,86 +246,185 @@ constexpr auto X = Cadence::Static;
 // cadence, nvml field id, help, numeric reader, text reader
 const std::array kFields = {
     // Identity (labels).
-    Field{"index", 0, "", "index", "", 0, "", 1, "", L, X, 0, "Index of the GPU as NVML enumerates it", nullptr, kIndexText},
+    Field{"index", 0, "", "index", "", 0, "", 1, "", L, X, 0, "Index of the GPU as NVML enumerates it", nullptr,
+          kIndexText},
     Field{"name", 50, "", "name", "", 0, "", 1, "", L, X, 0, "Product name", nullptr, kName},
     Field{"uuid", 54, "", "uuid", "", 0, "", 1, "", L, X, 0, "Globally unique immutable identifier", nullptr, kUuid},
     Field{"serial", 53, "", "serial", "", 0, "", 1, "", L, X, 0, "Board serial number", nullptr, kSerial},
-    Field{"pci_bus_id", 57, "", "pci.bus_id", "", 0, "", 1, "", L, X, 0, "PCI bus id domain:bus:device.function", nullptr, kBusId},
-    Field{"pci_device_id", 58, "", "pci.device_id", "", 0, "", 1, "", L, X, 0, "PCI device id and vendor id", nullptr, kDeviceId},
-    Field{"driver_version", 1, "", "driver_version", "", 0, "", 1, "", L, X, 0, "Installed NVIDIA display driver version", nullptr, kDriver},
+    Field{"pci_bus_id", 57, "", "pci.bus_id", "", 0, "", 1, "", L, X, 0, "PCI bus id domain:bus:device.function",
+          nullptr, kBusId},
+    Field{"pci_device_id", 58, "", "pci.device_id", "", 0, "", 1, "", L, X, 0, "PCI device id and vendor id", nullptr,
+          kDeviceId},
+    Field{"driver_version", 1, "", "driver_version", "", 0, "", 1, "", L, X, 0,
+          "Installed NVIDIA display driver version", nullptr, kDriver},
     Field{"vbios_version", 85, "", "vbios_version", "", 0, "", 1, "", L, X, 0, "VBIOS version", nullptr, kVbios},
-    Field{"compute_cap", 63, "", "compute_cap", "", 0, "", 1, "", L, X, 0, "CUDA compute capability", nullptr, kComputeCap},
-    Field{"pstate_name", 0, "", "pstate", "", 0, "", 1, "", L, F, 0, "Performance state, P0 (maximum) to P12 (minimum)", nullptr, kPstateText},
-    Field{"persistence_mode_name", 0, "", "persistence_mode", "", 0, "", 1, "", L, X, 0, "Persistence mode", nullptr, kPersistenceText},
-    Field{"ecc_mode_name", 0, "", "ecc.mode.current", "", 0, "", 1, "", L, X, 0, "Current ECC mode", nullptr, kEccModeText},
-    Field{"mig_mode_name", 0, "", "mig.mode.current", "", 0, "", 1, "", L, X, 0, "Current MIG mode", nullptr, kMigModeText},
-    Field{"clock_event_reasons_hex", 0, "", "clocks_event_reasons.active", "", 0, "", 1, "", L, F, 0, "Active clock event (throttle) reasons as a bit mask", nullptr, kReasonsText},
+    Field{"compute_cap", 63, "", "compute_cap", "", 0, "", 1, "", L, X, 0, "CUDA compute capability", nullptr,
+          kComputeCap},
+    Field{"pstate_name", 0, "", "pstate", "", 0, "", 1, "", L, F, 0, "Performance state, P0 (maximum) to P12 (minimum)",
+          nullptr, kPstateText},
+    Field{"persistence_mode_name", 0, "", "persistence_mode", "", 0, "", 1, "", L, X, 0, "Persistence mode", nullptr,
+          kPersistenceText},
+    Field{"ecc_mode_name", 0, "", "ecc.mode.current", "", 0, "", 1, "", L, X, 0, "Current ECC mode", nullptr,
+          kEccModeText},
+    Field{"mig_mode_name", 0, "", "mig.mode.current", "", 0, "", 1, "", L, X, 0, "Current MIG mode", nullptr,
+          kMigModeText},
+    Field{"clock_event_reasons_hex", 0, "", "clocks_event_reasons.active", "", 0, "", 1, "", L, F, 0,
+          "Active clock event (throttle) reasons as a bit mask", nullptr, kReasonsText},
 
     // The seven core metrics of R15 and their neighbours.
-    Field{"gpu_util", 203, "DCGM_FI_DEV_GPU_UTIL", "utilization.gpu", "%", 0, "gpuwarden_gpu_utilization_ratio", 0.01, "%", G, F, 0, "Fraction of time one or more kernels ran on the GPU (a time fraction, not FLOPs)", kGpuUtil, nullptr},
-    Field{"mem_copy_util", 204, "DCGM_FI_DEV_MEM_COPY_UTIL", "utilization.memory", "%", 0, "gpuwarden_gpu_memory_copy_utilization_ratio", 0.01, "%", G, F, 0, "Fraction of time device memory was being read or written", kMemUtil, nullptr},
-    Field{"enc_util", 206, "DCGM_FI_DEV_ENC_UTIL", "utilization.encoder", "%", 0, "gpuwarden_gpu_encoder_utilization_ratio", 0.01, "%", G, F, 0, "Video encoder utilisation", kEncUtil, nullptr},
-    Field{"dec_util", 207, "DCGM_FI_DEV_DEC_UTIL", "utilization.decoder", "%", 0, "gpuwarden_gpu_decoder_utilization_ratio", 0.01, "%", G, F, 0, "Video decoder utilisation", kDecUtil, nullptr},
-    Field{"fb_total", 250, "DCGM_FI_DEV_FB_TOTAL", "memory.total", "MiB", 0, "gpuwarden_gpu_memory_total_bytes", kMiB, "MiB", G, X, 0, "Total frame buffer memory", kFbTotal, nullptr},
-    Field{"fb_used", 252, "DCGM_FI_DEV_FB_USED", "memory.used", "MiB", 0, "gpuwarden_gpu_memory_used_bytes", kMiB, "MiB", G, F, 0, "Frame buffer memory used", kFbUsed, nullptr},
-    Field{"fb_free", 251, "DCGM_FI_DEV_FB_FREE", "memory.free", "MiB", 0, "gpuwarden_gpu_memory_free_bytes", kMiB, "MiB", G, F, 0, "Frame buffer memory free", kFbFree, nullptr},
-    Field{"fb_reserved", 253, "DCGM_FI_DEV_FB_RESERVED", "memory.reserved", "MiB", 0, "gpuwarden_gpu_memory_reserved_bytes", kMiB, "MiB", G, X, 0, "Frame buffer memory reserved by the driver", kFbReserved, nullptr},
-    Field{"gpu_temp", 150, "DCGM_FI_DEV_GPU_TEMP", "temperature.gpu", "", 0, "gpuwarden_gpu_temperature_celsius", 1, "C", G, F, 0, "GPU core temperature", kTemp, nullptr},
-    Field{"memory_temp", 140, "DCGM_FI_DEV_MEMORY_TEMP", "temperature.memory", "", 0, "gpuwarden_gpu_memory_temperature_celsius", 1, "C", G, F, NVML_FI_DEV_MEMORY_TEMP, "HBM memory temperature", kMemTemp, nullptr},
-    Field{"power_usage", 155, "DCGM_FI_DEV_POWER_USAGE", "power.draw", "W", 2, "gpuwarden_gpu_power_watts", 1, "W", G, F, 0, "Power draw of the board", kPower, nullptr},
-    Field{"total_energy", 156, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "", "", 0, "gpuwarden_gpu_energy_joules_total", 0.001, "mJ", C, F, NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION, "Energy consumed since the driver was loaded", kEnergy, nullptr},
-    Field{"power_limit", 160, "DCGM_FI_DEV_POWER_MGMT_LIMIT", "power.limit", "W", 2, "gpuwarden_gpu_power_limit_watts", 1, "W", G, S, 0, "Power management limit", kPowerLimit, nullptr},
-    Field{"enforced_power_limit", 164, "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "enforced.power.limit", "W", 2, "gpuwarden_gpu_enforced_power_limit_watts", 1, "W", G, S, 0, "Power limit the driver enforces after all limiters", kEnforcedLimit, nullptr},
-    Field{"power_default_limit", 163, "", "power.default_limit", "W", 2, "gpuwarden_gpu_power_default_limit_watts", 1, "W", G, X, 0, "Default power management limit", kDefaultLimit, nullptr},
-    Field{"power_min_limit", 161, "", "power.min_limit", "W", 2, "gpuwarden_gpu_power_min_limit_watts", 1, "W", G, X, 0, "Minimum settable power limit", kMinLimit, nullptr},
-    Field{"power_max_limit", 162, "", "power.max_limit", "W", 2, "gpuwarden_gpu_power_max_limit_watts", 1, "W", G, X, 0, "Maximum settable power limit", kMaxLimit, nullptr},
-    Field{"sm_clock", 100, "DCGM_FI_DEV_SM_CLOCK", "clocks.sm", "MHz", 0, "gpuwarden_gpu_sm_clock_hertz", 1e6, "MHz", G, F, 0, "Current SM clock", kSmClock, nullptr},
-    Field{"graphics_clock", 0, "", "clocks.gr", "MHz", 0, "gpuwarden_gpu_graphics_clock_hertz", 1e6, "MHz", G, F, 0, "Current graphics clock", kGrClock, nullptr},
-    Field{"mem_clock", 101, "DCGM_FI_DEV_MEM_CLOCK", "clocks.mem", "MHz", 0, "gpuwarden_gpu_memory_clock_hertz", 1e6, "MHz", G, F, 0, "Current memory clock", kMemClock, nullptr},
-    Field{"video_clock", 102, "DCGM_FI_DEV_VIDEO_CLOCK", "clocks.video", "MHz", 0, "gpuwarden_gpu_video_clock_hertz", 1e6, "MHz", G, F, 0, "Current video clock", kVideoClock, nullptr},
-    Field{"max_sm_clock", 113, "DCGM_FI_DEV_MAX_SM_CLOCK", "clocks.max.sm", "MHz", 0, "gpuwarden_gpu_sm_clock_max_hertz", 1e6, "MHz", G, X, 0, "Maximum SM clock", kMaxSmClock, nullptr},
-    Field{"max_mem_clock", 114, "DCGM_FI_DEV_MAX_MEM_CLOCK", "clocks.max.mem", "MHz", 0, "gpuwarden_gpu_memory_clock_max_hertz", 1e6, "MHz", G, X, 0, "Maximum memory clock", kMaxMemClock, nullptr},
-    Field{"app_sm_clock", 110, "DCGM_FI_DEV_APP_SM_CLOCK", "clocks.applications.graphics", "MHz", 0, "gpuwarden_gpu_sm_clock_application_hertz", 1e6, "MHz", G, S, 0, "Application SM clock", kAppSmClock, nullptr},
-    Field{"app_mem_clock", 111, "DCGM_FI_DEV_APP_MEM_CLOCK", "clocks.applications.memory", "MHz", 0, "gpuwarden_gpu_memory_clock_application_hertz", 1e6, "MHz", G, S, 0, "Application memory clock", kAppMemClock, nullptr},
-    Field{"pstate", 190, "DCGM_FI_DEV_PSTATE", "", "", 0, "gpuwarden_gpu_pstate", 1, "", G, F, 0, "Performance state number, 0 is maximum performance", kPstate, nullptr},
-    Field{"fan_speed", 191, "DCGM_FI_DEV_FAN_SPEED", "fan.speed", "%", 0, "gpuwarden_gpu_fan_speed_ratio", 0.01, "%", G, F, 0, "Fan speed as a fraction of its maximum", kFan, nullptr},
-    Field{"clock_event_reasons", 112, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "", "", 0, "gpuwarden_gpu_clock_event_reasons", 1, "bitmask", G, F, 0, "Active clock event (throttle) reasons: 1 idle, 4 SW power cap, 8 HW slowdown, 32 SW thermal, 64 HW thermal, 128 power brake", kReasons, nullptr},
-    Field{"slowdown_temp", 158, "DCGM_FI_DEV_SLOWDOWN_TEMP", "temperature.gpu.tlimit", "", 0, "gpuwarden_gpu_slowdown_temperature_celsius", 1, "C", G, X, 0, "Temperature at which the GPU slows down", kSlowdownTemp, nullptr},
-    Field{"shutdown_temp", 159, "DCGM_FI_DEV_SHUTDOWN_TEMP", "", "", 0, "gpuwarden_gpu_shutdown_temperature_celsius", 1, "C", G, X, 0, "Temperature at which the GPU shuts down", kShutdownTemp, nullptr},
+    Field{"gpu_util", 203, "DCGM_FI_DEV_GPU_UTIL", "utilization.gpu", "%", 0, "gpuwarden_gpu_utilization_ratio", 0.01,
+          "%", G, F, 0, "Fraction of time one or more kernels ran on the GPU (a time fraction, not FLOPs)", kGpuUtil,
+          nullptr},
+    Field{"mem_copy_util", 204, "DCGM_FI_DEV_MEM_COPY_UTIL", "utilization.memory", "%", 0,
+          "gpuwarden_gpu_memory_copy_utilization_ratio", 0.01, "%", G, F, 0,
+          "Fraction of time device memory was being read or written", kMemUtil, nullptr},
+    Field{"enc_util", 206, "DCGM_FI_DEV_ENC_UTIL", "utilization.encoder", "%", 0,
+          "gpuwarden_gpu_encoder_utilization_ratio", 0.01, "%", G, F, 0, "Video encoder utilisation", kEncUtil,
+          nullptr},
+    Field{"dec_util", 207, "DCGM_FI_DEV_DEC_UTIL", "utilization.decoder", "%", 0,
+          "gpuwarden_gpu_decoder_utilization_ratio", 0.01, "%", G, F, 0, "Video decoder utilisation", kDecUtil,
+          nullptr},
+    Field{"fb_total", 250, "DCGM_FI_DEV_FB_TOTAL", "memory.total", "MiB", 0, "gpuwarden_gpu_memory_total_bytes", kMiB,
+          "MiB", G, X, 0, "Total frame buffer memory", kFbTotal, nullptr},
+    Field{"fb_used", 252, "DCGM_FI_DEV_FB_USED", "memory.used", "MiB", 0, "gpuwarden_gpu_memory_used_bytes", kMiB,
+          "MiB", G, F, 0, "Frame buffer memory used", kFbUsed, nullptr},
+    Field{"fb_free", 251, "DCGM_FI_DEV_FB_FREE", "memory.free", "MiB", 0, "gpuwarden_gpu_memory_free_bytes", kMiB,
+          "MiB", G, F, 0, "Frame buffer memory free", kFbFree, nullptr},
+    Field{"fb_reserved", 253, "DCGM_FI_DEV_FB_RESERVED", "memory.reserved", "MiB", 0,
+          "gpuwarden_gpu_memory_reserved_bytes", kMiB, "MiB", G, X, 0, "Frame buffer memory reserved by the driver",
+          kFbReserved, nullptr},
+    Field{"gpu_temp", 150, "DCGM_FI_DEV_GPU_TEMP", "temperature.gpu", "", 0, "gpuwarden_gpu_temperature_celsius", 1,
+          "C", G, F, 0, "GPU core temperature", kTemp, nullptr},
+    Field{"memory_temp", 140, "DCGM_FI_DEV_MEMORY_TEMP", "temperature.memory", "", 0,
+          "gpuwarden_gpu_memory_temperature_celsius", 1, "C", G, F, NVML_FI_DEV_MEMORY_TEMP, "HBM memory temperature",
+          kMemTemp, nullptr},
+    Field{"power_usage", 155, "DCGM_FI_DEV_POWER_USAGE", "power.draw", "W", 2, "gpuwarden_gpu_power_watts", 1, "W", G,
+          F, 0, "Power draw of the board", kPower, nullptr},
+    Field{"total_energy", 156, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "", "", 0, "gpuwarden_gpu_energy_joules_total",
+          0.001, "mJ", C, F, NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION, "Energy consumed since the driver was loaded",
+          kEnergy, nullptr},
+    Field{"power_limit", 160, "DCGM_FI_DEV_POWER_MGMT_LIMIT", "power.limit", "W", 2, "gpuwarden_gpu_power_limit_watts",
+          1, "W", G, S, 0, "Power management limit", kPowerLimit, nullptr},
+    Field{"enforced_power_limit", 164, "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "enforced.power.limit", "W", 2,
+          "gpuwarden_gpu_enforced_power_limit_watts", 1, "W", G, S, 0,
+          "Power limit the driver enforces after all limiters", kEnforcedLimit, nullptr},
+    Field{"power_default_limit", 163, "", "power.default_limit", "W", 2, "gpuwarden_gpu_power_default_limit_watts", 1,
+          "W", G, X, 0, "Default power management limit", kDefaultLimit, nullptr},
+    Field{"power_min_limit", 161, "", "power.min_limit", "W", 2, "gpuwarden_gpu_power_min_limit_watts", 1, "W", G, X, 0,
+          "Minimum settable power limit", kMinLimit, nullptr},
+    Field{"power_max_limit", 162, "", "power.max_limit", "W", 2, "gpuwarden_gpu_power_max_limit_watts", 1, "W", G, X, 0,
+          "Maximum settable power limit", kMaxLimit, nullptr},
+    Field{"sm_clock", 100, "DCGM_FI_DEV_SM_CLOCK", "clocks.sm", "MHz", 0, "gpuwarden_gpu_sm_clock_hertz", 1e6, "MHz", G,
+          F, 0, "Current SM clock", kSmClock, nullptr},
+    Field{"graphics_clock", 0, "", "clocks.gr", "MHz", 0, "gpuwarden_gpu_graphics_clock_hertz", 1e6, "MHz", G, F, 0,
+          "Current graphics clock", kGrClock, nullptr},
+    Field{"mem_clock", 101, "DCGM_FI_DEV_MEM_CLOCK", "clocks.mem", "MHz", 0, "gpuwarden_gpu_memory_clock_hertz", 1e6,
+          "MHz", G, F, 0, "Current memory clock", kMemClock, nullptr},
+    Field{"video_clock", 102, "DCGM_FI_DEV_VIDEO_CLOCK", "clocks.video", "MHz", 0, "gpuwarden_gpu_video_clock_hertz",
+          1e6, "MHz", G, F, 0, "Current video clock", kVideoClock, nullptr},
+    Field{"max_sm_clock", 113, "DCGM_FI_DEV_MAX_SM_CLOCK", "clocks.max.sm", "MHz", 0,
+          "gpuwarden_gpu_sm_clock_max_hertz", 1e6, "MHz", G, X, 0, "Maximum SM clock", kMaxSmClock, nullptr},
+    Field{"max_mem_clock", 114, "DCGM_FI_DEV_MAX_MEM_CLOCK", "clocks.max.mem", "MHz", 0,
+          "gpuwarden_gpu_memory_clock_max_hertz", 1e6, "MHz", G, X, 0, "Maximum memory clock", kMaxMemClock, nullptr},
+    Field{"app_sm_clock", 110, "DCGM_FI_DEV_APP_SM_CLOCK", "clocks.applications.graphics", "MHz", 0,
+          "gpuwarden_gpu_sm_clock_application_hertz", 1e6, "MHz", G, S, 0, "Application SM clock", kAppSmClock,
+          nullptr},
+    Field{"app_mem_clock", 111, "DCGM_FI_DEV_APP_MEM_CLOCK", "clocks.applications.memory", "MHz", 0,
+          "gpuwarden_gpu_memory_clock_application_hertz", 1e6, "MHz", G, S, 0, "Application memory clock", kAppMemClock,
+          nullptr},
+    Field{"pstate", 190, "DCGM_FI_DEV_PSTATE", "", "", 0, "gpuwarden_gpu_pstate", 1, "", G, F, 0,
+          "Performance state number, 0 is maximum performance", kPstate, nullptr},
+    Field{"fan_speed", 191, "DCGM_FI_DEV_FAN_SPEED", "fan.speed", "%", 0, "gpuwarden_gpu_fan_speed_ratio", 0.01, "%", G,
+          F, 0, "Fan speed as a fraction of its maximum", kFan, nullptr},
+    Field{"clock_event_reasons", 112, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "", "", 0,
+          "gpuwarden_gpu_clock_event_reasons", 1, "bitmask", G, F, 0,
+          "Active clock event (throttle) reasons: 1 idle, 4 SW power cap, 8 HW slowdown, 32 SW thermal, 64 HW thermal, "
+          "128 power brake",
+          kReasons, nullptr},
+    Field{"slowdown_temp", 158, "DCGM_FI_DEV_SLOWDOWN_TEMP", "temperature.gpu.tlimit", "", 0,
+          "gpuwarden_gpu_slowdown_temperature_celsius", 1, "C", G, X, 0, "Temperature at which the GPU slows down",
+          kSlowdownTemp, nullptr},
+    Field{"shutdown_temp", 159, "DCGM_FI_DEV_SHUTDOWN_TEMP", "", "", 0, "gpuwarden_gpu_shutdown_temperature_celsius", 1,
+          "C", G, X, 0, "Temperature at which the GPU shuts down", kShutdownTemp, nullptr},
 
     // PCIe.
-    Field{"pcie_link_gen", 237, "DCGM_FI_DEV_PCIE_LINK_GEN", "pcie.link.gen.current", "", 0, "gpuwarden_gpu_pcie_link_generation", 1, "", G, F, 0, "Current PCIe link generation", kPcieGen, nullptr},
-    Field{"pcie_link_width", 238, "DCGM_FI_DEV_PCIE_LINK_WIDTH", "pcie.link.width.current", "", 0, "gpuwarden_gpu_pcie_link_width_lanes", 1, "lanes", G, F, 0, "Current PCIe link width", kPcieWidth, nullptr},
-    Field{"pcie_max_link_gen", 235, "DCGM_FI_DEV_PCIE_MAX_LINK_GEN", "pcie.link.gen.max", "", 0, "gpuwarden_gpu_pcie_link_generation_max", 1, "", G, X, 0, "Maximum PCIe link generation of the GPU and system", kPcieMaxGen, nullptr},
-    Field{"pcie_max_link_width", 236, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", "pcie.link.width.max", "", 0, "gpuwarden_gpu_pcie_link_width_max_lanes", 1, "lanes", G, X, 0, "Maximum PCIe link width", kPcieMaxWidth, nullptr},
-    Field{"pcie_tx_throughput", 200, "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "", "", 0, "gpuwarden_gpu_pcie_tx_bytes_per_second", 1024, "KB/s", G, F, 0, "PCIe transmit throughput", kPcieTx, nullptr},
-    Field{"pcie_rx_throughput", 201, "DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "", "", 0, "gpuwarden_gpu_pcie_rx_bytes_per_second", 1024, "KB/s", G, F, 0, "PCIe receive throughput", kPcieRx, nullptr},
-    Field{"pcie_replay_counter", 202, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "", "", 0, "gpuwarden_gpu_pcie_replays_total", 1, "", C, F, NVML_FI_DEV_PCIE_REPLAY_COUNTER, "PCIe replays (link-level retransmissions)", kPcieReplay, nullptr},
+    Field{"pcie_link_gen", 237, "DCGM_FI_DEV_PCIE_LINK_GEN", "pcie.link.gen.current", "", 0,
+          "gpuwarden_gpu_pcie_link_generation", 1, "", G, F, 0, "Current PCIe link generation", kPcieGen, nullptr},
+    Field{"pcie_link_width", 238, "DCGM_FI_DEV_PCIE_LINK_WIDTH", "pcie.link.width.current", "", 0,
+          "gpuwarden_gpu_pcie_link_width_lanes", 1, "lanes", G, F, 0, "Current PCIe link width", kPcieWidth, nullptr},
+    Field{"pcie_max_link_gen", 235, "DCGM_FI_DEV_PCIE_MAX_LINK_GEN", "pcie.link.gen.max", "", 0,
+          "gpuwarden_gpu_pcie_link_generation_max", 1, "", G, X, 0,
+          "Maximum PCIe link generation of the GPU and system", kPcieMaxGen, nullptr},
+    Field{"pcie_max_link_width", 236, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", "pcie.link.width.max", "", 0,
+          "gpuwarden_gpu_pcie_link_width_max_lanes", 1, "lanes", G, X, 0, "Maximum PCIe link width", kPcieMaxWidth,
+          nullptr},
+    Field{"pcie_tx_throughput", 200, "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "", "", 0,
+          "gpuwarden_gpu_pcie_tx_bytes_per_second", 1024, "KB/s", G, F, 0, "PCIe transmit throughput", kPcieTx,
+          nullptr},
+    Field{"pcie_rx_throughput", 201, "DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "", "", 0,
+          "gpuwarden_gpu_pcie_rx_bytes_per_second", 1024, "KB/s", G, F, 0, "PCIe receive throughput", kPcieRx, nullptr},
+    Field{"pcie_replay_counter", 202, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "", "", 0, "gpuwarden_gpu_pcie_replays_total",
+          1, "", C, F, NVML_FI_DEV_PCIE_REPLAY_COUNTER, "PCIe replays (link-level retransmissions)", kPcieReplay,
+          nullptr},
 
     // ECC, retired pages, remapped rows.
-    Field{"ecc_mode", 300, "DCGM_FI_DEV_ECC_CURRENT", "", "", 0, "gpuwarden_gpu_ecc_enabled", 1, "bool", G, X, NVML_FI_DEV_ECC_CURRENT, "ECC mode, 1 enabled", kEccMode, nullptr},
-    Field{"ecc_sbe_volatile", 310, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "ecc.errors.corrected.volatile.total", "", 0, "gpuwarden_gpu_ecc_corrected_volatile_total", 1, "", C, S, NVML_FI_DEV_ECC_SBE_VOL_TOTAL, "Single-bit (corrected) ECC errors since the driver loaded", kSbeVol, nullptr},
-    Field{"ecc_dbe_volatile", 311, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "ecc.errors.uncorrected.volatile.total", "", 0, "gpuwarden_gpu_ecc_uncorrected_volatile_total", 1, "", C, S, NVML_FI_DEV_ECC_DBE_VOL_TOTAL, "Double-bit (uncorrected) ECC errors since the driver loaded", kDbeVol, nullptr},
-    Field{"ecc_sbe_aggregate", 312, "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "ecc.errors.corrected.aggregate.total", "", 0, "gpuwarden_gpu_ecc_corrected_aggregate_total", 1, "", C, S, NVML_FI_DEV_ECC_SBE_AGG_TOTAL, "Single-bit ECC errors over the GPU's life", kSbeAgg, nullptr},
-    Field{"ecc_dbe_aggregate", 313, "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "ecc.errors.uncorrected.aggregate.total", "", 0, "gpuwarden_gpu_ecc_uncorrected_aggregate_total", 1, "", C, S, NVML_FI_DEV_ECC_DBE_AGG_TOTAL, "Double-bit ECC errors over the GPU's life", kDbeAgg, nullptr},
-    Field{"retired_pages_sbe", 390, "DCGM_FI_DEV_RETIRED_SBE", "retired_pages.single_bit_ecc.count", "", 0, "gpuwarden_gpu_retired_pages_sbe", 1, "pages", G, S, NVML_FI_DEV_RETIRED_SBE, "Pages retired for multiple single-bit errors", kRetiredSbe, nullptr},
-    Field{"retired_pages_dbe", 391, "DCGM_FI_DEV_RETIRED_DBE", "retired_pages.double_bit.count", "", 0, "gpuwarden_gpu_retired_pages_dbe", 1, "pages", G, S, NVML_FI_DEV_RETIRED_DBE, "Pages retired for double-bit errors", kRetiredDbe, nullptr},
-    Field{"retired_pages_pending", 392, "DCGM_FI_DEV_RETIRED_PENDING", "retired_pages.pending", "", 0, "gpuwarden_gpu_retired_pages_pending", 1, "bool", G, S, NVML_FI_DEV_RETIRED_PENDING, "1 when a page retirement waits for the next reset", kRetiredPending, nullptr},
-    Field{"remapped_rows_correctable", 394, "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "remapped_rows.correctable", "", 0, "gpuwarden_gpu_remapped_rows_correctable", 1, "rows", G, S, NVML_FI_DEV_REMAPPED_COR, "Rows remapped for correctable errors", kRemapCorr, nullptr},
-    Field{"remapped_rows_uncorrectable", 393, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "remapped_rows.uncorrectable", "", 0, "gpuwarden_gpu_remapped_rows_uncorrectable", 1, "rows", G, S, NVML_FI_DEV_REMAPPED_UNC, "Rows remapped for uncorrectable errors", kRemapUnc, nullptr},
-    Field{"row_remap_pending", 396, "DCGM_FI_DEV_ROW_REMAP_PENDING", "remapped_rows.pending", "", 0, "gpuwarden_gpu_row_remap_pending", 1, "bool", G, S, NVML_FI_DEV_REMAPPED_PENDING, "1 when a row remap waits for the next GPU reset", kRemapPending, nullptr},
-    Field{"row_remap_failure", 395, "DCGM_FI_DEV_ROW_REMAP_FAILURE", "remapped_rows.failure", "", 0, "gpuwarden_gpu_row_remap_failure", 1, "bool", G, S, NVML_FI_DEV_REMAPPED_FAILURE, "1 when a row remap failed: the GPU must be replaced", kRemapFailure, nullptr},
+    Field{"ecc_mode", 300, "DCGM_FI_DEV_ECC_CURRENT", "", "", 0, "gpuwarden_gpu_ecc_enabled", 1, "bool", G, X,
+          NVML_FI_DEV_ECC_CURRENT, "ECC mode, 1 enabled", kEccMode, nullptr},
+    Field{"ecc_sbe_volatile", 310, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "ecc.errors.corrected.volatile.total", "", 0,
+          "gpuwarden_gpu_ecc_corrected_volatile_total", 1, "", C, S, NVML_FI_DEV_ECC_SBE_VOL_TOTAL,
+          "Single-bit (corrected) ECC errors since the driver loaded", kSbeVol, nullptr},
+    Field{"ecc_dbe_volatile", 311, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "ecc.errors.uncorrected.volatile.total", "", 0,
+          "gpuwarden_gpu_ecc_uncorrected_volatile_total", 1, "", C, S, NVML_FI_DEV_ECC_DBE_VOL_TOTAL,
+          "Double-bit (uncorrected) ECC errors since the driver loaded", kDbeVol, nullptr},
+    Field{"ecc_sbe_aggregate", 312, "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "ecc.errors.corrected.aggregate.total", "", 0,
+          "gpuwarden_gpu_ecc_corrected_aggregate_total", 1, "", C, S, NVML_FI_DEV_ECC_SBE_AGG_TOTAL,
+          "Single-bit ECC errors over the GPU's life", kSbeAgg, nullptr},
+    Field{"ecc_dbe_aggregate", 313, "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "ecc.errors.uncorrected.aggregate.total", "", 0,
+          "gpuwarden_gpu_ecc_uncorrected_aggregate_total", 1, "", C, S, NVML_FI_DEV_ECC_DBE_AGG_TOTAL,
+          "Double-bit ECC errors over the GPU's life", kDbeAgg, nullptr},
+    Field{"retired_pages_sbe", 390, "DCGM_FI_DEV_RETIRED_SBE", "retired_pages.single_bit_ecc.count", "", 0,
+          "gpuwarden_gpu_retired_pages_sbe", 1, "pages", G, S, NVML_FI_DEV_RETIRED_SBE,
+          "Pages retired for multiple single-bit errors", kRetiredSbe, nullptr},
+    Field{"retired_pages_dbe", 391, "DCGM_FI_DEV_RETIRED_DBE", "retired_pages.double_bit.count", "", 0,
+          "gpuwarden_gpu_retired_pages_dbe", 1, "pages", G, S, NVML_FI_DEV_RETIRED_DBE,
+          "Pages retired for double-bit errors", kRetiredDbe, nullptr},
+    Field{"retired_pages_pending", 392, "DCGM_FI_DEV_RETIRED_PENDING", "retired_pages.pending", "", 0,
+          "gpuwarden_gpu_retired_pages_pending", 1, "bool", G, S, NVML_FI_DEV_RETIRED_PENDING,
+          "1 when a page retirement waits for the next reset", kRetiredPending, nullptr},
+    Field{"remapped_rows_correctable", 394, "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "remapped_rows.correctable", "", 0,
+          "gpuwarden_gpu_remapped_rows_correctable", 1, "rows", G, S, NVML_FI_DEV_REMAPPED_COR,
+          "Rows remapped for correctable errors", kRemapCorr, nullptr},
+    Field{"remapped_rows_uncorrectable", 393, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "remapped_rows.uncorrectable",
+          "", 0, "gpuwarden_gpu_remapped_rows_uncorrectable", 1, "rows", G, S, NVML_FI_DEV_REMAPPED_UNC,
+          "Rows remapped for uncorrectable errors", kRemapUnc, nullptr},
+    Field{"row_remap_pending", 396, "DCGM_FI_DEV_ROW_REMAP_PENDING", "remapped_rows.pending", "", 0,
+          "gpuwarden_gpu_row_remap_pending", 1, "bool", G, S, NVML_FI_DEV_REMAPPED_PENDING,
+          "1 when a row remap waits for the next GPU reset", kRemapPending, nullptr},
+    Field{"row_remap_failure", 395, "DCGM_FI_DEV_ROW_REMAP_FAILURE", "remapped_rows.failure", "", 0,
+          "gpuwarden_gpu_row_remap_failure", 1, "bool", G, S, NVML_FI_DEV_REMAPPED_FAILURE,
+          "1 when a row remap failed: the GPU must be replaced", kRemapFailure, nullptr},
 
     // NVLink.
-    Field{"nvlink_active_links", 0, "", "", "", 0, "gpuwarden_gpu_nvlink_active_links", 1, "links", G, S, 0, "NVLink links that are up", kNvlActive, nullptr},
-    Field{"nvlink_crc_flit_errors", 409, "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "", "", 0, "gpuwarden_gpu_nvlink_crc_flit_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, "NVLink flow-control CRC errors over all links", kNvlCrcFlit, nullptr},
-    Field{"nvlink_crc_data_errors", 419, "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "", "", 0, "gpuwarden_gpu_nvlink_crc_data_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL, "NVLink data CRC errors over all links", kNvlCrcData, nullptr},
-    Field{"nvlink_replay_errors", 429, "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "", "", 0, "gpuwarden_gpu_nvlink_replay_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL, "NVLink replays over all links", kNvlReplay, nullptr},
-    Field{"nvlink_recovery_errors", 439, "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "", "", 0, "gpuwarden_gpu_nvlink_recovery_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL, "NVLink link recoveries over all links", kNvlRecovery, nullptr},
+    Field{"nvlink_active_links", 0, "", "", "", 0, "gpuwarden_gpu_nvlink_active_links", 1, "links", G, S, 0,
+          "NVLink links that are up", kNvlActive, nullptr},
+    Field{"nvlink_crc_flit_errors", 409, "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "", "", 0,
+          "gpuwarden_gpu_nvlink_crc_flit_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL,
+          "NVLink flow-control CRC errors over all links", kNvlCrcFlit, nullptr},
+    Field{"nvlink_crc_data_errors", 419, "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "", "", 0,
+          "gpuwarden_gpu_nvlink_crc_data_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL,
+          "NVLink data CRC errors over all links", kNvlCrcData, nullptr},
+    Field{"nvlink_replay_errors", 429, "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "", "", 0,
+          "gpuwarden_gpu_nvlink_replay_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL,
+          "NVLink replays over all links", kNvlReplay, nullptr},
+    Field{"nvlink_recovery_errors", 439, "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "", "", 0,
+          "gpuwarden_gpu_nvlink_recovery_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
+          "NVLink link recoveries over all links", kNvlRecovery, nullptr},
 
     // Modes.
-    Field{"persistence_mode", 66, "DCGM_FI_DEV_PERSISTENCE_MODE", "", "", 0, "gpuwarden_gpu_persistence_mode", 1, "bool", G, S, 0, "Persistence mode, 1 enabled", kPersistence, nullptr},
-    Field{"mig_mode", 67, "DCGM_FI_DEV_MIG_MODE", "", "", 0, "gpuwarden_gpu_mig_mode", 1, "bool", G, S, 0, "MIG mode, 1 enabled", kMigMode, nullptr},
+    Field{"persistence_mode", 66, "DCGM_FI_DEV_PERSISTENCE_MODE", "", "", 0, "gpuwarden_gpu_persistence_mode", 1,
+          "bool", G, S, 0, "Persistence mode, 1 enabled", kPersistence, nullptr},
+    Field{"mig_mode", 67, "DCGM_FI_DEV_MIG_MODE", "", "", 0, "gpuwarden_gpu_mig_mode", 1, "bool", G, S, 0,
+          "MIG mode, 1 enabled", kMigMode, nullptr},
 };
 
 struct Indexes {
@@ -394,7 +509,8 @@ std::string renderMarkdown() {
       "Rendered from `src/fields/catalog.cpp` (the one table); a test keeps this file in sync.\n"
       "Values are kept in the unit column; the native Prometheus name carries base units "
       "(value × scale).\n\n"
-      "| key | DCGM id | dcgm-exporter name | nvidia-smi name | unit | type | cadence | native name | scale | NVML field id | meaning |\n"
+      "| key | DCGM id | dcgm-exporter name | nvidia-smi name | unit | type | cadence | native name | scale | NVML "
+      "field id | meaning |\n"
       "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   auto type = [](Type t) { return t == Type::Gauge ? "gauge" : t == Type::Counter ? "counter" : "label"; };
   auto cadence = [](Cadence c) { return c == Cadence::Fast ? "fast" : c == Cadence::Slow ? "slow" : "static"; };

@@ -38,10 +38,10 @@ struct Field {
   std::string_view unit;         // unit of the catalog value, for docs and the API
   Type type;
   Cadence cadence;
-  unsigned nvml_fi;              // NVML_FI_DEV_* for nvmlDeviceGetFieldValues batching, 0 if none
+  unsigned nvml_fi;  // NVML_FI_DEV_* for nvmlDeviceGetFieldValues batching, 0 if none
   std::string_view help;
-  NumericReader read_number;     // numeric fields (gauges and counters)
-  TextReader read_text;          // label fields
+  NumericReader read_number;  // numeric fields (gauges and counters)
+  TextReader read_text;       // label fields
 };
 
 std::span<const Field> all();

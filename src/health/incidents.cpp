@@ -12,31 +12,43 @@ namespace gw::health {
 
 std::string_view statusName(IncidentStatus s) {
   switch (s) {
-    case IncidentStatus::Open: return "open";
-    case IncidentStatus::Acknowledged: return "acknowledged";
-    case IncidentStatus::Resolved: return "resolved";
+    case IncidentStatus::Open:
+      return "open";
+    case IncidentStatus::Acknowledged:
+      return "acknowledged";
+    case IncidentStatus::Resolved:
+      return "resolved";
   }
   return "open";
 }
 
 std::string_view healthStateName(HealthState s) {
   switch (s) {
-    case HealthState::Healthy: return "healthy";
-    case HealthState::Warning: return "warning";
-    case HealthState::Critical: return "critical";
-    case HealthState::Fatal: return "fatal";
-    case HealthState::Unknown: return "unknown";
+    case HealthState::Healthy:
+      return "healthy";
+    case HealthState::Warning:
+      return "warning";
+    case HealthState::Critical:
+      return "critical";
+    case HealthState::Fatal:
+      return "fatal";
+    case HealthState::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 int healthExitCode(HealthState s) {
   switch (s) {
-    case HealthState::Healthy: return 0;
-    case HealthState::Warning: return 1;
+    case HealthState::Healthy:
+      return 0;
+    case HealthState::Warning:
+      return 1;
     case HealthState::Critical:
-    case HealthState::Fatal: return 2;
-    case HealthState::Unknown: return 3;
+    case HealthState::Fatal:
+      return 2;
+    case HealthState::Unknown:
+      return 3;
   }
   return 3;
 }
@@ -46,20 +58,29 @@ constexpr std::int64_t kSeenWriteMs = 10'000;
 
 int rank(HealthState s) {
   switch (s) {
-    case HealthState::Healthy: return 0;
-    case HealthState::Warning: return 1;
-    case HealthState::Unknown: return 2;
-    case HealthState::Critical: return 3;
-    case HealthState::Fatal: return 4;
+    case HealthState::Healthy:
+      return 0;
+    case HealthState::Warning:
+      return 1;
+    case HealthState::Unknown:
+      return 2;
+    case HealthState::Critical:
+      return 3;
+    case HealthState::Fatal:
+      return 4;
   }
   return 2;
 }
 HealthState fromSeverity(Severity s) {
   switch (s) {
-    case Severity::Info: return HealthState::Healthy;
-    case Severity::Warning: return HealthState::Warning;
-    case Severity::Critical: return HealthState::Critical;
-    case Severity::Fatal: return HealthState::Fatal;
+    case Severity::Info:
+      return HealthState::Healthy;
+    case Severity::Warning:
+      return HealthState::Warning;
+    case Severity::Critical:
+      return HealthState::Critical;
+    case Severity::Fatal:
+      return HealthState::Fatal;
   }
   return HealthState::Unknown;
 }
@@ -211,7 +232,8 @@ Status IncidentStore::insert(Incident& inc) {
   sqlite3_reset(insert_);
   sqlite3_clear_bindings(insert_);
   bindIncident(insert_, inc);
-  if (sqlite3_step(insert_) != SQLITE_DONE) return Status::Error(std::string("incidents.db insert: ") + sqlite3_errmsg(db_));
+  if (sqlite3_step(insert_) != SQLITE_DONE)
+    return Status::Error(std::string("incidents.db insert: ") + sqlite3_errmsg(db_));
   inc.id = sqlite3_last_insert_rowid(db_);
   return Status::Ok();
 }
@@ -221,11 +243,13 @@ Status IncidentStore::update(const Incident& inc) {
   sqlite3_clear_bindings(update_);
   bindIncident(update_, inc);
   sqlite3_bind_int64(update_, 22, inc.id);
-  if (sqlite3_step(update_) != SQLITE_DONE) return Status::Error(std::string("incidents.db update: ") + sqlite3_errmsg(db_));
+  if (sqlite3_step(update_) != SQLITE_DONE)
+    return Status::Error(std::string("incidents.db update: ") + sqlite3_errmsg(db_));
   return Status::Ok();
 }
 
-std::vector<Incident> IncidentStore::query(const std::string& where, const std::vector<std::string>& args, int limit) const {
+std::vector<Incident> IncidentStore::query(const std::string& where, const std::vector<std::string>& args,
+                                           int limit) const {
   std::vector<Incident> out;
   std::string sql = std::string("SELECT ") + kColumns + " FROM incidents" + (where.empty() ? "" : " WHERE " + where) +
                     " ORDER BY id DESC LIMIT " + std::to_string(limit);
@@ -408,7 +432,8 @@ std::vector<std::pair<collect::GpuIdentity, HealthState>> IncidentStore::healthS
   for (const auto& v : views) {
     if (v.id.is_mig) continue;
     HealthState h = healthOf(v.id.uuid);
-    if ((v.state == collect::GpuState::Down || v.state == collect::GpuState::Stalled) && rank(h) < rank(HealthState::Unknown))
+    if ((v.state == collect::GpuState::Down || v.state == collect::GpuState::Stalled) &&
+        rank(h) < rank(HealthState::Unknown))
       h = HealthState::Unknown;
     out.emplace_back(v.id, h);
   }
@@ -428,7 +453,8 @@ std::uint64_t IncidentStore::healthDigest() const {
 
 std::map<Severity, int> IncidentStore::openCountBySeverity() const {
   std::lock_guard lock(mu_);
-  std::map<Severity, int> out{{Severity::Info, 0}, {Severity::Warning, 0}, {Severity::Critical, 0}, {Severity::Fatal, 0}};
+  std::map<Severity, int> out{
+      {Severity::Info, 0}, {Severity::Warning, 0}, {Severity::Critical, 0}, {Severity::Fatal, 0}};
   for (const auto& [k, i] : live_) ++out[i.severity];
   return out;
 }

@@ -39,11 +39,11 @@ struct Incident {
   bool escalated = false;  // recurred across agent restarts: hardware inspection
   IncidentStatus status = IncidentStatus::Open;
   std::int64_t opened_ms = 0, last_seen_ms = 0, updated_ms = 0, resolved_ms = 0;
-  std::string resolved_by;   // "auto", "operator", "mark-healthy"
-  std::int64_t boot = 0;     // agent start count when it opened
-  int occurrences = 1;       // evaluation passes that reported it
+  std::string resolved_by;           // "auto", "operator", "mark-healthy"
+  std::int64_t boot = 0;             // agent start count when it opened
+  int occurrences = 1;               // evaluation passes that reported it
   std::int64_t last_written_ms = 0;  // not persisted: when it was last written to the database
-  std::string context_json;  // RuleEngine::contextSnapshot at opening
+  std::string context_json;          // RuleEngine::contextSnapshot at opening
 };
 
 enum class HealthState { Healthy, Warning, Critical, Fatal, Unknown };
@@ -80,7 +80,7 @@ class IncidentStore {
   // Resolves every unresolved incident of the GPU (the operator says it is healthy again).
   Result<int> markHealthy(const std::string& uuid, std::int64_t now_ms);
 
-  std::vector<Incident> unresolved() const;            // open + acknowledged, newest first
+  std::vector<Incident> unresolved() const;             // open + acknowledged, newest first
   std::vector<Incident> recent(int limit = 100) const;  // any status, newest first
   std::optional<Incident> get(std::int64_t id) const;
 
@@ -88,7 +88,8 @@ class IncidentStore {
   HealthState healthOf(const std::string& uuid) const;
   // Per GPU of `views` (MIG devices skipped): Unknown when the GPU is down/stalled with nothing
   // worse open, else from its incidents.
-  std::vector<std::pair<collect::GpuIdentity, HealthState>> healthStates(const std::vector<collect::GpuView>& views) const;
+  std::vector<std::pair<collect::GpuIdentity, HealthState>> healthStates(
+      const std::vector<collect::GpuView>& views) const;
   std::map<Severity, int> openCountBySeverity() const;
   // A hash of what healthStates() and openCountBySeverity() are computed from (each unresolved
   // incident's GPU and severity): equal digests, equal health metrics for the same views.

@@ -24,12 +24,12 @@ struct KbEntry {
   // Match terms for explain(): lower-case English phrases (matched as whole words) and Chinese
   // terms (matched as substrings).
   std::vector<std::string_view> keywords;
-  std::vector<int> xids;          // related Xid codes
-  std::string_view requirement;   // e.g. "R33"
-  std::string_view source;        // e.g. "seed 001 §5.1"
-  bool autoDetectable = false;    // gpuwarden can see it without being told
-  std::string_view detection;     // the signal it would use, or why it cannot
-  std::string_view rule;          // the health rule that detects it; empty until one exists
+  std::vector<int> xids;         // related Xid codes
+  std::string_view requirement;  // e.g. "R33"
+  std::string_view source;       // e.g. "seed 001 §5.1"
+  bool autoDetectable = false;   // gpuwarden can see it without being told
+  std::string_view detection;    // the signal it would use, or why it cannot
+  std::string_view rule;         // the health rule that detects it; empty until one exists
 };
 
 std::span<const KbEntry> knowledgeBase();
@@ -45,8 +45,8 @@ struct KbMatch {
 std::vector<KbMatch> explain(std::string_view text, std::size_t maxResults = 3);
 
 struct XidExplanation {
-  XidInfo xid;                             // from the Xid catalog (generic entry if unknown)
-  std::vector<const KbEntry*> related;     // knowledge-base entries that list this code
+  XidInfo xid;                          // from the Xid catalog (generic entry if unknown)
+  std::vector<const KbEntry*> related;  // knowledge-base entries that list this code
 };
 XidExplanation explainXid(int code);
 

@@ -21,20 +21,74 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The fields the rules read, in ring-buffer column order.
 enum Col : std::size_t {
-  kUtil, kTemp, kMemTemp, kPower, kPowerLimit, kEnforced, kDefaultLimit, kSmClock, kMaxSm, kReasons,
-  kPstate, kPcieGen, kPcieWidth, kPcieMaxGen, kPcieMaxWidth, kReplay, kSbeVol, kDbeVol, kRetSbe,
-  kRetDbe, kRetPending, kRemapUnc, kRemapPending, kRemapFailure, kNvlActive, kNvlCrcFlit,
-  kNvlCrcData, kNvlReplay, kNvlRecovery, kPersistence, kFan, kFbUsed, kSlowdownTemp, kColCount
+  kUtil,
+  kTemp,
+  kMemTemp,
+  kPower,
+  kPowerLimit,
+  kEnforced,
+  kDefaultLimit,
+  kSmClock,
+  kMaxSm,
+  kReasons,
+  kPstate,
+  kPcieGen,
+  kPcieWidth,
+  kPcieMaxGen,
+  kPcieMaxWidth,
+  kReplay,
+  kSbeVol,
+  kDbeVol,
+  kRetSbe,
+  kRetDbe,
+  kRetPending,
+  kRemapUnc,
+  kRemapPending,
+  kRemapFailure,
+  kNvlActive,
+  kNvlCrcFlit,
+  kNvlCrcData,
+  kNvlReplay,
+  kNvlRecovery,
+  kPersistence,
+  kFan,
+  kFbUsed,
+  kSlowdownTemp,
+  kColCount
 };
-constexpr std::array<std::string_view, kColCount> kColKeys{
-    "gpu_util", "gpu_temp", "memory_temp", "power_usage", "power_limit", "enforced_power_limit",
-    "power_default_limit", "sm_clock", "max_sm_clock", "clock_event_reasons", "pstate",
-    "pcie_link_gen", "pcie_link_width", "pcie_max_link_gen", "pcie_max_link_width",
-    "pcie_replay_counter", "ecc_sbe_volatile", "ecc_dbe_volatile", "retired_pages_sbe",
-    "retired_pages_dbe", "retired_pages_pending", "remapped_rows_uncorrectable", "row_remap_pending",
-    "row_remap_failure", "nvlink_active_links", "nvlink_crc_flit_errors", "nvlink_crc_data_errors",
-    "nvlink_replay_errors", "nvlink_recovery_errors", "persistence_mode", "fan_speed", "fb_used",
-    "slowdown_temp"};
+constexpr std::array<std::string_view, kColCount> kColKeys{"gpu_util",
+                                                           "gpu_temp",
+                                                           "memory_temp",
+                                                           "power_usage",
+                                                           "power_limit",
+                                                           "enforced_power_limit",
+                                                           "power_default_limit",
+                                                           "sm_clock",
+                                                           "max_sm_clock",
+                                                           "clock_event_reasons",
+                                                           "pstate",
+                                                           "pcie_link_gen",
+                                                           "pcie_link_width",
+                                                           "pcie_max_link_gen",
+                                                           "pcie_max_link_width",
+                                                           "pcie_replay_counter",
+                                                           "ecc_sbe_volatile",
+                                                           "ecc_dbe_volatile",
+                                                           "retired_pages_sbe",
+                                                           "retired_pages_dbe",
+                                                           "retired_pages_pending",
+                                                           "remapped_rows_uncorrectable",
+                                                           "row_remap_pending",
+                                                           "row_remap_failure",
+                                                           "nvlink_active_links",
+                                                           "nvlink_crc_flit_errors",
+                                                           "nvlink_crc_data_errors",
+                                                           "nvlink_replay_errors",
+                                                           "nvlink_recovery_errors",
+                                                           "persistence_mode",
+                                                           "fan_speed",
+                                                           "fb_used",
+                                                           "slowdown_temp"};
 
 // Clock event reason bits (nvmlClocksEventReason*).
 constexpr std::uint64_t kSwPowerCap = 0x4, kHwSlowdown = 0x8, kSwThermal = 0x20, kHwThermal = 0x40,
@@ -73,10 +127,14 @@ bool stickyRule(std::string_view rule) {
 
 std::string_view severityName(Severity s) {
   switch (s) {
-    case Severity::Info: return "info";
-    case Severity::Warning: return "warning";
-    case Severity::Critical: return "critical";
-    case Severity::Fatal: return "fatal";
+    case Severity::Info:
+      return "info";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Critical:
+      return "critical";
+    case Severity::Fatal:
+      return "fatal";
   }
   return "warning";
 }
@@ -90,12 +148,19 @@ std::optional<Severity> parseSeverity(std::string_view s) {
 }
 
 const std::vector<std::string>& ruleNames() {
-  static const std::vector<std::string> names{
-      "gpu_temperature", "memory_temperature", "thermal_slowdown", "power_low_under_load",
-      "idle_power_high", "power_slowdown", "power_capped", "ecc_dbe", "ecc_sbe_rising",
-      "retired_pages", "row_remap", "pcie_downtrain", "pcie_replay", "nvlink_down", "nvlink_errors",
-      "pstate_under_load", "fan_failure", "starvation", "straggler", "zombie_process", "gpu_lost",
-      "gpu_stalled", "gpu_count", "persistence_off", "driver_mismatch", "xid"};
+  static const std::vector<std::string> names{"gpu_temperature",  "memory_temperature",
+                                              "thermal_slowdown", "power_low_under_load",
+                                              "idle_power_high",  "power_slowdown",
+                                              "power_capped",     "ecc_dbe",
+                                              "ecc_sbe_rising",   "retired_pages",
+                                              "row_remap",        "pcie_downtrain",
+                                              "pcie_replay",      "nvlink_down",
+                                              "nvlink_errors",    "pstate_under_load",
+                                              "fan_failure",      "starvation",
+                                              "straggler",        "zombie_process",
+                                              "gpu_lost",         "gpu_stalled",
+                                              "gpu_count",        "persistence_off",
+                                              "driver_mismatch",  "xid"};
   return names;
 }
 
@@ -114,32 +179,52 @@ struct ConfigKey {
 
 std::vector<ConfigKey> configKeys(RuleConfig& c) {
   return {
-      {"load_util", &c.load_util}, {"full_load_util", &c.full_load_util}, {"idle_util", &c.idle_util},
-      {"gpu_temp_c", &c.gpu_temp_c}, {"memory_temp_c", &c.memory_temp_c},
-      {"temperature_hold_ms", nullptr, &c.temperature_hold_ms}, {"thermal_hold_ms", nullptr, &c.thermal_hold_ms},
-      {"thermal_clock_drop", &c.thermal_clock_drop}, {"low_power_fraction", &c.low_power_fraction},
-      {"low_power_hold_ms", nullptr, &c.low_power_hold_ms}, {"idle_power_w", &c.idle_power_w},
+      {"load_util", &c.load_util},
+      {"full_load_util", &c.full_load_util},
+      {"idle_util", &c.idle_util},
+      {"gpu_temp_c", &c.gpu_temp_c},
+      {"memory_temp_c", &c.memory_temp_c},
+      {"temperature_hold_ms", nullptr, &c.temperature_hold_ms},
+      {"thermal_hold_ms", nullptr, &c.thermal_hold_ms},
+      {"thermal_clock_drop", &c.thermal_clock_drop},
+      {"low_power_fraction", &c.low_power_fraction},
+      {"low_power_hold_ms", nullptr, &c.low_power_hold_ms},
+      {"idle_power_w", &c.idle_power_w},
       {"idle_power_hold_ms", nullptr, &c.idle_power_hold_ms},
       {"power_slowdown_hold_ms", nullptr, &c.power_slowdown_hold_ms},
-      {"power_cap_fraction", &c.power_cap_fraction}, {"power_cap_hold_ms", nullptr, &c.power_cap_hold_ms},
-      {"retired_pages_max", &c.retired_pages_max}, {"remap_uncorrectable_max", &c.remap_uncorrectable_max},
-      {"memory_hold_ms", nullptr, &c.memory_hold_ms}, {"sbe_rise_max", &c.sbe_rise_max},
-      {"sbe_window_ms", nullptr, &c.sbe_window_ms}, {"pcie_hold_ms", nullptr, &c.pcie_hold_ms},
+      {"power_cap_fraction", &c.power_cap_fraction},
+      {"power_cap_hold_ms", nullptr, &c.power_cap_hold_ms},
+      {"retired_pages_max", &c.retired_pages_max},
+      {"remap_uncorrectable_max", &c.remap_uncorrectable_max},
+      {"memory_hold_ms", nullptr, &c.memory_hold_ms},
+      {"sbe_rise_max", &c.sbe_rise_max},
+      {"sbe_window_ms", nullptr, &c.sbe_window_ms},
+      {"pcie_hold_ms", nullptr, &c.pcie_hold_ms},
       {"pcie_replay_window_ms", nullptr, &c.pcie_replay_window_ms},
-      {"nvlink_hold_ms", nullptr, &c.nvlink_hold_ms}, {"nvlink_error_max", &c.nvlink_error_max},
-      {"nvlink_window_ms", nullptr, &c.nvlink_window_ms}, {"pstate_slow", &c.pstate_slow},
-      {"pstate_hold_ms", nullptr, &c.pstate_hold_ms}, {"fan_min_temp_c", &c.fan_min_temp_c},
-      {"fan_hold_ms", nullptr, &c.fan_hold_ms}, {"starvation_window_ms", nullptr, &c.starvation_window_ms},
-      {"starvation_util_max", &c.starvation_util_max}, {"swing_low", &c.swing_low},
-      {"swing_high", &c.swing_high}, {"starvation_fraction", &c.starvation_fraction},
-      {"straggler_idle_util", &c.straggler_idle_util}, {"straggler_peer_util", &c.straggler_peer_util},
+      {"nvlink_hold_ms", nullptr, &c.nvlink_hold_ms},
+      {"nvlink_error_max", &c.nvlink_error_max},
+      {"nvlink_window_ms", nullptr, &c.nvlink_window_ms},
+      {"pstate_slow", &c.pstate_slow},
+      {"pstate_hold_ms", nullptr, &c.pstate_hold_ms},
+      {"fan_min_temp_c", &c.fan_min_temp_c},
+      {"fan_hold_ms", nullptr, &c.fan_hold_ms},
+      {"starvation_window_ms", nullptr, &c.starvation_window_ms},
+      {"starvation_util_max", &c.starvation_util_max},
+      {"swing_low", &c.swing_low},
+      {"swing_high", &c.swing_high},
+      {"starvation_fraction", &c.starvation_fraction},
+      {"straggler_idle_util", &c.straggler_idle_util},
+      {"straggler_peer_util", &c.straggler_peer_util},
       {"straggler_hold_ms", nullptr, &c.straggler_hold_ms},
       {"straggler_min_peers", nullptr, nullptr, &c.straggler_min_peers},
-      {"zombie_hold_ms", nullptr, &c.zombie_hold_ms}, {"lost_hold_ms", nullptr, &c.lost_hold_ms},
-      {"stalled_hold_ms", nullptr, &c.stalled_hold_ms}, {"expected_gpus", nullptr, nullptr, &c.expected_gpus},
+      {"zombie_hold_ms", nullptr, &c.zombie_hold_ms},
+      {"lost_hold_ms", nullptr, &c.lost_hold_ms},
+      {"stalled_hold_ms", nullptr, &c.stalled_hold_ms},
+      {"expected_gpus", nullptr, nullptr, &c.expected_gpus},
       {"gpu_count_hold_ms", nullptr, &c.gpu_count_hold_ms},
       {"require_persistence", nullptr, nullptr, nullptr, &c.require_persistence},
-      {"persistence_hold_ms", nullptr, &c.persistence_hold_ms}, {"xid_active_ms", nullptr, &c.xid_active_ms},
+      {"persistence_hold_ms", nullptr, &c.persistence_hold_ms},
+      {"xid_active_ms", nullptr, &c.xid_active_ms},
       {"app_xid_repeat", nullptr, nullptr, &c.app_xid_repeat},
   };
 }
@@ -216,7 +301,7 @@ struct RuleEngine::GpuState {
   collect::GpuIdentity id;
   collect::GpuState state = collect::GpuState::Up;
   std::array<Sample, kRingCapacity> ring{};
-  std::size_t head = 0;   // next write
+  std::size_t head = 0;  // next write
   std::size_t count = 0;
   std::map<std::string, Current> active;  // conditions true now, by rule
   // latched from events
@@ -407,23 +492,31 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
   // GPU state
   const bool lost = v.state == collect::GpuState::Lost || g.fell_off_bus_ms >= 0;
   setCondition(g, "gpu_lost",
-               lost ? cond(Severity::Fatal, "GPU " + std::to_string(g.id.index) + " is lost: it no longer answers (fallen off the bus or needs a reset).",
-                           "Drain the node and reboot it; if the GPU is lost again, reseat or replace it (check PCIe, power and temperature at the time).",
-                           "state=" + std::string(collect::stateName(v.state)) + (v.state_reason.empty() ? "" : " (" + v.state_reason + ")"))
+               lost ? cond(Severity::Fatal,
+                           "GPU " + std::to_string(g.id.index) +
+                               " is lost: it no longer answers (fallen off the bus or needs a reset).",
+                           "Drain the node and reboot it; if the GPU is lost again, reseat or replace it (check PCIe, "
+                           "power and temperature at the time).",
+                           "state=" + std::string(collect::stateName(v.state)) +
+                               (v.state_reason.empty() ? "" : " (" + v.state_reason + ")"))
                     : C(),
                now);
-  setCondition(g, "gpu_stalled",
-               v.state == collect::GpuState::Stalled
-                   ? cond(Severity::Critical, "NVML calls on GPU " + std::to_string(g.id.index) + " hang past their deadline.",
-                          "Check the kernel log for Xids; stop the GPU's processes and reset it (nvidia-smi -r), or reboot the node.",
-                          v.state_reason)
-                   : C(),
-               now);
+  setCondition(
+      g, "gpu_stalled",
+      v.state == collect::GpuState::Stalled
+          ? cond(Severity::Critical, "NVML calls on GPU " + std::to_string(g.id.index) + " hang past their deadline.",
+                 "Check the kernel log for Xids; stop the GPU's processes and reset it (nvidia-smi -r), or reboot the "
+                 "node.",
+                 v.state_reason)
+          : C(),
+      now);
   if (v.state != collect::GpuState::Up) {
     // Values are stale: clear the value-based conditions that are not latched facts.
     for (auto it = g.active.begin(); it != g.active.end();) {
-      if (it->first == "gpu_lost" || it->first == "gpu_stalled" || stickyRule(it->first)) ++it;
-      else it = g.active.erase(it);
+      if (it->first == "gpu_lost" || it->first == "gpu_stalled" || stickyRule(it->first))
+        ++it;
+      else
+        it = g.active.erase(it);
     }
     return;
   }
@@ -442,8 +535,10 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
     const bool slowdown = valid(s[kSlowdownTemp]) && s[kSlowdownTemp] > 0 && s[kTemp] >= s[kSlowdownTemp];
     setCondition(g, "gpu_temperature",
                  cond(slowdown ? Severity::Critical : Severity::Warning,
-                      gpuName + " core temperature is " + fmt(s[kTemp]) + " °C, at or above the " + fmt(c.gpu_temp_c) + " °C alert threshold.",
-                      "Check cooling: inlet air temperature, airflow, fans and blocked heatsinks; reduce the load or drain the GPU if it keeps rising.",
+                      gpuName + " core temperature is " + fmt(s[kTemp]) + " °C, at or above the " + fmt(c.gpu_temp_c) +
+                          " °C alert threshold.",
+                      "Check cooling: inlet air temperature, airflow, fans and blocked heatsinks; reduce the load or "
+                      "drain the GPU if it keeps rising.",
                       "gpu_temp=" + fmt(s[kTemp]) + " threshold=" + fmt(c.gpu_temp_c) +
                           (valid(s[kSlowdownTemp]) ? " slowdown_temp=" + fmt(s[kSlowdownTemp]) : "")),
                  now);
@@ -453,7 +548,8 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
   setCondition(g, "memory_temperature",
                valid(s[kMemTemp]) && s[kMemTemp] >= c.memory_temp_c
                    ? cond(Severity::Warning,
-                          gpuName + " memory temperature is " + fmt(s[kMemTemp]) + " °C, at or above the " + fmt(c.memory_temp_c) + " °C alert threshold.",
+                          gpuName + " memory temperature is " + fmt(s[kMemTemp]) + " °C, at or above the " +
+                              fmt(c.memory_temp_c) + " °C alert threshold.",
                           "Check cooling and airflow; HBM this hot throttles and ages faster.",
                           "memory_temp=" + fmt(s[kMemTemp]) + " threshold=" + fmt(c.memory_temp_c))
                    : C(),
@@ -474,9 +570,10 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
         r = cond(reasons & kHwThermal ? Severity::Critical : Severity::Warning,
                  gpuName + " is slowing its clocks to protect itself from heat (" +
                      (reasons & kHwThermal ? "hardware" : "software") + " thermal slowdown).",
-                 "Check cooling (inlet temperature, airflow, fans, heatsink contact); drain the GPU if the slowdown persists.",
-                 "clock_event_reasons=" + hex(static_cast<double>(reasons)) + " sm_clock=" + fmt(sm) + " max_sm_clock=" + fmt(maxSm) +
-                     (valid(s[kTemp]) ? " gpu_temp=" + fmt(s[kTemp]) : ""));
+                 "Check cooling (inlet temperature, airflow, fans, heatsink contact); drain the GPU if the slowdown "
+                 "persists.",
+                 "clock_event_reasons=" + hex(static_cast<double>(reasons)) + " sm_clock=" + fmt(sm) +
+                     " max_sm_clock=" + fmt(maxSm) + (valid(s[kTemp]) ? " gpu_temp=" + fmt(s[kTemp]) : ""));
     }
     setCondition(g, "thermal_slowdown", std::move(r), now);
   }
@@ -489,36 +586,45 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
                  valid(util) && util >= c.full_load_util && valid(s[kPower]) && valid(limit) && limit > 0 &&
                          s[kPower] < c.low_power_fraction * limit && !explained
                      ? cond(Severity::Warning,
-                            gpuName + " draws " + fmt(s[kPower]) + " W at " + fmt(util) + " % utilisation, far below its " + fmt(limit) + " W limit.",
-                            "Check the power cables and the power limit (nvidia-smi -q -d POWER,PERFORMANCE); the work may be memory-bound or the GPU capped.",
+                            gpuName + " draws " + fmt(s[kPower]) + " W at " + fmt(util) +
+                                " % utilisation, far below its " + fmt(limit) + " W limit.",
+                            "Check the power cables and the power limit (nvidia-smi -q -d POWER,PERFORMANCE); the work "
+                            "may be memory-bound or the GPU capped.",
                             "power_usage=" + fmt(s[kPower], 1) + " limit=" + fmt(limit) + " gpu_util=" + fmt(util))
                      : C(),
                  now);
     // An idle board normally drops to P8; one still in P0 has its clocks held up (a leftover
     // `nvidia-smi -lgc`/`-lmc`, an application-clock setting, or a context keeping it awake).
     const bool stuckP0 = valid(s[kPstate]) && s[kPstate] == 0;
-    setCondition(g, "idle_power_high",
-                 valid(util) && util <= c.idle_util && valid(s[kPower]) && s[kPower] > c.idle_power_w
-                     ? cond(Severity::Warning,
-                            gpuName + " draws " + fmt(s[kPower]) + " W while idle" +
-                                (stuckP0 ? ", held in P0" + (valid(s[kSmClock]) ? " at " + fmt(s[kSmClock]) + " MHz" : std::string()) +
-                                               " instead of dropping to its idle clocks."
-                                         : " (normal is 20-90 W depending on the board)."),
-                            stuckP0 ? "Check for locked clocks (nvidia-smi -q -d CLOCK,PERFORMANCE) and reset them with nvidia-smi -rgc and -rmc; "
-                                      "look for a leftover process keeping a context (nvidia-smi --query-compute-apps=pid,used_memory)."
-                                    : "Look for a leftover process holding the GPU (nvidia-smi --query-compute-apps=pid,used_memory); enable persistence mode or reset the GPU.",
-                            "power_usage=" + fmt(s[kPower], 1) + " gpu_util=" + fmt(util) + " threshold=" + fmt(c.idle_power_w) +
-                                (valid(s[kPstate]) ? " pstate=" + fmt(s[kPstate]) : std::string()) +
-                                (valid(s[kSmClock]) ? " sm_clock=" + fmt(s[kSmClock]) : std::string()))
-                     : C(),
-                 now);
+    setCondition(
+        g, "idle_power_high",
+        valid(util) && util <= c.idle_util && valid(s[kPower]) && s[kPower] > c.idle_power_w
+            ? cond(Severity::Warning,
+                   gpuName + " draws " + fmt(s[kPower]) + " W while idle" +
+                       (stuckP0 ? ", held in P0" +
+                                      (valid(s[kSmClock]) ? " at " + fmt(s[kSmClock]) + " MHz" : std::string()) +
+                                      " instead of dropping to its idle clocks."
+                                : " (normal is 20-90 W depending on the board)."),
+                   stuckP0 ? "Check for locked clocks (nvidia-smi -q -d CLOCK,PERFORMANCE) and reset them with "
+                             "nvidia-smi -rgc and -rmc; "
+                             "look for a leftover process keeping a context (nvidia-smi "
+                             "--query-compute-apps=pid,used_memory)."
+                           : "Look for a leftover process holding the GPU (nvidia-smi "
+                             "--query-compute-apps=pid,used_memory); enable persistence mode or reset the GPU.",
+                   "power_usage=" + fmt(s[kPower], 1) + " gpu_util=" + fmt(util) + " threshold=" + fmt(c.idle_power_w) +
+                       (valid(s[kPstate]) ? " pstate=" + fmt(s[kPstate]) : std::string()) +
+                       (valid(s[kSmClock]) ? " sm_clock=" + fmt(s[kSmClock]) : std::string()))
+            : C(),
+        now);
     const bool brake = reasons & kHwPowerBrake;
     const bool hwSlow = (reasons & kHwSlowdown) && !(reasons & (kSwThermal | kHwThermal));
     setCondition(g, "power_slowdown",
                  brake || hwSlow
                      ? cond(Severity::Critical,
-                            gpuName + (brake ? " is held down by the power brake (external power-brake signal)." : " is slowed by hardware (HW slowdown without a thermal cause)."),
-                            "Check the node's power supplies, power cables and the BMC's power-brake events; drain the node if it persists.",
+                            gpuName + (brake ? " is held down by the power brake (external power-brake signal)."
+                                             : " is slowed by hardware (HW slowdown without a thermal cause)."),
+                            "Check the node's power supplies, power cables and the BMC's power-brake events; drain the "
+                            "node if it persists.",
                             "clock_event_reasons=" + hex(static_cast<double>(reasons)) +
                                 (valid(s[kSmClock]) ? " sm_clock=" + fmt(s[kSmClock]) : "") +
                                 (valid(s[kPower]) ? " power_usage=" + fmt(s[kPower], 1) : ""))
@@ -528,9 +634,11 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
                         s[kDefaultLimit] > 0 && s[kEnforced] < c.power_cap_fraction * s[kDefaultLimit];
     setCondition(g, "power_capped",
                  capped ? cond(Severity::Warning,
-                               gpuName + " is power-capped at " + fmt(s[kEnforced]) + " W, below its default " + fmt(s[kDefaultLimit]) + " W limit, while under load.",
+                               gpuName + " is power-capped at " + fmt(s[kEnforced]) + " W, below its default " +
+                                   fmt(s[kDefaultLimit]) + " W limit, while under load.",
                                "Restore the power limit (nvidia-smi -pl) unless the cap is intended.",
-                               "enforced_power_limit=" + fmt(s[kEnforced]) + " default=" + fmt(s[kDefaultLimit]) + " reasons=" + hex(static_cast<double>(reasons)))
+                               "enforced_power_limit=" + fmt(s[kEnforced]) + " default=" + fmt(s[kDefaultLimit]) +
+                                   " reasons=" + hex(static_cast<double>(reasons)))
                         : C(),
                  now);
   }
@@ -539,9 +647,9 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
   {
     const bool dbe = (valid(s[kDbeVol]) && s[kDbeVol] > 0) || g.dbe_event_ms >= 0;
     setCondition(g, "ecc_dbe",
-                 dbe ? cond(Severity::Critical,
-                            gpuName + " reported uncorrectable (double-bit) ECC errors.",
-                            "Drain the GPU and reset it (or reboot) so row remapping takes effect; if uncorrectable errors recur, RMA the GPU.",
+                 dbe ? cond(Severity::Critical, gpuName + " reported uncorrectable (double-bit) ECC errors.",
+                            "Drain the GPU and reset it (or reboot) so row remapping takes effect; if uncorrectable "
+                            "errors recur, RMA the GPU.",
                             "ecc_dbe_volatile=" + (valid(s[kDbeVol]) ? fmt(s[kDbeVol]) : std::string("n/a")) +
                                 (g.dbe_event_ms >= 0 ? " (DBE event seen)" : ""))
                      : C(),
@@ -550,20 +658,22 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
     if (valid(s[kSbeVol])) {
       const Sample* old = g.firstSince(now - c.sbe_window_ms);
       if (old && valid(old->v[kSbeVol]) && s[kSbeVol] - old->v[kSbeVol] >= c.sbe_rise_max)
-        sbe = cond(Severity::Warning,
-                   gpuName + " correctable (single-bit) ECC errors are rising fast.",
+        sbe = cond(Severity::Warning, gpuName + " correctable (single-bit) ECC errors are rising fast.",
                    "Watch for uncorrectable errors and row remapping; schedule a reset and field diagnostics.",
-                   "ecc_sbe_volatile " + fmt(old->v[kSbeVol]) + " -> " + fmt(s[kSbeVol]) + " in " + fmt((now - old->t) / 1000.0) + " s");
+                   "ecc_sbe_volatile " + fmt(old->v[kSbeVol]) + " -> " + fmt(s[kSbeVol]) + " in " +
+                       fmt((now - old->t) / 1000.0) + " s");
     }
     setCondition(g, "ecc_sbe_rising", std::move(sbe), now);
 
     C ret;
     const double retired = (valid(s[kRetSbe]) ? s[kRetSbe] : 0) + (valid(s[kRetDbe]) ? s[kRetDbe] : 0);
-    const std::string retEv = "retired_pages sbe=" + (valid(s[kRetSbe]) ? fmt(s[kRetSbe]) : "n/a") + " dbe=" +
-                              (valid(s[kRetDbe]) ? fmt(s[kRetDbe]) : "n/a") + " pending=" + (valid(s[kRetPending]) ? fmt(s[kRetPending]) : "n/a");
+    const std::string retEv = "retired_pages sbe=" + (valid(s[kRetSbe]) ? fmt(s[kRetSbe]) : "n/a") +
+                              " dbe=" + (valid(s[kRetDbe]) ? fmt(s[kRetDbe]) : "n/a") +
+                              " pending=" + (valid(s[kRetPending]) ? fmt(s[kRetPending]) : "n/a");
     if (retired >= c.retired_pages_max)
-      ret = cond(Severity::Critical, gpuName + " has " + fmt(retired) + " retired memory pages, at the retirement limit.",
-                 "Drain the node and replace the GPU (RMA).", retEv);
+      ret =
+          cond(Severity::Critical, gpuName + " has " + fmt(retired) + " retired memory pages, at the retirement limit.",
+               "Drain the node and replace the GPU (RMA).", retEv);
     else if (valid(s[kRetPending]) && s[kRetPending] > 0)
       ret = cond(Severity::Warning, gpuName + " has memory pages waiting to be retired.",
                  "Drain the GPU and reset it (or reboot) so the pending pages are retired.", retEv);
@@ -577,8 +687,9 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
       remap = cond(Severity::Critical, gpuName + " failed to remap a memory row: no spare rows are left.",
                    "Drain the node and replace the GPU (RMA).", remapEv);
     else if (valid(s[kRemapUnc]) && s[kRemapUnc] >= c.remap_uncorrectable_max)
-      remap = cond(Severity::Critical, gpuName + " has " + fmt(s[kRemapUnc]) + " rows remapped for uncorrectable errors.",
-                   "Drain the node and replace the GPU (RMA).", remapEv);
+      remap =
+          cond(Severity::Critical, gpuName + " has " + fmt(s[kRemapUnc]) + " rows remapped for uncorrectable errors.",
+               "Drain the node and replace the GPU (RMA).", remapEv);
     else if (valid(s[kRemapPending]) && s[kRemapPending] > 0)
       remap = cond(Severity::Warning, gpuName + " has a row remapping pending.",
                    "Drain the GPU and reset it (nvidia-smi -r) or reboot so the remapping takes effect.", remapEv);
@@ -589,13 +700,16 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
   {
     const double maxGen = valid(s[kPcieMaxGen]) && s[kPcieMaxGen] > 0 ? s[kPcieMaxGen] : g.max_pcie_gen;
     const double maxWidth = valid(s[kPcieMaxWidth]) && s[kPcieMaxWidth] > 0 ? s[kPcieMaxWidth] : g.max_pcie_width;
-    const bool down = underLoad && valid(s[kPcieGen]) && valid(s[kPcieWidth]) &&
-                      (s[kPcieGen] < maxGen || s[kPcieWidth] < maxWidth);
+    const bool down =
+        underLoad && valid(s[kPcieGen]) && valid(s[kPcieWidth]) && (s[kPcieGen] < maxGen || s[kPcieWidth] < maxWidth);
     setCondition(g, "pcie_downtrain",
                  down ? cond(Severity::Warning,
-                             gpuName + " PCIe link runs at Gen" + fmt(s[kPcieGen]) + " x" + fmt(s[kPcieWidth]) + " under load, below its Gen" + fmt(maxGen) + " x" + fmt(maxWidth) + " maximum.",
-                             "Reseat the GPU or riser, check the slot, cables and BIOS PCIe settings; host-device transfers are slower until fixed.",
-                             "pcie_link_gen=" + fmt(s[kPcieGen]) + "/" + fmt(maxGen) + " pcie_link_width=" + fmt(s[kPcieWidth]) + "/" + fmt(maxWidth) + " gpu_util=" + fmt(util))
+                             gpuName + " PCIe link runs at Gen" + fmt(s[kPcieGen]) + " x" + fmt(s[kPcieWidth]) +
+                                 " under load, below its Gen" + fmt(maxGen) + " x" + fmt(maxWidth) + " maximum.",
+                             "Reseat the GPU or riser, check the slot, cables and BIOS PCIe settings; host-device "
+                             "transfers are slower until fixed.",
+                             "pcie_link_gen=" + fmt(s[kPcieGen]) + "/" + fmt(maxGen) + " pcie_link_width=" +
+                                 fmt(s[kPcieWidth]) + "/" + fmt(maxWidth) + " gpu_util=" + fmt(util))
                       : C(),
                  now);
     C replay;
@@ -607,9 +721,12 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
         const double allowed = c.pcie_replay_per_min[static_cast<std::size_t>(std::clamp(gen, 1, 5) - 1)];
         if (perMin > allowed)
           replay = cond(Severity::Warning,
-                        gpuName + " PCIe link is replaying " + fmt(perMin, 1) + " packets a minute, above the Gen" + std::to_string(gen) + " allowance of " + fmt(allowed) + ".",
-                        "Reseat the GPU or riser and check the slot; a marginal link corrupts packets and can drop the GPU off the bus.",
-                        "pcie_replay_counter " + fmt(old->v[kReplay]) + " -> " + fmt(s[kReplay]) + " in " + fmt((now - old->t) / 1000.0) + " s");
+                        gpuName + " PCIe link is replaying " + fmt(perMin, 1) + " packets a minute, above the Gen" +
+                            std::to_string(gen) + " allowance of " + fmt(allowed) + ".",
+                        "Reseat the GPU or riser and check the slot; a marginal link corrupts packets and can drop the "
+                        "GPU off the bus.",
+                        "pcie_replay_counter " + fmt(old->v[kReplay]) + " -> " + fmt(s[kReplay]) + " in " +
+                            fmt((now - old->t) / 1000.0) + " s");
       }
     }
     setCondition(g, "pcie_replay", std::move(replay), now);
@@ -620,8 +737,10 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
     setCondition(g, "nvlink_down",
                  valid(s[kNvlActive]) && g.nvlink_baseline > 0 && s[kNvlActive] < g.nvlink_baseline
                      ? cond(Severity::Critical,
-                            gpuName + " has " + fmt(g.nvlink_baseline - s[kNvlActive]) + " NVLink link(s) down (" + fmt(s[kNvlActive]) + " of " + fmt(g.nvlink_baseline) + " active).",
-                            "Drain the node and reset the GPU / fabric; if the link stays down, inspect the NVLink / NVSwitch hardware.",
+                            gpuName + " has " + fmt(g.nvlink_baseline - s[kNvlActive]) + " NVLink link(s) down (" +
+                                fmt(s[kNvlActive]) + " of " + fmt(g.nvlink_baseline) + " active).",
+                            "Drain the node and reset the GPU / fabric; if the link stays down, inspect the NVLink / "
+                            "NVSwitch hardware.",
                             "nvlink_active_links=" + fmt(s[kNvlActive]) + " baseline=" + fmt(g.nvlink_baseline))
                      : C(),
                  now);
@@ -632,41 +751,46 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
       for (Col k : {kNvlCrcFlit, kNvlCrcData, kNvlReplay, kNvlRecovery})
         if (valid(s[k]) && valid(old->v[k])) rise += s[k] - old->v[k];
       if (rise >= c.nvlink_error_max && rise > 0)
-        errs = cond(Severity::Warning,
-                    gpuName + " NVLink error counters (CRC / replay / recovery) are increasing.",
-                    "Schedule a drain and NVLink diagnostics (dcgmi diag -r 3); reseat or replace the part if errors keep rising.",
+        errs = cond(Severity::Warning, gpuName + " NVLink error counters (CRC / replay / recovery) are increasing.",
+                    "Schedule a drain and NVLink diagnostics (dcgmi diag -r 3); reseat or replace the part if errors "
+                    "keep rising.",
                     "nvlink errors +" + fmt(rise) + " in " + fmt((now - old->t) / 1000.0) + " s");
     }
     setCondition(g, "nvlink_errors", std::move(errs), now);
   }
 
   // P-state (R21)
-  setCondition(g, "pstate_under_load",
-               underLoad && valid(s[kPstate]) && s[kPstate] >= c.pstate_slow && s[kPstate] < 32
-                   ? cond(Severity::Warning,
-                          gpuName + " is in power-saving state P" + fmt(s[kPstate]) + " while " + fmt(util) + " % busy.",
-                          "Check clocks and power limits (nvidia-smi -q -d PERFORMANCE,CLOCK); reset application clocks or the GPU.",
-                          "pstate=" + fmt(s[kPstate]) + " gpu_util=" + fmt(util))
-                   : C(),
-               now);
+  setCondition(
+      g, "pstate_under_load",
+      underLoad && valid(s[kPstate]) && s[kPstate] >= c.pstate_slow && s[kPstate] < 32
+          ? cond(Severity::Warning,
+                 gpuName + " is in power-saving state P" + fmt(s[kPstate]) + " while " + fmt(util) + " % busy.",
+                 "Check clocks and power limits (nvidia-smi -q -d PERFORMANCE,CLOCK); reset application clocks or the "
+                 "GPU.",
+                 "pstate=" + fmt(s[kPstate]) + " gpu_util=" + fmt(util))
+          : C(),
+      now);
 
   // fans
   setCondition(g, "fan_failure",
                valid(s[kFan]) && s[kFan] <= 1 && valid(s[kTemp]) && s[kTemp] >= c.fan_min_temp_c
                    ? cond(Severity::Critical,
-                          gpuName + " fan is at " + fmt(s[kFan]) + " % while the GPU is at " + fmt(s[kTemp]) + " °C: the fan has failed.",
+                          gpuName + " fan is at " + fmt(s[kFan]) + " % while the GPU is at " + fmt(s[kTemp]) +
+                              " °C: the fan has failed.",
                           "Drain the GPU and replace its fan or board before it overheats.",
                           "fan_speed=" + fmt(s[kFan]) + " gpu_temp=" + fmt(s[kTemp]))
                    : C(),
                now);
 
   // persistence
-  setCondition(g, "persistence_off",
-               c.require_persistence && valid(s[kPersistence]) && s[kPersistence] == 0
-                   ? cond(Severity::Warning, gpuName + " has persistence mode off: the driver tears down and re-initialises it between jobs.",
-                          "Enable persistence mode (nvidia-smi -pm 1) or run nvidia-persistenced.", "persistence_mode=0")
-                   : C(),
-               now);
+  setCondition(
+      g, "persistence_off",
+      c.require_persistence && valid(s[kPersistence]) && s[kPersistence] == 0
+          ? cond(Severity::Warning,
+                 gpuName + " has persistence mode off: the driver tears down and re-initialises it between jobs.",
+                 "Enable persistence mode (nvidia-smi -pm 1) or run nvidia-persistenced.", "persistence_mode=0")
+          : C(),
+      now);
 
   // starvation (R16): over the window, nearly every sample in [swing_low, util_max)
   {
@@ -688,10 +812,15 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
       if (n >= 10 && inBand >= c.starvation_fraction * n) {
         const bool swinging = low >= c.starvation_fraction * n;
         st = cond(Severity::Warning,
-                  swinging ? gpuName + " utilisation swings between " + fmt(lo) + " % and " + fmt(hi) + " %: the job is starved (input pipeline, data loading or communication)."
-                           : gpuName + " utilisation has stayed under " + fmt(c.starvation_util_max) + " % (mean " + fmt(sum / n) + " %): the job is starved (input pipeline, data loading or communication).",
-                  "Profile the input pipeline: more data-loader workers, pinned memory, faster storage, larger batches; check NCCL communication.",
-                  "gpu_util mean=" + fmt(sum / n, 1) + " min=" + fmt(lo) + " max=" + fmt(hi) + " over " + fmt((now - old->t) / 1000.0) + " s (" + std::to_string(n) + " samples)");
+                  swinging
+                      ? gpuName + " utilisation swings between " + fmt(lo) + " % and " + fmt(hi) +
+                            " %: the job is starved (input pipeline, data loading or communication)."
+                      : gpuName + " utilisation has stayed under " + fmt(c.starvation_util_max) + " % (mean " +
+                            fmt(sum / n) + " %): the job is starved (input pipeline, data loading or communication).",
+                  "Profile the input pipeline: more data-loader workers, pinned memory, faster storage, larger "
+                  "batches; check NCCL communication.",
+                  "gpu_util mean=" + fmt(sum / n, 1) + " min=" + fmt(lo) + " max=" + fmt(hi) + " over " +
+                      fmt((now - old->t) / 1000.0) + " s (" + std::to_string(n) + " samples)");
       }
     }
     setCondition(g, "starvation", std::move(st), now);
@@ -700,14 +829,17 @@ void RuleEngine::evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_
   // straggler: idle while (almost) every peer is busy
   {
     const int need = std::max(c.straggler_min_peers, (others * 3 + 3) / 4);
-    setCondition(g, "straggler",
-                 valid(util) && util <= c.straggler_idle_util && others > 0 && busy_peers >= need
-                     ? cond(Severity::Warning,
-                            gpuName + " is idle (" + fmt(util) + " %) while " + std::to_string(busy_peers) + " of its " + std::to_string(others) + " peers are busy.",
-                            "Check the job's placement and this rank (hung rank, CUDA_VISIBLE_DEVICES, failed worker); the whole job runs at the straggler's pace.",
-                            "gpu_util=" + fmt(util) + " busy_peers=" + std::to_string(busy_peers) + "/" + std::to_string(others))
-                     : C(),
-                 now);
+    setCondition(
+        g, "straggler",
+        valid(util) && util <= c.straggler_idle_util && others > 0 && busy_peers >= need
+            ? cond(Severity::Warning,
+                   gpuName + " is idle (" + fmt(util) + " %) while " + std::to_string(busy_peers) + " of its " +
+                       std::to_string(others) + " peers are busy.",
+                   "Check the job's placement and this rank (hung rank, CUDA_VISIBLE_DEVICES, failed worker); the "
+                   "whole job runs at the straggler's pace.",
+                   "gpu_util=" + fmt(util) + " busy_peers=" + std::to_string(busy_peers) + "/" + std::to_string(others))
+            : C(),
+        now);
   }
 }
 
@@ -728,8 +860,10 @@ void RuleEngine::observeProcesses(unsigned gpu_index, const std::vector<ProcessS
   std::optional<Condition> c;
   if (!pids.empty())
     c = Condition{Severity::Warning,
-                  "GPU " + std::to_string(g->id.index) + " memory (" + gib(bytes) + ") is held by process(es) that no longer exist (pid " + pids + ").",
-                  "Find and kill the leftover process (fuser -v /dev/nvidia*), or reset the GPU (nvidia-smi -r) once it is free; jobs see 'CUDA out of memory' until then.",
+                  "GPU " + std::to_string(g->id.index) + " memory (" + gib(bytes) +
+                      ") is held by process(es) that no longer exist (pid " + pids + ").",
+                  "Find and kill the leftover process (fuser -v /dev/nvidia*), or reset the GPU (nvidia-smi -r) once "
+                  "it is free; jobs see 'CUDA out of memory' until then.",
                   "pids=" + pids + " used_bytes=" + std::to_string(bytes), ""};
   setCondition(*g, "zombie_process", std::move(c), now);
 }
@@ -762,9 +896,14 @@ bool RuleEngine::applyEvent(const events::GpuEvent& e) {
       if (e.code == 79) g->fell_off_bus_ms = e.timestamp_ms;
       break;
     }
-    case events::EventKind::FallenOffBus: g->fell_off_bus_ms = e.timestamp_ms; break;
-    case events::EventKind::EccDoubleBit: g->dbe_event_ms = e.timestamp_ms; break;
-    default: break;
+    case events::EventKind::FallenOffBus:
+      g->fell_off_bus_ms = e.timestamp_ms;
+      break;
+    case events::EventKind::EccDoubleBit:
+      g->dbe_event_ms = e.timestamp_ms;
+      break;
+    default:
+      break;
   }
   return true;
 }
@@ -823,7 +962,8 @@ std::vector<Finding> RuleEngine::evaluate(std::int64_t now) {
                    : sev == XidSeverity::kWarning  ? Severity::Warning
                    : sev == XidSeverity::kCritical ? Severity::Critical
                                                    : Severity::Fatal;
-      f.summary = "Xid " + std::to_string(code) + " on GPU " + std::to_string(g.id.index) + ": " + std::string(info.meaning);
+      f.summary =
+          "Xid " + std::to_string(code) + " on GPU " + std::to_string(g.id.index) + ": " + std::string(info.meaning);
       f.action = std::string(describe(info.action));
       f.evidence = "xid=" + std::to_string(code) + " count=" + std::to_string(x.count) +
                    (x.message.empty() ? "" : " message=\"" + x.message + "\"");
@@ -833,9 +973,11 @@ std::vector<Finding> RuleEngine::evaluate(std::int64_t now) {
         int peersWithApp = 0;
         for (const auto& [pg, n] : appXids)
           if (pg != &g && n > 0) ++peersWithApp;
-        if (config_.app_xid_repeat > 0 && appXids[&g] >= config_.app_xid_repeat && peersWithApp == 0 && gpus_.size() > 1) {
+        if (config_.app_xid_repeat > 0 && appXids[&g] >= config_.app_xid_repeat && peersWithApp == 0 &&
+            gpus_.size() > 1) {
           f.severity = Severity::Warning;
-          f.summary += " It repeats on this GPU only (" + std::to_string(appXids[&g]) + " times) while its peers run clean.";
+          f.summary +=
+              " It repeats on this GPU only (" + std::to_string(appXids[&g]) + " times) while its peers run clean.";
           f.action = std::string(describe(info.escalation));
         }
       }
@@ -845,12 +987,16 @@ std::vector<Finding> RuleEngine::evaluate(std::int64_t now) {
     }
   }
   // node-wide
-  if (!config_.disabled.count("gpu_count") && count_short_since_ >= 0 && now - count_short_since_ >= config_.gpu_count_hold_ms) {
+  if (!config_.disabled.count("gpu_count") && count_short_since_ >= 0 &&
+      now - count_short_since_ >= config_.gpu_count_hold_ms) {
     Finding f;
     f.rule = "gpu_count";
     f.severity = Severity::Critical;
-    f.summary = "The node shows " + std::to_string(visible_gpus_) + " GPUs, fewer than the " + std::to_string(config_.expected_gpus) + " expected.";
-    f.action = "Check lspci and the kernel log for GPUs that fell off the bus or failed to initialise; reseat or replace the missing GPU.";
+    f.summary = "The node shows " + std::to_string(visible_gpus_) + " GPUs, fewer than the " +
+                std::to_string(config_.expected_gpus) + " expected.";
+    f.action =
+        "Check lspci and the kernel log for GPUs that fell off the bus or failed to initialise; reseat or replace the "
+        "missing GPU.";
     f.evidence = "visible=" + std::to_string(visible_gpus_) + " expected=" + std::to_string(config_.expected_gpus);
     f.kb_id = kbFor("gpu_count");
     f.key = "gpu_count|node";
@@ -862,7 +1008,9 @@ std::vector<Finding> RuleEngine::evaluate(std::int64_t now) {
     f.rule = "driver_mismatch";
     f.severity = Severity::Critical;
     f.summary = "The NVIDIA kernel module and the user-space NVML library are different versions.";
-    f.action = "Reboot the node (or reload the nvidia kernel modules) so the module matches the library; do not mix driver packages.";
+    f.action =
+        "Reboot the node (or reload the nvidia kernel modules) so the module matches the library; do not mix driver "
+        "packages.";
     f.evidence = "nvmlInit returned 18 (NVML_ERROR_LIB_RM_VERSION_MISMATCH)";
     f.kb_id = kbFor("driver_mismatch");
     f.key = "driver_mismatch|node";
@@ -882,9 +1030,9 @@ nlohmann::json RuleEngine::contextSnapshot(const std::string& uuid, std::int64_t
   auto it = by_uuid_.find(uuid);
   if (it == by_uuid_.end()) return j;
   const GpuState& g = *it->second;
-  static constexpr std::array<Col, 15> kCtx{kTemp,    kMemTemp,   kPower,   kEnforced, kSmClock,
-                                            kMaxSm,   kReasons,   kPstate,  kPcieGen,  kPcieWidth,
-                                            kUtil,    kFbUsed,    kSbeVol,  kDbeVol,   kReplay};
+  static constexpr std::array<Col, 15> kCtx{kTemp,  kMemTemp, kPower,  kEnforced, kSmClock,
+                                            kMaxSm, kReasons, kPstate, kPcieGen,  kPcieWidth,
+                                            kUtil,  kFbUsed,  kSbeVol, kDbeVol,   kReplay};
   j["gpu_index"] = g.id.index;
   j["gpu_uuid"] = g.id.uuid;
   j["state"] = collect::stateName(g.state);

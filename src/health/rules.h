@@ -30,18 +30,18 @@ std::string_view severityName(Severity s);
 std::optional<Severity> parseSeverity(std::string_view s);
 
 struct Finding {
-  std::string rule;          // detector name, e.g. "thermal_slowdown"
-  int gpu_index = -1;        // -1: node-wide (gpu_count, driver_mismatch)
-  std::string gpu_uuid;      // "" for node-wide findings
+  std::string rule;      // detector name, e.g. "thermal_slowdown"
+  int gpu_index = -1;    // -1: node-wide (gpu_count, driver_mismatch)
+  std::string gpu_uuid;  // "" for node-wide findings
   Severity severity = Severity::Warning;
-  std::string summary;       // one sentence
-  std::string action;        // what to do
-  std::string kb_id;         // knowledge-base entry, "" if none
-  std::string evidence;      // the numbers behind it
-  std::string key;           // identity of the condition: rule|uuid[|detail]; one incident per key
-  bool sticky = false;       // the incident stays open until an operator resolves it
-  std::int64_t since_ms = 0; // when the condition started
-  int xid = 0;               // the Xid code, for rule "xid"
+  std::string summary;        // one sentence
+  std::string action;         // what to do
+  std::string kb_id;          // knowledge-base entry, "" if none
+  std::string evidence;       // the numbers behind it
+  std::string key;            // identity of the condition: rule|uuid[|detail]; one incident per key
+  bool sticky = false;        // the incident stays open until an operator resolves it
+  std::int64_t since_ms = 0;  // when the condition started
+  int xid = 0;                // the Xid code, for rule "xid"
 };
 
 // Every threshold of every rule. Defaults follow the requirements (R16-R21) and the seed handbook.
@@ -70,10 +70,10 @@ struct RuleConfig {
   std::int64_t power_cap_hold_ms = 60'000;
 
   // memory
-  double retired_pages_max = 63;           // sbe + dbe retired pages at or above: replace
-  double remap_uncorrectable_max = 512;    // uncorrectable remapped rows at or above: replace
-  std::int64_t memory_hold_ms = 0;         // counters and flags are exact: no noise to hold out
-  double sbe_rise_max = 100;               // volatile SBE increase within sbe_window_ms
+  double retired_pages_max = 63;         // sbe + dbe retired pages at or above: replace
+  double remap_uncorrectable_max = 512;  // uncorrectable remapped rows at or above: replace
+  std::int64_t memory_hold_ms = 0;       // counters and flags are exact: no noise to hold out
+  double sbe_rise_max = 100;             // volatile SBE increase within sbe_window_ms
   std::int64_t sbe_window_ms = 600'000;
 
   // PCIe
@@ -160,15 +160,15 @@ class RuleEngine {
 
   const RuleConfig& config() const { return config_; }
 
-  static constexpr std::size_t kRingCapacity = 720;      // 12 min at one sample per second
-  static constexpr std::int64_t kMinSampleGapMs = 900;   // faster observations are merged
+  static constexpr std::size_t kRingCapacity = 720;     // 12 min at one sample per second
+  static constexpr std::int64_t kMinSampleGapMs = 900;  // faster observations are merged
 
  private:
   struct Sample;
   struct Latch {
     std::int64_t since = -1;  // condition true since; -1: false
   };
-  struct Condition {          // what a rule saw on the last observation
+  struct Condition {  // what a rule saw on the last observation
     Severity severity = Severity::Warning;
     std::string summary, action, evidence, detail;
   };

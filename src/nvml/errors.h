@@ -17,11 +17,8 @@ Status nvmlError(nvmlReturn_t r, const char* call);
 
 // Errors that mean "this value does not exist here" rather than "something is wrong".
 inline bool isUnsupported(int code) {
-  return code == NVML_ERROR_NOT_SUPPORTED || code == NVML_ERROR_FUNCTION_NOT_FOUND ||
-         code == NVML_ERROR_NOT_FOUND;
+  return code == NVML_ERROR_NOT_SUPPORTED || code == NVML_ERROR_FUNCTION_NOT_FOUND || code == NVML_ERROR_NOT_FOUND;
 }
-inline bool isLost(int code) {
-  return code == NVML_ERROR_GPU_IS_LOST || code == NVML_ERROR_RESET_REQUIRED;
-}
+inline bool isLost(int code) { return code == NVML_ERROR_GPU_IS_LOST || code == NVML_ERROR_RESET_REQUIRED; }
 
 }  // namespace gw::nvml

@@ -33,12 +33,23 @@ bool Inventory::anyLost() const {
 std::optional<unsigned> smCountFromCores(unsigned arch, unsigned cores) {
   unsigned per_sm = 0;
   switch (arch) {
-    case NVML_DEVICE_ARCH_VOLTA: per_sm = 64; break;
-    case NVML_DEVICE_ARCH_TURING: per_sm = 64; break;
-    case NVML_DEVICE_ARCH_AMPERE: per_sm = 64; break;  // GA100; GA10x have 128 but report via attributes
-    case NVML_DEVICE_ARCH_ADA: per_sm = 128; break;
-    case NVML_DEVICE_ARCH_HOPPER: per_sm = 128; break;
-    default: return std::nullopt;
+    case NVML_DEVICE_ARCH_VOLTA:
+      per_sm = 64;
+      break;
+    case NVML_DEVICE_ARCH_TURING:
+      per_sm = 64;
+      break;
+    case NVML_DEVICE_ARCH_AMPERE:
+      per_sm = 64;
+      break;  // GA100; GA10x have 128 but report via attributes
+    case NVML_DEVICE_ARCH_ADA:
+      per_sm = 128;
+      break;
+    case NVML_DEVICE_ARCH_HOPPER:
+      per_sm = 128;
+      break;
+    default:
+      return std::nullopt;
   }
   if (cores == 0 || cores % per_sm != 0) return std::nullopt;
   return cores / per_sm;

@@ -11,7 +11,7 @@
 namespace gw::nvml {
 
 struct MigInfo {
-  unsigned index = 0;  // position under its parent
+  unsigned index = 0;               // position under its parent
   std::string name, uuid, profile;  // profile like "1g.10gb"
   unsigned gpu_instance_id = 0, compute_instance_id = 0;
   unsigned sm_count = 0;

@@ -15,22 +15,22 @@ Status missing(const char* fn) {
 }
 
 // Calls an NVML getter that fills one out-parameter of type T.
-#define GW_CALL_OUT(T, fnptr, fname, ...)               \
-  do {                                                  \
-    if (!api_ || !(fnptr)) return missing(fname);       \
-    T out{};                                            \
-    nvmlReturn_t r = (fnptr)(__VA_ARGS__, &out);        \
-    if (r != NVML_SUCCESS) return nvmlError(r, fname);  \
-    return out;                                         \
+#define GW_CALL_OUT(T, fnptr, fname, ...)              \
+  do {                                                 \
+    if (!api_ || !(fnptr)) return missing(fname);      \
+    T out{};                                           \
+    nvmlReturn_t r = (fnptr)(__VA_ARGS__, &out);       \
+    if (r != NVML_SUCCESS) return nvmlError(r, fname); \
+    return out;                                        \
   } while (0)
 
-#define GW_CALL_STRING(fnptr, fname, size)                                 \
-  do {                                                                     \
-    if (!api_ || !(fnptr)) return missing(fname);                          \
-    char buf[size] = {};                                                   \
-    nvmlReturn_t r = (fnptr)(h_, buf, static_cast<unsigned>(sizeof buf));  \
-    if (r != NVML_SUCCESS) return nvmlError(r, fname);                     \
-    return std::string(buf);                                               \
+#define GW_CALL_STRING(fnptr, fname, size)                                \
+  do {                                                                    \
+    if (!api_ || !(fnptr)) return missing(fname);                         \
+    char buf[size] = {};                                                  \
+    nvmlReturn_t r = (fnptr)(h_, buf, static_cast<unsigned>(sizeof buf)); \
+    if (r != NVML_SUCCESS) return nvmlError(r, fname);                    \
+    return std::string(buf);                                              \
   } while (0)
 
 PciInfo toPci(const nvmlPciInfo_t& p) {
@@ -55,12 +55,26 @@ std::vector<unsigned> bitsToIds(const unsigned long* words, unsigned nwords) {
 
 }  // namespace
 
-Result<std::string> Device::name() const { GW_CALL_STRING(api_->nvmlDeviceGetName, "nvmlDeviceGetName", NVML_DEVICE_NAME_V2_BUFFER_SIZE); }
-Result<std::string> Device::uuid() const { GW_CALL_STRING(api_->nvmlDeviceGetUUID, "nvmlDeviceGetUUID", NVML_DEVICE_UUID_V2_BUFFER_SIZE); }
-Result<std::string> Device::serial() const { GW_CALL_STRING(api_->nvmlDeviceGetSerial, "nvmlDeviceGetSerial", NVML_DEVICE_SERIAL_BUFFER_SIZE); }
-Result<std::string> Device::vbiosVersion() const { GW_CALL_STRING(api_->nvmlDeviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion", NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE); }
-Result<std::string> Device::inforomImageVersion() const { GW_CALL_STRING(api_->nvmlDeviceGetInforomImageVersion, "nvmlDeviceGetInforomImageVersion", NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE); }
-Result<std::string> Device::boardPartNumber() const { GW_CALL_STRING(api_->nvmlDeviceGetBoardPartNumber, "nvmlDeviceGetBoardPartNumber", NVML_DEVICE_PART_NUMBER_BUFFER_SIZE); }
+Result<std::string> Device::name() const {
+  GW_CALL_STRING(api_->nvmlDeviceGetName, "nvmlDeviceGetName", NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+}
+Result<std::string> Device::uuid() const {
+  GW_CALL_STRING(api_->nvmlDeviceGetUUID, "nvmlDeviceGetUUID", NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+}
+Result<std::string> Device::serial() const {
+  GW_CALL_STRING(api_->nvmlDeviceGetSerial, "nvmlDeviceGetSerial", NVML_DEVICE_SERIAL_BUFFER_SIZE);
+}
+Result<std::string> Device::vbiosVersion() const {
+  GW_CALL_STRING(api_->nvmlDeviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion", NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE);
+}
+Result<std::string> Device::inforomImageVersion() const {
+  GW_CALL_STRING(api_->nvmlDeviceGetInforomImageVersion, "nvmlDeviceGetInforomImageVersion",
+                 NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE);
+}
+Result<std::string> Device::boardPartNumber() const {
+  GW_CALL_STRING(api_->nvmlDeviceGetBoardPartNumber, "nvmlDeviceGetBoardPartNumber",
+                 NVML_DEVICE_PART_NUMBER_BUFFER_SIZE);
+}
 
 Status Device::validateInforom() const {
   if (!api_ || !api_->nvmlDeviceValidateInforom) return missing("nvmlDeviceValidateInforom");
@@ -69,7 +83,9 @@ Status Device::validateInforom() const {
 }
 
 Result<unsigned> Device::index() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetIndex, "nvmlDeviceGetIndex", h_); }
-Result<unsigned> Device::minorNumber() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMinorNumber, "nvmlDeviceGetMinorNumber", h_); }
+Result<unsigned> Device::minorNumber() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMinorNumber, "nvmlDeviceGetMinorNumber", h_);
+}
 
 Result<PciInfo> Device::pciInfo() const {
   auto fn = newest(api_->nvmlDeviceGetPciInfo_v3, api_->nvmlDeviceGetPciInfo_v2, api_->nvmlDeviceGetPciInfo);
@@ -80,7 +96,9 @@ Result<PciInfo> Device::pciInfo() const {
   return toPci(p);
 }
 
-Result<unsigned> Device::architecture() const { GW_CALL_OUT(nvmlDeviceArchitecture_t, api_->nvmlDeviceGetArchitecture, "nvmlDeviceGetArchitecture", h_); }
+Result<unsigned> Device::architecture() const {
+  GW_CALL_OUT(nvmlDeviceArchitecture_t, api_->nvmlDeviceGetArchitecture, "nvmlDeviceGetArchitecture", h_);
+}
 
 Result<Version> Device::computeCapability() const {
   if (!api_->nvmlDeviceGetCudaComputeCapability) return missing("nvmlDeviceGetCudaComputeCapability");
@@ -90,8 +108,12 @@ Result<Version> Device::computeCapability() const {
   return v;
 }
 
-Result<unsigned> Device::cudaCores() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetNumGpuCores, "nvmlDeviceGetNumGpuCores", h_); }
-Result<nvmlDeviceAttributes_t> Device::attributes() const { GW_CALL_OUT(nvmlDeviceAttributes_t, api_->nvmlDeviceGetAttributes_v2, "nvmlDeviceGetAttributes_v2", h_); }
+Result<unsigned> Device::cudaCores() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetNumGpuCores, "nvmlDeviceGetNumGpuCores", h_);
+}
+Result<nvmlDeviceAttributes_t> Device::attributes() const {
+  GW_CALL_OUT(nvmlDeviceAttributes_t, api_->nvmlDeviceGetAttributes_v2, "nvmlDeviceGetAttributes_v2", h_);
+}
 
 Result<MemoryInfo> Device::memory() const {
   if (api_->nvmlDeviceGetMemoryInfo_v2) {
@@ -118,36 +140,80 @@ Result<MemoryInfo> Device::bar1Memory() const {
   return MemoryInfo{m.bar1Total, m.bar1Used, m.bar1Free, 0};
 }
 
-Result<unsigned> Device::memoryBusWidth() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMemoryBusWidth, "nvmlDeviceGetMemoryBusWidth", h_); }
-Result<unsigned> Device::clock(nvmlClockType_t t) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", h_, t); }
-Result<unsigned> Device::maxClock(nvmlClockType_t t) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo", h_, t); }
-Result<unsigned> Device::appClock(nvmlClockType_t t) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetApplicationsClock, "nvmlDeviceGetApplicationsClock", h_, t); }
-Result<unsigned> Device::pcieGen() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetCurrPcieLinkGeneration, "nvmlDeviceGetCurrPcieLinkGeneration", h_); }
-Result<unsigned> Device::pcieWidth() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetCurrPcieLinkWidth, "nvmlDeviceGetCurrPcieLinkWidth", h_); }
-Result<unsigned> Device::pcieMaxGen() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxPcieLinkGeneration, "nvmlDeviceGetMaxPcieLinkGeneration", h_); }
-Result<unsigned> Device::pcieMaxWidth() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth", h_); }
-Result<unsigned> Device::pcieThroughputKBs(nvmlPcieUtilCounter_t c) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPcieThroughput, "nvmlDeviceGetPcieThroughput", h_, c); }
-Result<unsigned> Device::pcieReplayCounter() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPcieReplayCounter, "nvmlDeviceGetPcieReplayCounter", h_); }
-Result<unsigned> Device::powerUsageMw() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", h_); }
-Result<unsigned> Device::powerLimitMw() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPowerManagementLimit, "nvmlDeviceGetPowerManagementLimit", h_); }
-Result<unsigned> Device::enforcedPowerLimitMw() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", h_); }
-Result<unsigned> Device::defaultPowerLimitMw() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPowerManagementDefaultLimit, "nvmlDeviceGetPowerManagementDefaultLimit", h_); }
+Result<unsigned> Device::memoryBusWidth() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMemoryBusWidth, "nvmlDeviceGetMemoryBusWidth", h_);
+}
+Result<unsigned> Device::clock(nvmlClockType_t t) const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", h_, t);
+}
+Result<unsigned> Device::maxClock(nvmlClockType_t t) const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo", h_, t);
+}
+Result<unsigned> Device::appClock(nvmlClockType_t t) const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetApplicationsClock, "nvmlDeviceGetApplicationsClock", h_, t);
+}
+Result<unsigned> Device::pcieGen() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetCurrPcieLinkGeneration, "nvmlDeviceGetCurrPcieLinkGeneration", h_);
+}
+Result<unsigned> Device::pcieWidth() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetCurrPcieLinkWidth, "nvmlDeviceGetCurrPcieLinkWidth", h_);
+}
+Result<unsigned> Device::pcieMaxGen() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxPcieLinkGeneration, "nvmlDeviceGetMaxPcieLinkGeneration", h_);
+}
+Result<unsigned> Device::pcieMaxWidth() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth", h_);
+}
+Result<unsigned> Device::pcieThroughputKBs(nvmlPcieUtilCounter_t c) const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPcieThroughput, "nvmlDeviceGetPcieThroughput", h_, c);
+}
+Result<unsigned> Device::pcieReplayCounter() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPcieReplayCounter, "nvmlDeviceGetPcieReplayCounter", h_);
+}
+Result<unsigned> Device::powerUsageMw() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", h_);
+}
+Result<unsigned> Device::powerLimitMw() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPowerManagementLimit, "nvmlDeviceGetPowerManagementLimit", h_);
+}
+Result<unsigned> Device::enforcedPowerLimitMw() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", h_);
+}
+Result<unsigned> Device::defaultPowerLimitMw() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPowerManagementDefaultLimit, "nvmlDeviceGetPowerManagementDefaultLimit", h_);
+}
 
 Result<std::pair<unsigned, unsigned>> Device::powerLimitConstraintsMw() const {
-  if (!api_->nvmlDeviceGetPowerManagementLimitConstraints) return missing("nvmlDeviceGetPowerManagementLimitConstraints");
+  if (!api_->nvmlDeviceGetPowerManagementLimitConstraints)
+    return missing("nvmlDeviceGetPowerManagementLimitConstraints");
   unsigned lo = 0, hi = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetPowerManagementLimitConstraints(h_, &lo, &hi);
   if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetPowerManagementLimitConstraints");
   return std::make_pair(lo, hi);
 }
 
-Result<std::uint64_t> Device::energyMj() const { GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption", h_); }
-Result<unsigned> Device::temperature() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature", h_, NVML_TEMPERATURE_GPU); }
-Result<unsigned> Device::temperatureThreshold(nvmlTemperatureThresholds_t t) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetTemperatureThreshold, "nvmlDeviceGetTemperatureThreshold", h_, t); }
-Result<unsigned> Device::fanSpeed() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetFanSpeed, "nvmlDeviceGetFanSpeed", h_); }
-Result<unsigned> Device::pstate() const { GW_CALL_OUT(nvmlPstates_t, api_->nvmlDeviceGetPerformanceState, "nvmlDeviceGetPerformanceState", h_); }
-Result<std::uint64_t> Device::clockEventReasons() const { GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetCurrentClocksThrottleReasons, "nvmlDeviceGetCurrentClocksThrottleReasons", h_); }
-Result<nvmlUtilization_t> Device::utilization() const { GW_CALL_OUT(nvmlUtilization_t, api_->nvmlDeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates", h_); }
+Result<std::uint64_t> Device::energyMj() const {
+  GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption", h_);
+}
+Result<unsigned> Device::temperature() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature", h_, NVML_TEMPERATURE_GPU);
+}
+Result<unsigned> Device::temperatureThreshold(nvmlTemperatureThresholds_t t) const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetTemperatureThreshold, "nvmlDeviceGetTemperatureThreshold", h_, t);
+}
+Result<unsigned> Device::fanSpeed() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetFanSpeed, "nvmlDeviceGetFanSpeed", h_);
+}
+Result<unsigned> Device::pstate() const {
+  GW_CALL_OUT(nvmlPstates_t, api_->nvmlDeviceGetPerformanceState, "nvmlDeviceGetPerformanceState", h_);
+}
+Result<std::uint64_t> Device::clockEventReasons() const {
+  GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetCurrentClocksThrottleReasons,
+              "nvmlDeviceGetCurrentClocksThrottleReasons", h_);
+}
+Result<nvmlUtilization_t> Device::utilization() const {
+  GW_CALL_OUT(nvmlUtilization_t, api_->nvmlDeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates", h_);
+}
 
 Result<unsigned> Device::encoderUtilization() const {
   if (!api_->nvmlDeviceGetEncoderUtilization) return missing("nvmlDeviceGetEncoderUtilization");
@@ -209,7 +275,9 @@ Result<bool> Device::persistenceMode() const {
   return s == NVML_FEATURE_ENABLED;
 }
 
-Result<unsigned> Device::computeMode() const { GW_CALL_OUT(nvmlComputeMode_t, api_->nvmlDeviceGetComputeMode, "nvmlDeviceGetComputeMode", h_); }
+Result<unsigned> Device::computeMode() const {
+  GW_CALL_OUT(nvmlComputeMode_t, api_->nvmlDeviceGetComputeMode, "nvmlDeviceGetComputeMode", h_);
+}
 
 Result<bool> Device::displayActive() const {
   if (!api_->nvmlDeviceGetDisplayActive) return missing("nvmlDeviceGetDisplayActive");
@@ -227,7 +295,9 @@ Result<bool> Device::migEnabled() const {
   return cur == NVML_DEVICE_MIG_ENABLE;
 }
 
-Result<unsigned> Device::maxMigDevices() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxMigDeviceCount, "nvmlDeviceGetMaxMigDeviceCount", h_); }
+Result<unsigned> Device::maxMigDevices() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxMigDeviceCount, "nvmlDeviceGetMaxMigDeviceCount", h_);
+}
 
 Result<Device> Device::migDevice(unsigned index) const {
   if (!api_->nvmlDeviceGetMigDeviceHandleByIndex) return missing("nvmlDeviceGetMigDeviceHandleByIndex");
@@ -246,15 +316,20 @@ Result<bool> Device::isMigDevice() const {
 }
 
 Result<Device> Device::parentOfMig() const {
-  if (!api_->nvmlDeviceGetDeviceHandleFromMigDeviceHandle) return missing("nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
+  if (!api_->nvmlDeviceGetDeviceHandleFromMigDeviceHandle)
+    return missing("nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
   nvmlDevice_t d = nullptr;
   nvmlReturn_t r = api_->nvmlDeviceGetDeviceHandleFromMigDeviceHandle(h_, &d);
   if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
   return Device(api_, d);
 }
 
-Result<unsigned> Device::gpuInstanceId() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetGpuInstanceId, "nvmlDeviceGetGpuInstanceId", h_); }
-Result<unsigned> Device::computeInstanceId() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetComputeInstanceId, "nvmlDeviceGetComputeInstanceId", h_); }
+Result<unsigned> Device::gpuInstanceId() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetGpuInstanceId, "nvmlDeviceGetGpuInstanceId", h_);
+}
+Result<unsigned> Device::computeInstanceId() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetComputeInstanceId, "nvmlDeviceGetComputeInstanceId", h_);
+}
 
 Result<bool> Device::nvlinkActive(unsigned link) const {
   if (!api_->nvmlDeviceGetNvLinkState) return missing("nvmlDeviceGetNvLinkState");
@@ -264,7 +339,9 @@ Result<bool> Device::nvlinkActive(unsigned link) const {
   return s == NVML_FEATURE_ENABLED;
 }
 
-Result<unsigned> Device::nvlinkVersion(unsigned link) const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetNvLinkVersion, "nvmlDeviceGetNvLinkVersion", h_, link); }
+Result<unsigned> Device::nvlinkVersion(unsigned link) const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetNvLinkVersion, "nvmlDeviceGetNvLinkVersion", h_, link);
+}
 
 Result<PciInfo> Device::nvlinkRemotePci(unsigned link) const {
   if (!api_->nvmlDeviceGetNvLinkRemotePciInfo_v2) return missing("nvmlDeviceGetNvLinkRemotePciInfo_v2");
@@ -274,9 +351,18 @@ Result<PciInfo> Device::nvlinkRemotePci(unsigned link) const {
   return toPci(p);
 }
 
-Result<unsigned> Device::nvlinkRemoteType(unsigned link) const { GW_CALL_OUT(nvmlIntNvLinkDeviceType_t, api_->nvmlDeviceGetNvLinkRemoteDeviceType, "nvmlDeviceGetNvLinkRemoteDeviceType", h_, link); }
-Result<std::uint64_t> Device::nvlinkErrorCounter(unsigned link, nvmlNvLinkErrorCounter_t c) const { GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetNvLinkErrorCounter, "nvmlDeviceGetNvLinkErrorCounter", h_, link, c); }
-Result<unsigned> Device::topologyCommonAncestor(const Device& other) const { GW_CALL_OUT(nvmlGpuTopologyLevel_t, api_->nvmlDeviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor", h_, other.h_); }
+Result<unsigned> Device::nvlinkRemoteType(unsigned link) const {
+  GW_CALL_OUT(nvmlIntNvLinkDeviceType_t, api_->nvmlDeviceGetNvLinkRemoteDeviceType,
+              "nvmlDeviceGetNvLinkRemoteDeviceType", h_, link);
+}
+Result<std::uint64_t> Device::nvlinkErrorCounter(unsigned link, nvmlNvLinkErrorCounter_t c) const {
+  GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetNvLinkErrorCounter, "nvmlDeviceGetNvLinkErrorCounter", h_, link,
+              c);
+}
+Result<unsigned> Device::topologyCommonAncestor(const Device& other) const {
+  GW_CALL_OUT(nvmlGpuTopologyLevel_t, api_->nvmlDeviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor",
+              h_, other.h_);
+}
 
 Result<std::vector<unsigned>> Device::cpuAffinity() const {
   if (!api_->nvmlDeviceGetCpuAffinity) return missing("nvmlDeviceGetCpuAffinity");
@@ -331,17 +417,21 @@ Result<std::vector<ProcessInfo>> fetchProcesses(Fn fn, nvmlDevice_t h, const cha
 
 Result<std::vector<ProcessInfo>> Device::computeProcesses() const {
   if (api_->nvmlDeviceGetComputeRunningProcesses_v3)
-    return fetchProcesses<nvmlProcessInfo_t>(api_->nvmlDeviceGetComputeRunningProcesses_v3, h_, "nvmlDeviceGetComputeRunningProcesses_v3", false);
+    return fetchProcesses<nvmlProcessInfo_t>(api_->nvmlDeviceGetComputeRunningProcesses_v3, h_,
+                                             "nvmlDeviceGetComputeRunningProcesses_v3", false);
   if (api_->nvmlDeviceGetComputeRunningProcesses_v2)
-    return fetchProcesses<nvmlProcessInfo_v2_t>(api_->nvmlDeviceGetComputeRunningProcesses_v2, h_, "nvmlDeviceGetComputeRunningProcesses_v2", false);
+    return fetchProcesses<nvmlProcessInfo_v2_t>(api_->nvmlDeviceGetComputeRunningProcesses_v2, h_,
+                                                "nvmlDeviceGetComputeRunningProcesses_v2", false);
   if (api_->nvmlDeviceGetComputeRunningProcesses)
-    return fetchProcesses<nvmlProcessInfo_v1_t>(api_->nvmlDeviceGetComputeRunningProcesses, h_, "nvmlDeviceGetComputeRunningProcesses", false);
+    return fetchProcesses<nvmlProcessInfo_v1_t>(api_->nvmlDeviceGetComputeRunningProcesses, h_,
+                                                "nvmlDeviceGetComputeRunningProcesses", false);
   return missing("nvmlDeviceGetComputeRunningProcesses");
 }
 
 Result<std::vector<ProcessInfo>> Device::graphicsProcesses() const {
   if (!api_->nvmlDeviceGetGraphicsRunningProcesses_v3) return missing("nvmlDeviceGetGraphicsRunningProcesses_v3");
-  return fetchProcesses<nvmlProcessInfo_t>(api_->nvmlDeviceGetGraphicsRunningProcesses_v3, h_, "nvmlDeviceGetGraphicsRunningProcesses_v3", true);
+  return fetchProcesses<nvmlProcessInfo_t>(api_->nvmlDeviceGetGraphicsRunningProcesses_v3, h_,
+                                           "nvmlDeviceGetGraphicsRunningProcesses_v3", true);
 }
 
 Result<std::vector<ProcessUtil>> Device::processUtilization(std::uint64_t since_us) const {
@@ -374,7 +464,8 @@ Result<std::unique_ptr<Session>> Session::open(const OpenOptions& options) {
   if (!lib) {
     return Status::Error("cannot load the NVML library " + options.library +
                              ": no NVIDIA driver is installed on this host, or its library is not on the "
-                             "loader path (" + lib.error() + ")",
+                             "loader path (" +
+                             lib.error() + ")",
                          NVML_ERROR_LIBRARY_NOT_FOUND);
   }
   std::unique_ptr<Session> s(new Session());
@@ -477,22 +568,30 @@ Result<std::string> Session::processName(unsigned pid) const {
   return std::string(buf);
 }
 
-std::string cudaVersionString(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
+std::string cudaVersionString(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 const char* architectureName(unsigned arch) {
   switch (arch) {
-    case NVML_DEVICE_ARCH_KEPLER: return "Kepler";
-    case NVML_DEVICE_ARCH_MAXWELL: return "Maxwell";
-    case NVML_DEVICE_ARCH_PASCAL: return "Pascal";
-    case NVML_DEVICE_ARCH_VOLTA: return "Volta";
-    case NVML_DEVICE_ARCH_TURING: return "Turing";
-    case NVML_DEVICE_ARCH_AMPERE: return "Ampere";
-    case NVML_DEVICE_ARCH_ADA: return "Ada Lovelace";
-    case NVML_DEVICE_ARCH_HOPPER: return "Hopper";
-    case 10: return "Blackwell";
-    default: return "Unknown";
+    case NVML_DEVICE_ARCH_KEPLER:
+      return "Kepler";
+    case NVML_DEVICE_ARCH_MAXWELL:
+      return "Maxwell";
+    case NVML_DEVICE_ARCH_PASCAL:
+      return "Pascal";
+    case NVML_DEVICE_ARCH_VOLTA:
+      return "Volta";
+    case NVML_DEVICE_ARCH_TURING:
+      return "Turing";
+    case NVML_DEVICE_ARCH_AMPERE:
+      return "Ampere";
+    case NVML_DEVICE_ARCH_ADA:
+      return "Ada Lovelace";
+    case NVML_DEVICE_ARCH_HOPPER:
+      return "Hopper";
+    case 10:
+      return "Blackwell";
+    default:
+      return "Unknown";
   }
 }
 

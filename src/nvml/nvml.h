@@ -16,7 +16,7 @@ namespace gw::nvml {
 struct PciInfo {
   std::string bus_id;  // "00000000:3B:00.0", NVML's format
   unsigned domain = 0, bus = 0, device = 0;
-  unsigned device_id = 0;     // PCI device id (upper 16 bits of pciDeviceId)
+  unsigned device_id = 0;  // PCI device id (upper 16 bits of pciDeviceId)
   unsigned vendor_id = 0;
   unsigned subsystem_id = 0;
 };
@@ -71,10 +71,10 @@ class Device {
   Result<nvmlDeviceAttributes_t> attributes() const;
   Result<MemoryInfo> memory() const;
   Result<MemoryInfo> bar1Memory() const;
-  Result<unsigned> memoryBusWidth() const;                 // bits
-  Result<unsigned> clock(nvmlClockType_t type) const;      // MHz, current
-  Result<unsigned> maxClock(nvmlClockType_t type) const;   // MHz
-  Result<unsigned> appClock(nvmlClockType_t type) const;   // MHz
+  Result<unsigned> memoryBusWidth() const;                // bits
+  Result<unsigned> clock(nvmlClockType_t type) const;     // MHz, current
+  Result<unsigned> maxClock(nvmlClockType_t type) const;  // MHz
+  Result<unsigned> appClock(nvmlClockType_t type) const;  // MHz
   Result<unsigned> pcieGen() const;
   Result<unsigned> pcieWidth() const;
   Result<unsigned> pcieMaxGen() const;
@@ -82,15 +82,15 @@ class Device {
   Result<unsigned> pcieThroughputKBs(nvmlPcieUtilCounter_t counter) const;
   Result<unsigned> pcieReplayCounter() const;
   Result<unsigned> powerUsageMw() const;
-  Result<unsigned> powerLimitMw() const;          // management limit
+  Result<unsigned> powerLimitMw() const;  // management limit
   Result<unsigned> enforcedPowerLimitMw() const;
   Result<unsigned> defaultPowerLimitMw() const;
   Result<std::pair<unsigned, unsigned>> powerLimitConstraintsMw() const;
-  Result<std::uint64_t> energyMj() const;         // total since driver load, mJ
-  Result<unsigned> temperature() const;           // °C
+  Result<std::uint64_t> energyMj() const;  // total since driver load, mJ
+  Result<unsigned> temperature() const;    // °C
   Result<unsigned> temperatureThreshold(nvmlTemperatureThresholds_t t) const;
-  Result<unsigned> fanSpeed() const;              // %
-  Result<unsigned> pstate() const;                // 0..15, 32 unknown
+  Result<unsigned> fanSpeed() const;  // %
+  Result<unsigned> pstate() const;    // 0..15, 32 unknown
   Result<std::uint64_t> clockEventReasons() const;
   Result<nvmlUtilization_t> utilization() const;
   Result<unsigned> encoderUtilization() const;
@@ -116,8 +116,8 @@ class Device {
   Result<unsigned> nvlinkRemoteType(unsigned link) const;  // NVML_NVLINK_DEVICE_TYPE_*
   Result<std::uint64_t> nvlinkErrorCounter(unsigned link, nvmlNvLinkErrorCounter_t c) const;
   Result<unsigned> topologyCommonAncestor(const Device& other) const;  // NVML_TOPOLOGY_*
-  Result<std::vector<unsigned>> cpuAffinity() const;  // CPU ids
-  Result<std::vector<unsigned>> numaNodes() const;    // memory affinity, NUMA node ids
+  Result<std::vector<unsigned>> cpuAffinity() const;                   // CPU ids
+  Result<std::vector<unsigned>> numaNodes() const;                     // memory affinity, NUMA node ids
   Result<std::vector<ProcessInfo>> computeProcesses() const;
   Result<std::vector<ProcessInfo>> graphicsProcesses() const;
   Result<std::vector<ProcessUtil>> processUtilization(std::uint64_t since_us) const;

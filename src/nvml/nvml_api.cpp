@@ -4,12 +4,12 @@ namespace gw::nvml {
 
 Result<NvmlApi> loadNvmlApi(platform::DynamicLibrary& lib) {
   NvmlApi api;
-#define GW_NVML_RESOLVE(name, ret, params)                                 \
-  api.name = reinterpret_cast<ret(*) params>(lib.symbol(#name));           \
-  if (api.name) {                                                          \
-    ++api.resolved;                                                        \
-  } else {                                                                 \
-    api.missing.emplace_back(#name);                                       \
+#define GW_NVML_RESOLVE(name, ret, params)                       \
+  api.name = reinterpret_cast<ret(*) params>(lib.symbol(#name)); \
+  if (api.name) {                                                \
+    ++api.resolved;                                              \
+  } else {                                                       \
+    api.missing.emplace_back(#name);                             \
   }
   GW_NVML_FUNCTIONS(GW_NVML_RESOLVE)
 #undef GW_NVML_RESOLVE

@@ -12,7 +12,7 @@
 namespace gw::platform {
 
 struct RunResult {
-  int exit_code = -1;      // -1 when the program could not be started or was killed
+  int exit_code = -1;  // -1 when the program could not be started or was killed
   bool timed_out = false;
   bool not_found = false;  // the program does not exist / is not executable
   std::string out;

@@ -61,10 +61,9 @@ json inventoryJson(const nvml::GpuInfo& g) {
   json j{{"serial", g.serial},
          {"vbios", g.vbios},
          {"architecture", nvml::architectureName(g.architecture)},
-         {"compute_capability",
-          g.compute_capability ? json(std::to_string(g.compute_capability->major) + "." +
-                                      std::to_string(g.compute_capability->minor))
-                               : json(nullptr)},
+         {"compute_capability", g.compute_capability ? json(std::to_string(g.compute_capability->major) + "." +
+                                                            std::to_string(g.compute_capability->minor))
+                                                     : json(nullptr)},
          {"sm_count", opt(g.sm_count)},
          {"memory_total_mib", opt(g.memory_total_mib)},
          {"memory_bus_width", opt(g.memory_bus_width)},
@@ -85,7 +84,8 @@ json inventoryJson(const nvml::GpuInfo& g) {
 
 // A GPU by index ("3") or UUID (GPU-… or MIG-…); full GPUs only for an index.
 const collect::GpuView* findGpu(const std::vector<collect::GpuView>& views, const std::string& id) {
-  bool numeric = !id.empty() && id.size() <= 6 && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; });
+  bool numeric =
+      !id.empty() && id.size() <= 6 && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; });
   for (const auto& v : views) {
     if (numeric ? (!v.id.is_mig && std::to_string(v.id.index) == id) : v.id.uuid == id) return &v;
   }
@@ -181,7 +181,9 @@ std::shared_ptr<collect::Sampler> Agent::sampler() const {
   return sampler_;
 }
 
-std::vector<std::string> Agent::boundAddresses() const { return http_ ? http_->boundAddresses() : std::vector<std::string>{}; }
+std::vector<std::string> Agent::boundAddresses() const {
+  return http_ ? http_->boundAddresses() : std::vector<std::string>{};
+}
 
 AgentConfig Agent::config() const {
   std::lock_guard lock(mu_);
@@ -215,7 +217,8 @@ Status Agent::startSampler() {
 Status Agent::start() {
   AgentConfig cfg = config();
   logLine("info", "starting: config " + cfg.source + ", data dir " + cfg.data_dir + ", metrics naming " +
-                      std::string(exporter::namingName(cfg.naming)) + ", fast " + std::to_string(cfg.fast_interval.count()) + " ms, slow " +
+                      std::string(exporter::namingName(cfg.naming)) + ", fast " +
+                      std::to_string(cfg.fast_interval.count()) + " ms, slow " +
                       std::to_string(cfg.slow_interval.count()) + " ms");
   if (cfg.history_enabled) {
     std::error_code ec;
@@ -256,7 +259,8 @@ Status Agent::start() {
       alerts_ = std::move(d).value();
       alerts_->start();
       std::string names;
-      for (const auto& sc : dc.sinks) names += (names.empty() ? "" : ", ") + sc.name + " (" + alert::toString(sc.type) + ")";
+      for (const auto& sc : dc.sinks)
+        names += (names.empty() ? "" : ", ") + sc.name + " (" + alert::toString(sc.type) + ")";
       logLine("info", "alerts to " + names + ", repeat every " + std::to_string(dc.repeat_interval.count() / 1000) +
                           " s, from severity " + cfg.alerts.min_severity);
       ho.alerts = alerts_.get();
@@ -353,7 +357,8 @@ Status Agent::reload() {
     s = sampler_;
   }
   if (s) s->reconfigure(sc);
-  logLine("info", "configuration reloaded from " + next.source + " (naming " + std::string(exporter::namingName(next.naming)) + ", fast " +
+  logLine("info", "configuration reloaded from " + next.source + " (naming " +
+                      std::string(exporter::namingName(next.naming)) + ", fast " +
                       std::to_string(next.fast_interval.count()) + " ms)");
   return Status::Ok();
 }
@@ -402,7 +407,8 @@ void Agent::monitor() {
     auto views = s->snapshot();
     auto stats = s->agentStats();
     if (stats.driver_up != driver_up) {
-      logLine(stats.driver_up ? "info" : "error", stats.driver_up ? "driver is back" : "driver went away; re-initialising");
+      logLine(stats.driver_up ? "info" : "error",
+              stats.driver_up ? "driver is back" : "driver went away; re-initialising");
       driver_up = stats.driver_up;
     }
     if (stats.nvml_reinits != reinits) {
@@ -447,8 +453,10 @@ void Agent::monitor() {
   // A readInventory held by a hung GPU must not hold up the stop.
   if (inventory_thread_.joinable()) {
     for (int i = 0; i < 20 && inventory_->busy.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (inventory_->busy.load()) inventory_thread_.detach();
-    else inventory_thread_.join();
+    if (inventory_->busy.load())
+      inventory_thread_.detach();
+    else
+      inventory_thread_.join();
   }
 }
 
@@ -506,12 +514,14 @@ void Agent::registerRoutes() {
       const std::size_t n = page->text.size();
       res.set_content_provider(n + tail->size(), ct,
                                [page, tail, n](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-                                 if (offset < n) return sink.write(page->text.data() + offset, std::min(length, n - offset));
+                                 if (offset < n)
+                                   return sink.write(page->text.data() + offset, std::min(length, n - offset));
                                  const std::size_t o = offset - n;
                                  return sink.write(tail->data() + o, std::min(length, tail->size() - o));
                                });
     }
-    last_scrape_us_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+    last_scrape_us_ =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
   });
 
   h.get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
@@ -686,7 +696,8 @@ void Agent::registerRoutes() {
     sendJson(res, json{{"endpoints",
                         {"/metrics", "/healthz", "/api/v1/gpus", "/api/v1/gpus/{index|uuid}/latest",
                          "/api/v1/history?gpu=&field=&since=&until=&step=&agg=", "/api/v1/health",
-                         "/api/v1/incidents?state=open|all", "/api/v1/incidents/{id}", "/api/v1/events?since=", "/api/v1/diag", "/api/v1/diag/{name}"}}});
+                         "/api/v1/incidents?state=open|all", "/api/v1/incidents/{id}",
+                         "/api/v1/events?since=", "/api/v1/diag", "/api/v1/diag/{name}"}}});
   };
   if (health_) health_->registerRoutes(h);
   registerDiagRoutes();

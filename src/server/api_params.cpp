@@ -26,8 +26,8 @@ Result<std::int64_t> parseRfc3339(std::string_view s) {
   const Status bad = Status::Error("'" + std::string(s) + "' is not an RFC3339 time (e.g. 2024-05-01T12:00:00Z)");
   int y, mo, d, h, mi, sec;
   if (!digits(s, 0, 4, &y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, &mo) || s[7] != '-' ||
-      !digits(s, 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, &h) ||
-      s[13] != ':' || !digits(s, 14, 2, &mi) || s[16] != ':' || !digits(s, 17, 2, &sec))
+      !digits(s, 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, &h) || s[13] != ':' ||
+      !digits(s, 14, 2, &mi) || s[16] != ':' || !digits(s, 17, 2, &sec))
     return bad;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return bad;
   std::size_t pos = 19;
@@ -88,8 +88,9 @@ Result<std::int64_t> parseTimeSpec(std::string_view text, std::int64_t now_ms) {
   if (rel.starts_with("-")) rel.remove_prefix(1);
   auto d = parseDuration(rel);
   if (!d) {
-    return Status::Error("'" + std::string(text) +
-                         "' is not a time: give RFC3339 (2024-05-01T12:00:00Z), unix seconds, or a duration ago (1h, 30m)");
+    return Status::Error(
+        "'" + std::string(text) +
+        "' is not a time: give RFC3339 (2024-05-01T12:00:00Z), unix seconds, or a duration ago (1h, 30m)");
   }
   return now_ms - d->count();
 }

@@ -44,8 +44,7 @@ Status checkKeys(const Checker& c, const YAML::Node& map, const std::string& pre
   for (const auto& kv : map) {
     const std::string key = kv.first.Scalar();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      return c.error(kv.first, prefix.empty() ? key : prefix + "." + key,
-                     "unknown key (known: " + join(known) + ")");
+      return c.error(kv.first, prefix.empty() ? key : prefix + "." + key, "unknown key (known: " + join(known) + ")");
     }
   }
   return Status::Ok();
@@ -64,23 +63,26 @@ Status readDuration(const Checker& c, const YAML::Node& n, const std::string& fi
   return Status::Ok();
 }
 
-Status readSize(const Checker& c, const YAML::Node& n, const std::string& field, std::size_t min,
-                std::size_t max, std::size_t* out) {
+Status readSize(const Checker& c, const YAML::Node& n, const std::string& field, std::size_t min, std::size_t max,
+                std::size_t* out) {
   if (Status s = needScalar(c, n, field); !s) return s;
   std::string text = n.Scalar();
   std::uint64_t mult = 1;
   std::string num = text;
   auto ends = [&](std::string_view suf) { return text.size() > suf.size() && text.ends_with(suf); };
-  if (ends("KiB")) mult = 1024, num = text.substr(0, text.size() - 3);
-  else if (ends("MiB")) mult = 1024 * 1024, num = text.substr(0, text.size() - 3);
+  if (ends("KiB"))
+    mult = 1024, num = text.substr(0, text.size() - 3);
+  else if (ends("MiB"))
+    mult = 1024 * 1024, num = text.substr(0, text.size() - 3);
   std::uint64_t v = 0;
   auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
   if (ec != std::errc() || p != num.data() + num.size())
     return c.error(n, field, "expected a whole number (optionally with KiB or MiB), got '" + text + "'");
   v *= mult;
   if (v < min || v > max)
-    return c.error(n, field, "must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                                 ", got " + std::to_string(v));
+    return c.error(
+        n, field,
+        "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + std::to_string(v));
   *out = static_cast<std::size_t>(v);
   return Status::Ok();
 }
@@ -88,22 +90,26 @@ Status readSize(const Checker& c, const YAML::Node& n, const std::string& field,
 Status readBool(const Checker& c, const YAML::Node& n, const std::string& field, bool* out) {
   if (Status s = needScalar(c, n, field); !s) return s;
   const std::string& v = n.Scalar();
-  if (v == "true" || v == "yes" || v == "on") *out = true;
-  else if (v == "false" || v == "no" || v == "off") *out = false;
-  else return c.error(n, field, "expected true or false, got '" + v + "'");
+  if (v == "true" || v == "yes" || v == "on")
+    *out = true;
+  else if (v == "false" || v == "no" || v == "off")
+    *out = false;
+  else
+    return c.error(n, field, "expected true or false, got '" + v + "'");
   return Status::Ok();
 }
 
 bool validLabelName(std::string_view s) {
   if (s.empty() || s.starts_with("__")) return false;
   if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
 }
 
 // Labels the exporter sets itself; an extra label may not shadow them.
 const std::set<std::string, std::less<>> kReservedLabels = {
-    "gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "GPU_I_PROFILE", "GPU_I_ID",
-    "state", "err_code", "err_msg", "uuid", "instance", "job", "le", "quantile"};
+    "gpu",      "UUID",    "pci_bus_id", "device",   "modelName", "Hostname", "GPU_I_PROFILE", "GPU_I_ID", "state",
+    "err_code", "err_msg", "uuid",       "instance", "job",       "le",       "quantile"};
 
 Result<std::chrono::hours> toHours(const Checker& c, const YAML::Node& n, const std::string& field, Millis d) {
   if (d.count() % 3600000 != 0) return c.error(n, field, "must be a whole number of hours (e.g. 24h, 30d)");
@@ -134,18 +140,23 @@ Status parseAlerts(const Checker& c, const YAML::Node& a, AlertSettings& out) {
   for (const auto& s : sinks) {
     const std::string f = "alerts.sinks[" + std::to_string(idx++) + "]";
     if (!s.IsMap()) return c.error(s, f, "expected a mapping (type, url, ...)");
-    if (Status st = checkKeys(c, s, f, {"type", "name", "url", "command", "timeout", "rate_limit", "rate_interval",
-                                        "headers", "generator_url", "verify_tls"});
+    if (Status st = checkKeys(c, s, f,
+                              {"type", "name", "url", "command", "timeout", "rate_limit", "rate_interval", "headers",
+                               "generator_url", "verify_tls"});
         !st)
       return st;
     alert::SinkConfig sc;
     auto t = s["type"];
     if (!t) return c.error(s, f + ".type", "required (webhook, alertmanager or command)");
     if (Status st = needScalar(c, t, f + ".type"); !st) return st;
-    if (t.Scalar() == "webhook") sc.type = alert::SinkConfig::Type::webhook;
-    else if (t.Scalar() == "alertmanager") sc.type = alert::SinkConfig::Type::alertmanager;
-    else if (t.Scalar() == "command") sc.type = alert::SinkConfig::Type::command;
-    else return c.error(t, f + ".type", "expected webhook, alertmanager or command, got '" + t.Scalar() + "'");
+    if (t.Scalar() == "webhook")
+      sc.type = alert::SinkConfig::Type::webhook;
+    else if (t.Scalar() == "alertmanager")
+      sc.type = alert::SinkConfig::Type::alertmanager;
+    else if (t.Scalar() == "command")
+      sc.type = alert::SinkConfig::Type::command;
+    else
+      return c.error(t, f + ".type", "expected webhook, alertmanager or command, got '" + t.Scalar() + "'");
     sc.name = alert::toString(sc.type);
     if (auto n = s["name"]; n) {
       if (Status st = needScalar(c, n, f + ".name"); !st) return st;
@@ -153,7 +164,8 @@ Status parseAlerts(const Checker& c, const YAML::Node& a, AlertSettings& out) {
       sc.name = n.Scalar();
     }
     if (!names.insert(sc.name).second)
-      return c.error(s["name"] ? s["name"] : s, f + ".name", "sink name '" + sc.name + "' is used twice (give each sink a name)");
+      return c.error(s["name"] ? s["name"] : s, f + ".name",
+                     "sink name '" + sc.name + "' is used twice (give each sink a name)");
     const bool http = sc.type != alert::SinkConfig::Type::command;
     if (auto n = s["url"]; n) {
       if (!http) return c.error(n, f + ".url", "not used by a command sink");
@@ -214,9 +226,12 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
 
   if (auto n = root["listen"]; n) {
     std::vector<YAML::Node> items;
-    if (n.IsScalar()) items.push_back(n);
-    else if (n.IsSequence()) for (const auto& i : n) items.push_back(i);
-    else return c.error(n, "listen", "expected an address or a list of addresses");
+    if (n.IsScalar())
+      items.push_back(n);
+    else if (n.IsSequence())
+      for (const auto& i : n) items.push_back(i);
+    else
+      return c.error(n, "listen", "expected an address or a list of addresses");
     if (items.empty()) return c.error(n, "listen", "needs at least one address");
     cfg.listen.clear();
     for (const auto& i : items) {
@@ -243,7 +258,8 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
     }
     if (auto n = s["slow_interval"]; n) {
       if (Status st = readDuration(c, n, "sampling.slow_interval", &cfg.slow_interval); !st) return st;
-      if (cfg.slow_interval > Millis(24LL * 3600000)) return c.error(n, "sampling.slow_interval", "must be at most 24h");
+      if (cfg.slow_interval > Millis(24LL * 3600000))
+        return c.error(n, "sampling.slow_interval", "must be at most 24h");
     }
     if (auto n = s["call_deadline"]; n) {
       if (Status st = readDuration(c, n, "sampling.call_deadline", &cfg.call_deadline); !st) return st;
@@ -283,7 +299,8 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
         const std::string name = kv.first.Scalar();
         const std::string field = "metrics.extra_labels." + name;
         if (!validLabelName(name))
-          return c.error(kv.first, field, "not a valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)");
+          return c.error(kv.first, field,
+                         "not a valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)");
         if (kReservedLabels.count(name) || !exporter::isValidExtraLabel(name, exporter::Naming::Dcgm) ||
             !exporter::isValidExtraLabel(name, exporter::Naming::Native))
           return c.error(kv.first, field, "is set by gpuwarden itself");
@@ -295,7 +312,8 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
 
   if (auto h = root["history"]; h) {
     if (!h.IsMap()) return c.error(h, "history", "expected a mapping");
-    if (Status st = checkKeys(c, h, "history", {"enabled", "raw_retention", "downsampled_retention", "flush_interval"}); !st)
+    if (Status st = checkKeys(c, h, "history", {"enabled", "raw_retention", "downsampled_retention", "flush_interval"});
+        !st)
       return st;
     if (auto n = h["enabled"]; n)
       if (Status st = readBool(c, n, "history.enabled", &cfg.history_enabled); !st) return st;
@@ -319,14 +337,16 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
     if (auto n = h["flush_interval"]; n) {
       if (Status st = readDuration(c, n, "history.flush_interval", &cfg.flush_interval); !st) return st;
       if (cfg.flush_interval < Millis(100) || cfg.flush_interval > Millis(10000))
-        return c.error(n, "history.flush_interval", "must be between 100ms and 10s (at most 10 s of history is lost on a crash)");
+        return c.error(n, "history.flush_interval",
+                       "must be between 100ms and 10s (at most 10 s of history is lost on a crash)");
     }
   }
 
   if (auto h = root["http"]; h) {
     if (!h.IsMap()) return c.error(h, "http", "expected a mapping");
-    if (Status st = checkKeys(c, h, "http", {"read_timeout", "write_timeout", "idle_timeout", "max_header_bytes",
-                                             "max_body_bytes", "max_connections", "max_requests_per_connection"});
+    if (Status st = checkKeys(c, h, "http",
+                              {"read_timeout", "write_timeout", "idle_timeout", "max_header_bytes", "max_body_bytes",
+                               "max_connections", "max_requests_per_connection"});
         !st)
       return st;
     auto timeout = [&](const char* key, Millis* out) -> Status {
@@ -341,7 +361,8 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
     if (Status st = timeout("write_timeout", &cfg.http.write_timeout); !st) return st;
     if (Status st = timeout("idle_timeout", &cfg.http.idle_timeout); !st) return st;
     if (auto n = h["max_header_bytes"]; n)
-      if (Status st = readSize(c, n, "http.max_header_bytes", 1024, 1 << 20, &cfg.http.max_header_bytes); !st) return st;
+      if (Status st = readSize(c, n, "http.max_header_bytes", 1024, 1 << 20, &cfg.http.max_header_bytes); !st)
+        return st;
     if (auto n = h["max_body_bytes"]; n)
       if (Status st = readSize(c, n, "http.max_body_bytes", 0, 1 << 20, &cfg.http.max_body_bytes); !st) return st;
     if (auto n = h["max_connections"]; n)
@@ -374,13 +395,12 @@ std::string describeAlerts(const AlertSettings& a) {
 Millis AlertSettings::effectiveRepeatInterval() const {
   if (repeat_interval) return *repeat_interval;
   for (const auto& s : sinks)
-    if (s.type == alert::SinkConfig::Type::alertmanager) return Millis(60000);  // under Alertmanager's 5 m resolve_timeout
+    if (s.type == alert::SinkConfig::Type::alertmanager)
+      return Millis(60000);  // under Alertmanager's 5 m resolve_timeout
   return std::chrono::duration_cast<Millis>(std::chrono::hours(4));
 }
 
-
 AgentConfig::AgentConfig() { listen.push_back(*parseListenAddress(":9400")); }
-
 
 Result<Millis> parseDuration(std::string_view text) {
   const std::string original(text);
@@ -397,16 +417,23 @@ Result<Millis> parseDuration(std::string_view text) {
     std::string_view unit = text.substr(0, n);
     text.remove_prefix(n);
     std::int64_t mult = 0;
-    if (unit == "ms") mult = 1;
-    else if (unit == "s") mult = 1000;
-    else if (unit == "m") mult = 60000;
-    else if (unit == "h") mult = 3600000;
-    else if (unit == "d") mult = 86400000;
-    else if (unit == "w") mult = 7 * 86400000LL;
+    if (unit == "ms")
+      mult = 1;
+    else if (unit == "s")
+      mult = 1000;
+    else if (unit == "m")
+      mult = 60000;
+    else if (unit == "h")
+      mult = 3600000;
+    else if (unit == "d")
+      mult = 86400000;
+    else if (unit == "w")
+      mult = 7 * 86400000LL;
     else if (unit.empty())
       return Status::Error("duration '" + original + "' needs a unit (ms, s, m, h, d, w)");
     else
-      return Status::Error("unknown unit '" + std::string(unit) + "' in duration '" + original + "' (ms, s, m, h, d, w)");
+      return Status::Error("unknown unit '" + std::string(unit) + "' in duration '" + original +
+                           "' (ms, s, m, h, d, w)");
     if (v > (INT64_MAX / 4) / mult || total > INT64_MAX / 4 - v * mult)
       return Status::Error("duration '" + original + "' is too large");
     total += v * mult;

@@ -25,9 +25,9 @@ struct ListenAddress {
 };
 
 struct HttpLimits {
-  Millis read_timeout{5000};     // the whole request head must arrive within this
+  Millis read_timeout{5000};  // the whole request head must arrive within this
   Millis write_timeout{5000};
-  Millis idle_timeout{5000};     // keep-alive: an idle connection is closed after this
+  Millis idle_timeout{5000};                 // keep-alive: an idle connection is closed after this
   std::size_t max_header_bytes = 16 * 1024;  // request line + headers; over it: 431
   std::size_t max_body_bytes = 4096;         // GET/HEAD only; over it: 413
   std::size_t max_connections = 64;          // connections served at once; more get 503
@@ -47,7 +47,7 @@ struct AlertSettings {
 
 struct AgentConfig {
   std::string source = "<defaults>";  // file the config came from, for messages
-  std::vector<ListenAddress> listen;   // default ":9400"
+  std::vector<ListenAddress> listen;  // default ":9400"
   std::string data_dir = "/var/lib/gpuwarden";
   // sampling
   Millis fast_interval{1000};

@@ -42,10 +42,14 @@ bool onlyKnown(const httplib::Request& req, httplib::Response& res, std::initial
 std::string escapeLabel(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -54,27 +58,25 @@ std::string escapeLabel(const std::string& s) {
 
 health::HealthState stateOfSeverity(health::Severity s) {
   switch (s) {
-    case health::Severity::Info: return health::HealthState::Healthy;
-    case health::Severity::Warning: return health::HealthState::Warning;
-    case health::Severity::Critical: return health::HealthState::Critical;
-    case health::Severity::Fatal: return health::HealthState::Fatal;
+    case health::Severity::Info:
+      return health::HealthState::Healthy;
+    case health::Severity::Warning:
+      return health::HealthState::Warning;
+    case health::Severity::Critical:
+      return health::HealthState::Critical;
+    case health::Severity::Fatal:
+      return health::HealthState::Fatal;
   }
   return health::HealthState::Unknown;
 }
 
 json findingJson(const health::Finding& f) {
-  return json{{"rule", f.rule},
-              {"gpu_index", f.gpu_index},
-              {"gpu_uuid", f.gpu_uuid},
-              {"severity", std::string(health::severityName(f.severity))},
-              {"summary", f.summary},
-              {"action", f.action},
-              {"kb_id", f.kb_id},
-              {"evidence", f.evidence},
-              {"key", f.key},
-              {"sticky", f.sticky},
-              {"since_ms", f.since_ms},
-              {"xid", f.xid}};
+  return json{{"rule", f.rule},         {"gpu_index", f.gpu_index},
+              {"gpu_uuid", f.gpu_uuid}, {"severity", std::string(health::severityName(f.severity))},
+              {"summary", f.summary},   {"action", f.action},
+              {"kb_id", f.kb_id},       {"evidence", f.evidence},
+              {"key", f.key},           {"sticky", f.sticky},
+              {"since_ms", f.since_ms}, {"xid", f.xid}};
 }
 
 json incidentJson(const health::Incident& i, bool with_context) {
@@ -172,7 +174,8 @@ json healthReport(const std::vector<collect::GpuView>& views, const std::vector<
   }
   json node = json::array();
   for (const auto& f : findings) {
-    bool matched = std::any_of(views.begin(), views.end(), [&](const collect::GpuView& v) { return !v.id.is_mig && v.id.uuid == f.gpu_uuid; });
+    bool matched = std::any_of(views.begin(), views.end(),
+                               [&](const collect::GpuView& v) { return !v.id.is_mig && v.id.uuid == f.gpu_uuid; });
     if (matched) continue;
     node.push_back(findingJson(f));
     overall = health::worstOf(overall, stateOfSeverity(f.severity));
@@ -218,7 +221,8 @@ void HealthService::start() {
     if (!s) return {-1, ""};
     const std::string want = nvml::normalizeBusId(bus_id);
     for (const auto& v : s->snapshot())
-      if (!v.id.is_mig && nvml::normalizeBusId(v.id.pci_bus_id) == want) return {static_cast<int>(v.id.index), v.id.uuid};
+      if (!v.id.is_mig && nvml::normalizeBusId(v.id.pci_bus_id) == want)
+        return {static_cast<int>(v.id.index), v.id.uuid};
     return {-1, ""};
   };
   kmsg_ = std::make_unique<events::KmsgSource>(platform::FsRoot(opt_.root), &in_, ko);
@@ -307,8 +311,9 @@ void HealthService::tick(std::int64_t now_ms, bool processes) {
         // The simulated GPUs' processes are not this host's: against the host's /proc every one
         // would look like a zombie. With --root the check runs on the given tree.
         if (!sim_processes_logged_)
-          logLine("info", "process checks (zombie_process) off: simulated GPUs report pids that are not this host's "
-                          "(give --root DIR to check them against a prepared /proc)");
+          logLine("info",
+                  "process checks (zombie_process) off: simulated GPUs report pids that are not this host's "
+                  "(give --root DIR to check them against a prepared /proc)");
         sim_processes_logged_ = true;
         session.reset();
       }
@@ -333,9 +338,9 @@ void HealthService::tick(std::int64_t now_ms, bool processes) {
   } else {
     for (const auto& i : *opened)
       logLine(i.severity >= health::Severity::Critical ? "error" : "warning",
-              "incident " + std::to_string(i.id) + (i.escalated ? " escalated" : " opened") + ": " + i.rule + " on GPU " +
-                  std::to_string(i.gpu_index) + " (" + std::string(health::severityName(i.severity)) + "): " + i.summary +
-                  " -> " + i.action);
+              "incident " + std::to_string(i.id) + (i.escalated ? " escalated" : " opened") + ": " + i.rule +
+                  " on GPU " + std::to_string(i.gpu_index) + " (" + std::string(health::severityName(i.severity)) +
+                  "): " + i.summary + " -> " + i.action);
   }
   submitAlerts(now_ms, opened && !opened->empty());
   std::lock_guard l(mu_);
@@ -373,16 +378,20 @@ void HealthService::submitAlerts(std::int64_t now_ms, bool opened) {
     const bool fresh = firing_.count(id) == 0;
     if (!fresh && !resubmit) continue;
     auto r = opt_.alerts->submit(incidentAlert(inc, host));
-    if (!r) logLine("error", "alert " + id + " not queued: " + r.error());
-    else if (fresh && *r) logLine("info", "alert " + id + " firing (" + std::string(health::severityName(inc.severity)) + ")");
+    if (!r)
+      logLine("error", "alert " + id + " not queued: " + r.error());
+    else if (fresh && *r)
+      logLine("info", "alert " + id + " firing (" + std::string(health::severityName(inc.severity)) + ")");
   }
   for (const auto& [id, inc] : firing_) {
     if (current.count(id)) continue;
     std::int64_t resolved = now_ms;
     if (auto stored = incidents_->get(inc.id); stored && stored->resolved_ms > 0) resolved = stored->resolved_ms;
     auto r = opt_.alerts->submit(incidentAlert(inc, host, resolved));
-    if (!r) logLine("error", "resolved alert " + id + " not queued: " + r.error());
-    else logLine("info", "alert " + id + " resolved");
+    if (!r)
+      logLine("error", "resolved alert " + id + " not queued: " + r.error());
+    else
+      logLine("info", "alert " + id + " resolved");
   }
   firing_ = std::move(current);
 }
@@ -391,7 +400,8 @@ void HealthService::registerRoutes(HttpServer& h) {
   h.get("/api/v1/incidents", [this](const httplib::Request& req, httplib::Response& res) {
     if (!onlyKnown(req, res, {"state", "limit"})) return;
     std::string state = req.has_param("state") ? req.get_param_value("state") : "open";
-    if (state != "open" && state != "all") return jsonError(res, 400, "state must be open or all, got '" + state + "'", "state");
+    if (state != "open" && state != "all")
+      return jsonError(res, 400, "state must be open or all, got '" + state + "'", "state");
     int limit = 100;
     if (req.has_param("limit")) {
       try {
@@ -488,13 +498,12 @@ void HealthService::appendMetrics(std::string& body, const std::vector<collect::
     std::string labels = "gpu=\"" + (c.gpu_index >= 0 ? std::to_string(c.gpu_index) : std::string()) + "\"," +
                          (native_labels ? "uuid" : "UUID") + "=\"" + escapeLabel(c.gpu_uuid) + "\",code=\"" +
                          std::to_string(c.code) + "\"";
-    if (!hostname.empty()) labels += std::string(native_labels ? ",hostname" : ",Hostname") + "=\"" + escapeLabel(hostname) + "\"";
+    if (!hostname.empty())
+      labels += std::string(native_labels ? ",hostname" : ",Hostname") + "=\"" + escapeLabel(hostname) + "\"";
     body += "gpuwarden_xid_errors_total{" + labels + "} " + std::to_string(c.count) + "\n";
   }
 }
 
-std::uint64_t HealthService::metricsKey() const {
-  return incidents_->healthDigest() * 31 + log_->xidTotal();
-}
+std::uint64_t HealthService::metricsKey() const { return incidents_->healthDigest() * 31 + log_->xidTotal(); }
 
 }  // namespace gw::server

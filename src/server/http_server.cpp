@@ -354,11 +354,21 @@ Status HttpServer::listen(const std::vector<ListenAddress>& addresses) {
     svr.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
       switch (res.status) {
-        case 404: jsonError(res, 404, "no such endpoint: " + req.path + " (see /api/v1)"); break;
-        case 413: jsonError(res, 413, "request body too large"); break;
-        case 414: jsonError(res, 414, "request URI too long"); break;
-        case 400: jsonError(res, 400, "malformed request"); break;
-        default: jsonError(res, res.status, "request failed with HTTP status " + std::to_string(res.status)); break;
+        case 404:
+          jsonError(res, 404, "no such endpoint: " + req.path + " (see /api/v1)");
+          break;
+        case 413:
+          jsonError(res, 413, "request body too large");
+          break;
+        case 414:
+          jsonError(res, 414, "request URI too long");
+          break;
+        case 400:
+          jsonError(res, 400, "malformed request");
+          break;
+        default:
+          jsonError(res, res.status, "request failed with HTTP status " + std::to_string(res.status));
+          break;
       }
       return httplib::Server::HandlerResponse::Handled;
     }));

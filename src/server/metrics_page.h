@@ -34,7 +34,7 @@ struct MetricsPage {
   MetricsPageKey key;
   std::vector<collect::GpuView> views;  // the snapshot the page was rendered from
   collect::AgentStats stats;
-  std::string text;                     // exporter::renderSampledMetrics + health series
+  std::string text;  // exporter::renderSampledMetrics + health series
 
   // The text as a gzip prefix, compressed on the first gzip scrape and kept with the page.
   const exporter::GzipPrefix& gzip() const;

@@ -32,10 +32,10 @@ auto Sample(const Call& c) {
 }  // namespace gw::sim
 
 // Opens an entry point on a device: returns the gate's error, else leaves `c` usable.
-#define GW_ENTER_DEVICE(device, policy)                                   \
-  ::gw::sim::Call c = ::gw::sim::EnterDevice(device, __func__, policy);   \
+#define GW_ENTER_DEVICE(device, policy)                                 \
+  ::gw::sim::Call c = ::gw::sim::EnterDevice(device, __func__, policy); \
   if (!c) return c.rc
 
-#define GW_ENTER_SYSTEM()                                      \
-  ::gw::sim::Call c = ::gw::sim::EnterSystem(__func__);        \
+#define GW_ENTER_SYSTEM()                               \
+  ::gw::sim::Call c = ::gw::sim::EnterSystem(__func__); \
   if (!c) return c.rc

@@ -14,16 +14,19 @@ const std::vector<FaultTypeInfo>& Table() {
       {"ecc_sbe", FaultType::kEccSbe, true, false, {"count"}, {}},
       {"ecc_dbe", FaultType::kEccDbe, true, false, {"count"}, {}},
       {"retired_pages", FaultType::kRetiredPages, true, false, {"sbe", "dbe", "pending"}, {}},
-      {"row_remap", FaultType::kRowRemap, true, false,
-       {"correctable", "uncorrectable", "pending", "failure"}, {}},
+      {"row_remap", FaultType::kRowRemap, true, false, {"correctable", "uncorrectable", "pending", "failure"}, {}},
       {"thermal_slowdown", FaultType::kThermalSlowdown, true, true, {"temperature"}, {}},
       {"power_slowdown", FaultType::kPowerSlowdown, true, true, {"clock_factor"}, {}},
       {"power_brake", FaultType::kPowerBrake, true, true, {"clock_factor"}, {}},
       {"pcie_downtrain", FaultType::kPcieDowntrain, true, true, {"gen", "width"}, {}},
       {"pcie_replay", FaultType::kPcieReplay, true, true, {"rate"}, {"rate"}},
       {"nvlink_down", FaultType::kNvlinkDown, true, true, {"link"}, {"link"}},
-      {"nvlink_errors", FaultType::kNvlinkErrors, true, true,
-       {"link", "replay", "recovery", "crc_flit", "crc_data"}, {}},
+      {"nvlink_errors",
+       FaultType::kNvlinkErrors,
+       true,
+       true,
+       {"link", "replay", "recovery", "crc_flit", "crc_data"},
+       {}},
       {"fan_failure", FaultType::kFanFailure, true, true, {}, {}},
       {"fall_off_bus", FaultType::kFallOffBus, true, false, {}, {}},
       {"hang", FaultType::kHang, true, true, {"seconds", "call"}, {"seconds"}},
@@ -51,8 +54,7 @@ std::string FaultTypeList() {
   return out;
 }
 
-FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile,
-                       double t) {
+FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile, double t) {
   FaultEffects e;
   for (const FaultConfig* f : faults) {
     if (!f->ActiveAt(t)) continue;
@@ -82,7 +84,8 @@ FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuP
         // Clocks pinned at the application clock (a leftover `nvidia-smi -lgc`, or a driver that
         // never lets the board drop to P8): idle work still burns a P0 floor, ~120 W on an H100.
         e.clocks_locked = true;
-        e.locked_idle_power = f->watts > 0 ? f->watts : profile.idle_power + 0.08 * (profile.full_power - profile.idle_power);
+        e.locked_idle_power =
+            f->watts > 0 ? f->watts : profile.idle_power + 0.08 * (profile.full_power - profile.idle_power);
         break;
       case FaultType::kNvlinkDown:
         if (f->link >= 0) e.nvlink_down_mask |= 1u << f->link;
@@ -135,19 +138,28 @@ unsigned long long PcieReplaysAt(const std::vector<const FaultConfig*>& faults, 
   return n;
 }
 
-unsigned long long NvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link,
-                                  unsigned counter, double t) {
+unsigned long long NvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link, unsigned counter,
+                                  double t) {
   unsigned long long n = 0;
   for (const FaultConfig* f : faults) {
     if (f->type != FaultType::kNvlinkErrors) continue;
     if (f->link >= 0 && static_cast<unsigned>(f->link) != link) continue;
     double rate = 0;
     switch (counter) {
-      case NVML_NVLINK_ERROR_DL_REPLAY: rate = f->replay; break;
-      case NVML_NVLINK_ERROR_DL_RECOVERY: rate = f->recovery; break;
-      case NVML_NVLINK_ERROR_DL_CRC_FLIT: rate = f->crc_flit; break;
-      case NVML_NVLINK_ERROR_DL_CRC_DATA: rate = f->crc_data; break;
-      default: break;
+      case NVML_NVLINK_ERROR_DL_REPLAY:
+        rate = f->replay;
+        break;
+      case NVML_NVLINK_ERROR_DL_RECOVERY:
+        rate = f->recovery;
+        break;
+      case NVML_NVLINK_ERROR_DL_CRC_FLIT:
+        rate = f->crc_flit;
+        break;
+      case NVML_NVLINK_ERROR_DL_CRC_DATA:
+        rate = f->crc_data;
+        break;
+      default:
+        break;
     }
     n += static_cast<unsigned long long>(std::floor(rate * f->ElapsedAt(t)));
   }

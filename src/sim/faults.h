@@ -15,9 +15,9 @@ namespace gw::sim {
 struct FaultTypeInfo {
   std::string_view name;
   FaultType type;
-  bool per_gpu;           // needs `gpu:`; false for machine-wide faults
+  bool per_gpu;  // needs `gpu:`; false for machine-wide faults
   bool allows_duration;
-  std::vector<std::string_view> params;     // allowed keys beside type/gpu/at/duration/note
+  std::vector<std::string_view> params;  // allowed keys beside type/gpu/at/duration/note
   std::vector<std::string_view> required;
 };
 
@@ -27,28 +27,35 @@ std::string FaultTypeList();
 // What the faults active at time t do to a GPU's physics (clock, power, temperature, links).
 struct FaultEffects {
   bool thermal = false;
-  double thermal_target = 0;        // degrees C the cooler can no longer keep below
+  double thermal_target = 0;  // degrees C the cooler can no longer keep below
   bool fan_failed = false;
-  double clock_factor = 1;          // power slowdown / brake
-  std::uint64_t reasons = 0;        // clock event reasons forced by faults
-  unsigned pcie_gen = 0, pcie_width = 0;   // 0 = not downtrained
+  double clock_factor = 1;                // power slowdown / brake
+  std::uint64_t reasons = 0;              // clock event reasons forced by faults
+  unsigned pcie_gen = 0, pcie_width = 0;  // 0 = not downtrained
   std::uint32_t nvlink_down_mask = 0;
   bool clocks_locked = false;
-  double locked_idle_power = 0;     // watts drawn at 0 % utilisation while locked
+  double locked_idle_power = 0;  // watts drawn at 0 % utilisation while locked
 };
-FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile,
-                       double t);
+FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile, double t);
 
 // Monotonic counters: sums over faults that have started by t.
-struct EccCounts { unsigned long long sbe = 0, dbe = 0; };
+struct EccCounts {
+  unsigned long long sbe = 0, dbe = 0;
+};
 EccCounts EccAt(const std::vector<const FaultConfig*>& faults, double t);
-struct RetiredPages { unsigned sbe = 0, dbe = 0; bool pending = false; };
+struct RetiredPages {
+  unsigned sbe = 0, dbe = 0;
+  bool pending = false;
+};
 RetiredPages RetiredAt(const std::vector<const FaultConfig*>& faults, double t);
-struct RemappedRows { unsigned correctable = 0, uncorrectable = 0; bool pending = false, failure = false; };
+struct RemappedRows {
+  unsigned correctable = 0, uncorrectable = 0;
+  bool pending = false, failure = false;
+};
 RemappedRows RemappedAt(const std::vector<const FaultConfig*>& faults, double t);
 unsigned long long PcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t);
 // counter: nvmlNvLinkErrorCounter_t
-unsigned long long NvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link,
-                                  unsigned counter, double t);
+unsigned long long NvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link, unsigned counter,
+                                  double t);
 
 }  // namespace gw::sim

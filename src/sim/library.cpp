@@ -16,10 +16,10 @@ namespace gw::sim {
 namespace {
 
 struct Library {
-  std::mutex init_mu;                   // nvmlInit / nvmlShutdown / switching worlds
+  std::mutex init_mu;  // nvmlInit / nvmlShutdown / switching worlds
   std::atomic<World*> world{nullptr};
   std::atomic<int> refcount{0};
-  std::vector<std::unique_ptr<World>> worlds;   // every world built, kept for stale handles
+  std::vector<std::unique_ptr<World>> worlds;  // every world built, kept for stale handles
   std::mutex err_mu;
   std::string last_error;
   // Every distinct message handed out by gwSimLastError, never freed, so a returned pointer
@@ -55,8 +55,10 @@ bool ReadClockSettings(ClockSettings* cs, std::string* err) {
   if (!number("GPUWARDEN_SIM_SPEED", &cs->speed, true)) return false;
   const char* mode = std::getenv("GPUWARDEN_SIM_CLOCK");
   std::string m = mode ? mode : "";
-  if (m == "manual") cs->manual = true;
-  else if (m.empty() || m == "real") cs->manual = false;
+  if (m == "manual")
+    cs->manual = true;
+  else if (m.empty() || m == "real")
+    cs->manual = false;
   else {
     *err = "GPUWARDEN_SIM_CLOCK: expected manual or real, got '" + m + "'";
     return false;
@@ -126,8 +128,8 @@ nvmlReturn_t InitLibrary() {
   }
   // Same files and clock settings: the same machine, which keeps its time and handles across
   // nvmlShutdown/nvmlInit (a driver reload must not rewind the scenario).
-  std::string key = r.sources + "\n#clock " + (cs.manual ? "manual " : "real ") + std::to_string(cs.start) +
-                    " " + std::to_string(cs.speed);
+  std::string key = r.sources + "\n#clock " + (cs.manual ? "manual " : "real ") + std::to_string(cs.start) + " " +
+                    std::to_string(cs.speed);
   World* w = L.world.load();
   if (!w || w->key != key) {
     auto fresh = std::make_unique<World>(std::move(r.scenario), std::move(key), cs);
@@ -139,12 +141,15 @@ nvmlReturn_t InitLibrary() {
   const double t = w->clock.Now();
   const std::string who = "scenario '" + w->scenario.name + "'";
   switch (w->scenario.init_error) {
-    case InitError::kNone: break;
+    case InitError::kNone:
+      break;
     case InitError::kDriverNotLoaded:
       SetLastError(who + ": the NVIDIA kernel driver is not loaded (init_error: driver_not_loaded)");
       return NVML_ERROR_DRIVER_NOT_LOADED;
     case InitError::kLibRmVersionMismatch:
-      SetLastError(who + ": the NVML library and the kernel module are different versions (init_error: lib_rm_version_mismatch)");
+      SetLastError(
+          who +
+          ": the NVML library and the kernel module are different versions (init_error: lib_rm_version_mismatch)");
       return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
     case InitError::kNoPermission:
       SetLastError(who + ": no permission to open /dev/nvidiactl (init_error: no_permission)");
@@ -187,14 +192,16 @@ nvmlReturn_t PassGates(Call* c, Device* gpu, const char* function) {
   for (int pass = 0; pass < 2; ++pass) {
     for (const FaultConfig* f : gpu->gates) {
       if (f->type == FaultType::kFallOffBus && c->t >= f->at) {
-        SetLastError("GPU " + std::to_string(gpu->index) + " (" + gpu->pci.busIdLegacy + ") fell off the bus at t=" + Seconds(f->at));
+        SetLastError("GPU " + std::to_string(gpu->index) + " (" + gpu->pci.busIdLegacy +
+                     ") fell off the bus at t=" + Seconds(f->at));
         return c->rc = NVML_ERROR_GPU_IS_LOST;
       }
     }
     if (pass == 1) break;
     bool slept = false;
     for (const FaultConfig* f : gpu->gates) {
-      if (f->type == FaultType::kHang && f->ActiveAt(c->t) && (f->call.empty() || BaseName(f->call) == BaseName(function))) {
+      if (f->type == FaultType::kHang && f->ActiveAt(c->t) &&
+          (f->call.empty() || BaseName(f->call) == BaseName(function))) {
         // No lock is held here: a hung GPU blocks only its own callers.
         std::this_thread::sleep_for(std::chrono::duration<double>(f->seconds));
         slept = true;

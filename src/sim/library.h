@@ -29,9 +29,9 @@ enum class MigPolicy {
 struct Call {
   nvmlReturn_t rc = NVML_SUCCESS;
   World* world = nullptr;
-  Device* dev = nullptr;   // per the policy: the MIG device or the physical GPU
-  Device* gpu = nullptr;   // always the physical GPU
-  double t = 0;            // simulated time of the call
+  Device* dev = nullptr;  // per the policy: the MIG device or the physical GPU
+  Device* gpu = nullptr;  // always the physical GPU
+  double t = 0;           // simulated time of the call
   explicit operator bool() const { return rc == NVML_SUCCESS; }
 };
 

@@ -7,7 +7,17 @@
 namespace gw::sim {
 
 enum class Signal : std::uint64_t {
-  kUtil = 1, kMemUtil, kPower, kMemTemp, kPcieTx, kPcieRx, kBurst, kUuid, kSerial, kPage, kNvlink,
+  kUtil = 1,
+  kMemUtil,
+  kPower,
+  kMemTemp,
+  kPcieTx,
+  kPcieRx,
+  kBurst,
+  kUuid,
+  kSerial,
+  kPage,
+  kNvlink,
 };
 
 inline std::uint64_t Mix64(std::uint64_t x) {

@@ -10,7 +10,7 @@ using namespace gw::sim;
 
 namespace {
 
-constexpr unsigned kMigReservedMib = 12;   // per-instance driver allocations
+constexpr unsigned kMigReservedMib = 12;  // per-instance driver allocations
 
 unsigned long long Mib(unsigned long long mib) { return mib * 1024ull * 1024ull; }
 
@@ -19,7 +19,8 @@ unsigned long long ProcessMib(const Device& d, double t) {
   unsigned long long sum = 0;
   for (const auto& p : d.cfg->processes) {
     if (!ProcessPresent(p, t)) continue;
-    if (d.is_mig && (p.gpu_instance != d.mig->gpu_instance_id || p.compute_instance != d.mig->compute_instance_id)) continue;
+    if (d.is_mig && (p.gpu_instance != d.mig->gpu_instance_id || p.compute_instance != d.mig->compute_instance_id))
+      continue;
     sum += p.memory_mib;
   }
   return sum;
@@ -52,7 +53,7 @@ nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
 
 nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int length) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
-  if (c.dev->serial.empty()) return NVML_ERROR_NOT_SUPPORTED;   // GeForce boards have none
+  if (c.dev->serial.empty()) return NVML_ERROR_NOT_SUPPORTED;  // GeForce boards have none
   return CopyString(serial, length, c.dev->serial);
 }
 
@@ -64,7 +65,7 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int len
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minorNumber) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!minorNumber) return NVML_ERROR_INVALID_ARGUMENT;
-  *minorNumber = c.dev->index;   // /dev/nvidiaN
+  *minorNumber = c.dev->index;  // /dev/nvidiaN
   return NVML_SUCCESS;
 }
 
@@ -78,14 +79,22 @@ nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char* version
   return CopyString(version, length, c.dev->profile->inforom_image);
 }
 
-nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_t object, char* version, unsigned int length) {
+nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_t object, char* version,
+                                         unsigned int length) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   std::string_view v;
   switch (object) {
-    case NVML_INFOROM_OEM: v = c.dev->profile->inforom_oem; break;
-    case NVML_INFOROM_ECC: v = c.dev->profile->inforom_ecc; break;
-    case NVML_INFOROM_POWER: v = c.dev->profile->inforom_power; break;
-    default: return NVML_ERROR_INVALID_ARGUMENT;
+    case NVML_INFOROM_OEM:
+      v = c.dev->profile->inforom_oem;
+      break;
+    case NVML_INFOROM_ECC:
+      v = c.dev->profile->inforom_ecc;
+      break;
+    case NVML_INFOROM_POWER:
+      v = c.dev->profile->inforom_power;
+      break;
+    default:
+      return NVML_ERROR_INVALID_ARGUMENT;
   }
   if (v.empty()) return NVML_ERROR_NOT_SUPPORTED;
   return CopyString(version, length, v);
@@ -107,8 +116,12 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   *pci = c.dev->pci;
   return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci) { return nvmlDeviceGetPciInfo_v3(device, pci); }
-nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) { return nvmlDeviceGetPciInfo_v3(device, pci); }
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  return nvmlDeviceGetPciInfo_v3(device, pci);
+}
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  return nvmlDeviceGetPciInfo_v3(device, pci);
+}
 
 nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
@@ -220,11 +233,20 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type
   if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
   const GpuProfile& P = *c.dev->profile;
   switch (type) {
-    case NVML_CLOCK_GRAPHICS: *clock = P.max_graphics_clock; return NVML_SUCCESS;
-    case NVML_CLOCK_SM: *clock = P.max_sm_clock; return NVML_SUCCESS;
-    case NVML_CLOCK_MEM: *clock = P.max_mem_clock; return NVML_SUCCESS;
-    case NVML_CLOCK_VIDEO: *clock = P.max_video_clock; return NVML_SUCCESS;
-    default: return NVML_ERROR_INVALID_ARGUMENT;
+    case NVML_CLOCK_GRAPHICS:
+      *clock = P.max_graphics_clock;
+      return NVML_SUCCESS;
+    case NVML_CLOCK_SM:
+      *clock = P.max_sm_clock;
+      return NVML_SUCCESS;
+    case NVML_CLOCK_MEM:
+      *clock = P.max_mem_clock;
+      return NVML_SUCCESS;
+    case NVML_CLOCK_VIDEO:
+      *clock = P.max_video_clock;
+      return NVML_SUCCESS;
+    default:
+      return NVML_ERROR_INVALID_ARGUMENT;
   }
 }
 
@@ -234,10 +256,17 @@ nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t
   const GpuProfile& P = *c.dev->profile;
   switch (type) {
     case NVML_CLOCK_GRAPHICS:
-    case NVML_CLOCK_SM: *clockMHz = P.app_graphics_clock; return NVML_SUCCESS;
-    case NVML_CLOCK_MEM: *clockMHz = P.app_mem_clock; return NVML_SUCCESS;
-    case NVML_CLOCK_VIDEO: *clockMHz = P.max_video_clock; return NVML_SUCCESS;
-    default: return NVML_ERROR_INVALID_ARGUMENT;
+    case NVML_CLOCK_SM:
+      *clockMHz = P.app_graphics_clock;
+      return NVML_SUCCESS;
+    case NVML_CLOCK_MEM:
+      *clockMHz = P.app_mem_clock;
+      return NVML_SUCCESS;
+    case NVML_CLOCK_VIDEO:
+      *clockMHz = P.max_video_clock;
+      return NVML_SUCCESS;
+    default:
+      return NVML_ERROR_INVALID_ARGUMENT;
   }
 }
 
@@ -247,10 +276,13 @@ nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlCloc
 
 nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t type, nvmlClockId_t id, unsigned int* clockMHz) {
   switch (id) {
-    case NVML_CLOCK_ID_CURRENT: return nvmlDeviceGetClockInfo(device, type, clockMHz);
+    case NVML_CLOCK_ID_CURRENT:
+      return nvmlDeviceGetClockInfo(device, type, clockMHz);
     case NVML_CLOCK_ID_APP_CLOCK_TARGET:
-    case NVML_CLOCK_ID_APP_CLOCK_DEFAULT: return nvmlDeviceGetApplicationsClock(device, type, clockMHz);
-    case NVML_CLOCK_ID_CUSTOMER_BOOST_MAX: return nvmlDeviceGetMaxClockInfo(device, type, clockMHz);
+    case NVML_CLOCK_ID_APP_CLOCK_DEFAULT:
+      return nvmlDeviceGetApplicationsClock(device, type, clockMHz);
+    case NVML_CLOCK_ID_CUSTOMER_BOOST_MAX:
+      return nvmlDeviceGetMaxClockInfo(device, type, clockMHz);
     default: {
       GW_ENTER_DEVICE(device, MigPolicy::kParent);
       return NVML_ERROR_INVALID_ARGUMENT;
@@ -307,7 +339,8 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int* minLimit, unsigned int* maxLimit) {
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int* minLimit,
+                                                          unsigned int* maxLimit) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!minLimit || !maxLimit) return NVML_ERROR_INVALID_ARGUMENT;
   *minLimit = c.dev->profile->power_min * 1000;
@@ -344,19 +377,27 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t type, unsigned int* temp) {
+nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t type,
+                                               unsigned int* temp) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!temp) return NVML_ERROR_INVALID_ARGUMENT;
   const GpuProfile& P = *c.dev->profile;
   switch (type) {
-    case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: *temp = P.temp_shutdown; return NVML_SUCCESS;
-    case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: *temp = P.temp_slowdown; return NVML_SUCCESS;
+    case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN:
+      *temp = P.temp_shutdown;
+      return NVML_SUCCESS;
+    case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN:
+      *temp = P.temp_slowdown;
+      return NVML_SUCCESS;
     case NVML_TEMPERATURE_THRESHOLD_MEM_MAX:
       if (!P.hbm) return NVML_ERROR_NOT_SUPPORTED;
       *temp = P.temp_mem_max;
       return NVML_SUCCESS;
-    case NVML_TEMPERATURE_THRESHOLD_GPU_MAX: *temp = P.temp_gpu_max; return NVML_SUCCESS;
-    default: return NVML_ERROR_INVALID_ARGUMENT;
+    case NVML_TEMPERATURE_THRESHOLD_GPU_MAX:
+      *temp = P.temp_gpu_max;
+      return NVML_SUCCESS;
+    default:
+      return NVML_ERROR_INVALID_ARGUMENT;
   }
 }
 
@@ -371,7 +412,7 @@ nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int* numFans) {
 nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int* speed) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!speed) return NVML_ERROR_INVALID_ARGUMENT;
-  if (c.dev->profile->fans == 0) return NVML_ERROR_NOT_SUPPORTED;   // SXM and passive boards
+  if (c.dev->profile->fans == 0) return NVML_ERROR_NOT_SUPPORTED;  // SXM and passive boards
   if (fan >= c.dev->profile->fans) return NVML_ERROR_INVALID_ARGUMENT;
   *speed = Sample<&StepState::fan>(c);
   return NVML_SUCCESS;
@@ -387,14 +428,15 @@ nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int* speed) {
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!utilization) return NVML_ERROR_INVALID_ARGUMENT;
-  if (c.dev->cfg->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;   // as on a real GPU in MIG mode
+  if (c.dev->cfg->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;  // as on a real GPU in MIG mode
   *utilization = c.dev->physics->Read(c.t, [](const StepState& s) {
     return nvmlUtilization_t{Rounded(s.util_gpu), Rounded(s.util_mem)};
   });
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs) {
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int* utilization,
+                                             unsigned int* samplingPeriodUs) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!utilization || !samplingPeriodUs) return NVML_ERROR_INVALID_ARGUMENT;
   *utilization = 0;
@@ -402,7 +444,8 @@ nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int* 
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs) {
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int* utilization,
+                                             unsigned int* samplingPeriodUs) {
   return nvmlDeviceGetEncoderUtilization(device, utilization, samplingPeriodUs);
 }
 
@@ -426,7 +469,7 @@ nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mo
 nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t* isActive) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!isActive) return NVML_ERROR_INVALID_ARGUMENT;
-  *isActive = NVML_FEATURE_DISABLED;   // compute nodes run headless
+  *isActive = NVML_FEATURE_DISABLED;  // compute nodes run headless
   return NVML_SUCCESS;
 }
 

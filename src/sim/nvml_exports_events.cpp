@@ -13,12 +13,12 @@ using namespace gw::sim;
 
 namespace {
 
-constexpr std::uint32_t kEventSetMagic = 0x53564557;   // "WEVS"
+constexpr std::uint32_t kEventSetMagic = 0x53564557;  // "WEVS"
 
 struct Registration {
   unsigned gpu;
   unsigned long long types;
-  double since;   // simulated time of registration
+  double since;  // simulated time of registration
 };
 
 struct EventSet {
@@ -26,7 +26,7 @@ struct EventSet {
   World* world = nullptr;
   std::mutex mu;
   std::vector<Registration> regs;
-  std::vector<bool> delivered;   // parallel to world->events
+  std::vector<bool> delivered;  // parallel to world->events
 };
 
 EventSet* ToSet(nvmlEventSet_t set) {
@@ -121,7 +121,8 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsi
     auto wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline - now);
     if (next_due != kForever) {
       auto until_due = std::chrono::duration<double>((next_due - c.t) / c.world->clock.speed());
-      wait = std::min(wait, std::chrono::duration_cast<std::chrono::steady_clock::duration>(until_due) + std::chrono::milliseconds(1));
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::steady_clock::duration>(until_due) +
+                                std::chrono::milliseconds(1));
     }
     // Poll at least every 100 ms so a re-init or a gwSimSetTime jump is noticed.
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(wait, std::chrono::milliseconds(100)));

@@ -43,7 +43,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
   if (!eccCounts || errorType > NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counterType > NVML_AGGREGATE_ECC) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
-  if (!c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;   // counters need ECC on
+  if (!c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;  // counters need ECC on
   EccCounts e = EccAt(FaultsOf(c), c.t);
   // Volatile and aggregate agree: every error in a scenario happens after the driver loaded.
   *eccCounts = errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED ? e.sbe : e.dbe;
@@ -75,7 +75,7 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCa
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
   if (n > 0 && !addresses) return NVML_ERROR_INVALID_ARGUMENT;
-  const unsigned long long pages = static_cast<unsigned long long>(c.dev->profile->memory_mib) * 256;   // 4 KiB pages
+  const unsigned long long pages = static_cast<unsigned long long>(c.dev->profile->memory_mib) * 256;  // 4 KiB pages
   for (unsigned i = 0; i < n; ++i) {
     addresses[i] = (Hash(c.world->scenario.seed, c.dev->index, Signal::kPage, cause * 100000ull + i) % pages) * 4096;
   }
@@ -176,21 +176,33 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
   if (nvmlReturn_t rc = CheckLink(c, link); rc != NVML_SUCCESS) return rc;
   const NvLinkConfig& l = c.world->scenario.nvlinks[c.dev->index][link];
   switch (l.remote) {
-    case NvLinkRemote::kSwitch: *pci = SwitchPci(l.switch_index); return NVML_SUCCESS;
-    case NvLinkRemote::kGpu: *pci = c.world->gpus[l.peer]->pci; return NVML_SUCCESS;
-    case NvLinkRemote::kNone: break;
+    case NvLinkRemote::kSwitch:
+      *pci = SwitchPci(l.switch_index);
+      return NVML_SUCCESS;
+    case NvLinkRemote::kGpu:
+      *pci = c.world->gpus[l.peer]->pci;
+      return NVML_SUCCESS;
+    case NvLinkRemote::kNone:
+      break;
   }
   return NVML_ERROR_NOT_SUPPORTED;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t* type) {
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
+                                                 nvmlIntNvLinkDeviceType_t* type) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!type) return NVML_ERROR_INVALID_ARGUMENT;
   if (nvmlReturn_t rc = CheckLink(c, link); rc != NVML_SUCCESS) return rc;
   switch (c.world->scenario.nvlinks[c.dev->index][link].remote) {
-    case NvLinkRemote::kSwitch: *type = NVML_NVLINK_DEVICE_TYPE_SWITCH; break;
-    case NvLinkRemote::kGpu: *type = NVML_NVLINK_DEVICE_TYPE_GPU; break;
-    case NvLinkRemote::kNone: *type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN; break;
+    case NvLinkRemote::kSwitch:
+      *type = NVML_NVLINK_DEVICE_TYPE_SWITCH;
+      break;
+    case NvLinkRemote::kGpu:
+      *type = NVML_NVLINK_DEVICE_TYPE_GPU;
+      break;
+    case NvLinkRemote::kNone:
+      *type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+      break;
   }
   return NVML_SUCCESS;
 }
@@ -223,9 +235,18 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
     v.latencyUsec = 0;
     v.nvmlReturn = NVML_SUCCESS;
     v.value.ullVal = 0;
-    auto u32 = [&](unsigned x) { v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT; v.value.uiVal = x; };
-    auto u64 = [&](unsigned long long x) { v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG; v.value.ullVal = x; };
-    auto unsupported = [&] { v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG; v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED; };
+    auto u32 = [&](unsigned x) {
+      v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+      v.value.uiVal = x;
+    };
+    auto u64 = [&](unsigned long long x) {
+      v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+      v.value.ullVal = x;
+    };
+    auto unsupported = [&] {
+      v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+      v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    };
     // NVLink counters: scopeId names a link, or any larger value means all links.
     auto nvlink_sum = [&](auto per_link) {
       if (P.nvlink_links == 0) return unsupported();
@@ -239,26 +260,44 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
     switch (v.fieldId) {
       case NVML_FI_DEV_ECC_CURRENT:
       case NVML_FI_DEV_ECC_PENDING:
-        if (!P.ecc_supported) unsupported(); else u32(ecc ? 1 : 0);
+        if (!P.ecc_supported)
+          unsupported();
+        else
+          u32(ecc ? 1 : 0);
         break;
       case NVML_FI_DEV_ECC_SBE_VOL_TOTAL:
       case NVML_FI_DEV_ECC_SBE_AGG_TOTAL:
-        if (!ecc) unsupported(); else u64(EccAt(faults, c.t).sbe);
+        if (!ecc)
+          unsupported();
+        else
+          u64(EccAt(faults, c.t).sbe);
         break;
       case NVML_FI_DEV_ECC_DBE_VOL_TOTAL:
       case NVML_FI_DEV_ECC_DBE_AGG_TOTAL:
-        if (!ecc) unsupported(); else u64(EccAt(faults, c.t).dbe);
+        if (!ecc)
+          unsupported();
+        else
+          u64(EccAt(faults, c.t).dbe);
         break;
       case NVML_FI_DEV_RETIRED_SBE:
-        if (!ecc) unsupported(); else u64(RetiredAt(faults, c.t).sbe);
+        if (!ecc)
+          unsupported();
+        else
+          u64(RetiredAt(faults, c.t).sbe);
         break;
       case NVML_FI_DEV_RETIRED_DBE:
-        if (!ecc) unsupported(); else u64(RetiredAt(faults, c.t).dbe);
+        if (!ecc)
+          unsupported();
+        else
+          u64(RetiredAt(faults, c.t).dbe);
         break;
       case NVML_FI_DEV_RETIRED_PENDING:
       case NVML_FI_DEV_RETIRED_PENDING_SBE:
       case NVML_FI_DEV_RETIRED_PENDING_DBE: {
-        if (!ecc) { unsupported(); break; }
+        if (!ecc) {
+          unsupported();
+          break;
+        }
         RetiredPages r = RetiredAt(faults, c.t);
         bool pending = r.pending && (v.fieldId == NVML_FI_DEV_RETIRED_PENDING ||
                                      (v.fieldId == NVML_FI_DEV_RETIRED_PENDING_SBE ? r.sbe > 0 : r.dbe > 0));
@@ -279,7 +318,8 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
         break;
       case NVML_FI_DEV_NVLINK_BANDWIDTH_C0_TOTAL:
       case NVML_FI_DEV_NVLINK_BANDWIDTH_C1_TOTAL:
-        nvlink_sum([&](unsigned l) { return static_cast<unsigned long long>(s.nvlink_tx_kib[l] + s.nvlink_rx_kib[l]); });
+        nvlink_sum(
+            [&](unsigned l) { return static_cast<unsigned long long>(s.nvlink_tx_kib[l] + s.nvlink_rx_kib[l]); });
         break;
       case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX:
         nvlink_sum([&](unsigned l) { return static_cast<unsigned long long>(s.nvlink_tx_kib[l]); });
@@ -288,13 +328,22 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
         nvlink_sum([&](unsigned l) { return static_cast<unsigned long long>(s.nvlink_rx_kib[l]); });
         break;
       case NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON:
-        if (P.nvlink_links == 0) unsupported(); else u32(NvlinkSpeedMbps(P.nvlink_version));
+        if (P.nvlink_links == 0)
+          unsupported();
+        else
+          u32(NvlinkSpeedMbps(P.nvlink_version));
         break;
       case NVML_FI_DEV_NVLINK_LINK_COUNT:
-        if (P.nvlink_links == 0) unsupported(); else u32(P.nvlink_links);
+        if (P.nvlink_links == 0)
+          unsupported();
+        else
+          u32(P.nvlink_links);
         break;
       case NVML_FI_DEV_MEMORY_TEMP:
-        if (!P.hbm) unsupported(); else u32(static_cast<unsigned>(std::lround(s.temp_mem)));
+        if (!P.hbm)
+          unsupported();
+        else
+          u32(static_cast<unsigned>(std::lround(s.temp_mem)));
         break;
       case NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION: {
         double into_step = std::max(0.0, c.t - static_cast<double>(s.step) * kStepSeconds);
@@ -311,10 +360,13 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
       case NVML_FI_DEV_REMAPPED_UNC:
       case NVML_FI_DEV_REMAPPED_PENDING:
       case NVML_FI_DEV_REMAPPED_FAILURE: {
-        if (!P.row_remapping || !ecc) { unsupported(); break; }
+        if (!P.row_remapping || !ecc) {
+          unsupported();
+          break;
+        }
         RemappedRows r = RemappedAt(faults, c.t);
-        u32(v.fieldId == NVML_FI_DEV_REMAPPED_COR ? r.correctable
-            : v.fieldId == NVML_FI_DEV_REMAPPED_UNC ? r.uncorrectable
+        u32(v.fieldId == NVML_FI_DEV_REMAPPED_COR       ? r.correctable
+            : v.fieldId == NVML_FI_DEV_REMAPPED_UNC     ? r.uncorrectable
             : v.fieldId == NVML_FI_DEV_REMAPPED_PENDING ? (r.pending ? 1 : 0)
                                                         : (r.failure ? 1 : 0));
         break;

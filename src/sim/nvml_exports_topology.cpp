@@ -68,7 +68,8 @@ nvmlReturn_t ListProcesses(const Call& c, unsigned* infoCount, Info* infos, bool
 
 extern "C" {
 
-nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t* pathInfo) {
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+                                                 nvmlGpuTopologyLevel_t* pathInfo) {
   GW_ENTER_DEVICE(device1, MigPolicy::kParent);
   ::gw::sim::Call c2 = EnterDevice(device2, __func__, MigPolicy::kParent);
   if (!c2) return c2.rc;
@@ -158,22 +159,26 @@ nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* i
 // ---------------------------------------------------------------------------------------------
 // Processes.
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos) {
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
+                                                     nvmlProcessInfo_t* infos) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
   return ListProcesses(c, infoCount, infos, true);
 }
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos) {
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount,
+                                                     nvmlProcessInfo_v2_t* infos) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
   return ListProcesses(c, infoCount, infos, true);
 }
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos) {
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
+                                                  nvmlProcessInfo_v1_t* infos) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
   return ListProcesses(c, infoCount, infos, true);
 }
 
-nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos) {
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
+                                                      nvmlProcessInfo_t* infos) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
   // Compute nodes run no graphics contexts.
   return ListProcesses(c, infoCount, infos, false);

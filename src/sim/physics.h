@@ -17,28 +17,28 @@ constexpr double kStepSeconds = 1.0;
 
 struct StepState {
   std::int64_t step = -1;
-  double util_gpu = 0, util_mem = 0;   // percent
-  bool busy = false;                   // some process is running (or no processes declared)
+  double util_gpu = 0, util_mem = 0;  // percent
+  bool busy = false;                  // some process is running (or no processes declared)
   double power_w = 0;
-  double limit_w = 0;                  // enforced limit during this step
-  double temp = 0, temp_mem = 0;       // degrees C
+  double limit_w = 0;             // enforced limit during this step
+  double temp = 0, temp_mem = 0;  // degrees C
   unsigned sm_clock = 0, mem_clock = 0, video_clock = 0;
   unsigned pstate = NVML_PSTATE_8;
   std::uint64_t reasons = 0;
-  unsigned fan = 0;                    // percent
+  unsigned fan = 0;  // percent
   unsigned pcie_gen = 0, pcie_width = 0;
   double pcie_tx_kbs = 0, pcie_rx_kbs = 0;
-  std::uint32_t nvlink_active = 0;     // bit per link
-  double energy_mj = 0;                // at the start of the step
-  double nvlink_tx_kib[NVML_NVLINK_MAX_LINKS] = {};   // cumulative at the start of the step
+  std::uint32_t nvlink_active = 0;                   // bit per link
+  double energy_mj = 0;                              // at the start of the step
+  double nvlink_tx_kib[NVML_NVLINK_MAX_LINKS] = {};  // cumulative at the start of the step
   double nvlink_rx_kib[NVML_NVLINK_MAX_LINKS] = {};
-  double nvlink_rate_kibs = 0;         // per active link during the step
+  double nvlink_rate_kibs = 0;  // per active link during the step
 };
 
 class GpuPhysics {
  public:
-  GpuPhysics(const GpuConfig& gpu, const std::vector<NvLinkConfig>& links,
-             std::vector<const FaultConfig*> faults, std::uint64_t seed);
+  GpuPhysics(const GpuConfig& gpu, const std::vector<NvLinkConfig>& links, std::vector<const FaultConfig*> faults,
+             std::uint64_t seed);
 
   // State of the step containing t (t >= 0), copied out.
   StepState At(double t);
@@ -55,8 +55,8 @@ class GpuPhysics {
   const std::vector<const FaultConfig*>& faults() const { return faults_; }
 
  private:
-  void Evaluate(StepState* s) const;        // fills everything for s->step from its temp/energy
-  StepState Next(const StepState& s) const; // integrates to the following step
+  void Evaluate(StepState* s) const;         // fills everything for s->step from its temp/energy
+  StepState Next(const StepState& s) const;  // integrates to the following step
   double LimitAtLocked(double t) const;
   const StepState& StateLocked(double t);
 
@@ -67,7 +67,7 @@ class GpuPhysics {
   std::uint64_t seed_;
   std::mutex mu_;
   StepState cur_, prev_;
-  std::vector<std::pair<double, unsigned>> limits_;   // (from t, watts), t ascending
+  std::vector<std::pair<double, unsigned>> limits_;  // (from t, watts), t ascending
 };
 
 }  // namespace gw::sim

@@ -10,50 +10,50 @@
 namespace gw::sim {
 
 struct MigProfile {
-  std::string_view name;          // "1g.10gb", as nvidia-smi mig -lgip prints it
-  unsigned gpu_slices;            // gpuInstanceSliceCount
-  unsigned sm_count;              // multiprocessorCount of the instance
-  unsigned memory_mib;            // memorySizeMB of the instance
+  std::string_view name;  // "1g.10gb", as nvidia-smi mig -lgip prints it
+  unsigned gpu_slices;    // gpuInstanceSliceCount
+  unsigned sm_count;      // multiprocessorCount of the instance
+  unsigned memory_mib;    // memorySizeMB of the instance
   unsigned copy_engines;
   unsigned decoders;
 };
 
 struct GpuProfile {
-  std::string_view id;            // scenario name: "H100-SXM5-80GB"
-  std::string_view name;          // marketing name exactly as nvidia-smi prints it
-  unsigned pci_device_id;         // device id, without the vendor half
+  std::string_view id;     // scenario name: "H100-SXM5-80GB"
+  std::string_view name;   // marketing name exactly as nvidia-smi prints it
+  unsigned pci_device_id;  // device id, without the vendor half
   unsigned pci_subsystem_id;
-  unsigned brand;                 // nvmlBrandType_t
-  unsigned architecture;          // NVML_DEVICE_ARCH_*
+  unsigned brand;         // nvmlBrandType_t
+  unsigned architecture;  // NVML_DEVICE_ARCH_*
   int cc_major, cc_minor;
-  unsigned memory_mib;            // framebuffer total as NVML reports it
-  unsigned reserved_mib;          // driver/firmware reservation (nvmlMemory_v2_t.reserved)
+  unsigned memory_mib;    // framebuffer total as NVML reports it
+  unsigned reserved_mib;  // driver/firmware reservation (nvmlMemory_v2_t.reserved)
   unsigned bar1_mib;
   unsigned sm_count;
   unsigned cuda_cores;
-  unsigned memory_bus_width;      // bits
-  bool hbm;                       // HBM parts report a memory temperature
+  unsigned memory_bus_width;  // bits
+  bool hbm;                   // HBM parts report a memory temperature
   // Clocks in MHz.
   unsigned max_sm_clock, max_graphics_clock, max_video_clock, max_mem_clock;
   unsigned app_graphics_clock, app_mem_clock;
   unsigned idle_sm_clock, idle_mem_clock;
   // Power in watts.
   unsigned power_default, power_min, power_max;
-  double idle_power;              // at 0 % utilisation, P8
-  double full_power;              // demand at 100 % of a compute-bound load (may exceed the limit)
+  double idle_power;  // at 0 % utilisation, P8
+  double full_power;  // demand at 100 % of a compute-bound load (may exceed the limit)
   // Thermal: thresholds in degrees C, and the model of the cooler.
   unsigned temp_shutdown, temp_slowdown, temp_mem_max, temp_gpu_max;
-  double thermal_resistance;      // degrees C per watt above inlet air, at steady state
-  double thermal_tau_s;           // first-order time constant of the heatsink
+  double thermal_resistance;  // degrees C per watt above inlet air, at steady state
+  double thermal_tau_s;       // first-order time constant of the heatsink
   // Buses.
   unsigned pcie_max_gen, pcie_max_width;
   unsigned nvlink_links, nvlink_version;
   // Features.
   bool ecc_supported, ecc_default;
-  bool row_remapping;             // Ampere and later datacenter parts
+  bool row_remapping;  // Ampere and later datacenter parts
   bool persistence_default;
   bool mig_capable;
-  unsigned fans;                  // 0: passive or SXM (nvmlDeviceGetFanSpeed is NOT_SUPPORTED)
+  unsigned fans;  // 0: passive or SXM (nvmlDeviceGetFanSpeed is NOT_SUPPORTED)
   // Identity strings.
   std::string_view vbios, inforom_image, inforom_oem, inforom_ecc, inforom_power, part_number;
   std::string_view serial_prefix;

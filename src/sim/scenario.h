@@ -18,19 +18,19 @@ enum class WorkloadPreset { kIdle, kTraining, kInference, kBursty, kCurve };
 
 struct Workload {
   WorkloadPreset preset = WorkloadPreset::kIdle;
-  std::optional<double> level;                    // mean utilisation override, percent
-  std::vector<std::pair<double, double>> curve;   // (t seconds, percent), piecewise linear
+  std::optional<double> level;                   // mean utilisation override, percent
+  std::vector<std::pair<double, double>> curve;  // (t seconds, percent), piecewise linear
 };
 
 struct ProcessConfig {
   unsigned pid = 0;
   std::string name;
   unsigned long long memory_mib = 0;
-  double start = 0;             // seconds
-  double stop = kForever;       // job end; a zombie keeps its memory after it
+  double start = 0;        // seconds
+  double stop = kForever;  // job end; a zombie keeps its memory after it
   bool zombie = false;
-  double share = 1;             // weight of this process in the GPU's utilisation
-  std::optional<unsigned> gpu_instance;      // MIG placement
+  double share = 1;                      // weight of this process in the GPU's utilisation
+  std::optional<unsigned> gpu_instance;  // MIG placement
   unsigned compute_instance = 0;
 };
 
@@ -43,18 +43,18 @@ struct MigInstanceConfig {
 struct GpuConfig {
   unsigned index = 0;
   const GpuProfile* profile = nullptr;
-  std::string uuid;             // generated from the seed when empty
+  std::string uuid;  // generated from the seed when empty
   std::string serial;
   unsigned pci_domain = 0, pci_bus = 0, pci_device = 0, pci_function = 0;
   int numa_node = 0;
-  std::vector<std::pair<unsigned, unsigned>> cpus;   // inclusive ranges
-  int pcie_switch = -1;         // -1: directly below the host bridge
+  std::vector<std::pair<unsigned, unsigned>> cpus;  // inclusive ranges
+  int pcie_switch = -1;                             // -1: directly below the host bridge
   int host_bridge = 0;
   Workload workload;
   bool ecc = false;
   bool persistence = false;
-  unsigned power_limit = 0;     // watts, enforced limit at start
-  double ambient = 30;          // inlet air, degrees C
+  unsigned power_limit = 0;  // watts, enforced limit at start
+  double ambient = 30;       // inlet air, degrees C
   std::vector<ProcessConfig> processes;
   bool mig_enabled = false;
   std::vector<MigInstanceConfig> mig_instances;
@@ -64,14 +64,28 @@ enum class NvLinkRemote { kNone, kSwitch, kGpu };
 
 struct NvLinkConfig {
   NvLinkRemote remote = NvLinkRemote::kNone;
-  unsigned peer = 0;            // GPU index when remote is kGpu
-  unsigned switch_index = 0;    // which NVSwitch when remote is kSwitch
+  unsigned peer = 0;          // GPU index when remote is kGpu
+  unsigned switch_index = 0;  // which NVSwitch when remote is kSwitch
 };
 
 enum class FaultType {
-  kXid, kEccSbe, kEccDbe, kRetiredPages, kRowRemap, kThermalSlowdown, kPowerSlowdown,
-  kPowerBrake, kPcieDowntrain, kPcieReplay, kNvlinkDown, kNvlinkErrors, kFanFailure,
-  kFallOffBus, kHang, kDriverUnloaded, kClocksLocked,
+  kXid,
+  kEccSbe,
+  kEccDbe,
+  kRetiredPages,
+  kRowRemap,
+  kThermalSlowdown,
+  kPowerSlowdown,
+  kPowerBrake,
+  kPcieDowntrain,
+  kPcieReplay,
+  kNvlinkDown,
+  kNvlinkErrors,
+  kFanFailure,
+  kFallOffBus,
+  kHang,
+  kDriverUnloaded,
+  kClocksLocked,
 };
 
 // One injected fault. Parameters not used by a type keep their defaults; the parser allows
@@ -79,24 +93,24 @@ enum class FaultType {
 struct FaultConfig {
   FaultType type = FaultType::kXid;
   std::string type_name;
-  std::vector<unsigned> gpus;   // empty for machine-wide faults (driver_unloaded)
+  std::vector<unsigned> gpus;  // empty for machine-wide faults (driver_unloaded)
   double at = 0;
   double duration = kForever;
-  unsigned code = 0;            // xid
-  unsigned long long count = 0; // ecc
-  unsigned sbe = 0, dbe = 0;    // retired pages
-  bool pending = false;         // retired pages / row remap
+  unsigned code = 0;             // xid
+  unsigned long long count = 0;  // ecc
+  unsigned sbe = 0, dbe = 0;     // retired pages
+  bool pending = false;          // retired pages / row remap
   unsigned correctable = 0, uncorrectable = 0;
-  bool failure = false;         // row remap
-  unsigned gen = 0, width = 0;  // pcie downtrain
-  double rate = 0;              // pcie replay per second
-  int link = -1;                // nvlink; -1 = every link
-  double replay = 0, recovery = 0, crc_flit = 0, crc_data = 0;   // nvlink errors per second
-  double seconds = 0;           // hang: wall seconds each call blocks
-  std::string call;             // hang: only this function
-  double temperature = 0;       // thermal slowdown target, 0 = slowdown threshold + 6
-  double clock_factor = 0;      // power slowdown/brake: fraction of the clock left
-  double watts = 0;             // clocks locked: power at 0 % utilisation, 0 = profile default
+  bool failure = false;                                         // row remap
+  unsigned gen = 0, width = 0;                                  // pcie downtrain
+  double rate = 0;                                              // pcie replay per second
+  int link = -1;                                                // nvlink; -1 = every link
+  double replay = 0, recovery = 0, crc_flit = 0, crc_data = 0;  // nvlink errors per second
+  double seconds = 0;                                           // hang: wall seconds each call blocks
+  std::string call;                                             // hang: only this function
+  double temperature = 0;                                       // thermal slowdown target, 0 = slowdown threshold + 6
+  double clock_factor = 0;                                      // power slowdown/brake: fraction of the clock left
+  double watts = 0;  // clocks locked: power at 0 % utilisation, 0 = profile default
 
   bool ActiveAt(double t) const { return t >= at && t < at + duration; }
   // Seconds of the window elapsed at t, for rates.

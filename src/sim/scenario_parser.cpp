@@ -124,7 +124,8 @@ double Num(const N& n, double lo, double hi) {
 bool Bool(const N& n) {
   bool v = false;
   if (!n.node.IsScalar() || !YAML::convert<bool>::decode(n.node, v)) {
-    Fail(n, "expected true or false, got '" + (n.node.IsScalar() ? n.node.Scalar() : std::string("a collection")) + "'");
+    Fail(n,
+         "expected true or false, got '" + (n.node.IsScalar() ? n.node.Scalar() : std::string("a collection")) + "'");
   }
   return v;
 }
@@ -187,15 +188,15 @@ bool IsUuid(const std::string& s) {
 // Files and `base:` inheritance.
 
 const std::vector<std::string_view> kTopKeys = {
-    "name", "description", "base", "seed", "driver_version", "nvml_version",
-    "cuda_driver_version", "privileged", "init_error", "host", "count", "defaults", "gpus",
-    "nvlink", "faults"};
+    "name",       "description", "base", "seed",  "driver_version", "nvml_version", "cuda_driver_version",
+    "privileged", "init_error",  "host", "count", "defaults",       "gpus",         "nvlink",
+    "faults"};
 
 struct Merged {
   std::map<std::string, N> keys;
   std::vector<N> faults;
   std::string sources;
-  std::deque<std::string> files;   // stable storage for N::file
+  std::deque<std::string> files;  // stable storage for N::file
 };
 
 void LoadMerged(const std::string& path, int depth, Merged* m, const N* referrer) {
@@ -229,7 +230,7 @@ void LoadMerged(const std::string& path, int depth, Merged* m, const N* referrer
     if (p.extension() != ".yaml" && p.extension() != ".yml") p += ".yaml";
     if (p.is_relative()) p = dir / p;
     LoadMerged(p.lexically_normal().string(), depth + 1, m, &*base);
-    m->keys.erase("name");   // a derived scenario has its own name
+    m->keys.erase("name");  // a derived scenario has its own name
     m->keys.erase("description");
   }
   for (auto it = root.begin(); it != root.end(); ++it) {
@@ -248,9 +249,9 @@ void LoadMerged(const std::string& path, int depth, Merged* m, const N* referrer
 // ---------------------------------------------------------------------------------------------
 // GPUs.
 
-const std::vector<std::string_view> kGpuKeys = {
-    "profile", "uuid", "serial", "bus_id", "numa", "cpus", "pcie_switch", "host_bridge",
-    "workload", "ecc", "persistence", "power_limit", "ambient", "processes", "mig"};
+const std::vector<std::string_view> kGpuKeys = {"profile",     "uuid",        "serial",      "bus_id",    "numa",
+                                                "cpus",        "pcie_switch", "host_bridge", "workload",  "ecc",
+                                                "persistence", "power_limit", "ambient",     "processes", "mig"};
 
 // A GPU's keys come from its own entry, else from `defaults`.
 struct GpuSource {
@@ -373,7 +374,8 @@ void ParseMig(const N& n, GpuConfig* g) {
     }
     if (auto ci = Child(item, "ci")) m.compute_instance_id = static_cast<unsigned>(Int(*ci, 0, 7));
     if (!ids.insert({m.gpu_instance_id, m.compute_instance_id}).second) {
-      Fail(item, "gi " + std::to_string(m.gpu_instance_id) + " ci " + std::to_string(m.compute_instance_id) + " is used twice");
+      Fail(item, "gi " + std::to_string(m.gpu_instance_id) + " ci " + std::to_string(m.compute_instance_id) +
+                     " is used twice");
     }
     g->mig_instances.push_back(m);
   }
@@ -387,7 +389,8 @@ GpuConfig ParseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
   GpuConfig g;
   g.index = index;
   auto prof = src.Get("profile");
-  if (!prof) Fail(src.own ? *src.own : where, "GPU " + std::to_string(index) + " has no profile (set it here or in defaults)");
+  if (!prof)
+    Fail(src.own ? *src.own : where, "GPU " + std::to_string(index) + " has no profile (set it here or in defaults)");
   std::string pid = Str(*prof);
   g.profile = FindProfile(pid);
   if (!g.profile) Fail(*prof, "unknown profile '" + pid + "' (expected " + ProfileIdList() + ")");
@@ -399,12 +402,13 @@ GpuConfig ParseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
   }
   if (auto v = src.Get("serial")) {
     g.serial = Str(*v);
-    if (g.serial.empty() || g.serial.size() >= NVML_DEVICE_SERIAL_BUFFER_SIZE) Fail(*v, "a serial has 1 to 29 characters");
+    if (g.serial.empty() || g.serial.size() >= NVML_DEVICE_SERIAL_BUFFER_SIZE)
+      Fail(*v, "a serial has 1 to 29 characters");
   }
   if (auto v = src.Get("bus_id")) {
     if (!ParseBusId(Str(*v), &g)) Fail(*v, "expected a PCI bus id like 0000:18:00.0, got '" + Str(*v) + "'");
   } else {
-    g.pci_bus = (0x18 + index * 0x10) & 0xFF;   // spaced like a server's root ports
+    g.pci_bus = (0x18 + index * 0x10) & 0xFF;  // spaced like a server's root ports
   }
   if (auto v = src.Get("numa")) g.numa_node = static_cast<int>(Int(*v, 0, 63));
   if (auto v = src.Get("cpus")) {
@@ -413,7 +417,8 @@ GpuConfig ParseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
     auto it = host.numa_cpus.find(g.numa_node);
     if (it == host.numa_cpus.end()) {
       auto v2 = src.Get("numa");
-      Fail(v2 ? *v2 : where, "NUMA node " + std::to_string(g.numa_node) + " is not listed in host.numa_nodes (or give cpus)");
+      Fail(v2 ? *v2 : where,
+           "NUMA node " + std::to_string(g.numa_node) + " is not listed in host.numa_nodes (or give cpus)");
     }
     g.cpus = it->second;
   }
@@ -448,7 +453,9 @@ GpuConfig ParseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
         bool found = std::any_of(g.mig_instances.begin(), g.mig_instances.end(), [&](const MigInstanceConfig& m) {
           return m.gpu_instance_id == *p.gpu_instance && m.compute_instance_id == p.compute_instance;
         });
-        if (!found) Fail(item, "no MIG instance with gi " + std::to_string(*p.gpu_instance) + " ci " + std::to_string(p.compute_instance));
+        if (!found)
+          Fail(item, "no MIG instance with gi " + std::to_string(*p.gpu_instance) + " ci " +
+                         std::to_string(p.compute_instance));
       } else if (p.gpu_instance) {
         Fail(item, "gi given but MIG is not enabled on this GPU");
       }
@@ -486,34 +493,52 @@ GpuConfig ParseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
 // Faults.
 
 void ParseFaultParam(const N& v, const std::string& key, FaultConfig* f) {
-  if (key == "code") f->code = static_cast<unsigned>(Int(v, 1, 999));
-  else if (key == "count") f->count = static_cast<unsigned long long>(Int(v, 1, 1000000000));
-  else if (key == "sbe") f->sbe = static_cast<unsigned>(Int(v, 0, 100000));
-  else if (key == "dbe") f->dbe = static_cast<unsigned>(Int(v, 0, 100000));
-  else if (key == "pending") f->pending = Bool(v);
-  else if (key == "correctable") f->correctable = static_cast<unsigned>(Int(v, 0, 100000));
-  else if (key == "uncorrectable") f->uncorrectable = static_cast<unsigned>(Int(v, 0, 100000));
-  else if (key == "failure") f->failure = Bool(v);
-  else if (key == "gen") f->gen = static_cast<unsigned>(Int(v, 1, 6));
+  if (key == "code")
+    f->code = static_cast<unsigned>(Int(v, 1, 999));
+  else if (key == "count")
+    f->count = static_cast<unsigned long long>(Int(v, 1, 1000000000));
+  else if (key == "sbe")
+    f->sbe = static_cast<unsigned>(Int(v, 0, 100000));
+  else if (key == "dbe")
+    f->dbe = static_cast<unsigned>(Int(v, 0, 100000));
+  else if (key == "pending")
+    f->pending = Bool(v);
+  else if (key == "correctable")
+    f->correctable = static_cast<unsigned>(Int(v, 0, 100000));
+  else if (key == "uncorrectable")
+    f->uncorrectable = static_cast<unsigned>(Int(v, 0, 100000));
+  else if (key == "failure")
+    f->failure = Bool(v);
+  else if (key == "gen")
+    f->gen = static_cast<unsigned>(Int(v, 1, 6));
   else if (key == "width") {
     f->width = static_cast<unsigned>(Int(v, 1, 16));
     if ((f->width & (f->width - 1)) != 0) Fail(v, "a PCIe width is 1, 2, 4, 8 or 16");
-  }
-  else if (key == "rate") f->rate = Num(v, 0, 1e6);
-  else if (key == "link") f->link = static_cast<int>(Int(v, 0, NVML_NVLINK_MAX_LINKS - 1));
-  else if (key == "replay") f->replay = Num(v, 0, 1e6);
-  else if (key == "recovery") f->recovery = Num(v, 0, 1e6);
-  else if (key == "crc_flit") f->crc_flit = Num(v, 0, 1e6);
-  else if (key == "crc_data") f->crc_data = Num(v, 0, 1e6);
-  else if (key == "seconds") f->seconds = Seconds(v, 0.001, 3600);
+  } else if (key == "rate")
+    f->rate = Num(v, 0, 1e6);
+  else if (key == "link")
+    f->link = static_cast<int>(Int(v, 0, NVML_NVLINK_MAX_LINKS - 1));
+  else if (key == "replay")
+    f->replay = Num(v, 0, 1e6);
+  else if (key == "recovery")
+    f->recovery = Num(v, 0, 1e6);
+  else if (key == "crc_flit")
+    f->crc_flit = Num(v, 0, 1e6);
+  else if (key == "crc_data")
+    f->crc_data = Num(v, 0, 1e6);
+  else if (key == "seconds")
+    f->seconds = Seconds(v, 0.001, 3600);
   else if (key == "call") {
     f->call = Str(v);
     if (f->call.rfind("nvml", 0) != 0) Fail(v, "expected an NVML function name like nvmlDeviceGetPowerUsage");
-  }
-  else if (key == "temperature") f->temperature = Num(v, 20, 130);
-  else if (key == "clock_factor") f->clock_factor = Num(v, 0.05, 1);
-  else if (key == "watts") f->watts = Num(v, 1, 2000);
-  else Fail(v, "internal: parameter '" + key + "' has no parser");
+  } else if (key == "temperature")
+    f->temperature = Num(v, 20, 130);
+  else if (key == "clock_factor")
+    f->clock_factor = Num(v, 0.05, 1);
+  else if (key == "watts")
+    f->watts = Num(v, 1, 2000);
+  else
+    Fail(v, "internal: parameter '" + key + "' has no parser");
 }
 
 FaultConfig ParseFault(const N& n, const Scenario& s) {
@@ -535,7 +560,8 @@ FaultConfig ParseFault(const N& n, const Scenario& s) {
     auto add = [&](const N& g) {
       long long i = Int(g, 0, 1023);
       if (i >= static_cast<long long>(s.gpus.size())) {
-        Fail(g, "GPU " + std::to_string(i) + " does not exist (the scenario has " + std::to_string(s.gpus.size()) + ")");
+        Fail(g,
+             "GPU " + std::to_string(i) + " does not exist (the scenario has " + std::to_string(s.gpus.size()) + ")");
       }
       f.gpus.push_back(static_cast<unsigned>(i));
     };
@@ -572,11 +598,13 @@ FaultConfig ParseFault(const N& n, const Scenario& s) {
       case FaultType::kNvlinkDown:
       case FaultType::kNvlinkErrors:
         if (P.nvlink_links == 0) Fail(*type, who + " has no NVLink");
-        if (f.link >= static_cast<int>(P.nvlink_links)) Fail(*Child(n, "link"), who + " has links 0-" + std::to_string(P.nvlink_links - 1));
+        if (f.link >= static_cast<int>(P.nvlink_links))
+          Fail(*Child(n, "link"), who + " has links 0-" + std::to_string(P.nvlink_links - 1));
         break;
       case FaultType::kPcieDowntrain:
         if (f.gen > P.pcie_max_gen) Fail(*Child(n, "gen"), who + " runs at most Gen" + std::to_string(P.pcie_max_gen));
-        if (f.width > P.pcie_max_width) Fail(*Child(n, "width"), who + " is at most x" + std::to_string(P.pcie_max_width));
+        if (f.width > P.pcie_max_width)
+          Fail(*Child(n, "width"), who + " is at most x" + std::to_string(P.pcie_max_width));
         break;
       case FaultType::kEccSbe:
       case FaultType::kEccDbe:
@@ -607,13 +635,15 @@ Scenario Build(Merged& m, const std::string& top_path) {
   if (auto v = get("description")) s.description = Str(*v);
   if (auto v = get("seed")) {
     unsigned long long seed = 0;
-    if (!v->node.IsScalar() || !YAML::convert<unsigned long long>::decode(v->node, seed)) Fail(*v, "expected a non-negative integer");
+    if (!v->node.IsScalar() || !YAML::convert<unsigned long long>::decode(v->node, seed))
+      Fail(*v, "expected a non-negative integer");
     s.seed = seed;
   }
   if (auto v = get("driver_version")) {
     s.driver_version = Str(*v);
     bool ok = !s.driver_version.empty() && s.driver_version.size() < 32 &&
-              std::all_of(s.driver_version.begin(), s.driver_version.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+              std::all_of(s.driver_version.begin(), s.driver_version.end(),
+                          [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
     if (!ok) Fail(*v, "expected a version like 550.54.15, got '" + s.driver_version + "'");
   }
   s.nvml_version = "12." + s.driver_version;
@@ -622,11 +652,17 @@ Scenario Build(Merged& m, const std::string& top_path) {
   if (auto v = get("privileged")) s.privileged = Bool(*v);
   if (auto v = get("init_error")) {
     std::string e = Str(*v);
-    if (e == "none") s.init_error = InitError::kNone;
-    else if (e == "driver_not_loaded") s.init_error = InitError::kDriverNotLoaded;
-    else if (e == "lib_rm_version_mismatch") s.init_error = InitError::kLibRmVersionMismatch;
-    else if (e == "no_permission") s.init_error = InitError::kNoPermission;
-    else Fail(*v, "unknown init_error '" + e + "' (expected none, driver_not_loaded, lib_rm_version_mismatch, no_permission)");
+    if (e == "none")
+      s.init_error = InitError::kNone;
+    else if (e == "driver_not_loaded")
+      s.init_error = InitError::kDriverNotLoaded;
+    else if (e == "lib_rm_version_mismatch")
+      s.init_error = InitError::kLibRmVersionMismatch;
+    else if (e == "no_permission")
+      s.init_error = InitError::kNoPermission;
+    else
+      Fail(*v,
+           "unknown init_error '" + e + "' (expected none, driver_not_loaded, lib_rm_version_mismatch, no_permission)");
   }
 
   HostInfo host;
@@ -653,9 +689,12 @@ Scenario Build(Merged& m, const std::string& top_path) {
   if (defaults) CheckKeys(*defaults, kGpuKeys);
   std::size_t n = 0;
   if (gpus) ExpectSeq(*gpus);
-  if (count) n = static_cast<std::size_t>(Int(*count, 0, 64));
-  else if (gpus) n = gpus->node.size();
-  if (gpus && gpus->node.size() > n) Fail(*gpus, std::to_string(gpus->node.size()) + " entries but count is " + std::to_string(n));
+  if (count)
+    n = static_cast<std::size_t>(Int(*count, 0, 64));
+  else if (gpus)
+    n = gpus->node.size();
+  if (gpus && gpus->node.size() > n)
+    Fail(*gpus, std::to_string(gpus->node.size()) + " entries but count is " + std::to_string(n));
   if (n == 0 && s.init_error == InitError::kNone) {
     throw Failure{m.files.front() + ":1: the scenario has no GPUs (give count and defaults, or a gpus list)"};
   }
@@ -673,14 +712,19 @@ Scenario Build(Merged& m, const std::string& top_path) {
     }
     const N& at = src.own ? *src.own : where;
     GpuConfig g = ParseGpu(src, static_cast<unsigned>(i), host, at);
-    if (!bus_ids.insert({g.pci_domain, g.pci_bus, g.pci_device, g.pci_function}).second) Fail(at, "GPU " + std::to_string(i) + " has the same bus_id as another GPU");
-    if (!g.uuid.empty() && !uuids.insert(g.uuid).second) Fail(at, "GPU " + std::to_string(i) + " has the same uuid as another GPU");
+    if (!bus_ids.insert({g.pci_domain, g.pci_bus, g.pci_device, g.pci_function}).second)
+      Fail(at, "GPU " + std::to_string(i) + " has the same bus_id as another GPU");
+    if (!g.uuid.empty() && !uuids.insert(g.uuid).second)
+      Fail(at, "GPU " + std::to_string(i) + " has the same uuid as another GPU");
     if (g.pcie_switch >= 0) {
       auto [it, fresh] = switch_bridge.emplace(g.pcie_switch, g.host_bridge);
-      if (!fresh && it->second != g.host_bridge) Fail(at, "pcie_switch " + std::to_string(g.pcie_switch) + " is already under another host_bridge");
+      if (!fresh && it->second != g.host_bridge)
+        Fail(at, "pcie_switch " + std::to_string(g.pcie_switch) + " is already under another host_bridge");
     }
     auto [bit, bfresh] = bridge_numa.emplace(g.host_bridge, g.numa_node);
-    if (!bfresh && bit->second != g.numa_node) Fail(at, "its host bridge is on NUMA node " + std::to_string(bit->second) + ", not " + std::to_string(g.numa_node));
+    if (!bfresh && bit->second != g.numa_node)
+      Fail(at,
+           "its host bridge is on NUMA node " + std::to_string(bit->second) + ", not " + std::to_string(g.numa_node));
     s.gpus.push_back(std::move(g));
   }
 
@@ -698,7 +742,8 @@ Scenario Build(Merged& m, const std::string& top_path) {
       if (auto c = Child(*nv, "switches")) s.nvswitch_count = static_cast<unsigned>(Int(*c, 1, 16));
       for (auto& g : s.gpus) {
         unsigned links = g.profile->nvlink_links;
-        if (links == 0) Fail(*sw, "GPU " + std::to_string(g.index) + " (" + std::string(g.profile->id) + ") has no NVLink");
+        if (links == 0)
+          Fail(*sw, "GPU " + std::to_string(g.index) + " (" + std::string(g.profile->id) + ") has no NVLink");
         for (unsigned l = 0; l < links; ++l) {
           s.nvlinks[g.index][l] = {NvLinkRemote::kSwitch, 0, l * s.nvswitch_count / links};
         }
@@ -714,13 +759,15 @@ Scenario Build(Merged& m, const std::string& top_path) {
         if (!gp || !gp->node.IsSequence() || gp->node.size() != 2) Fail(gp ? *gp : item, "expected gpus: [a, b]");
         unsigned a = static_cast<unsigned>(Int(Item(*gp, 0), 0, 1023));
         unsigned b = static_cast<unsigned>(Int(Item(*gp, 1), 0, 1023));
-        if (a >= s.gpus.size() || b >= s.gpus.size()) Fail(*gp, "no such GPU (the scenario has " + std::to_string(s.gpus.size()) + ")");
+        if (a >= s.gpus.size() || b >= s.gpus.size())
+          Fail(*gp, "no such GPU (the scenario has " + std::to_string(s.gpus.size()) + ")");
         if (a == b) Fail(*gp, "a bridge joins two different GPUs");
         auto lk = Child(item, "links");
         unsigned links = lk ? static_cast<unsigned>(Int(*lk, 1, NVML_NVLINK_MAX_LINKS)) : 1;
         for (unsigned g : {a, b}) {
           if (next[g] + links > s.gpus[g].profile->nvlink_links) {
-            Fail(item, "GPU " + std::to_string(g) + " has only " + std::to_string(s.gpus[g].profile->nvlink_links) + " NVLink links");
+            Fail(item, "GPU " + std::to_string(g) + " has only " + std::to_string(s.gpus[g].profile->nvlink_links) +
+                           " NVLink links");
           }
         }
         for (unsigned l = 0; l < links; ++l) {

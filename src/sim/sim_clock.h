@@ -29,9 +29,9 @@ class SimClock {
  private:
   ClockSettings settings_;
   std::atomic<bool> started_{false};
-  double origin_ = 0;   // WallSeconds() at Start()
+  double origin_ = 0;  // WallSeconds() at Start()
   std::atomic<double> manual_t_;
-  std::atomic<double> offset_{0};   // added by gwSimSetTime in real mode
+  std::atomic<double> offset_{0};  // added by gwSimSetTime in real mode
 };
 
 }  // namespace gw::sim

@@ -61,34 +61,52 @@ double UtilizationAt(const Workload& w, std::uint64_t seed, unsigned gpu, std::i
 
 double MemoryUtilRatio(const Workload& w) {
   switch (w.preset) {
-    case WorkloadPreset::kTraining: return 0.45;
-    case WorkloadPreset::kInference: return 0.35;
-    case WorkloadPreset::kBursty: return 0.4;
-    case WorkloadPreset::kCurve: return 0.4;
-    case WorkloadPreset::kIdle: return 0.3;
+    case WorkloadPreset::kTraining:
+      return 0.45;
+    case WorkloadPreset::kInference:
+      return 0.35;
+    case WorkloadPreset::kBursty:
+      return 0.4;
+    case WorkloadPreset::kCurve:
+      return 0.4;
+    case WorkloadPreset::kIdle:
+      return 0.3;
   }
   return 0.4;
 }
 
 double PowerIntensity(const Workload& w) {
   switch (w.preset) {
-    case WorkloadPreset::kTraining: return 1.0;
-    case WorkloadPreset::kInference: return 0.85;
-    default: return 0.95;
+    case WorkloadPreset::kTraining:
+      return 1.0;
+    case WorkloadPreset::kInference:
+      return 0.85;
+    default:
+      return 0.95;
   }
 }
 
 void PcieShare(const Workload& w, double* tx, double* rx) {
   switch (w.preset) {
-    case WorkloadPreset::kTraining: *tx = 0.02; *rx = 0.06; return;
-    case WorkloadPreset::kInference: *tx = 0.08; *rx = 0.15; return;
-    case WorkloadPreset::kBursty: *tx = 0.10; *rx = 0.20; return;
-    default: *tx = 0.05; *rx = 0.10; return;
+    case WorkloadPreset::kTraining:
+      *tx = 0.02;
+      *rx = 0.06;
+      return;
+    case WorkloadPreset::kInference:
+      *tx = 0.08;
+      *rx = 0.15;
+      return;
+    case WorkloadPreset::kBursty:
+      *tx = 0.10;
+      *rx = 0.20;
+      return;
+    default:
+      *tx = 0.05;
+      *rx = 0.10;
+      return;
   }
 }
 
-double NvlinkShare(const Workload& w) {
-  return w.preset == WorkloadPreset::kTraining ? 0.35 : 0.05;
-}
+double NvlinkShare(const Workload& w) { return w.preset == WorkloadPreset::kTraining ? 0.35 : 0.05; }
 
 }  // namespace gw::sim

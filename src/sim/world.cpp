@@ -10,15 +10,15 @@ namespace gw::sim {
 
 std::string FormatUuid(const char* prefix, std::uint64_t a, std::uint64_t b) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s%08x-%04x-%04x-%04x-%04x%08x", prefix,
-                static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xFFFF),
-                static_cast<unsigned>(a & 0xFFFF), static_cast<unsigned>(b >> 48),
-                static_cast<unsigned>((b >> 32) & 0xFFFF), static_cast<unsigned>(b & 0xFFFFFFFF));
+  std::snprintf(buf, sizeof buf, "%s%08x-%04x-%04x-%04x-%04x%08x", prefix, static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xFFFF), static_cast<unsigned>(a & 0xFFFF),
+                static_cast<unsigned>(b >> 48), static_cast<unsigned>((b >> 32) & 0xFFFF),
+                static_cast<unsigned>(b & 0xFFFFFFFF));
   return buf;
 }
 
-nvmlPciInfo_t MakePciInfo(unsigned domain, unsigned bus, unsigned device, unsigned function,
-                          unsigned device_id, unsigned subsystem_id) {
+nvmlPciInfo_t MakePciInfo(unsigned domain, unsigned bus, unsigned device, unsigned function, unsigned device_id,
+                          unsigned subsystem_id) {
   nvmlPciInfo_t p{};
   p.domain = domain;
   p.bus = bus;
@@ -30,8 +30,7 @@ nvmlPciInfo_t MakePciInfo(unsigned domain, unsigned bus, unsigned device, unsign
   return p;
 }
 
-World::World(Scenario s, std::string k, ClockSettings c)
-    : scenario(std::move(s)), key(std::move(k)), clock(c) {
+World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)), key(std::move(k)), clock(c) {
   using namespace std::chrono;
   const long long now_us = duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
   epoch_us_at_zero = now_us - static_cast<long long>(c.start * 1e6);
@@ -44,8 +43,9 @@ World::World(Scenario s, std::string k, ClockSettings c)
     d->cfg = &g;
     d->profile = g.profile;
     d->name = std::string(g.profile->name);
-    d->uuid = !g.uuid.empty() ? g.uuid
-                              : FormatUuid("GPU-", Hash(seed, g.index, Signal::kUuid, 0), Hash(seed, g.index, Signal::kUuid, 1));
+    d->uuid = !g.uuid.empty()
+                  ? g.uuid
+                  : FormatUuid("GPU-", Hash(seed, g.index, Signal::kUuid, 0), Hash(seed, g.index, Signal::kUuid, 1));
     if (!g.serial.empty()) {
       d->serial = g.serial;
     } else if (!g.profile->serial_prefix.empty()) {
@@ -81,7 +81,8 @@ World::World(Scenario s, std::string k, ClockSettings c)
       m->mig = &inst;
       m->name = d->name + " MIG " + std::string(inst.profile->name);
       std::uint64_t salt = (static_cast<std::uint64_t>(inst.gpu_instance_id) << 8) | inst.compute_instance_id;
-      m->uuid = FormatUuid("MIG-", Hash(seed, g.index, Signal::kUuid, 100 + salt), Hash(seed, g.index, Signal::kUuid, 200 + salt));
+      m->uuid = FormatUuid("MIG-", Hash(seed, g.index, Signal::kUuid, 100 + salt),
+                           Hash(seed, g.index, Signal::kUuid, 200 + salt));
       m->serial = d->serial;
       m->pci = d->pci;
       m->gates = d->gates;

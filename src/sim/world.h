@@ -18,22 +18,22 @@ namespace gw::sim {
 
 struct World;
 
-constexpr std::uint32_t kDeviceMagic = 0x56444757;   // "GWDV"
-constexpr unsigned kNoInstance = 0xFFFFFFFFu;        // gpuInstanceId outside MIG
+constexpr std::uint32_t kDeviceMagic = 0x56444757;  // "GWDV"
+constexpr unsigned kNoInstance = 0xFFFFFFFFu;       // gpuInstanceId outside MIG
 
 struct Device {
   std::uint32_t magic = kDeviceMagic;
   World* world = nullptr;
   bool is_mig = false;
-  unsigned index = 0;             // GPU index, or MIG device index on its parent
-  Device* parent = nullptr;       // MIG devices only
-  const GpuConfig* cfg = nullptr; // of the physical GPU
+  unsigned index = 0;              // GPU index, or MIG device index on its parent
+  Device* parent = nullptr;        // MIG devices only
+  const GpuConfig* cfg = nullptr;  // of the physical GPU
   const GpuProfile* profile = nullptr;
   const MigInstanceConfig* mig = nullptr;
   std::string uuid, name, serial;
   nvmlPciInfo_t pci{};
-  std::vector<const FaultConfig*> gates;   // fall_off_bus and hang faults of the GPU
-  std::unique_ptr<GpuPhysics> physics;     // physical GPUs only
+  std::vector<const FaultConfig*> gates;  // fall_off_bus and hang faults of the GPU
+  std::unique_ptr<GpuPhysics> physics;    // physical GPUs only
   std::vector<Device*> mig_children;
   std::atomic<bool> persistence{false};
 };
@@ -49,14 +49,14 @@ struct World {
   World(Scenario s, std::string key, ClockSettings clock);
 
   Scenario scenario;
-  std::string key;   // scenario sources + clock settings: same key, same machine
+  std::string key;  // scenario sources + clock settings: same key, same machine
   SimClock clock;
   std::vector<std::unique_ptr<Device>> gpus;
   std::vector<std::unique_ptr<Device>> migs;
-  std::vector<TimedEvent> events;          // sorted by time
+  std::vector<TimedEvent> events;  // sorted by time
   std::vector<const FaultConfig*> driver_faults;
-  std::atomic<double> session_start{0};    // simulated time of the last 0 → 1 nvmlInit
-  long long epoch_us_at_zero = 0;          // wall clock (µs since 1970) at simulated t = 0
+  std::atomic<double> session_start{0};  // simulated time of the last 0 → 1 nvmlInit
+  long long epoch_us_at_zero = 0;        // wall clock (µs since 1970) at simulated t = 0
 
   long long EpochUs(double t) const { return epoch_us_at_zero + static_cast<long long>(t * 1e6); }
   bool DriverUnloadedAt(double t) const;
@@ -68,15 +68,13 @@ struct World {
 };
 
 // Is the process present at t (listed by nvmlDeviceGetComputeRunningProcesses)?
-inline bool ProcessPresent(const ProcessConfig& p, double t) {
-  return t >= p.start && (t < p.stop || p.zombie);
-}
+inline bool ProcessPresent(const ProcessConfig& p, double t) { return t >= p.start && (t < p.stop || p.zombie); }
 inline bool ProcessRunning(const ProcessConfig& p, double t) { return t >= p.start && t < p.stop; }
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from two 64-bit hashes.
 std::string FormatUuid(const char* prefix, std::uint64_t a, std::uint64_t b);
 // PCI info of a GPU or an NVSwitch.
-nvmlPciInfo_t MakePciInfo(unsigned domain, unsigned bus, unsigned device, unsigned function,
-                          unsigned device_id, unsigned subsystem_id);
+nvmlPciInfo_t MakePciInfo(unsigned domain, unsigned bus, unsigned device, unsigned function, unsigned device_id,
+                          unsigned subsystem_id);
 
 }  // namespace gw::sim

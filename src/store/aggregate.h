@@ -41,11 +41,16 @@ struct Bucket {
   bool empty() const { return count <= 0; }
   double value(Agg agg) const {
     switch (agg) {
-      case Agg::Min: return min;
-      case Agg::Max: return max;
-      case Agg::Sum: return sum;
-      case Agg::Count: return count;
-      case Agg::Avg: break;
+      case Agg::Min:
+        return min;
+      case Agg::Max:
+        return max;
+      case Agg::Sum:
+        return sum;
+      case Agg::Count:
+        return count;
+      case Agg::Avg:
+        break;
     }
     return sum / count;
   }

@@ -54,16 +54,18 @@ bool fitsSigned(int64_t v, int bits) {
   return v >= -limit && v < limit;
 }
 
-int64_t signExtend(uint64_t raw, int bits) {
-  return static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits);
-}
+int64_t signExtend(uint64_t raw, int bits) { return static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits); }
 
 // Unsigned arithmetic: wraps instead of overflowing, and the decoder wraps back identically.
-int64_t wrapSub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
 
-constexpr int kLeadingBits = 5;     // leading zeros stored, capped at 31
-constexpr int kSignificantBits = 6; // meaningful bit count minus one
+constexpr int kLeadingBits = 5;      // leading zeros stored, capped at 31
+constexpr int kSignificantBits = 6;  // meaningful bit count minus one
 constexpr int kWindowHeader = 1 + kLeadingBits + kSignificantBits;
 
 void writeXor(BitWriter& w, XorColumnState& st, double value) {
@@ -123,7 +125,8 @@ bool readXor(BitReader& r, XorColumnState& st, double& value) {
 
 }  // namespace
 
-ChunkEncoder::ChunkEncoder(int columns) : columns_(columns < 1 ? 1 : (columns > kMaxChunkColumns ? kMaxChunkColumns : columns)) {}
+ChunkEncoder::ChunkEncoder(int columns)
+    : columns_(columns < 1 ? 1 : (columns > kMaxChunkColumns ? kMaxChunkColumns : columns)) {}
 
 bool ChunkEncoder::append(int64_t ts_ms, std::span<const double> values) {
   if (values.size() != static_cast<size_t>(columns_)) return false;

@@ -22,7 +22,7 @@ inline constexpr int kMaxChunkColumns = 4;
 // Per-column XOR state, shared by encoder and decoder so that both walk the same state machine.
 struct XorColumnState {
   uint64_t prev_bits = 0;
-  int leading = -1;   // window of the previous meaningful bits; -1: no window yet
+  int leading = -1;  // window of the previous meaningful bits; -1: no window yet
   int trailing = 0;
 };
 

@@ -47,7 +47,8 @@ Status Statement::run() {
 
 std::string Statement::text(int col) const {
   const auto* p = sqlite3_column_text(stmt_.get(), col);
-  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), col))) : std::string();
+  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), col)))
+           : std::string();
 }
 
 std::span<const uint8_t> Statement::blob(int col) const {

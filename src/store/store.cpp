@@ -23,7 +23,6 @@ Status validate(const StoreOptions& o) {
   return Status::Ok();
 }
 
-
 Status prepareInto(Database& db, const char* sql, Statement& out) {
   auto st = db.prepare(sql);
   if (!st) return st.status();
@@ -68,25 +67,32 @@ Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
   GW_STORE_TRY(db.exec(kSchemaSql));
   GW_STORE_TRY(db.exec("PRAGMA user_version=1"));
 
-  GW_STORE_TRY(prepareInto(db, "INSERT INTO series (gpu_uuid, field, rolled_until) VALUES (?1, ?2, ?3) "
-                         "ON CONFLICT (gpu_uuid, field) DO NOTHING", impl->insert_series));
+  GW_STORE_TRY(prepareInto(db,
+                           "INSERT INTO series (gpu_uuid, field, rolled_until) VALUES (?1, ?2, ?3) "
+                           "ON CONFLICT (gpu_uuid, field) DO NOTHING",
+                           impl->insert_series));
   GW_STORE_TRY(prepareInto(db, "SELECT id FROM series WHERE gpu_uuid = ?1 AND field = ?2", impl->find_series));
-  GW_STORE_TRY(prepareInto(db, "INSERT OR REPLACE INTO chunks (series_id, start_ms, end_ms, count, data) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5)", impl->upsert_chunk));
-  GW_STORE_TRY(prepareInto(db, "INSERT OR REPLACE INTO rollups (series_id, start_ms, end_ms, count, data) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5)", impl->upsert_rollup));
+  GW_STORE_TRY(prepareInto(db,
+                           "INSERT OR REPLACE INTO chunks (series_id, start_ms, end_ms, count, data) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5)",
+                           impl->upsert_chunk));
+  GW_STORE_TRY(prepareInto(db,
+                           "INSERT OR REPLACE INTO rollups (series_id, start_ms, end_ms, count, data) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5)",
+                           impl->upsert_rollup));
   GW_STORE_TRY(prepareInto(db, "UPDATE series SET rolled_until = ?2 WHERE id = ?1", impl->set_rolled));
   GW_STORE_TRY(prepareInto(db, "DELETE FROM chunks WHERE series_id = ?1 AND start_ms < ?2 AND end_ms < ?2",
-                     impl->delete_chunks));
+                           impl->delete_chunks));
   GW_STORE_TRY(prepareInto(db, "DELETE FROM rollups WHERE series_id = ?1 AND start_ms < ?2 AND end_ms < ?2",
-                     impl->delete_rollups));
+                           impl->delete_rollups));
   GW_STORE_TRY(prepareInto(db, kScanChunksSql, impl->scan_chunks_w));
 
   // Reload series and where each one stopped, so ids stay stable and appends stay monotonic.
   {
     Statement all, last;
     GW_STORE_TRY(prepareInto(db, "SELECT id, gpu_uuid, field, rolled_until FROM series ORDER BY id", all));
-    GW_STORE_TRY(prepareInto(db, "SELECT end_ms FROM chunks WHERE series_id = ?1 ORDER BY start_ms DESC LIMIT 1", last));
+    GW_STORE_TRY(
+        prepareInto(db, "SELECT end_ms FROM chunks WHERE series_id = ?1 ORDER BY start_ms DESC LIMIT 1", last));
     all.use();
     while (all.step()) {
       const auto id = static_cast<SeriesId>(all.int64(0));
@@ -166,7 +172,8 @@ std::vector<SeriesState*> Store::Impl::allSeries() const {
 }
 
 Result<SeriesId> Store::series(std::string_view gpu_uuid, std::string_view field) {
-  if (gpu_uuid.empty() || field.empty()) return Status::Error("history store: series needs a GPU UUID and a field name");
+  if (gpu_uuid.empty() || field.empty())
+    return Status::Error("history store: series needs a GPU UUID and a field name");
   std::string key;
   key.reserve(gpu_uuid.size() + field.size() + 1);
   key.append(gpu_uuid).push_back('\x1f');
@@ -245,8 +252,8 @@ Status Store::Impl::flushLocked() {
     std::lock_guard lock(s->mu);
     Taken t{s, s->sealed.size(), kNever, 0};
     for (const ChunkRow& c : s->sealed) rows.push_back(c);
-    const bool open_dirty = !s->open.empty() && !(s->open.firstTimestamp() == s->flushed_start &&
-                                                  s->open.count() == s->flushed_count);
+    const bool open_dirty =
+        !s->open.empty() && !(s->open.firstTimestamp() == s->flushed_start && s->open.count() == s->flushed_count);
     if (open_dirty) {
       rows.push_back(snapshot(s->id, s->open));
       t.open_start = s->open.firstTimestamp();
@@ -438,7 +445,8 @@ Stats Store::stats() const {
   const int64_t free_pages = db.queryInt("PRAGMA freelist_count").value_or(0);
   const int64_t page_size = db.queryInt("PRAGMA page_size").value_or(0);
   st.used_bytes = static_cast<uint64_t>((pages - free_pages) * page_size);
-  if (st.raw_samples > 0) st.bytes_per_sample = static_cast<double>(st.used_bytes) / static_cast<double>(st.raw_samples);
+  if (st.raw_samples > 0)
+    st.bytes_per_sample = static_cast<double>(st.used_bytes) / static_cast<double>(st.raw_samples);
   return st;
 }
 

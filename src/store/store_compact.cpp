@@ -57,8 +57,7 @@ Status Store::compact(int64_t now_ms) {
   using std::chrono::milliseconds;
   const int64_t target = stepStart(now_ms, im.downsample_ms);
   const int64_t raw_cutoff = now_ms - std::chrono::duration_cast<milliseconds>(im.opt.raw_retention).count();
-  const int64_t rollup_cutoff =
-      now_ms - std::chrono::duration_cast<milliseconds>(im.opt.downsampled_retention).count();
+  const int64_t rollup_cutoff = now_ms - std::chrono::duration_cast<milliseconds>(im.opt.downsampled_retention).count();
   const std::vector<SeriesState*> all = im.allSeries();
 
   {

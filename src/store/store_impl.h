@@ -66,8 +66,8 @@ struct Store::Impl {
   // Writer connection: flush, compact, series registration.
   std::mutex write_mu;
   std::unique_ptr<Database> wdb;
-  Statement insert_series, find_series, upsert_chunk, upsert_rollup, set_rolled, delete_chunks,
-      delete_rollups, scan_chunks_w;
+  Statement insert_series, find_series, upsert_chunk, upsert_rollup, set_rolled, delete_chunks, delete_rollups,
+      scan_chunks_w;
 
   // Reader connection: queries and stats; WAL lets it read while the writer writes.
   mutable std::mutex read_mu;

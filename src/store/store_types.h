@@ -43,9 +43,9 @@ struct SeriesInfo {
 };
 
 struct Stats {
-  uint64_t file_bytes = 0;      // database + WAL files
-  uint64_t used_bytes = 0;      // database pages in use (excludes free pages and the WAL)
-  uint64_t raw_samples = 0;     // full-resolution samples on disk
+  uint64_t file_bytes = 0;   // database + WAL files
+  uint64_t used_bytes = 0;   // database pages in use (excludes free pages and the WAL)
+  uint64_t raw_samples = 0;  // full-resolution samples on disk
   uint64_t raw_chunks = 0;
   uint64_t raw_chunk_bytes = 0;  // encoded payload of raw chunks alone
   uint64_t rollup_buckets = 0;

@@ -31,8 +31,12 @@ const std::set<std::string> kFunctionsNewerThanBindings = {
 };
 
 // ----- Our structs: every field, in order. -----
-#define GW_F(T, f) OurField{#f, offsetof(T, f), sizeof(T::f), alignof(decltype(T::f))}
-#define GW_S(T, ...) OurStruct{#T, std::is_union_v<T>, sizeof(T), alignof(T), {__VA_ARGS__}}
+#define GW_F(T, f) \
+  OurField { #f, offsetof(T, f), sizeof(T::f), alignof(decltype(T::f)) }
+#define GW_S(T, ...)                                                 \
+  OurStruct {                                                        \
+#T, std::is_union_v < T>, sizeof(T), alignof(T), { __VA_ARGS__ } \
+  }
 
 std::vector<OurStruct> OurStructs() {
   return {
@@ -73,118 +77,239 @@ std::vector<OurStruct> OurStructs() {
 #undef GW_F
 
 // ----- Our scalar and handle typedefs. -----
-#define GW_T(T) OurTypedef{#T, sizeof(T), std::is_signed_v<T>, std::is_pointer_v<T>}
+#define GW_T(T) \
+  OurTypedef { #T, sizeof(T), std::is_signed_v < T>, std::is_pointer_v < T> }
 std::vector<OurTypedef> OurTypedefs() {
   return {
-      GW_T(nvmlReturn_t),          GW_T(nvmlDevice_t),                GW_T(nvmlEventSet_t),
-      GW_T(nvmlValueType_t),       GW_T(nvmlEnableState_t),           GW_T(nvmlBrandType_t),
-      GW_T(nvmlTemperatureSensors_t), GW_T(nvmlTemperatureThresholds_t), GW_T(nvmlComputeMode_t),
-      GW_T(nvmlMemoryErrorType_t), GW_T(nvmlEccCounterType_t),        GW_T(nvmlMemoryLocation_t),
-      GW_T(nvmlClockType_t),       GW_T(nvmlClockId_t),               GW_T(nvmlPstates_t),
-      GW_T(nvmlInforomObject_t),   GW_T(nvmlPageRetirementCause_t),   GW_T(nvmlPcieUtilCounter_t),
-      GW_T(nvmlNvLinkErrorCounter_t), GW_T(nvmlIntNvLinkDeviceType_t), GW_T(nvmlGpuTopologyLevel_t),
-      GW_T(nvmlAffinityScope_t),   GW_T(nvmlDeviceArchitecture_t),
+      GW_T(nvmlReturn_t),
+      GW_T(nvmlDevice_t),
+      GW_T(nvmlEventSet_t),
+      GW_T(nvmlValueType_t),
+      GW_T(nvmlEnableState_t),
+      GW_T(nvmlBrandType_t),
+      GW_T(nvmlTemperatureSensors_t),
+      GW_T(nvmlTemperatureThresholds_t),
+      GW_T(nvmlComputeMode_t),
+      GW_T(nvmlMemoryErrorType_t),
+      GW_T(nvmlEccCounterType_t),
+      GW_T(nvmlMemoryLocation_t),
+      GW_T(nvmlClockType_t),
+      GW_T(nvmlClockId_t),
+      GW_T(nvmlPstates_t),
+      GW_T(nvmlInforomObject_t),
+      GW_T(nvmlPageRetirementCause_t),
+      GW_T(nvmlPcieUtilCounter_t),
+      GW_T(nvmlNvLinkErrorCounter_t),
+      GW_T(nvmlIntNvLinkDeviceType_t),
+      GW_T(nvmlGpuTopologyLevel_t),
+      GW_T(nvmlAffinityScope_t),
+      GW_T(nvmlDeviceArchitecture_t),
   };
 }
 #undef GW_T
 
 // ----- Our constants (enumerators and #defines). -----
-#define GW_C(name) OurConstant{#name, static_cast<long long>(name)}
+#define GW_C(name) \
+  OurConstant { #name, static_cast < long long>(name) }
 std::vector<OurConstant> OurConstants() {
   return {
       // nvmlReturn_t
-      GW_C(NVML_SUCCESS), GW_C(NVML_ERROR_UNINITIALIZED), GW_C(NVML_ERROR_INVALID_ARGUMENT),
-      GW_C(NVML_ERROR_NOT_SUPPORTED), GW_C(NVML_ERROR_NO_PERMISSION), GW_C(NVML_ERROR_ALREADY_INITIALIZED),
-      GW_C(NVML_ERROR_NOT_FOUND), GW_C(NVML_ERROR_INSUFFICIENT_SIZE), GW_C(NVML_ERROR_INSUFFICIENT_POWER),
-      GW_C(NVML_ERROR_DRIVER_NOT_LOADED), GW_C(NVML_ERROR_TIMEOUT), GW_C(NVML_ERROR_IRQ_ISSUE),
-      GW_C(NVML_ERROR_LIBRARY_NOT_FOUND), GW_C(NVML_ERROR_FUNCTION_NOT_FOUND), GW_C(NVML_ERROR_CORRUPTED_INFOROM),
-      GW_C(NVML_ERROR_GPU_IS_LOST), GW_C(NVML_ERROR_RESET_REQUIRED), GW_C(NVML_ERROR_OPERATING_SYSTEM),
-      GW_C(NVML_ERROR_LIB_RM_VERSION_MISMATCH), GW_C(NVML_ERROR_IN_USE), GW_C(NVML_ERROR_MEMORY),
-      GW_C(NVML_ERROR_NO_DATA), GW_C(NVML_ERROR_VGPU_ECC_NOT_SUPPORTED), GW_C(NVML_ERROR_INSUFFICIENT_RESOURCES),
-      GW_C(NVML_ERROR_FREQ_NOT_SUPPORTED), GW_C(NVML_ERROR_ARGUMENT_VERSION_MISMATCH), GW_C(NVML_ERROR_UNKNOWN),
+      GW_C(NVML_SUCCESS),
+      GW_C(NVML_ERROR_UNINITIALIZED),
+      GW_C(NVML_ERROR_INVALID_ARGUMENT),
+      GW_C(NVML_ERROR_NOT_SUPPORTED),
+      GW_C(NVML_ERROR_NO_PERMISSION),
+      GW_C(NVML_ERROR_ALREADY_INITIALIZED),
+      GW_C(NVML_ERROR_NOT_FOUND),
+      GW_C(NVML_ERROR_INSUFFICIENT_SIZE),
+      GW_C(NVML_ERROR_INSUFFICIENT_POWER),
+      GW_C(NVML_ERROR_DRIVER_NOT_LOADED),
+      GW_C(NVML_ERROR_TIMEOUT),
+      GW_C(NVML_ERROR_IRQ_ISSUE),
+      GW_C(NVML_ERROR_LIBRARY_NOT_FOUND),
+      GW_C(NVML_ERROR_FUNCTION_NOT_FOUND),
+      GW_C(NVML_ERROR_CORRUPTED_INFOROM),
+      GW_C(NVML_ERROR_GPU_IS_LOST),
+      GW_C(NVML_ERROR_RESET_REQUIRED),
+      GW_C(NVML_ERROR_OPERATING_SYSTEM),
+      GW_C(NVML_ERROR_LIB_RM_VERSION_MISMATCH),
+      GW_C(NVML_ERROR_IN_USE),
+      GW_C(NVML_ERROR_MEMORY),
+      GW_C(NVML_ERROR_NO_DATA),
+      GW_C(NVML_ERROR_VGPU_ECC_NOT_SUPPORTED),
+      GW_C(NVML_ERROR_INSUFFICIENT_RESOURCES),
+      GW_C(NVML_ERROR_FREQ_NOT_SUPPORTED),
+      GW_C(NVML_ERROR_ARGUMENT_VERSION_MISMATCH),
+      GW_C(NVML_ERROR_UNKNOWN),
       // Buffer sizes and limits
-      GW_C(NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE), GW_C(NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE),
-      GW_C(NVML_DEVICE_UUID_BUFFER_SIZE), GW_C(NVML_DEVICE_UUID_V2_BUFFER_SIZE),
-      GW_C(NVML_DEVICE_PART_NUMBER_BUFFER_SIZE), GW_C(NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE),
-      GW_C(NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE), GW_C(NVML_DEVICE_NAME_BUFFER_SIZE),
-      GW_C(NVML_DEVICE_NAME_V2_BUFFER_SIZE), GW_C(NVML_DEVICE_SERIAL_BUFFER_SIZE),
-      GW_C(NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE), GW_C(NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE),
-      GW_C(NVML_NVLINK_MAX_LINKS), GW_C(NVML_VALUE_NOT_AVAILABLE),
+      GW_C(NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE),
+      GW_C(NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE),
+      GW_C(NVML_DEVICE_UUID_BUFFER_SIZE),
+      GW_C(NVML_DEVICE_UUID_V2_BUFFER_SIZE),
+      GW_C(NVML_DEVICE_PART_NUMBER_BUFFER_SIZE),
+      GW_C(NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE),
+      GW_C(NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE),
+      GW_C(NVML_DEVICE_NAME_BUFFER_SIZE),
+      GW_C(NVML_DEVICE_NAME_V2_BUFFER_SIZE),
+      GW_C(NVML_DEVICE_SERIAL_BUFFER_SIZE),
+      GW_C(NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE),
+      GW_C(NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE),
+      GW_C(NVML_NVLINK_MAX_LINKS),
+      GW_C(NVML_VALUE_NOT_AVAILABLE),
       // Init flags
-      GW_C(NVML_INIT_FLAG_NO_GPUS), GW_C(NVML_INIT_FLAG_NO_ATTACH),
+      GW_C(NVML_INIT_FLAG_NO_GPUS),
+      GW_C(NVML_INIT_FLAG_NO_ATTACH),
       // nvmlValueType_t
-      GW_C(NVML_VALUE_TYPE_DOUBLE), GW_C(NVML_VALUE_TYPE_UNSIGNED_INT), GW_C(NVML_VALUE_TYPE_UNSIGNED_LONG),
-      GW_C(NVML_VALUE_TYPE_UNSIGNED_LONG_LONG), GW_C(NVML_VALUE_TYPE_SIGNED_LONG_LONG), GW_C(NVML_VALUE_TYPE_COUNT),
+      GW_C(NVML_VALUE_TYPE_DOUBLE),
+      GW_C(NVML_VALUE_TYPE_UNSIGNED_INT),
+      GW_C(NVML_VALUE_TYPE_UNSIGNED_LONG),
+      GW_C(NVML_VALUE_TYPE_UNSIGNED_LONG_LONG),
+      GW_C(NVML_VALUE_TYPE_SIGNED_LONG_LONG),
+      GW_C(NVML_VALUE_TYPE_COUNT),
       // nvmlEnableState_t
-      GW_C(NVML_FEATURE_DISABLED), GW_C(NVML_FEATURE_ENABLED),
+      GW_C(NVML_FEATURE_DISABLED),
+      GW_C(NVML_FEATURE_ENABLED),
       // nvmlBrandType_t
-      GW_C(NVML_BRAND_UNKNOWN), GW_C(NVML_BRAND_QUADRO), GW_C(NVML_BRAND_TESLA), GW_C(NVML_BRAND_NVS),
-      GW_C(NVML_BRAND_GRID), GW_C(NVML_BRAND_GEFORCE), GW_C(NVML_BRAND_TITAN), GW_C(NVML_BRAND_NVIDIA_RTX),
-      GW_C(NVML_BRAND_NVIDIA), GW_C(NVML_BRAND_GEFORCE_RTX),
+      GW_C(NVML_BRAND_UNKNOWN),
+      GW_C(NVML_BRAND_QUADRO),
+      GW_C(NVML_BRAND_TESLA),
+      GW_C(NVML_BRAND_NVS),
+      GW_C(NVML_BRAND_GRID),
+      GW_C(NVML_BRAND_GEFORCE),
+      GW_C(NVML_BRAND_TITAN),
+      GW_C(NVML_BRAND_NVIDIA_RTX),
+      GW_C(NVML_BRAND_NVIDIA),
+      GW_C(NVML_BRAND_GEFORCE_RTX),
       // Temperature sensors and thresholds
-      GW_C(NVML_TEMPERATURE_GPU), GW_C(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN),
-      GW_C(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN), GW_C(NVML_TEMPERATURE_THRESHOLD_MEM_MAX),
+      GW_C(NVML_TEMPERATURE_GPU),
+      GW_C(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN),
+      GW_C(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN),
+      GW_C(NVML_TEMPERATURE_THRESHOLD_MEM_MAX),
       GW_C(NVML_TEMPERATURE_THRESHOLD_GPU_MAX),
       // nvmlComputeMode_t
-      GW_C(NVML_COMPUTEMODE_DEFAULT), GW_C(NVML_COMPUTEMODE_EXCLUSIVE_THREAD), GW_C(NVML_COMPUTEMODE_PROHIBITED),
+      GW_C(NVML_COMPUTEMODE_DEFAULT),
+      GW_C(NVML_COMPUTEMODE_EXCLUSIVE_THREAD),
+      GW_C(NVML_COMPUTEMODE_PROHIBITED),
       GW_C(NVML_COMPUTEMODE_EXCLUSIVE_PROCESS),
       // Memory errors, ECC counters, memory locations
-      GW_C(NVML_MEMORY_ERROR_TYPE_CORRECTED), GW_C(NVML_MEMORY_ERROR_TYPE_UNCORRECTED), GW_C(NVML_VOLATILE_ECC),
-      GW_C(NVML_AGGREGATE_ECC), GW_C(NVML_MEMORY_LOCATION_L1_CACHE), GW_C(NVML_MEMORY_LOCATION_L2_CACHE),
-      GW_C(NVML_MEMORY_LOCATION_DEVICE_MEMORY), GW_C(NVML_MEMORY_LOCATION_REGISTER_FILE),
+      GW_C(NVML_MEMORY_ERROR_TYPE_CORRECTED),
+      GW_C(NVML_MEMORY_ERROR_TYPE_UNCORRECTED),
+      GW_C(NVML_VOLATILE_ECC),
+      GW_C(NVML_AGGREGATE_ECC),
+      GW_C(NVML_MEMORY_LOCATION_L1_CACHE),
+      GW_C(NVML_MEMORY_LOCATION_L2_CACHE),
+      GW_C(NVML_MEMORY_LOCATION_DEVICE_MEMORY),
+      GW_C(NVML_MEMORY_LOCATION_REGISTER_FILE),
       // Clock types and ids
-      GW_C(NVML_CLOCK_GRAPHICS), GW_C(NVML_CLOCK_SM), GW_C(NVML_CLOCK_MEM), GW_C(NVML_CLOCK_VIDEO),
-      GW_C(NVML_CLOCK_COUNT), GW_C(NVML_CLOCK_ID_CURRENT), GW_C(NVML_CLOCK_ID_APP_CLOCK_TARGET),
-      GW_C(NVML_CLOCK_ID_APP_CLOCK_DEFAULT), GW_C(NVML_CLOCK_ID_CUSTOMER_BOOST_MAX),
+      GW_C(NVML_CLOCK_GRAPHICS),
+      GW_C(NVML_CLOCK_SM),
+      GW_C(NVML_CLOCK_MEM),
+      GW_C(NVML_CLOCK_VIDEO),
+      GW_C(NVML_CLOCK_COUNT),
+      GW_C(NVML_CLOCK_ID_CURRENT),
+      GW_C(NVML_CLOCK_ID_APP_CLOCK_TARGET),
+      GW_C(NVML_CLOCK_ID_APP_CLOCK_DEFAULT),
+      GW_C(NVML_CLOCK_ID_CUSTOMER_BOOST_MAX),
       // P-states
-      GW_C(NVML_PSTATE_0), GW_C(NVML_PSTATE_8), GW_C(NVML_PSTATE_15), GW_C(NVML_PSTATE_UNKNOWN),
+      GW_C(NVML_PSTATE_0),
+      GW_C(NVML_PSTATE_8),
+      GW_C(NVML_PSTATE_15),
+      GW_C(NVML_PSTATE_UNKNOWN),
       // InfoROM objects
-      GW_C(NVML_INFOROM_OEM), GW_C(NVML_INFOROM_ECC), GW_C(NVML_INFOROM_POWER),
+      GW_C(NVML_INFOROM_OEM),
+      GW_C(NVML_INFOROM_ECC),
+      GW_C(NVML_INFOROM_POWER),
       // Page retirement causes
       GW_C(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS),
       GW_C(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR),
       // PCIe utilization counters
-      GW_C(NVML_PCIE_UTIL_TX_BYTES), GW_C(NVML_PCIE_UTIL_RX_BYTES),
+      GW_C(NVML_PCIE_UTIL_TX_BYTES),
+      GW_C(NVML_PCIE_UTIL_RX_BYTES),
       // NVLink error counters and device types
-      GW_C(NVML_NVLINK_ERROR_DL_REPLAY), GW_C(NVML_NVLINK_ERROR_DL_RECOVERY), GW_C(NVML_NVLINK_ERROR_DL_CRC_FLIT),
-      GW_C(NVML_NVLINK_ERROR_DL_CRC_DATA), GW_C(NVML_NVLINK_ERROR_DL_ECC_DATA), GW_C(NVML_NVLINK_DEVICE_TYPE_GPU),
-      GW_C(NVML_NVLINK_DEVICE_TYPE_IBMNPU), GW_C(NVML_NVLINK_DEVICE_TYPE_SWITCH),
+      GW_C(NVML_NVLINK_ERROR_DL_REPLAY),
+      GW_C(NVML_NVLINK_ERROR_DL_RECOVERY),
+      GW_C(NVML_NVLINK_ERROR_DL_CRC_FLIT),
+      GW_C(NVML_NVLINK_ERROR_DL_CRC_DATA),
+      GW_C(NVML_NVLINK_ERROR_DL_ECC_DATA),
+      GW_C(NVML_NVLINK_DEVICE_TYPE_GPU),
+      GW_C(NVML_NVLINK_DEVICE_TYPE_IBMNPU),
+      GW_C(NVML_NVLINK_DEVICE_TYPE_SWITCH),
       GW_C(NVML_NVLINK_DEVICE_TYPE_UNKNOWN),
       // Topology levels
-      GW_C(NVML_TOPOLOGY_INTERNAL), GW_C(NVML_TOPOLOGY_SINGLE), GW_C(NVML_TOPOLOGY_MULTIPLE),
-      GW_C(NVML_TOPOLOGY_HOSTBRIDGE), GW_C(NVML_TOPOLOGY_NODE), GW_C(NVML_TOPOLOGY_SYSTEM),
+      GW_C(NVML_TOPOLOGY_INTERNAL),
+      GW_C(NVML_TOPOLOGY_SINGLE),
+      GW_C(NVML_TOPOLOGY_MULTIPLE),
+      GW_C(NVML_TOPOLOGY_HOSTBRIDGE),
+      GW_C(NVML_TOPOLOGY_NODE),
+      GW_C(NVML_TOPOLOGY_SYSTEM),
       // Affinity scope
-      GW_C(NVML_AFFINITY_SCOPE_NODE), GW_C(NVML_AFFINITY_SCOPE_SOCKET),
+      GW_C(NVML_AFFINITY_SCOPE_NODE),
+      GW_C(NVML_AFFINITY_SCOPE_SOCKET),
       // Architectures
-      GW_C(NVML_DEVICE_ARCH_KEPLER), GW_C(NVML_DEVICE_ARCH_MAXWELL), GW_C(NVML_DEVICE_ARCH_PASCAL),
-      GW_C(NVML_DEVICE_ARCH_VOLTA), GW_C(NVML_DEVICE_ARCH_TURING), GW_C(NVML_DEVICE_ARCH_AMPERE),
-      GW_C(NVML_DEVICE_ARCH_ADA), GW_C(NVML_DEVICE_ARCH_HOPPER), GW_C(NVML_DEVICE_ARCH_UNKNOWN),
+      GW_C(NVML_DEVICE_ARCH_KEPLER),
+      GW_C(NVML_DEVICE_ARCH_MAXWELL),
+      GW_C(NVML_DEVICE_ARCH_PASCAL),
+      GW_C(NVML_DEVICE_ARCH_VOLTA),
+      GW_C(NVML_DEVICE_ARCH_TURING),
+      GW_C(NVML_DEVICE_ARCH_AMPERE),
+      GW_C(NVML_DEVICE_ARCH_ADA),
+      GW_C(NVML_DEVICE_ARCH_HOPPER),
+      GW_C(NVML_DEVICE_ARCH_UNKNOWN),
       // MIG
-      GW_C(NVML_DEVICE_MIG_DISABLE), GW_C(NVML_DEVICE_MIG_ENABLE),
+      GW_C(NVML_DEVICE_MIG_DISABLE),
+      GW_C(NVML_DEVICE_MIG_ENABLE),
       // Event types
-      GW_C(nvmlEventTypeSingleBitEccError), GW_C(nvmlEventTypeDoubleBitEccError), GW_C(nvmlEventTypePState),
-      GW_C(nvmlEventTypeXidCriticalError), GW_C(nvmlEventTypeClock), GW_C(nvmlEventTypePowerSourceChange),
-      GW_C(nvmlEventMigConfigChange), GW_C(nvmlEventTypeNone), GW_C(nvmlEventTypeAll),
+      GW_C(nvmlEventTypeSingleBitEccError),
+      GW_C(nvmlEventTypeDoubleBitEccError),
+      GW_C(nvmlEventTypePState),
+      GW_C(nvmlEventTypeXidCriticalError),
+      GW_C(nvmlEventTypeClock),
+      GW_C(nvmlEventTypePowerSourceChange),
+      GW_C(nvmlEventMigConfigChange),
+      GW_C(nvmlEventTypeNone),
+      GW_C(nvmlEventTypeAll),
       // Clock event ("throttle") reasons
-      GW_C(nvmlClocksThrottleReasonGpuIdle), GW_C(nvmlClocksThrottleReasonApplicationsClocksSetting),
-      GW_C(nvmlClocksThrottleReasonSwPowerCap), GW_C(nvmlClocksThrottleReasonHwSlowdown),
-      GW_C(nvmlClocksThrottleReasonSyncBoost), GW_C(nvmlClocksThrottleReasonSwThermalSlowdown),
-      GW_C(nvmlClocksThrottleReasonHwThermalSlowdown), GW_C(nvmlClocksThrottleReasonHwPowerBrakeSlowdown),
-      GW_C(nvmlClocksThrottleReasonDisplayClockSetting), GW_C(nvmlClocksThrottleReasonNone),
+      GW_C(nvmlClocksThrottleReasonGpuIdle),
+      GW_C(nvmlClocksThrottleReasonApplicationsClocksSetting),
+      GW_C(nvmlClocksThrottleReasonSwPowerCap),
+      GW_C(nvmlClocksThrottleReasonHwSlowdown),
+      GW_C(nvmlClocksThrottleReasonSyncBoost),
+      GW_C(nvmlClocksThrottleReasonSwThermalSlowdown),
+      GW_C(nvmlClocksThrottleReasonHwThermalSlowdown),
+      GW_C(nvmlClocksThrottleReasonHwPowerBrakeSlowdown),
+      GW_C(nvmlClocksThrottleReasonDisplayClockSetting),
+      GW_C(nvmlClocksThrottleReasonNone),
       // Field ids
-      GW_C(NVML_FI_DEV_ECC_CURRENT), GW_C(NVML_FI_DEV_ECC_PENDING), GW_C(NVML_FI_DEV_ECC_SBE_VOL_TOTAL),
-      GW_C(NVML_FI_DEV_ECC_DBE_VOL_TOTAL), GW_C(NVML_FI_DEV_ECC_SBE_AGG_TOTAL), GW_C(NVML_FI_DEV_ECC_DBE_AGG_TOTAL),
-      GW_C(NVML_FI_DEV_RETIRED_SBE), GW_C(NVML_FI_DEV_RETIRED_DBE), GW_C(NVML_FI_DEV_RETIRED_PENDING),
-      GW_C(NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL), GW_C(NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL),
-      GW_C(NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL), GW_C(NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL),
-      GW_C(NVML_FI_DEV_NVLINK_BANDWIDTH_C0_TOTAL), GW_C(NVML_FI_DEV_NVLINK_BANDWIDTH_C1_TOTAL),
-      GW_C(NVML_FI_DEV_MEMORY_TEMP), GW_C(NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION),
-      GW_C(NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON), GW_C(NVML_FI_DEV_NVLINK_LINK_COUNT),
-      GW_C(NVML_FI_DEV_RETIRED_PENDING_SBE), GW_C(NVML_FI_DEV_RETIRED_PENDING_DBE),
-      GW_C(NVML_FI_DEV_PCIE_REPLAY_COUNTER), GW_C(NVML_FI_DEV_PCIE_REPLAY_ROLLOVER_COUNTER),
-      GW_C(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX), GW_C(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX),
-      GW_C(NVML_FI_DEV_REMAPPED_COR), GW_C(NVML_FI_DEV_REMAPPED_UNC), GW_C(NVML_FI_DEV_REMAPPED_PENDING),
-      GW_C(NVML_FI_DEV_REMAPPED_FAILURE), GW_C(NVML_FI_MAX),
+      GW_C(NVML_FI_DEV_ECC_CURRENT),
+      GW_C(NVML_FI_DEV_ECC_PENDING),
+      GW_C(NVML_FI_DEV_ECC_SBE_VOL_TOTAL),
+      GW_C(NVML_FI_DEV_ECC_DBE_VOL_TOTAL),
+      GW_C(NVML_FI_DEV_ECC_SBE_AGG_TOTAL),
+      GW_C(NVML_FI_DEV_ECC_DBE_AGG_TOTAL),
+      GW_C(NVML_FI_DEV_RETIRED_SBE),
+      GW_C(NVML_FI_DEV_RETIRED_DBE),
+      GW_C(NVML_FI_DEV_RETIRED_PENDING),
+      GW_C(NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL),
+      GW_C(NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL),
+      GW_C(NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL),
+      GW_C(NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL),
+      GW_C(NVML_FI_DEV_NVLINK_BANDWIDTH_C0_TOTAL),
+      GW_C(NVML_FI_DEV_NVLINK_BANDWIDTH_C1_TOTAL),
+      GW_C(NVML_FI_DEV_MEMORY_TEMP),
+      GW_C(NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION),
+      GW_C(NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON),
+      GW_C(NVML_FI_DEV_NVLINK_LINK_COUNT),
+      GW_C(NVML_FI_DEV_RETIRED_PENDING_SBE),
+      GW_C(NVML_FI_DEV_RETIRED_PENDING_DBE),
+      GW_C(NVML_FI_DEV_PCIE_REPLAY_COUNTER),
+      GW_C(NVML_FI_DEV_PCIE_REPLAY_ROLLOVER_COUNTER),
+      GW_C(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX),
+      GW_C(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX),
+      GW_C(NVML_FI_DEV_REMAPPED_COR),
+      GW_C(NVML_FI_DEV_REMAPPED_UNC),
+      GW_C(NVML_FI_DEV_REMAPPED_PENDING),
+      GW_C(NVML_FI_DEV_REMAPPED_FAILURE),
+      GW_C(NVML_FI_MAX),
   };
 }
 #undef GW_C
@@ -197,7 +322,8 @@ struct OurStructVersion {
   const char* struct_name;
   unsigned int version;
 };
-#define GW_V(name, T, ver) OurStructVersion{#name, name, #T, ver}
+#define GW_V(name, T, ver) \
+  OurStructVersion { #name, name, #T, ver }
 std::vector<OurStructVersion> OurStructVersions() { return {GW_V(nvmlMemory_v2, nvmlMemory_v2_t, 2)}; }
 #undef GW_V
 
@@ -244,9 +370,9 @@ const Loaded& Load() {
   return loaded;
 }
 
-#define GW_REQUIRE_BINDINGS(var)                                   \
-  const Loaded& loaded_ = Load();                                  \
-  ASSERT_TRUE(loaded_.bindings.has_value()) << loaded_.error;      \
+#define GW_REQUIRE_BINDINGS(var)                              \
+  const Loaded& loaded_ = Load();                             \
+  ASSERT_TRUE(loaded_.bindings.has_value()) << loaded_.error; \
   const RustBindings& var = *loaded_.bindings
 
 std::string Report(const std::vector<std::string>& problems) {

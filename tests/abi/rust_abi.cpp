@@ -40,8 +40,8 @@ std::vector<Token> Tokenize(std::string_view s) {
     } else if (s.compare(i, 2, "/*") == 0) {
       const std::size_t end = s.find("*/", i + 2);
       if (end == std::string_view::npos) fail("unterminated comment");
-      line += static_cast<int>(std::count(s.begin() + static_cast<std::ptrdiff_t>(i),
-                                          s.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
+      line += static_cast<int>(
+          std::count(s.begin() + static_cast<std::ptrdiff_t>(i), s.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
       i = end + 2;
     } else if (c == '"' || (c == 'b' && i + 1 < s.size() && s[i + 1] == '"') || c == '\'') {
       const char quote = c == '\'' ? '\'' : '"';
@@ -93,8 +93,7 @@ std::optional<unsigned long long> ParseIntLiteral(std::string text) {
     pos = 2;
   }
   // Strip a type suffix (u8..u128, i8..i128, usize, isize).
-  for (const char* suffix : {"usize", "isize", "u128", "i128", "u64", "i64", "u32", "i32", "u16",
-                             "i16", "u8", "i8"}) {
+  for (const char* suffix : {"usize", "isize", "u128", "i128", "u64", "i64", "u32", "i32", "u16", "i16", "u8", "i8"}) {
     const std::string_view sv(suffix);
     if (text.size() >= pos + sv.size() + 1 && text.compare(text.size() - sv.size(), sv.size(), sv) == 0) {
       text.resize(text.size() - sv.size());
@@ -189,9 +188,7 @@ class Parser {
   }
 
  private:
-  const Token& Peek(std::size_t ahead = 0) const {
-    return t_[std::min(pos_ + ahead, t_.size() - 1)];
-  }
+  const Token& Peek(std::size_t ahead = 0) const { return t_[std::min(pos_ + ahead, t_.size() - 1)]; }
   const Token& Next() {
     const Token& tok = Peek();
     if (pos_ < t_.size() - 1) ++pos_;
@@ -674,9 +671,8 @@ std::vector<std::string> CWords(std::string_view text) {
 }
 
 const std::set<std::string>& CTypeKeywords() {
-  static const std::set<std::string> k = {"unsigned", "signed", "int",   "long",   "short",    "char",
-                                          "double",   "float",  "void",  "const",  "volatile", "struct",
-                                          "union",    "enum"};
+  static const std::set<std::string> k = {"unsigned", "signed", "int",   "long",     "short",  "char",  "double",
+                                          "float",    "void",   "const", "volatile", "struct", "union", "enum"};
   return k;
 }
 
@@ -793,7 +789,8 @@ std::vector<std::string> CheckStructs(const RustBindings& rust, const std::vecto
       problems.push_back(Cat(s.name, ": ours is a ", kind, ", bindings.rs (", layout->rust_name, ") a ", rust_kind));
     }
     if (s.size != layout->size) {
-      problems.push_back(Cat(s.name, ": our sizeof ", s.size, ", bindings.rs (", layout->rust_name, ") ", layout->size));
+      problems.push_back(
+          Cat(s.name, ": our sizeof ", s.size, ", bindings.rs (", layout->rust_name, ") ", layout->size));
     }
     if (s.align != layout->align) {
       problems.push_back(
@@ -849,7 +846,8 @@ std::vector<std::string> CheckConstants(const RustBindings& rust, const std::vec
     const auto found = rust.FindConstant(c.name);
     if (found.empty()) {
       if (newer_than_bindings.count(c.name) == 0) {
-        problems.push_back(Cat(c.name, ": not found in bindings.rs (if it is newer than bindings.rs, add it to the "
+        problems.push_back(Cat(c.name,
+                               ": not found in bindings.rs (if it is newer than bindings.rs, add it to the "
                                "allow-list of newer names)"));
       }
       continue;
@@ -859,8 +857,8 @@ std::vector<std::string> CheckConstants(const RustBindings& rust, const std::vec
       if (!r->is_integer) {
         problems.push_back(Cat(c.name, ": bindings.rs ", rust_name, " (line ", r->line, ") is not an integer"));
       } else if (r->value != c.value) {
-        problems.push_back(Cat(c.name, ": our value ", c.value, ", bindings.rs ", r->value, " (", rust_name, ", line ",
-                               r->line, ")"));
+        problems.push_back(
+            Cat(c.name, ": our value ", c.value, ", bindings.rs ", r->value, " (", rust_name, ", line ", r->line, ")"));
       }
     }
   }
@@ -881,9 +879,8 @@ std::vector<std::string> CheckFunctions(const RustBindings& rust, const std::vec
     }
     if (ours_c.size() == rust_c.size() && !IsCBuiltinName(ours_c[0].name) && !IsCBuiltinName(rust_c[0].name)) {
       const auto a = rust.AliasChain(ours_c[0].name), b = rust.AliasChain(rust_c[0].name);
-      const bool same = std::any_of(a.begin(), a.end(), [&](const std::string& n) {
-        return std::find(b.begin(), b.end(), n) != b.end();
-      });
+      const bool same = std::any_of(a.begin(), a.end(),
+                                    [&](const std::string& n) { return std::find(b.begin(), b.end(), n) != b.end(); });
       if (!same) {
         problems.push_back(Cat(where, ": ours '", ToString(ours_c), "', bindings.rs '", ToString(rust_c),
                                "' (the same ABI, but a different type)"));
@@ -896,7 +893,8 @@ std::vector<std::string> CheckFunctions(const RustBindings& rust, const std::vec
     const auto it = rust.functions().find(f.name);
     if (it == rust.functions().end()) {
       if (newer_than_bindings.count(f.name) == 0) {
-        problems.push_back(Cat(f.name, ": not in bindings.rs's NvmlLib (if it is newer than bindings.rs, add it to "
+        problems.push_back(Cat(f.name,
+                               ": not in bindings.rs's NvmlLib (if it is newer than bindings.rs, add it to "
                                "the allow-list of newer symbols)"));
       }
       continue;

@@ -30,14 +30,14 @@ struct RustParam {
 struct RustType {
   enum class Kind { kNamed, kPointer, kArray, kFnPtr };
   Kind kind = Kind::kNamed;
-  std::string name;                  // kNamed: last path segment ("c_uint", "nvmlDevice_t", "Result")
-  std::vector<RustTypePtr> args;     // kNamed: generic arguments
-  bool pointee_const = false;        // kPointer: `*const T` (true) or `*mut T` (false)
-  RustTypePtr inner;                 // kPointer: pointee, kArray: element
-  unsigned long long count = 0;      // kArray
-  std::vector<RustParam> params;     // kFnPtr
-  RustTypePtr ret;                   // kFnPtr: null when the function returns ()
-  std::string text;                  // spelling, for messages
+  std::string name;               // kNamed: last path segment ("c_uint", "nvmlDevice_t", "Result")
+  std::vector<RustTypePtr> args;  // kNamed: generic arguments
+  bool pointee_const = false;     // kPointer: `*const T` (true) or `*mut T` (false)
+  RustTypePtr inner;              // kPointer: pointee, kArray: element
+  unsigned long long count = 0;   // kArray
+  std::vector<RustParam> params;  // kFnPtr
+  RustTypePtr ret;                // kFnPtr: null when the function returns ()
+  std::string text;               // spelling, for messages
 };
 
 struct RustField {
@@ -56,7 +56,7 @@ struct RustConst {
   std::string module;     // "" at top level, "field_id" inside `pub mod field_id`
   std::string type_text;  // e.g. "u32", "nvmlReturn_enum"
   bool is_integer = false;
-  long long value = 0;    // two's complement of the literal when is_integer
+  long long value = 0;  // two's complement of the literal when is_integer
   int line = 0;
 };
 

@@ -105,10 +105,11 @@ union Val {
   char s[12];
 };
 
-#define GW_F(T, f) OurField{#f, offsetof(T, f), sizeof(T::f), alignof(decltype(T::f))}
+#define GW_F(T, f) \
+  OurField { #f, offsetof(T, f), sizeof(T::f), alignof(decltype(T::f)) }
 OurStruct PairStruct(const char* name = "nvmlPair_t") {
-  return {name, false, sizeof(Pair), alignof(Pair),
-          {GW_F(Pair, a), GW_F(Pair, b), GW_F(Pair, name), GW_F(Pair, thing)}};
+  return {
+      name, false, sizeof(Pair), alignof(Pair), {GW_F(Pair, a), GW_F(Pair, b), GW_F(Pair, name), GW_F(Pair, thing)}};
 }
 OurStruct ValUnion() {
   return {"nvmlVal_t", true, sizeof(Val), alignof(Val), {GW_F(Val, d), GW_F(Val, u), GW_F(Val, s)}};
@@ -209,8 +210,7 @@ TEST(RustAbiSelfTest, MatchingLayoutPasses) {
 
 TEST(RustAbiSelfTest, DifferentFieldTypeIsReported) {
   // b becomes 4 bytes in bindings.rs: b, name and thing move, the struct shrinks.
-  const auto problems =
-      CheckStructs(Parsed(Edited("pub b: raw::c_ulonglong,", "pub b: raw::c_uint,")), {PairStruct()});
+  const auto problems = CheckStructs(Parsed(Edited("pub b: raw::c_ulonglong,", "pub b: raw::c_uint,")), {PairStruct()});
   EXPECT_TRUE(Mentions(problems, "nvmlPair_t.b: our offset 8, bindings.rs 4")) << Joined(problems);
   EXPECT_TRUE(Mentions(problems, "nvmlPair_t.b: our size 8, bindings.rs 4")) << Joined(problems);
   EXPECT_TRUE(Mentions(problems, "nvmlPair_t.name: our offset 16, bindings.rs 8")) << Joined(problems);
@@ -219,9 +219,9 @@ TEST(RustAbiSelfTest, DifferentFieldTypeIsReported) {
 }
 
 TEST(RustAbiSelfTest, DifferentArrayLengthIsReported) {
-  const auto problems = CheckStructs(Parsed(Edited("[raw::c_char; 12usize],\n    pub thing",
-                                                   "[raw::c_char; 16usize],\n    pub thing")),
-                                     {PairStruct()});
+  const auto problems =
+      CheckStructs(Parsed(Edited("[raw::c_char; 12usize],\n    pub thing", "[raw::c_char; 16usize],\n    pub thing")),
+                   {PairStruct()});
   EXPECT_TRUE(Mentions(problems, "nvmlPair_t.name: our size 12, bindings.rs 16")) << Joined(problems);
   EXPECT_TRUE(Mentions(problems, "nvmlPair_t.thing: our offset 28, bindings.rs 32")) << Joined(problems);
 }
@@ -269,8 +269,10 @@ TEST(RustAbiSelfTest, DifferentValueIsReported) {
   auto problems = CheckConstants(Parsed(), {{"NVML_THING_B", 6}}, {});
   EXPECT_TRUE(Mentions(problems, "NVML_THING_B: our value 6, bindings.rs 5 (nvmlThing_enum_NVML_THING_B"))
       << Joined(problems);
-  problems = CheckConstants(Parsed(Edited("NVML_FI_BAR: u32 = 12", "NVML_FI_BAR: u32 = 13")), {{"NVML_FI_BAR", 12}}, {});
-  EXPECT_TRUE(Mentions(problems, "NVML_FI_BAR: our value 12, bindings.rs 13 (field_id::NVML_FI_BAR")) << Joined(problems);
+  problems =
+      CheckConstants(Parsed(Edited("NVML_FI_BAR: u32 = 12", "NVML_FI_BAR: u32 = 13")), {{"NVML_FI_BAR", 12}}, {});
+  EXPECT_TRUE(Mentions(problems, "NVML_FI_BAR: our value 12, bindings.rs 13 (field_id::NVML_FI_BAR"))
+      << Joined(problems);
   problems = CheckConstants(Parsed(), {{"NVML_NOT_AVAILABLE", 0xffffffffLL}}, {});
   EXPECT_TRUE(Mentions(problems, "our value 4294967295, bindings.rs -1")) << Joined(problems);
 }
@@ -299,7 +301,8 @@ TEST(RustAbiSelfTest, MatchingFunctionsPass) {
   const auto problems = CheckFunctions(Parsed(), MatchingFunctions(), {});
   EXPECT_TRUE(problems.empty()) << Joined(problems);
   // A builtin where bindings.rs names an alias of it is the same ABI and passes too.
-  const auto builtin = CheckFunctions(Parsed(), {{"nvmlGetPair", "unsigned int", "(nvmlDev_t, unsigned int, nvmlPair_t *)"}}, {});
+  const auto builtin =
+      CheckFunctions(Parsed(), {{"nvmlGetPair", "unsigned int", "(nvmlDev_t, unsigned int, nvmlPair_t *)"}}, {});
   EXPECT_TRUE(builtin.empty()) << Joined(builtin);
 }
 
@@ -315,22 +318,30 @@ TEST(RustAbiSelfTest, DifferentArityIsReported) {
 }
 
 TEST(RustAbiSelfTest, DifferentParameterTypesAreReported) {
-  auto problems = CheckFunctions(Parsed(), {{"nvmlGetPair", "nvmlReturn_t", "(nvmlDev_t dev, nvmlThing_t thing, unsigned int *pair)"}}, {});
-  EXPECT_TRUE(Mentions(problems, "nvmlGetPair: parameter 3 (pair): ours 'unsigned int *' (unsigned int *), "
-                                 "bindings.rs 'nvmlPair_t *' (nvmlPair_st *)"))
+  auto problems = CheckFunctions(
+      Parsed(), {{"nvmlGetPair", "nvmlReturn_t", "(nvmlDev_t dev, nvmlThing_t thing, unsigned int *pair)"}}, {});
+  EXPECT_TRUE(Mentions(problems,
+                       "nvmlGetPair: parameter 3 (pair): ours 'unsigned int *' (unsigned int *), "
+                       "bindings.rs 'nvmlPair_t *' (nvmlPair_st *)"))
       << Joined(problems);
   // Pointer depth.
-  problems = CheckFunctions(Parsed(), {{"nvmlGetPair", "nvmlReturn_t", "(nvmlDev_t *dev, nvmlThing_t thing, nvmlPair_t *pair)"}}, {});
+  problems = CheckFunctions(
+      Parsed(), {{"nvmlGetPair", "nvmlReturn_t", "(nvmlDev_t *dev, nvmlThing_t thing, nvmlPair_t *pair)"}}, {});
   EXPECT_TRUE(Mentions(problems, "parameter 1 (dev): ours 'nvmlDev_t *' (nvmlDev_st * *)")) << Joined(problems);
   // Width: unsigned long long * where bindings.rs has unsigned long *.
-  problems = CheckFunctions(Parsed(), {{"nvmlHandles", "nvmlReturn_t", "(unsigned int *c, nvmlDev_t *d, unsigned long long *m)"}}, {});
+  problems = CheckFunctions(
+      Parsed(), {{"nvmlHandles", "nvmlReturn_t", "(unsigned int *c, nvmlDev_t *d, unsigned long long *m)"}}, {});
   EXPECT_TRUE(Mentions(problems, "parameter 3 (mask)")) << Joined(problems);
   // Same ABI (both unsigned int), different enum.
-  problems = CheckFunctions(Parsed(), {{"nvmlGetPair", "nvmlReturn_t", "(nvmlDev_t dev, nvmlKind_t thing, nvmlPair_t *pair)"}}, {});
-  EXPECT_TRUE(Mentions(problems, "parameter 2 (thing): ours 'nvmlKind_t', bindings.rs 'nvmlThing_t' (the same ABI, but a different type)"))
+  problems = CheckFunctions(
+      Parsed(), {{"nvmlGetPair", "nvmlReturn_t", "(nvmlDev_t dev, nvmlKind_t thing, nvmlPair_t *pair)"}}, {});
+  EXPECT_TRUE(Mentions(
+      problems,
+      "parameter 2 (thing): ours 'nvmlKind_t', bindings.rs 'nvmlThing_t' (the same ABI, but a different type)"))
       << Joined(problems);
   // A typedef bindings.rs does not know.
-  problems = CheckFunctions(Parsed(), {{"nvmlGetPair", "nvmlReturn_t", "(nvmlDev_t dev, nvmlOther_t thing, nvmlPair_t *pair)"}}, {});
+  problems = CheckFunctions(
+      Parsed(), {{"nvmlGetPair", "nvmlReturn_t", "(nvmlDev_t dev, nvmlOther_t thing, nvmlPair_t *pair)"}}, {});
   EXPECT_TRUE(Mentions(problems, "parameter 2 (thing): ours 'nvmlOther_t'")) << Joined(problems);
 }
 
@@ -340,8 +351,8 @@ TEST(RustAbiSelfTest, DifferentReturnTypeAndConstAreReported) {
       << Joined(problems);
   problems = CheckFunctions(Parsed(), {{"nvmlStart", "void", "(void)"}}, {});
   EXPECT_TRUE(Mentions(problems, "nvmlStart: return type: ours 'void'")) << Joined(problems);
-  problems = CheckFunctions(Parsed(Edited("pair: *mut nvmlPair_t", "pair: *const nvmlPair_t")),
-                            {MatchingFunctions()[1]}, {});
+  problems =
+      CheckFunctions(Parsed(Edited("pair: *mut nvmlPair_t", "pair: *const nvmlPair_t")), {MatchingFunctions()[1]}, {});
   EXPECT_TRUE(Mentions(problems, "bindings.rs 'const nvmlPair_t *'")) << Joined(problems);
 }
 

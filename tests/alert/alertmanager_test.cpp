@@ -23,7 +23,7 @@ class AlertmanagerProcess {
  public:
   AlertmanagerProcess(std::string dir, int port) : dir_(std::move(dir)), port_(port) {
     std::ofstream(dir_ + "/alertmanager.yml") << "route:\n  receiver: null-receiver\n"
-                                                  "receivers:\n  - name: null-receiver\n";
+                                                 "receivers:\n  - name: null-receiver\n";
   }
   ~AlertmanagerProcess() { stop(); }
 
@@ -52,8 +52,7 @@ class AlertmanagerProcess {
     if (pid_ < 0) return false;
     httplib::Client c("127.0.0.1", port_);
     c.set_connection_timeout(0, 200000);
-    for (auto deadline = std::chrono::steady_clock::now() + 15s;
-         std::chrono::steady_clock::now() < deadline;) {
+    for (auto deadline = std::chrono::steady_clock::now() + 15s; std::chrono::steady_clock::now() < deadline;) {
       auto r = c.Get("/-/ready");
       if (r && r->status == 200) return true;
       int status = 0;
@@ -120,8 +119,7 @@ Alert gpuAlert(const std::string& rule, int gpu) {
 }
 
 bool waitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  for (auto deadline = std::chrono::steady_clock::now() + timeout;
-       std::chrono::steady_clock::now() < deadline;) {
+  for (auto deadline = std::chrono::steady_clock::now() + timeout; std::chrono::steady_clock::now() < deadline;) {
     if (pred()) return true;
     std::this_thread::sleep_for(100ms);
   }

@@ -218,8 +218,7 @@ TEST(Webhook, RateLimitSpreadsABurstAndDropsNothing) {
   EXPECT_GE(elapsed, 2000ms - 50ms);  // 50 at 20/s needs two full windows after the first
   // No window of one interval holds more than kRate deliveries. Times are taken at the receiver,
   // so allow for request latency on a busy machine; the limiter itself is exact.
-  for (std::size_t i = 0; i + kRate < times.size(); ++i)
-    EXPECT_GE(times[i + kRate] - times[i], 1000ms - 150ms) << i;
+  for (std::size_t i = 0; i + kRate < times.size(); ++i) EXPECT_GE(times[i + kRate] - times[i], 1000ms - 150ms) << i;
   auto bodies = rx.bodies();
   std::set<int> seen;
   for (const auto& b : bodies) seen.insert(b["gpu_index"].get<int>());

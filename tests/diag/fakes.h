@@ -69,8 +69,7 @@ class FakeNvml : public DiagNvml {
     ++polls;
     std::vector<XidEvent> out;
     for (size_t g = 0; g < gpus.size(); ++g)
-      if (gpus[g].xid && polls == gpus[g].pollsBeforeXid + 1)
-        out.push_back({static_cast<int>(g), gpus[g].xid});
+      if (gpus[g].xid && polls == gpus[g].pollsBeforeXid + 1) out.push_back({static_cast<int>(g), gpus[g].xid});
     return out;
   }
 

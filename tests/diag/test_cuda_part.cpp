@@ -32,8 +32,7 @@ TEST(CudaPart, WithoutAGpuTheBackendSaysWhyAndNeverCrashes) {
   auto b = openCudaBackend();
   if (b->state() == BackendState::Ready) GTEST_SKIP() << "a GPU is present: " << b->reason();
 #ifdef GW_HAVE_CUDA_PART
-  EXPECT_TRUE(b->state() == BackendState::NoDriver || b->state() == BackendState::NoDevice)
-      << b->reason();
+  EXPECT_TRUE(b->state() == BackendState::NoDriver || b->state() == BackendState::NoDevice) << b->reason();
   EXPECT_EQ(b->reason().rfind("no GPU", 0), 0u) << b->reason();
 #else
   EXPECT_EQ(b->state(), BackendState::BuiltWithoutCuda);
@@ -52,8 +51,7 @@ TEST(CudaPart, MissingOrForeignPartIsReported) {
   auto foreign = openCudaBackend("/lib/x86_64-linux-gnu/libz.so.1");
   if (std::filesystem::exists("/lib/x86_64-linux-gnu/libz.so.1")) {
     EXPECT_EQ(foreign->state(), BackendState::PartNotLoadable);
-    EXPECT_NE(foreign->reason().find("lacks gwcuda_abi_version"), std::string::npos)
-        << foreign->reason();
+    EXPECT_NE(foreign->reason().find("lacks gwcuda_abi_version"), std::string::npos) << foreign->reason();
   }
 }
 

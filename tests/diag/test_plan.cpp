@@ -15,9 +15,8 @@ std::vector<std::string> ids(const DiagPlan& p) {
 TEST(Plan, LevelsAreCumulative) {
   auto r1 = buildPlan(1), r2 = buildPlan(2), r3 = buildPlan(3);
   ASSERT_TRUE(r1 && r2 && r3);
-  EXPECT_EQ(ids(*r1), (std::vector<std::string>{"deployment", "pcie_link", "retired_pages",
-                                                "row_remap", "ecc", "processes", "persistence",
-                                                "inforom", "cuda_deploy"}));
+  EXPECT_EQ(ids(*r1), (std::vector<std::string>{"deployment", "pcie_link", "retired_pages", "row_remap", "ecc",
+                                                "processes", "persistence", "inforom", "cuda_deploy"}));
   EXPECT_TRUE(r2->has("memtest") && r2->has("pcie_bandwidth") && r2->has("p2p_bandwidth"));
   EXPECT_FALSE(r2->has("gemm_burn"));
   EXPECT_TRUE(r3->has("gemm_burn") && r3->has("stream_triad") && r3->has("targeted_power"));

@@ -15,10 +15,18 @@ DiagReport sample() {
   r.gpus = {{0, "NVIDIA H200", "GPU-a", "00000000:17:00.0", "h200", Verdict::Pass, {}},
             {1, "NVIDIA H200", "GPU-b", "00000000:18:00.0", "h200", Verdict::Pass, {}}};
   Check ok{"memtest", "device memory test", 0, Verdict::Pass, "0 errors", {}, "", {}, 1, {}};
-  Check bad{"memtest", "device memory test", 1, Verdict::Fail, "5 memory errors in 120 GiB",
-            {"random: 5 errors"}, "replace the card", {{"errors", 5}}, 1, {}};
-  Check skip{"p2p_bandwidth", "peer-to-peer bandwidth", -1, Verdict::Skip, "GPU0->GPU1: no peer access",
-             {}, "", {}, 0, {0, 1}};
+  Check bad{"memtest",
+            "device memory test",
+            1,
+            Verdict::Fail,
+            "5 memory errors in 120 GiB",
+            {"random: 5 errors"},
+            "replace the card",
+            {{"errors", 5}},
+            1,
+            {}};
+  Check skip{"p2p_bandwidth", "peer-to-peer bandwidth", -1, Verdict::Skip, "GPU0->GPU1: no peer access", {}, "", {}, 0,
+             {0, 1}};
   Check node{"deployment", "kernel module", -1, Verdict::Warn, "nouveau loaded", {}, "", {}, 0, {}};
   r.checks = {ok, bad, skip, node};
   r.finalize();
@@ -87,8 +95,7 @@ TEST(Progress, BarEtaAndQuietLines) {
   std::ostringstream tty;
   TextProgress t(tty, true);
   t.progress(0.42, 83, "memtest");
-  EXPECT_NE(tty.str().find("[############..................]  42%  memtest  ETA 1:23"),
-            std::string::npos) << tty.str();
+  EXPECT_NE(tty.str().find("[############..................]  42%  memtest  ETA 1:23"), std::string::npos) << tty.str();
   t.finished(DiagReport{});
   EXPECT_NE(tty.str().find("\r\033[K"), std::string::npos);
 }

@@ -25,8 +25,8 @@ const Check* find(const DiagReport& r, const std::string& test, int gpu) {
 }
 
 int count(const DiagReport& r, const std::string& test) {
-  return static_cast<int>(std::count_if(r.checks.begin(), r.checks.end(),
-                                        [&](const Check& c) { return c.test == test; }));
+  return static_cast<int>(
+      std::count_if(r.checks.begin(), r.checks.end(), [&](const Check& c) { return c.test == test; }));
 }
 
 // A backend that is never ready (as on a simulator host).
@@ -70,8 +70,9 @@ TEST(RunDiag, BuiltWithoutCudaAndBrokenCuda) {
   EXPECT_EQ(find(r, "memtest", 0)->summary, "skipped: built without CUDA");
   EXPECT_EQ(find(r, "p2p_bandwidth", -1)->verdict, Verdict::Skip);
 
-  Unavailable broken(nvml, BackendState::CudaBroken,
-                     "CUDA cannot initialise: cudaGetDeviceCount: system has unsupported display driver / cuda driver combination");
+  Unavailable broken(
+      nvml, BackendState::CudaBroken,
+      "CUDA cannot initialise: cudaGetDeviceCount: system has unsupported display driver / cuda driver combination");
   auto rb = runDiag(opts(2), nvml, &broken, p);
   EXPECT_EQ(rb.exitCode(), 1);
   EXPECT_EQ(find(rb, "cuda_deploy", 0)->verdict, Verdict::Fail);
@@ -223,8 +224,7 @@ TEST(RunDiag, CudaErrorMidTestIsAFailureWithTheCall) {
   NullProgress p;
   auto r = runDiag(opts(1), nvml, &b, p);
   EXPECT_EQ(r.exitCode(), 1);
-  EXPECT_NE(find(r, "cuda_deploy", 0)->summary.find("cudaMalloc(d_a): out of memory"),
-            std::string::npos);
+  EXPECT_NE(find(r, "cuda_deploy", 0)->summary.find("cudaMalloc(d_a): out of memory"), std::string::npos);
 }
 
 TEST(RunDiag, GpuInvisibleToCudaIsSkipped) {

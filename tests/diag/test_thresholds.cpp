@@ -11,8 +11,7 @@ TEST(Thresholds, BuiltinMatchesTheFileAndHasEverySku) {
   ASSERT_TRUE(embedded.ok()) << embedded.error();
   std::vector<std::string> keys;
   for (const auto& s : ThresholdTable::builtin().skus()) keys.push_back(s.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"h100-sxm5-80gb", "h200", "a100-sxm4-80gb", "l40s",
-                                            "rtx-4090"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"h100-sxm5-80gb", "h200", "a100-sxm4-80gb", "l40s", "rtx-4090"}));
   EXPECT_EQ(file->skus().size(), keys.size());
 }
 

@@ -38,12 +38,10 @@ TEST(Verdicts, HostBandwidthAgainstTheLink) {
   EXPECT_EQ(width.verdict, Verdict::Fail);
   EXPECT_TRUE(mentions(width, "x8 of x16"));
   PcieLink lowGen{4, 16, 5, 16};
-  EXPECT_EQ(judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, lowGen, h100()).verdict,
-            Verdict::Warn);
+  EXPECT_EQ(judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, lowGen, h100()).verdict, Verdict::Warn);
   auto unknown = judgeHostBandwidth(0, GwBandwidthResult{1, 1, 5, 5, 0, 0}, PcieLink{}, h100());
   EXPECT_EQ(unknown.verdict, Verdict::Pass);
-  auto err = judgeHostBandwidth(0, Status::Error("cudaMemcpyAsync: unspecified launch failure"),
-                                gen5, h100());
+  auto err = judgeHostBandwidth(0, Status::Error("cudaMemcpyAsync: unspecified launch failure"), gen5, h100());
   EXPECT_EQ(err.verdict, Verdict::Fail);
   EXPECT_TRUE(mentions(err, "cudaMemcpyAsync"));
 }
@@ -105,8 +103,7 @@ GemmInput gemmRun(int gpu, double gflops, uint64_t failed = 0, uint64_t checksum
 }  // namespace
 
 TEST(Verdicts, GemmBurnMiscompareSlownessAndDisagreement) {
-  auto cs = judgeGemmBurn({gemmRun(0, 700000), gemmRun(1, 700000, 2), gemmRun(2, 560000),
-                           gemmRun(3, 610000)});
+  auto cs = judgeGemmBurn({gemmRun(0, 700000), gemmRun(1, 700000, 2), gemmRun(2, 560000), gemmRun(3, 610000)});
   ASSERT_EQ(cs.size(), 4u);
   EXPECT_EQ(cs[0].verdict, Verdict::Pass) << cs[0].summary;
   EXPECT_EQ(cs[1].verdict, Verdict::Fail);
@@ -115,8 +112,7 @@ TEST(Verdicts, GemmBurnMiscompareSlownessAndDisagreement) {
   EXPECT_TRUE(mentions(cs[2], "slower than the mean"));
   EXPECT_EQ(cs[3].verdict, Verdict::Warn);  // ~6.6 % slower
 
-  auto minority = judgeGemmBurn({gemmRun(0, 700000, 0, 1), gemmRun(1, 700000, 0, 1),
-                                 gemmRun(2, 700000, 0, 9)});
+  auto minority = judgeGemmBurn({gemmRun(0, 700000, 0, 1), gemmRun(1, 700000, 0, 1), gemmRun(2, 700000, 0, 9)});
   EXPECT_EQ(minority[0].verdict, Verdict::Pass);
   EXPECT_EQ(minority[2].verdict, Verdict::Fail);
   auto tie = judgeGemmBurn({gemmRun(0, 700000, 0, 1), gemmRun(1, 700000, 0, 2)});

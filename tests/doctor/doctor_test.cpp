@@ -17,20 +17,22 @@ const Check& expectCheck(const std::vector<Check>& checks, const std::string& id
   EXPECT_NE(c, nullptr) << "no check " << id << "\n" << renderText(checks, false);
   if (!c) return kMissing;
   EXPECT_EQ(layerName(c->layer), layerName(layer)) << id;
-  EXPECT_EQ(verdictName(c->verdict), verdictName(verdict))
-      << id << ": " << c->found << "\n" << renderText(checks, false);
+  EXPECT_EQ(verdictName(c->verdict), verdictName(verdict)) << id << ": " << c->found << "\n"
+                                                           << renderText(checks, false);
   return *c;
 }
 
-#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
-    << "expected to find [" << (needle) << "] in:\n" << (haystack)
+#define EXPECT_HAS(haystack, needle)                                                                                \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "expected to find [" << (needle) << "] in:\n" \
+                                                                   << (haystack)
 
 TEST(Doctor, HealthyHostPassesEverything) {
   auto m = Machine::healthy();
   auto checks = m->run();
   for (const auto& c : checks) {
     EXPECT_TRUE(c.verdict == Verdict::kPass || c.verdict == Verdict::kSkip)
-        << c.id << " " << verdictName(c.verdict) << ": " << c.found << "\n" << renderText(checks, false);
+        << c.id << " " << verdictName(c.verdict) << ": " << c.found << "\n"
+        << renderText(checks, false);
   }
   EXPECT_EQ(exitCodeFor(checks), 0);
   expectCheck(checks, "hw.pci_devices", Layer::kHardware, Verdict::kPass);
@@ -241,7 +243,8 @@ TEST(Doctor, Wsl2WithoutWindowsDriverLibraries) {
 TEST(Doctor, SmallShmInContainer) {
   auto m = Machine::healthy();
   m->fx.write("/.dockerenv", "");
-  m->fx.write("/proc/mounts", "overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n");
+  m->fx.write("/proc/mounts",
+              "overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n");
   m->env["NVIDIA_VISIBLE_DEVICES"] = "all";
   auto checks = m->run();
   const auto& c = expectCheck(checks, "container.shm", Layer::kContainer, Verdict::kFail);
@@ -298,7 +301,8 @@ TEST(Doctor, PyTorchBuiltForNewerCudaThanDriver) {
   auto m = Machine::healthy();
   m->nvml.driver_version = "520.61.05";
   m->nvml.cuda_driver_version = 11080;
-  m->fx.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  520.61.05  Thu Sep 29 2022\n");
+  m->fx.write("/proc/driver/nvidia/version",
+              "NVRM version: NVIDIA UNIX x86_64 Kernel Module  520.61.05  Thu Sep 29 2022\n");
   m->fx.remove("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15");
   auto checks = m->run();
   const auto& c = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kFail);
@@ -312,7 +316,8 @@ TEST(Doctor, PaddleCpuBuild) {
   m->fx.script("/usr/bin/python3",
                "case \"$2\" in\n"
                "  *torch*) echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1 ;;\n"
-               "  *paddle*) echo '{\"version\": \"2.6.1\", \"cuda\": \"False\", \"compiled_with_cuda\": false, \"count\": 0}' ;;\n"
+               "  *paddle*) echo '{\"version\": \"2.6.1\", \"cuda\": \"False\", \"compiled_with_cuda\": false, "
+               "\"count\": 0}' ;;\n"
                "esac\n");
   auto checks = m->run();
   expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kSkip);
@@ -364,7 +369,8 @@ TEST(Doctor, ToolkitNewerThanDriver) {
   auto m = severalToolkits();
   m->nvml.driver_version = "520.61.05";
   m->nvml.cuda_driver_version = 11080;
-  m->fx.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  520.61.05  Thu Sep 29 2022\n");
+  m->fx.write("/proc/driver/nvidia/version",
+              "NVRM version: NVIDIA UNIX x86_64 Kernel Module  520.61.05  Thu Sep 29 2022\n");
   m->torch(R"({"version": "2.1.0+cu118", "cuda": "11.8", "available": true, "count": 2})");
   auto checks = m->run();
   const auto& c = expectCheck(checks, "toolkit.driver_compat", Layer::kToolkit, Verdict::kFail);

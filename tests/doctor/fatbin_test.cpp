@@ -60,12 +60,17 @@ std::string elf(const std::string& fatbin, const std::string& fatbin_name = ".nv
   names += std::string(".shstrtab\0", 10);
 
   std::string b(64, '\0');
-  b[0] = 0x7f; b[1] = 'E'; b[2] = 'L'; b[3] = 'F';
-  b[4] = 2; b[5] = 1; b[6] = 1;
-  put(b, 16, 2, 2);     // ET_EXEC
-  put(b, 18, 62, 2);    // x86-64
+  b[0] = 0x7f;
+  b[1] = 'E';
+  b[2] = 'L';
+  b[3] = 'F';
+  b[4] = 2;
+  b[5] = 1;
+  b[6] = 1;
+  put(b, 16, 2, 2);   // ET_EXEC
+  put(b, 18, 62, 2);  // x86-64
   put(b, 20, 1, 4);
-  put(b, 52, 64, 2);    // e_ehsize
+  put(b, 52, 64, 2);  // e_ehsize
   const std::size_t text_off = b.size();
   b += std::string(32, '\x90');
   const std::size_t fat_off = b.size();
@@ -75,7 +80,11 @@ std::string elf(const std::string& fatbin, const std::string& fatbin_name = ".nv
   b += names;
   while (b.size() % 8) b += '\0';
   const std::size_t shoff = b.size();
-  struct S { std::size_t name; std::uint32_t type; std::size_t off, size; };
+  struct S {
+    std::size_t name;
+    std::uint32_t type;
+    std::size_t off, size;
+  };
   std::vector<S> secs = {{0, 0, 0, 0}, {text_name, 1, text_off, 32}};
   if (!fatbin_name.empty()) secs.push_back({fat_name, 1, fat_off, fatbin.size()});
   secs.push_back({shstr_name, 3, str_off, names.size()});
@@ -130,9 +139,9 @@ TEST(Fatbin, CompatibilityRules) {
   std::vector<FatbinEntry> sass86 = {{FatbinEntry::Kind::kCubin, 86, 2, 0, false, ""}};
   EXPECT_FALSE(runsOn(sass86, 8, 0, &how));  // sm_86 does not run on 8.0
   std::vector<FatbinEntry> ptx80 = {{FatbinEntry::Kind::kPtx, 80, 1, 0, false, ""}};
-  EXPECT_TRUE(runsOn(ptx80, 9, 0, &how));    // JIT forward
+  EXPECT_TRUE(runsOn(ptx80, 9, 0, &how));  // JIT forward
   EXPECT_EQ(how, "compute_80 PTX (JIT)");
-  EXPECT_FALSE(runsOn(ptx80, 7, 5, &how));   // PTX never runs backwards
+  EXPECT_FALSE(runsOn(ptx80, 7, 5, &how));  // PTX never runs backwards
   std::vector<FatbinEntry> sass120 = {{FatbinEntry::Kind::kCubin, 120, 2, 0, false, ""}};
   EXPECT_TRUE(runsOn(sass120, 12, 0, &how));
   EXPECT_FALSE(runsOn(sass120, 10, 0, &how));
@@ -194,7 +203,9 @@ TEST(Fatbin, TruncatedAndMalformedInputsGiveClearErrors) {
     auto r = parseFatbinElf(std::string_view(good).substr(0, n));
     EXPECT_FALSE(r.ok() && !r->entries.empty() && n < good.size() - 200) << n;
   }
-  auto tiny = parseFatbinElf("\x7f" "ELF\x02");
+  auto tiny = parseFatbinElf(
+      "\x7f"
+      "ELF\x02");
   ASSERT_FALSE(tiny.ok());
   EXPECT_NE(tiny.error().find("too short"), std::string::npos) << tiny.error();
   auto text = parseFatbinElf("#!/bin/sh\necho this is a script, not an ELF file\n");
@@ -252,9 +263,9 @@ TEST(Fatbin, RealNvccBinary) {
   NvmlFacts nvml;
   nvml.library_loaded = true;
   nvml.init_return = 0;
-  nvml.gpus = {{0, "NVIDIA A10", "00000000:17:00.0", 8, 6, true, false},       // sm_80 SASS
-               {1, "NVIDIA H200", "00000000:18:00.0", 9, 0, true, false},      // sm_90 SASS
-               {2, "NVIDIA B200", "00000000:19:00.0", 10, 0, true, false}};    // compute_90 PTX JIT
+  nvml.gpus = {{0, "NVIDIA A10", "00000000:17:00.0", 8, 6, true, false},     // sm_80 SASS
+               {1, "NVIDIA H200", "00000000:18:00.0", 9, 0, true, false},    // sm_90 SASS
+               {2, "NVIDIA B200", "00000000:19:00.0", 10, 0, true, false}};  // compute_90 PTX JIT
   auto checks = checkBinary(path, nvml);
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].verdict, Verdict::kPass) << checks[0].found;

@@ -79,8 +79,11 @@ struct Machine {
     std::string mm = full.substr(0, full.find('.', full.find('.') + 1));
     return "echo 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
            "echo 'Copyright (c) 2005-2024 NVIDIA Corporation'\n"
-           "echo 'Cuda compilation tools, release " + mm + ", V" + full + "'\n"
-           "echo 'Build cuda_" + mm + ".r" + mm + "/compiler.0_0'\n";
+           "echo 'Cuda compilation tools, release " +
+           mm + ", V" + full +
+           "'\n"
+           "echo 'Build cuda_" +
+           mm + ".r" + mm + "/compiler.0_0'\n";
   }
 
   void addToolkit(const std::string& full, const std::string& how = "version.json") {
@@ -101,9 +104,11 @@ struct Machine {
   void torch(const std::string& json) {
     fx.script("/usr/bin/python3",
               "case \"$2\" in\n"
-              "  *torch*) echo '" + json + "' ;;\n"
-              "  *paddle*) echo \"ModuleNotFoundError: No module named 'paddle'\" >&2; exit 1 ;;\n"
-              "esac\n");
+              "  *torch*) echo '" +
+                  json +
+                  "' ;;\n"
+                  "  *paddle*) echo \"ModuleNotFoundError: No module named 'paddle'\" >&2; exit 1 ;;\n"
+                  "esac\n");
   }
 
   void pciGpu(const std::string& addr, const std::string& driver = "nvidia") {
@@ -138,7 +143,8 @@ struct Machine {
     auto m = std::make_unique<Machine>();
     auto& fx = m->fx;
     fx.write("/proc/sys/kernel/osrelease", "6.5.0-27-generic\n");
-    fx.write("/proc/version", "Linux version 6.5.0-27-generic (buildd@lcy02-amd64-053) (gcc 12) #28~22.04.1-Ubuntu SMP\n");
+    fx.write("/proc/version",
+             "Linux version 6.5.0-27-generic (buildd@lcy02-amd64-053) (gcc 12) #28~22.04.1-Ubuntu SMP\n");
     fx.write("/proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.5.0-27-generic root=UUID=x ro quiet\n");
     m->modules("nvidia_uvm nvidia_drm nvidia_modeset nvidia drm");
     fx.write("/proc/driver/nvidia/version",
@@ -160,7 +166,8 @@ struct Machine {
     fx.write("/proc/mounts",
              "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n"
              "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=65970112k,inode64 0 0\n");
-    fx.write("/etc/modprobe.d/blacklist-nouveau.conf", "# added by the installer\nblacklist nouveau\noptions nouveau modeset=0\n");
+    fx.write("/etc/modprobe.d/blacklist-nouveau.conf",
+             "# added by the installer\nblacklist nouveau\noptions nouveau modeset=0\n");
     fx.write("/etc/modprobe.d/alsa-base.conf", "options snd-usb-audio index=-2\n");
     fx.write("/proc/1/comm", "systemd\n");
     fx.write("/proc/812/comm", "chronyd\n");

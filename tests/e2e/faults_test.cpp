@@ -42,7 +42,8 @@ TEST(NoDriver, DriverLibraryMismatchIsNamed) {
 }
 
 TEST(OldDriver, MissingSymbolsShowAsNotAvailable) {
-  auto r = runGw({"--nvml-lib", GW_MINIMAL_NVML, "query", "--query-gpu=index,name,temperature.gpu,memory.total", "--format=csv,noheader"});
+  auto r = runGw({"--nvml-lib", GW_MINIMAL_NVML, "query", "--query-gpu=index,name,temperature.gpu,memory.total",
+                  "--format=csv,noheader"});
   ASSERT_EQ(r.code, 0) << describe(r);
   EXPECT_EQ(r.out, "0, Tesla V100-SXM2-16GB, [N/A], 16384 MiB\n");
 }
@@ -83,7 +84,9 @@ TEST(LostGpu, LostGpuShowsAsLostWhileTheOthersAnswer) {
       EXPECT_EQ(j["gpus"][i]["name"], "NVIDIA H100 80GB HBM3");
     }
   }
-  auto q = runGw({"--simulate", "fault-gpu-lost", "query", "--query-gpu=index,temperature.gpu", "--format=csv,noheader"}, after_fault);
+  auto q =
+      runGw({"--simulate", "fault-gpu-lost", "query", "--query-gpu=index,temperature.gpu", "--format=csv,noheader"},
+            after_fault);
   EXPECT_EQ(q.code, 1) << describe(q);
   auto lines = q.lines();
   ASSERT_EQ(lines.size(), 8u) << q.out;

@@ -36,7 +36,8 @@ TEST(Discovery, DgxH100ListsEightGpusWithSpecs) {
     EXPECT_EQ(g["mig"]["enabled"], false);
     uuids.insert(g["uuid"].get<std::string>());
     buses.insert(g["pci_bus_id"].get<std::string>());
-    EXPECT_TRUE(std::regex_match(g["uuid"].get<std::string>(), std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")))
+    EXPECT_TRUE(std::regex_match(g["uuid"].get<std::string>(),
+                                 std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")))
         << g["uuid"];
   }
   EXPECT_EQ(uuids.size(), 8u) << "UUIDs are distinct";
@@ -119,7 +120,8 @@ TEST(Query, CsvNoHeaderPrintsOneLinePerGpu) {
 
 TEST(Query, HeaderUnitsAndNoUnits) {
   // Ten minutes into the training run the GPUs have warmed up.
-  auto r = runGw({"--simulate", "dgx-h100", "query", "--query-gpu=index,memory.used,power.draw,temperature.gpu,pstate,pcie.link.gen.current",
+  auto r = runGw({"--simulate", "dgx-h100", "query",
+                  "--query-gpu=index,memory.used,power.draw,temperature.gpu,pstate,pcie.link.gen.current",
                   "--format=csv,nounits", "-i", "2"},
                  {{"GPUWARDEN_SIM_START", "600"}});
   ASSERT_EQ(r.code, 0) << describe(r);
@@ -136,7 +138,8 @@ TEST(Query, HeaderUnitsAndNoUnits) {
   EXPECT_LE(power, 700);
   EXPECT_GT(temp, 35);
   EXPECT_LT(temp, 90);
-  auto h = runGw({"--simulate", "dgx-h100", "query", "--query-gpu=memory.total,power.limit", "--format=csv", "-i", "0"});
+  auto h =
+      runGw({"--simulate", "dgx-h100", "query", "--query-gpu=memory.total,power.limit", "--format=csv", "-i", "0"});
   ASSERT_EQ(h.code, 0) << describe(h);
   EXPECT_EQ(h.lines().at(0), "memory.total [MiB], power.limit [W]");
   EXPECT_EQ(h.lines().at(1), "81559 MiB, 700.00 W");
@@ -165,7 +168,8 @@ TEST(Query, SelectionByUuidAndHelp) {
 }
 
 TEST(Query, LoopRepeats) {
-  auto r = runGw({"--simulate", "pcie-mixed", "query", "--query-gpu=index,power.draw", "--format=csv,noheader", "-l", "0.2", "-c", "3"});
+  auto r = runGw({"--simulate", "pcie-mixed", "query", "--query-gpu=index,power.draw", "--format=csv,noheader", "-l",
+                  "0.2", "-c", "3"});
   ASSERT_EQ(r.code, 0) << describe(r);
   EXPECT_EQ(r.lines().size(), 12u) << r.out;  // 3 rounds x 4 GPUs
 }

@@ -51,8 +51,8 @@ TEST(EventLog, NvmlAndKernelXidWithinWindowAreOneEvent) {
   EXPECT_EQ(e.also_seen_by[0], EventSource::Nvml);
   EXPECT_EQ(e.pid, 1234);
   EXPECT_EQ(e.process, "python3");
-  EXPECT_EQ(e.gpu_index, 2);         // from NVML
-  EXPECT_EQ(e.gpu_uuid, "GPU-2");    // from NVML
+  EXPECT_EQ(e.gpu_index, 2);          // from NVML
+  EXPECT_EQ(e.gpu_uuid, "GPU-2");     // from NVML
   EXPECT_EQ(e.timestamp_ms, 10'000);  // the earliest
   EXPECT_EQ(published.size(), 1U);
   auto counts = log.xidCounts();

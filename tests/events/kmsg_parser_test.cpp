@@ -89,8 +89,7 @@ TEST(KmsgParser, DmesgShortFractionIsScaledToMicroseconds) {
 }
 
 TEST(KmsgParser, DmesgHumanTimeWithYear) {
-  auto ev = mustParse(
-      "[Sun Mar 29 19:20:37 2026] NVRM: Xid (PCI:0000:5f:00): 79, GPU has fallen off the bus.");
+  auto ev = mustParse("[Sun Mar 29 19:20:37 2026] NVRM: Xid (PCI:0000:5f:00): 79, GPU has fallen off the bus.");
   EXPECT_EQ(ev.code, 79);
   EXPECT_EQ(ev.pciBusId, "00000000:5F:00.0");
   EXPECT_FALSE(ev.pid.has_value());
@@ -168,8 +167,7 @@ TEST(KmsgParser, IsoTimestampCompactZone) {
 }
 
 TEST(KmsgParser, RawPriorityPrefix) {
-  auto ev = mustParse(
-      "<4>[   12.345678] NVRM: Xid (PCI:0000:3b:00): 45, pid=1, name=a, Ch 00000001");
+  auto ev = mustParse("<4>[   12.345678] NVRM: Xid (PCI:0000:3b:00): 45, pid=1, name=a, Ch 00000001");
   ASSERT_TRUE(ev.level.has_value());
   EXPECT_EQ(*ev.level, KernelLevel::kWarning);
   EXPECT_EQ(*ev.monotonicUs, 12345678U);
@@ -198,8 +196,7 @@ TEST(KmsgParser, PidWithoutNameAndRowRemapperMessage) {
 }
 
 TEST(KmsgParser, ProcessNameWithSpaces) {
-  auto ev = mustParse(
-      "NVRM: Xid (PCI:0000:01:00): 31, pid=4242, name=Web Content, Ch 00000003, intr 00000000");
+  auto ev = mustParse("NVRM: Xid (PCI:0000:01:00): 31, pid=4242, name=Web Content, Ch 00000003, intr 00000000");
   EXPECT_EQ(ev.processName, "Web Content");
   EXPECT_EQ(ev.message, "Ch 00000003, intr 00000000");
 }
@@ -219,8 +216,7 @@ TEST(KmsgParser, NonZeroDomainAndFunction) {
 // ------------------------------------------------------------------ GPU identity, fallen off
 
 TEST(KmsgParser, GpuAtMapsPciToUuid) {
-  auto ev = mustParse(
-      "[ 1021.113344] NVRM: GPU at PCI:0000:3b:00: GPU-5b0e7d1a-9c3f-4a77-8d21-0f6e2c9b1a44");
+  auto ev = mustParse("[ 1021.113344] NVRM: GPU at PCI:0000:3b:00: GPU-5b0e7d1a-9c3f-4a77-8d21-0f6e2c9b1a44");
   EXPECT_EQ(ev.kind, KernelEventKind::kGpuUuid);
   EXPECT_EQ(ev.pciBusId, "00000000:3B:00.0");
   EXPECT_EQ(ev.uuid, "GPU-5b0e7d1a-9c3f-4a77-8d21-0f6e2c9b1a44");

@@ -38,7 +38,8 @@ inline double sampleValue(const fields::Field& f, unsigned i) {
   if (k == "mem_clock" || k == "max_mem_clock" || k == "app_mem_clock") return 2619;
   if (k == "max_sm_clock" || k == "app_sm_clock") return 1980;
   if (k == "video_clock") return 1545;
-  if (k == "power_limit" || k == "enforced_power_limit" || k == "power_default_limit" || k == "power_max_limit") return 700;
+  if (k == "power_limit" || k == "enforced_power_limit" || k == "power_default_limit" || k == "power_max_limit")
+    return 700;
   if (k == "power_min_limit") return 200;
   if (k == "pstate") return 0;
   if (k == "fan_speed") return 0;

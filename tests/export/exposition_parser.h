@@ -17,7 +17,7 @@ namespace gw::exporter::testing {
 struct Sample {
   std::string name;
   std::vector<std::pair<std::string, std::string>> labels;  // unescaped values, in order
-  std::string value;                                       // as written
+  std::string value;                                        // as written
   std::string label(std::string_view k) const {
     for (const auto& [n, v] : labels)
       if (n == k) return v;
@@ -138,7 +138,7 @@ inline Parsed parseExposition(std::string_view text, bool openmetrics) {
   if (text.empty() || text.back() != '\n') p.errors.push_back("output does not end with a newline");
   std::set<std::string> closed;  // families whose block has ended
   std::set<std::string> series;
-  std::string current;           // family of the current block
+  std::string current;  // family of the current block
   bool current_has_samples = false;
   bool eof = false;
   std::size_t lineno = 0;
@@ -199,7 +199,7 @@ inline Parsed parseExposition(std::string_view text, bool openmetrics) {
       slot[fam] = arg;
       if (kw == "TYPE") {
         static const std::set<std::string> text_types = {"counter", "gauge", "untyped", "summary", "histogram"};
-        static const std::set<std::string> om_types = {"counter", "gauge",     "unknown",  "summary",
+        static const std::set<std::string> om_types = {"counter",   "gauge",          "unknown",  "summary",
                                                        "histogram", "gaugehistogram", "stateset", "info"};
         if (!(openmetrics ? om_types : text_types).count(arg)) err(lineno, "bad type " + arg, line);
       }

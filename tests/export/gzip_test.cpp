@@ -68,7 +68,8 @@ TEST(Gzip, PrefixPlusSuffixIsOneMember) {
   renderScrapeMetrics(tail, makeNode(), makeAgent(), s, {}, Format::OpenMetrics);
   std::string bin;
   for (int i = 0; i < 70000; ++i) bin += static_cast<char>((i * 7919) & 0xff);
-  const std::pair<std::string, std::string> cases[] = {{page, tail}, {"", tail}, {page, ""}, {"", ""}, {bin, page}, {page, bin}};
+  const std::pair<std::string, std::string> cases[] = {{page, tail}, {"", tail},  {page, ""},
+                                                       {"", ""},     {bin, page}, {page, bin}};
   std::string out = "garbage";
   for (const auto& [a, b] : cases)
     for (int level : {0, 1, 6, 9}) {
@@ -112,7 +113,7 @@ TEST(Gzip, CorruptTrailerIsRejectedByZlib) {
 }
 
 TEST(Gzip, AcceptEncoding) {
-  EXPECT_TRUE(acceptsGzip("gzip"));                    // Prometheus
+  EXPECT_TRUE(acceptsGzip("gzip"));                     // Prometheus
   EXPECT_TRUE(acceptsGzip("gzip, deflate, br, zstd"));  // browsers
   EXPECT_TRUE(acceptsGzip("GZIP"));
   EXPECT_TRUE(acceptsGzip("x-gzip"));

@@ -20,8 +20,8 @@ using namespace gw::exporter::testing;
 const std::string kGpu0Dcgm = "gpu=\"0\",UUID=\"" + gpuUuid(0) +
                               "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
                               "HBM3\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\"";
-const std::string kGpu0Native =
-    "gpu=\"0\",uuid=\"" + gpuUuid(0) + "\",pci_bus_id=\"00000000:18:00.0\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\"";
+const std::string kGpu0Native = "gpu=\"0\",uuid=\"" + gpuUuid(0) +
+                                "\",pci_bus_id=\"00000000:18:00.0\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\"";
 
 SelfMetrics self() {
   SelfMetrics s;
@@ -33,8 +33,8 @@ SelfMetrics self() {
   return s;
 }
 
-std::string render(Naming n, Format f, const std::vector<collect::GpuView>& gpus = makeNode(),
-                   ExportOptions o = {}, const collect::AgentStats& agent = makeAgent()) {
+std::string render(Naming n, Format f, const std::vector<collect::GpuView>& gpus = makeNode(), ExportOptions o = {},
+                   const collect::AgentStats& agent = makeAgent()) {
   o.naming = n;
   std::string out;
   renderMetrics(out, gpus, agent, self(), o, f);
@@ -53,7 +53,8 @@ std::size_t countLinesStartingWith(const std::string& text, const std::string& p
   return n;
 }
 
-#define EXPECT_LINE(text, line) EXPECT_TRUE(hasLine(text, line)) << "missing line: " << (line) << "\n--- output ---\n" << (text)
+#define EXPECT_LINE(text, line) \
+  EXPECT_TRUE(hasLine(text, line)) << "missing line: " << (line) << "\n--- output ---\n" << (text)
 #define EXPECT_NO_LINE(text, line) EXPECT_FALSE(hasLine(text, line)) << "unexpected line: " << (line)
 
 // ---------------------------------------------------------------------------------------------
@@ -164,7 +165,9 @@ TEST(NativeNaming, OpenMetricsFamiliesUnitsAndEof) {
   EXPECT_EQ(t.find("# UNIT gpuwarden_gpu_pstate"), std::string::npos);
   EXPECT_LINE(t, "# TYPE gpuwarden_build info");
   EXPECT_LINE(t, "gpuwarden_build_info{version=\"0.1.0\"} 1");
-  EXPECT_LINE(t, "gpuwarden_driver_info{driver_version=\"550.54.15\",nvml_version=\"12.550.54.15\",cuda_driver_version=\"12.4\"} 1");
+  EXPECT_LINE(t,
+              "gpuwarden_driver_info{driver_version=\"550.54.15\",nvml_version=\"12.550.54.15\",cuda_driver_version="
+              "\"12.4\"} 1");
   EXPECT_EQ(t.find("# EOF"), t.size() - 6) << "# EOF must be the last line, once";
 }
 
@@ -183,7 +186,9 @@ class BothNamings : public ::testing::TestWithParam<std::tuple<Naming, Format>> 
     return "gpu=\"" + std::to_string(i) + "\",uuid=\"" + gpuUuid(i) + "\",pci_bus_id=\"" + kBusIds[i] +
            "\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\"";
   }
-  std::string temp() const { return naming() == Naming::Dcgm ? "DCGM_FI_DEV_GPU_TEMP" : "gpuwarden_gpu_temperature_celsius"; }
+  std::string temp() const {
+    return naming() == Naming::Dcgm ? "DCGM_FI_DEV_GPU_TEMP" : "gpuwarden_gpu_temperature_celsius";
+  }
   std::string memTemp() const {
     return naming() == Naming::Dcgm ? "DCGM_FI_DEV_MEMORY_TEMP" : "gpuwarden_gpu_memory_temperature_celsius";
   }
@@ -270,7 +275,8 @@ TEST_P(BothNamings, LabelValuesAreEscaped) {
 
 TEST_P(BothNamings, ExtraLabelsOnEverySeriesInvalidOnesDropped) {
   ExportOptions o;
-  o.extra_labels = {{"cluster", "train-a"}, {"A_rack", "r\"1"}, {"gpu", "clash"}, {"bad-name", "x"}, {"__x", "y"}, {"state", "s"}};
+  o.extra_labels = {{"cluster", "train-a"}, {"A_rack", "r\"1"}, {"gpu", "clash"},
+                    {"bad-name", "x"},      {"__x", "y"},       {"state", "s"}};
   const std::string t = render(naming(), format(), makeNode(), o);
   const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
   ASSERT_TRUE(p.errors.empty()) << joinErrors(p.errors);
@@ -430,7 +436,8 @@ TEST(Values, MigDeviceOfALostGpuServesNoValues) {
   node[0].state = collect::GpuState::Lost;
   const std::string t = render(Naming::Dcgm, Format::Text004, node);
   EXPECT_EQ(t.find("DCGM_FI_DEV_FB_USED{gpu=\"0\""), std::string::npos);
-  EXPECT_NE(t.find("gpuwarden_gpu_up{gpu=\"0\",UUID=\"" + gpuUuid(0) + "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
+  EXPECT_NE(t.find("gpuwarden_gpu_up{gpu=\"0\",UUID=\"" + gpuUuid(0) +
+                   "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
                    "modelName=\"NVIDIA H100 80GB HBM3\",GPU_I_PROFILE=\"1g.10gb\""),
             std::string::npos);
 }

@@ -65,9 +65,9 @@ Result promtoolCheck(const std::string& text) {
   return r;
 }
 
-#define REQUIRE_PROMTOOL()                                                                                       \
-  ASSERT_FALSE(findPromtool().empty())                                                                           \
-      << "promtool not found on PATH (or GW_PROMTOOL): install Debian's `prometheus` package "                   \
+#define REQUIRE_PROMTOOL()                                                                     \
+  ASSERT_FALSE(findPromtool().empty())                                                         \
+      << "promtool not found on PATH (or GW_PROMTOOL): install Debian's `prometheus` package " \
          "(apt-get install -y prometheus), which ships /usr/bin/promtool"
 
 std::string render(Naming n, Format f, const std::vector<collect::GpuView>& gpus = makeNode()) {

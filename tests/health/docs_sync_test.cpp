@@ -26,22 +26,18 @@ void checkDoc(const std::string& relative, const std::string& rendered) {
   ASSERT_TRUE(in.good()) << path << " is missing; run GW_UPDATE_DOCS=1 ctest -R DocsInSync";
   std::stringstream buf;
   buf << in.rdbuf();
-  EXPECT_TRUE(buf.str() == rendered)
-      << relative << " is out of date with its table; run GW_UPDATE_DOCS=1 ctest -R DocsInSync";
+  EXPECT_TRUE(buf.str() == rendered) << relative
+                                     << " is out of date with its table; run GW_UPDATE_DOCS=1 ctest -R DocsInSync";
 }
 
 TEST(DocsInSync, XidCatalog) { checkDoc("docs/xid.md", renderXidCatalogMarkdown()); }
 
-TEST(DocsInSync, KnowledgeBase) {
-  checkDoc("docs/knowledge-base.md", renderKnowledgeBaseMarkdown());
-}
+TEST(DocsInSync, KnowledgeBase) { checkDoc("docs/knowledge-base.md", renderKnowledgeBaseMarkdown()); }
 
 TEST(DocsInSync, RenderingsMentionEveryEntry) {
   const std::string xid = renderXidCatalogMarkdown();
   for (const XidInfo& x : xidCatalog()) {
-    EXPECT_NE(xid.find("| " + std::to_string(x.code) + " | `" + std::string(x.mnemonic)),
-              std::string::npos)
-        << x.code;
+    EXPECT_NE(xid.find("| " + std::to_string(x.code) + " | `" + std::string(x.mnemonic)), std::string::npos) << x.code;
   }
   const std::string kb = renderKnowledgeBaseMarkdown();
   for (const KbEntry& e : knowledgeBase()) {

@@ -103,8 +103,14 @@ TEST(HealthRules, IdleNodeIsSilent) {
   RuleEngine e;
   auto gs = node(8);
   for (auto& g : gs)
-    g.set("gpu_util", 0).set("power_usage", 72).set("pstate", 8).set("clock_event_reasons", 1).set("sm_clock", 345)
-        .set("pcie_link_gen", 1).set("pcie_link_width", 16).set("gpu_temp", 33);
+    g.set("gpu_util", 0)
+        .set("power_usage", 72)
+        .set("pstate", 8)
+        .set("clock_event_reasons", 1)
+        .set("sm_clock", 345)
+        .set("pcie_link_gen", 1)
+        .set("pcie_link_width", 16)
+        .set("gpu_temp", 33);
   auto fs = run(e, gs, 400);
   EXPECT_TRUE(fs.empty()) << dump(fs);
 }
@@ -115,7 +121,8 @@ TEST(HealthRules, GpuTemperature) {
   gs[1].set("gpu_temp", 86);
   auto fs = run(e, gs, 10);
   EXPECT_FALSE(has(fs, "gpu_temperature")) << "held shorter than the hold time";
-  fs = run(e, gs, 40, [](int, auto&) {}, 1'011'000);
+  fs = run(
+      e, gs, 40, [](int, auto&) {}, 1'011'000);
   ASSERT_TRUE(has(fs, "gpu_temperature", 1)) << dump(fs);
   EXPECT_EQ(find(fs, "gpu_temperature")->severity, Severity::Warning);
   EXPECT_EQ(find(fs, "gpu_temperature")->kb_id, "hot-and-loud");
@@ -157,7 +164,8 @@ TEST(HealthRules, ThermalSlowdownNeedsReasonAndFallingClocks) {
 TEST(HealthRules, BoostClockChangesWithoutReasonsAreNormal) {
   RuleEngine e;
   auto gs = node();
-  auto fs = run(e, gs, 300, [](int s, auto& g) { g[0].set("sm_clock", s % 2 ? 1980 : 1410).set("clock_event_reasons", 0); });
+  auto fs =
+      run(e, gs, 300, [](int s, auto& g) { g[0].set("sm_clock", s % 2 ? 1980 : 1410).set("clock_event_reasons", 0); });
   EXPECT_TRUE(fs.empty()) << dump(fs);
 }
 
@@ -228,7 +236,9 @@ TEST(HealthRules, EccDbeFromEvent) {
   ev.kind = events::EventKind::EccDoubleBit;
   ev.gpu_uuid = gs[1].v.id.uuid;
   e.onEvent(ev);
-  EXPECT_TRUE(has(run(e, gs, 2, [](int, auto&) {}, 1'003'000), "ecc_dbe", 1));
+  EXPECT_TRUE(has(run(
+                      e, gs, 2, [](int, auto&) {}, 1'003'000),
+                  "ecc_dbe", 1));
 }
 
 TEST(HealthRules, SbeRising) {
@@ -356,7 +366,8 @@ TEST(HealthRules, Straggler) {
   EXPECT_EQ(fs.size(), 1u) << dump(fs);
   RuleEngine q;
   auto g2 = node(8);
-  for (int i = 0; i < 8; ++i) g2[i].set("gpu_util", i < 4 ? 95 : 0).set("power_usage", i < 4 ? 690 : 72);  // half the node idle
+  for (int i = 0; i < 8; ++i)
+    g2[i].set("gpu_util", i < 4 ? 95 : 0).set("power_usage", i < 4 ? 690 : 72);  // half the node idle
   EXPECT_TRUE(run(q, g2, 70).empty());
 }
 
@@ -471,7 +482,8 @@ TEST(HealthRules, RingBufferIsBounded) {
 }
 
 TEST(HealthRules, ConfigYaml) {
-  auto c = parseRuleConfig("gpu_temp_c: 80\nexpected_gpus: 8\ndisabled: [straggler]\npcie_replay_per_min: [1, 2, 3, 4, 5]\n");
+  auto c = parseRuleConfig(
+      "gpu_temp_c: 80\nexpected_gpus: 8\ndisabled: [straggler]\npcie_replay_per_min: [1, 2, 3, 4, 5]\n");
   ASSERT_TRUE(c.ok()) << c.error();
   EXPECT_EQ(c->gpu_temp_c, 80);
   EXPECT_EQ(c->expected_gpus, 8);

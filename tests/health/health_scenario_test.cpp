@@ -66,8 +66,10 @@ Outcome runScenario(const Spec& spec) {
   const std::string path = (dir / "scenario.yaml").string();
   {
     std::ofstream out(path);
-    if (spec.scenario.rfind("base:", 0) == 0) out << spec.scenario;
-    else out << "base: " << GW_SCENARIO_DIR << "/" << spec.scenario << ".yaml\n";
+    if (spec.scenario.rfind("base:", 0) == 0)
+      out << spec.scenario;
+    else
+      out << "base: " << GW_SCENARIO_DIR << "/" << spec.scenario << ".yaml\n";
   }
   setenv("GPUWARDEN_SIM_SCENARIO", path.c_str(), 1);
   setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
@@ -156,8 +158,9 @@ Outcome runScenario(const Spec& spec) {
 std::string describe(const Outcome& o) {
   std::string s;
   for (const auto& [k, t] : o.first)
-    s += "  " + k.first + " gpu" + std::to_string(k.second) + " " + std::string(severityName(o.findings.at(k).severity)) +
-         " at t=" + std::to_string(static_cast<int>(t)) + "s: " + o.findings.at(k).evidence + "\n";
+    s += "  " + k.first + " gpu" + std::to_string(k.second) + " " +
+         std::string(severityName(o.findings.at(k).severity)) + " at t=" + std::to_string(static_cast<int>(t)) +
+         "s: " + o.findings.at(k).evidence + "\n";
   return s;
 }
 
@@ -167,7 +170,8 @@ void check(const Spec& spec) {
   for (const auto& e : spec.expected) {
     auto k = std::make_pair(e.rule, e.gpu);
     want.insert(k);
-    ASSERT_TRUE(o.first.count(k)) << spec.scenario << ": missing " << e.rule << " on GPU " << e.gpu << "\n" << describe(o);
+    ASSERT_TRUE(o.first.count(k)) << spec.scenario << ": missing " << e.rule << " on GPU " << e.gpu << "\n"
+                                  << describe(o);
     const Finding& f = o.findings.at(k);
     EXPECT_EQ(f.severity, e.severity) << spec.scenario << " " << e.rule << "\n" << describe(o);
     EXPECT_FALSE(f.action.empty());
@@ -186,7 +190,8 @@ void check(const Spec& spec) {
   }
   for (const auto& [k, t] : o.first)
     EXPECT_TRUE(want.count(k) || spec.allowed_extra.count(k.first))
-        << spec.scenario << ": unexpected " << k.first << " on GPU " << k.second << "\n" << describe(o);
+        << spec.scenario << ": unexpected " << k.first << " on GPU " << k.second << "\n"
+        << describe(o);
   // the table for docs/health.md
   std::string line = "| " + spec.scenario.substr(0, spec.scenario.find('\n')) + " |";
   for (const auto& e : spec.expected) {
@@ -207,40 +212,72 @@ constexpr auto I = Severity::Info;
 
 }  // namespace
 
-TEST(HealthScenario, HealthyLongIsSilent) { check({.scenario = "healthy-long", .fault_s = 0, .duration_s = 1200, .step_s = 5}); }
+TEST(HealthScenario, HealthyLongIsSilent) {
+  check({.scenario = "healthy-long", .fault_s = 0, .duration_s = 1200, .step_s = 5});
+}
 TEST(HealthScenario, DgxH100IsSilent) { check({.scenario = "dgx-h100", .fault_s = 0, .duration_s = 240, .step_s = 3}); }
 TEST(HealthScenario, IdleNodeIsSilent) {
-  check({.scenario = std::string("base: ") + GW_SCENARIO_DIR + "/dgx-h100.yaml\ndefaults: {profile: H100-SXM5-80GB, workload: idle}\n",
-         .fault_s = 0, .duration_s = 300, .step_s = 3});
+  check({.scenario = std::string("base: ") + GW_SCENARIO_DIR +
+                     "/dgx-h100.yaml\ndefaults: {profile: H100-SXM5-80GB, workload: idle}\n",
+         .fault_s = 0,
+         .duration_s = 300,
+         .step_s = 3});
 }
 TEST(HealthScenario, DgxH200IsSilent) { check({.scenario = "dgx-h200", .fault_s = 0, .duration_s = 240, .step_s = 3}); }
 // Inference waves, bursty and idle GPUs: no starvation, no straggler. Only the GeForce cards'
 // persistence mode (off by default on RTX 4090) is reported.
 TEST(HealthScenario, PcieMixedReportsOnlyPersistence) {
-  check({.scenario = "pcie-mixed", .fault_s = 0, .duration_s = 660, .step_s = 3,
+  check({.scenario = "pcie-mixed",
+         .fault_s = 0,
+         .duration_s = 660,
+         .step_s = 3,
          .expected = {{"persistence_off", 2, W}, {"persistence_off", 3, W}}});
 }
 TEST(HealthScenario, MigA100IsSilent) { check({.scenario = "mig-a100", .fault_s = 0, .duration_s = 240, .step_s = 3}); }
-TEST(HealthScenario, Xid79) { check({.scenario = "fault-xid-79", .duration_s = 90, .expected = {{"gpu_lost", 3, F}, {"xid", 3, F}}}); }
-TEST(HealthScenario, Xid48) { check({.scenario = "fault-xid-48", .duration_s = 90, .expected = {{"xid", 2, C}, {"ecc_dbe", 2, C}}}); }
+TEST(HealthScenario, Xid79) {
+  check({.scenario = "fault-xid-79", .duration_s = 90, .expected = {{"gpu_lost", 3, F}, {"xid", 3, F}}});
+}
+TEST(HealthScenario, Xid48) {
+  check({.scenario = "fault-xid-48", .duration_s = 90, .expected = {{"xid", 2, C}, {"ecc_dbe", 2, C}}});
+}
 TEST(HealthScenario, Xid13) { check({.scenario = "fault-xid-13", .duration_s = 90, .expected = {{"xid", 1, I}}}); }
-TEST(HealthScenario, EccDbe) { check({.scenario = "fault-ecc-dbe", .duration_s = 90, .expected = {{"ecc_dbe", 4, C}}}); }
-TEST(HealthScenario, RetiredPages) { check({.scenario = "fault-retired-pages", .duration_s = 90, .expected = {{"retired_pages", 5, C}}}); }
-TEST(HealthScenario, RowRemapPending) { check({.scenario = "fault-row-remap-pending", .duration_s = 90, .expected = {{"row_remap", 6, W}}}); }
-TEST(HealthScenario, RowRemapFailure) { check({.scenario = "fault-row-remap-failure", .duration_s = 90, .expected = {{"row_remap", 7, C}}}); }
+TEST(HealthScenario, EccDbe) {
+  check({.scenario = "fault-ecc-dbe", .duration_s = 90, .expected = {{"ecc_dbe", 4, C}}});
+}
+TEST(HealthScenario, RetiredPages) {
+  check({.scenario = "fault-retired-pages", .duration_s = 90, .expected = {{"retired_pages", 5, C}}});
+}
+TEST(HealthScenario, RowRemapPending) {
+  check({.scenario = "fault-row-remap-pending", .duration_s = 90, .expected = {{"row_remap", 6, W}}});
+}
+TEST(HealthScenario, RowRemapFailure) {
+  check({.scenario = "fault-row-remap-failure", .duration_s = 90, .expected = {{"row_remap", 7, C}}});
+}
 TEST(HealthScenario, ThermalSlowdown) {
-  check({.scenario = "fault-thermal-slowdown", .duration_s = 240, .expected = {{"thermal_slowdown", 0, C}},
+  check({.scenario = "fault-thermal-slowdown",
+         .duration_s = 240,
+         .expected = {{"thermal_slowdown", 0, C}},
          .allowed_extra = {"gpu_temperature", "memory_temperature"}});
 }
 TEST(HealthScenario, IdlePowerHigh) {
   check({.scenario = "fault-idle-power-high", .duration_s = 240, .expected = {{"idle_power_high", 3, W}}});
 }
-TEST(HealthScenario, PowerBrake) { check({.scenario = "fault-power-brake", .duration_s = 120, .expected = {{"power_slowdown", 1, C}}}); }
-TEST(HealthScenario, PcieDowntrain) { check({.scenario = "fault-pcie-downtrain", .duration_s = 120, .expected = {{"pcie_downtrain", 2, W}}}); }
-TEST(HealthScenario, PcieReplay) { check({.scenario = "fault-pcie-replay", .duration_s = 150, .expected = {{"pcie_replay", 3, W}}}); }
-TEST(HealthScenario, NvlinkDown) { check({.scenario = "fault-nvlink-down", .duration_s = 90, .expected = {{"nvlink_down", 4, C}}}); }
+TEST(HealthScenario, PowerBrake) {
+  check({.scenario = "fault-power-brake", .duration_s = 120, .expected = {{"power_slowdown", 1, C}}});
+}
+TEST(HealthScenario, PcieDowntrain) {
+  check({.scenario = "fault-pcie-downtrain", .duration_s = 120, .expected = {{"pcie_downtrain", 2, W}}});
+}
+TEST(HealthScenario, PcieReplay) {
+  check({.scenario = "fault-pcie-replay", .duration_s = 150, .expected = {{"pcie_replay", 3, W}}});
+}
+TEST(HealthScenario, NvlinkDown) {
+  check({.scenario = "fault-nvlink-down", .duration_s = 90, .expected = {{"nvlink_down", 4, C}}});
+}
 TEST(HealthScenario, FanFailure) {
-  check({.scenario = "fault-fan-failure", .duration_s = 240, .expected = {{"fan_failure", 2, C}},
+  check({.scenario = "fault-fan-failure",
+         .duration_s = 240,
+         .expected = {{"fan_failure", 2, C}},
          .allowed_extra = {"gpu_temperature", "memory_temperature", "thermal_slowdown",
                            "persistence_off"}});  // pcie-mixed's GeForce cards run with persistence off
 }
@@ -249,9 +286,14 @@ TEST(HealthScenario, Starvation) {
   for (int i = 0; i < 8; ++i) s.expected.push_back({"starvation", i, W});
   check(s);
 }
-TEST(HealthScenario, Straggler) { check({.scenario = "fault-straggler", .duration_s = 150, .expected = {{"straggler", 5, W}}}); }
+TEST(HealthScenario, Straggler) {
+  check({.scenario = "fault-straggler", .duration_s = 150, .expected = {{"straggler", 5, W}}});
+}
 TEST(HealthScenario, ZombieProcess) {
-  check({.scenario = "fault-zombie-process", .duration_s = 120, .expected = {{"zombie_process", 2, W}}, .zombie_pid = 41090});
+  check({.scenario = "fault-zombie-process",
+         .duration_s = 120,
+         .expected = {{"zombie_process", 2, W}},
+         .zombie_pid = 41090});
 }
 TEST(HealthScenario, PersistenceOff) {
   Spec s{.scenario = "fault-persistence-off", .fault_s = 0, .duration_s = 60};

@@ -16,7 +16,8 @@ namespace {
 
 std::string freshDir(const std::string& tag) {
   static int n = 0;
-  auto d = std::filesystem::temp_directory_path() / ("gw-incidents-" + std::to_string(getpid()) + "-" + tag + std::to_string(++n));
+  auto d = std::filesystem::temp_directory_path() /
+           ("gw-incidents-" + std::to_string(getpid()) + "-" + tag + std::to_string(++n));
   std::filesystem::remove_all(d);
   return d.string();
 }
@@ -64,9 +65,10 @@ TEST(Incidents, AcknowledgeResolveMarkHealthy) {
   auto s = IncidentStore::open(freshDir("b"));
   ASSERT_TRUE(s.ok());
   auto& st = **s;
-  auto r = st.apply({finding("ecc_dbe", "GPU-1", Severity::Critical, true), finding("row_remap", "GPU-1", Severity::Warning, true),
-                     finding("gpu_lost", "GPU-2", Severity::Fatal, true)},
-                    1000);
+  auto r = st.apply(
+      {finding("ecc_dbe", "GPU-1", Severity::Critical, true), finding("row_remap", "GPU-1", Severity::Warning, true),
+       finding("gpu_lost", "GPU-2", Severity::Fatal, true)},
+      1000);
   ASSERT_EQ(r->size(), 3u);
   const auto id = (*r)[0].id;
   ASSERT_TRUE(st.acknowledge(id, 2000).ok());
@@ -92,7 +94,9 @@ TEST(Incidents, PersistAcrossReopenAndEscalateRecurringXid) {
   {
     auto s = IncidentStore::open(dir);
     ASSERT_TRUE(s.ok());
-    auto r = (*s)->apply({finding("xid", "GPU-9", Severity::Critical, true, 48), finding("gpu_temperature", "GPU-9", Severity::Warning, false)}, 1000);
+    auto r = (*s)->apply({finding("xid", "GPU-9", Severity::Critical, true, 48),
+                          finding("gpu_temperature", "GPU-9", Severity::Warning, false)},
+                         1000);
     firstId = (*r)[0].id;
     EXPECT_FALSE((*r)[0].escalated);
   }
@@ -141,8 +145,8 @@ TEST(Incidents, ContextSnapshotFromRuleEngine) {
   ASSERT_EQ(r->size(), 1u);
   auto j = nlohmann::json::parse((*r)[0].context_json);
   EXPECT_EQ(j["at"]["gpu_temp"], 60 + 119 / 4.0);
-  for (const char* k : {"gpu_temp", "power_usage", "sm_clock", "clock_event_reasons", "pcie_link_gen", "pcie_link_width",
-                        "gpu_util", "ecc_dbe_volatile"})
+  for (const char* k : {"gpu_temp", "power_usage", "sm_clock", "clock_event_reasons", "pcie_link_gen",
+                        "pcie_link_width", "gpu_util", "ecc_dbe_volatile"})
     EXPECT_EQ(j["series"][k].size(), 61u) << k;
 }
 
@@ -157,9 +161,14 @@ TEST(HealthMetrics, RendersStatesAndOpenCounts) {
   in.open_by_severity = {{Severity::Critical, 2}};
   auto text = renderHealthMetrics(in);
   EXPECT_NE(text.find("# TYPE gpuwarden_gpu_health gauge"), std::string::npos);
-  EXPECT_NE(text.find("gpuwarden_gpu_health{gpu=\"0\",UUID=\"GPU-a\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"healthy\"} 1"), std::string::npos) << text;
-  EXPECT_NE(text.find("UUID=\"GPU-b\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"critical\"} 1"), std::string::npos);
-  EXPECT_NE(text.find("UUID=\"GPU-b\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"healthy\"} 0"), std::string::npos);
+  EXPECT_NE(text.find("gpuwarden_gpu_health{gpu=\"0\",UUID=\"GPU-a\",pci_bus_id=\"\",device=\"\",modelName=\"\",state="
+                      "\"healthy\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("UUID=\"GPU-b\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"critical\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("UUID=\"GPU-b\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"healthy\"} 0"),
+            std::string::npos);
   EXPECT_NE(text.find("gpuwarden_incidents_open{severity=\"critical\"} 2"), std::string::npos);
   EXPECT_NE(text.find("gpuwarden_incidents_open{severity=\"fatal\"} 0"), std::string::npos);
 }

@@ -35,10 +35,9 @@ TEST(KnowledgeBase, EntriesAreComplete) {
 }
 
 TEST(KnowledgeBase, SeedTableRowsArePresent) {
-  for (auto id : {"no-devices", "oom-free-memory", "bus-error-shm", "hot-and-loud",
-                  "fans-not-spinning", "one-gpu-idle", "nan-irreproducible", "xid79-fell-off-bus",
-                  "xid63-row-remap", "driver-lib-mismatch", "no-kernel-image", "driver-too-old",
-                  "ecc-rising"}) {
+  for (auto id : {"no-devices", "oom-free-memory", "bus-error-shm", "hot-and-loud", "fans-not-spinning", "one-gpu-idle",
+                  "nan-irreproducible", "xid79-fell-off-bus", "xid63-row-remap", "driver-lib-mismatch",
+                  "no-kernel-image", "driver-too-old", "ecc-rising"}) {
     EXPECT_NE(findKbEntry(id), nullptr) << id;
   }
   EXPECT_EQ(findKbEntry("no-such-entry"), nullptr);
@@ -47,21 +46,16 @@ TEST(KnowledgeBase, SeedTableRowsArePresent) {
 TEST(KnowledgeBase, ExplainErrorMessages) {
   EXPECT_EQ(top("No devices were found"), "no-devices");
   EXPECT_EQ(top("nvidia-smi: No devices were found"), "no-devices");
-  EXPECT_EQ(top("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"),
-            "oom-free-memory");
+  EXPECT_EQ(top("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"), "oom-free-memory");
   EXPECT_EQ(top("CUDA out of memory"), "oom-free-memory");
   EXPECT_EQ(top("Bus error (core dumped)"), "bus-error-shm");
   EXPECT_EQ(top("ERROR: Unexpected bus error encountered in worker. This might be caused by "
                 "insufficient shared memory (shm)."),
             "bus-error-shm");
-  EXPECT_EQ(top("Failed to initialize NVML: Driver/library version mismatch"),
-            "driver-lib-mismatch");
-  EXPECT_EQ(top("CUDA error: no kernel image is available for execution on the device"),
-            "no-kernel-image");
-  EXPECT_EQ(top("CUDA driver version is insufficient for CUDA runtime version"),
-            "driver-too-old");
-  EXPECT_EQ(top("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."),
-            "xid79-fell-off-bus");
+  EXPECT_EQ(top("Failed to initialize NVML: Driver/library version mismatch"), "driver-lib-mismatch");
+  EXPECT_EQ(top("CUDA error: no kernel image is available for execution on the device"), "no-kernel-image");
+  EXPECT_EQ(top("CUDA driver version is insufficient for CUDA runtime version"), "driver-too-old");
+  EXPECT_EQ(top("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."), "xid79-fell-off-bus");
   EXPECT_EQ(top("xid 63 row remapper"), "xid63-row-remap");
   EXPECT_EQ(top("ECC errors keep rising, uncorrectable count up"), "ecc-rising");
   EXPECT_EQ(top("loss is nan after 300 steps"), "nan-irreproducible");

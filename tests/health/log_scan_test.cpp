@@ -51,8 +51,7 @@ TEST(LogScan, FixtureLog) {
 TEST(LogScan, EmptyAndCrLfInput) {
   std::istringstream empty("");
   EXPECT_EQ(parseLogFile(empty).lines, 0U);
-  std::istringstream crlf(
-      "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=a, DBE\r\n[ 2.0] hello\r\n");
+  std::istringstream crlf("[ 1.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=a, DBE\r\n[ 2.0] hello\r\n");
   const LogScan scan = parseLogFile(crlf);
   EXPECT_EQ(scan.lines, 2U);
   ASSERT_EQ(scan.events.size(), 1U);

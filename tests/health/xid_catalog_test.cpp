@@ -10,10 +10,9 @@ namespace {
 
 TEST(XidCatalog, HasAtLeast45CodesIncludingTheRequiredOnes) {
   EXPECT_GE(xidCatalog().size(), 45U);
-  const int required[] = {8,   13,  31,  32,  38,  43,  44,  45,  48,  56,  57,  58,
-                          61,  62,  63,  64,  65,  68,  69,  73,  74,  79,  80,  81,
-                          92,  94,  95,  109, 110, 119, 120, 121, 122, 123, 124, 140,
-                          143, 144, 145, 146, 147, 148, 149, 150, 154};
+  const int required[] = {8,   13,  31,  32,  38,  43,  44,  45,  48,  56,  57,  58,  61,  62,  63,
+                          64,  65,  68,  69,  73,  74,  79,  80,  81,  92,  94,  95,  109, 110, 119,
+                          120, 121, 122, 123, 124, 140, 143, 144, 145, 146, 147, 148, 149, 150, 154};
   for (int code : required) {
     EXPECT_TRUE(isKnownXid(code)) << "missing Xid " << code;
     EXPECT_EQ(lookupXid(code).code, code);
@@ -44,9 +43,8 @@ TEST(XidCatalog, EveryEntryIsComplete) {
 TEST(XidCatalog, EveryCategoryIsUsed) {
   std::set<XidCategory> used;
   for (const XidInfo& x : xidCatalog()) used.insert(x.category);
-  for (auto c : {XidCategory::kApplication, XidCategory::kDriver, XidCategory::kMemory,
-                 XidCategory::kNvLink, XidCategory::kBus, XidCategory::kThermal,
-                 XidCategory::kFirmware, XidCategory::kHardware}) {
+  for (auto c : {XidCategory::kApplication, XidCategory::kDriver, XidCategory::kMemory, XidCategory::kNvLink,
+                 XidCategory::kBus, XidCategory::kThermal, XidCategory::kFirmware, XidCategory::kHardware}) {
     EXPECT_TRUE(used.count(c)) << toString(c);
   }
 }

@@ -30,8 +30,8 @@ struct Running {
   int port = 0;
   std::string config;
 
-  Running(const std::string& scenario, std::map<std::string, std::string> env, const std::string& config_text = kFastConfig,
-          const std::string& data_dir = "") {
+  Running(const std::string& scenario, std::map<std::string, std::string> env,
+          const std::string& config_text = kFastConfig, const std::string& data_dir = "") {
     config = dir.write("agent.yaml", config_text);
     const std::string data = data_dir.empty() ? dir.path() + "/data" : data_dir;
     proc = std::make_unique<AgentProcess>(
@@ -53,7 +53,10 @@ TEST(AgentFaults, LostGpuIsMarkedAndTheOthersStayFresh) {
   Running a("fault-gpu-lost", {{"GPUWARDEN_SIM_START", "18"}});
   ASSERT_GT(a.port, 0) << a.proc->log();
   ASSERT_TRUE(eventually(
-      [&] { return a.value(a.metrics(), "gpuwarden_gpu_state", {{"gpu", "3"}, {"state", "lost"}}) == 1; }, 15s))
+      [&] {
+        return a.value(a.metrics(), "gpuwarden_gpu_state", {{"gpu", "3"}, {"state", "lost"}}) == 1;
+      },
+      15s))
       << a.proc->log();
   std::this_thread::sleep_for(1s);
   auto m = a.metrics();
@@ -76,7 +79,10 @@ TEST(AgentFaults, HungCallNeverSlowsTheScrape) {
   Running a("fault-hang", {{"GPUWARDEN_SIM_START", "9"}});
   ASSERT_GT(a.port, 0) << a.proc->log();
   ASSERT_TRUE(eventually(
-      [&] { return a.value(a.metrics(), "gpuwarden_gpu_state", {{"gpu", "5"}, {"state", "stalled"}}) == 1; }, 10s))
+      [&] {
+        return a.value(a.metrics(), "gpuwarden_gpu_state", {{"gpu", "5"}, {"state", "stalled"}}) == 1;
+      },
+      10s))
       << a.proc->log();
   // While GPU 5's calls hang 30 s each, every scrape answers well under a second and the other
   // seven GPUs keep fresh values.
@@ -110,11 +116,13 @@ TEST(AgentFaults, DriverReloadIsSurvived) {
   Running a("fault-driver-reload", {{"GPUWARDEN_SIM_START", "8"}});
   ASSERT_GT(a.port, 0) << a.proc->log();
   std::set<std::string> before;
-  ASSERT_TRUE(eventually([&] {
-    before.clear();
-    for (const auto& s : select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP")) before.insert(s.labels.at("UUID"));
-    return before.size() == 8u;
-  }, 5s));
+  ASSERT_TRUE(eventually(
+      [&] {
+        before.clear();
+        for (const auto& s : select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP")) before.insert(s.labels.at("UUID"));
+        return before.size() == 8u;
+      },
+      5s));
   // The driver goes away at t=10 s: /healthz says so (503 with a reason), /metrics still answers.
   ASSERT_TRUE(eventually([&] { return httpGet(a.port, "/healthz").status == 503; }, 8s)) << a.proc->log();
   auto h = httpGet(a.port, "/healthz");
@@ -193,7 +201,8 @@ TEST(AgentSignals, SighupWithBadConfigKeepsTheOld) {
   // A bad file: refused, logged with file:line: field, old config still serving.
   std::ofstream(a.config) << "listen: 127.0.0.1:0\nmetrics:\n  naming: fancy\n";
   a.proc->signal(SIGHUP);
-  ASSERT_TRUE(eventually([&] { return a.proc->log().find("reload refused") != std::string::npos; }, 5s)) << a.proc->log();
+  ASSERT_TRUE(eventually([&] { return a.proc->log().find("reload refused") != std::string::npos; }, 5s))
+      << a.proc->log();
   EXPECT_NE(a.proc->log().find(a.config + ":3: metrics.naming:"), std::string::npos) << a.proc->log();
   EXPECT_FALSE(select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP").empty());
   EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);

@@ -64,7 +64,8 @@ alerts:
 }
 
 TEST(AlertConfig, UnknownKeyIsAnErrorWithLine) {
-  auto c = server::parseConfig("alerts:\n  sinks:\n    - type: webhook\n      url: http://x/h\n      retries: 3\n", "a.yaml");
+  auto c = server::parseConfig("alerts:\n  sinks:\n    - type: webhook\n      url: http://x/h\n      retries: 3\n",
+                               "a.yaml");
   ASSERT_FALSE(c);
   EXPECT_NE(c.error().find("a.yaml:5: alerts.sinks[0].retries: unknown key"), std::string::npos) << c.error();
   auto d = server::parseConfig("alerts:\n  repeat: 1m\n", "a.yaml");
@@ -75,7 +76,8 @@ TEST(AlertConfig, UnknownKeyIsAnErrorWithLine) {
 TEST(AlertConfig, BadValues) {
   auto t = server::parseConfig("alerts:\n  sinks:\n    - type: pager\n      url: http://x/h\n", "a.yaml");
   ASSERT_FALSE(t);
-  EXPECT_NE(t.error().find("a.yaml:3: alerts.sinks[0].type: expected webhook, alertmanager or command"), std::string::npos)
+  EXPECT_NE(t.error().find("a.yaml:3: alerts.sinks[0].type: expected webhook, alertmanager or command"),
+            std::string::npos)
       << t.error();
   auto u = server::parseConfig("alerts:\n  sinks:\n    - type: webhook\n      url: ftp://x/h\n", "a.yaml");
   ASSERT_FALSE(u);
@@ -90,7 +92,8 @@ TEST(AlertConfig, BadValues) {
   ASSERT_FALSE(sev);
   EXPECT_NE(sev.error().find("a.yaml:2: alerts.min_severity"), std::string::npos) << sev.error();
   auto dup = server::parseConfig(
-      "alerts:\n  sinks:\n    - {type: webhook, url: 'http://a/h'}\n    - {type: webhook, url: 'http://b/h'}\n", "a.yaml");
+      "alerts:\n  sinks:\n    - {type: webhook, url: 'http://a/h'}\n    - {type: webhook, url: 'http://b/h'}\n",
+      "a.yaml");
   ASSERT_FALSE(dup);
   EXPECT_NE(dup.error().find("used twice"), std::string::npos) << dup.error();
   auto seq = server::parseConfig("alerts:\n  sinks: {type: webhook}\n", "a.yaml");
@@ -150,7 +153,8 @@ alerts:
   sinks:
     - type: webhook
       name: test
-      url: http://127.0.0.1:)" + std::to_string(hook.port()) + R"(/hook
+      url: http://127.0.0.1:)" + std::to_string(hook.port()) +
+                                                         R"(/hook
       timeout: 2s
 )");
   const std::string data = dir.path() + "/data";
@@ -196,13 +200,15 @@ alerts:
 // A healthy simulated fleet against the host's /proc: no process checks, said once in the log.
 TEST(AlertAgent, SimulatorOnHostRootSkipsProcessChecks) {
   TempDir dir;
-  const std::string config = dir.write("agent.yaml", "listen: 127.0.0.1:0\nsampling:\n  fast_interval: 200ms\n  slow_interval: 1s\n");
-  auto proc = std::make_unique<AgentProcess>(
-      std::vector<std::string>{"--simulate", "dgx-h100", "serve", "--config", config, "--data-dir", dir.path() + "/data"},
-      std::map<std::string, std::string>{}, dir.path() + "/agent.log");
+  const std::string config =
+      dir.write("agent.yaml", "listen: 127.0.0.1:0\nsampling:\n  fast_interval: 200ms\n  slow_interval: 1s\n");
+  auto proc = std::make_unique<AgentProcess>(std::vector<std::string>{"--simulate", "dgx-h100", "serve", "--config",
+                                                                      config, "--data-dir", dir.path() + "/data"},
+                                             std::map<std::string, std::string>{}, dir.path() + "/agent.log");
   const int port = proc->waitListening();
   ASSERT_GT(port, 0) << proc->log();
-  ASSERT_TRUE(eventually([&] { return proc->log().find("process checks (zombie_process) off") != std::string::npos; }, 10s))
+  ASSERT_TRUE(
+      eventually([&] { return proc->log().find("process checks (zombie_process) off") != std::string::npos; }, 10s))
       << proc->log();
   std::this_thread::sleep_for(2s);
   auto r = httpGet(port, "/api/v1/incidents?state=all");
@@ -224,7 +230,8 @@ TEST(DiagStore, ReportIsStoredAndServed) {
   auto d = runCli("--simulate dgx-h100 diag -r 1 --data-dir " + data);
   ASSERT_TRUE(d.first == 0 || d.first == 1) << d.second;
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(data + "/diag")) files.push_back(e.path().filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(data + "/diag"))
+    files.push_back(e.path().filename().string());
   ASSERT_EQ(files.size(), 1u);
   EXPECT_TRUE(std::regex_match(files[0], std::regex(R"(\d{8}T\d{6}Z-r1\.json)"))) << files[0];
   const json stored = json::parse(readFile(data + "/diag/" + files[0]));

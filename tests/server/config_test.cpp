@@ -90,17 +90,23 @@ INSTANTIATE_TEST_SUITE_P(
     All, ConfigErrors,
     ::testing::Values(
         BadCase{"listen: :9400\nbogus: 1\n", "/etc/gpuwarden.yaml:2: bogus:", "unknown key"},
-        BadCase{"sampling:\n  fast_interval: 1s\n  fastinterval: 2s\n", "/etc/gpuwarden.yaml:3: sampling.fastinterval:", "unknown key"},
+        BadCase{"sampling:\n  fast_interval: 1s\n  fastinterval: 2s\n",
+                "/etc/gpuwarden.yaml:3: sampling.fastinterval:", "unknown key"},
         BadCase{"sampling:\n  fast_interval: 10\n", "/etc/gpuwarden.yaml:2: sampling.fast_interval:", "needs a unit"},
         BadCase{"sampling:\n  fast_interval: 1 s\n", "/etc/gpuwarden.yaml:2: sampling.fast_interval:", "duration"},
-        BadCase{"sampling:\n  fast_interval: 5s\n  slow_interval: 1s\n", "/etc/gpuwarden.yaml:3: sampling.slow_interval:", "shorter"},
-        BadCase{"sampling:\n  fields:\n    - gpu_temp\n    - no_such_field\n", "/etc/gpuwarden.yaml:4: sampling.fields:", "unknown field"},
+        BadCase{"sampling:\n  fast_interval: 5s\n  slow_interval: 1s\n",
+                "/etc/gpuwarden.yaml:3: sampling.slow_interval:", "shorter"},
+        BadCase{"sampling:\n  fields:\n    - gpu_temp\n    - no_such_field\n",
+                "/etc/gpuwarden.yaml:4: sampling.fields:", "unknown field"},
         BadCase{"sampling:\n  fields: [name]\n", "/etc/gpuwarden.yaml:2: sampling.fields:", "text field"},
         BadCase{"metrics:\n  naming: prometheus\n", "/etc/gpuwarden.yaml:2: metrics.naming:", "dcgm or native"},
-        BadCase{"metrics:\n  extra_labels:\n    9bad: x\n", "/etc/gpuwarden.yaml:3: metrics.extra_labels.9bad:", "label name"},
-        BadCase{"metrics:\n  extra_labels:\n    UUID: x\n", "/etc/gpuwarden.yaml:3: metrics.extra_labels.UUID:", "gpuwarden itself"},
+        BadCase{"metrics:\n  extra_labels:\n    9bad: x\n",
+                "/etc/gpuwarden.yaml:3: metrics.extra_labels.9bad:", "label name"},
+        BadCase{"metrics:\n  extra_labels:\n    UUID: x\n",
+                "/etc/gpuwarden.yaml:3: metrics.extra_labels.UUID:", "gpuwarden itself"},
         BadCase{"history:\n  flush_interval: 30s\n", "/etc/gpuwarden.yaml:2: history.flush_interval:", "10s"},
-        BadCase{"history:\n  raw_retention: 90m\n", "/etc/gpuwarden.yaml:2: history.raw_retention:", "whole number of hours"},
+        BadCase{"history:\n  raw_retention: 90m\n",
+                "/etc/gpuwarden.yaml:2: history.raw_retention:", "whole number of hours"},
         BadCase{"history:\n  enabled: maybe\n", "/etc/gpuwarden.yaml:2: history.enabled:", "true or false"},
         BadCase{"listen:\n  - 127.0.0.1:99999\n", "/etc/gpuwarden.yaml:2: listen:", "bad port"},
         BadCase{"listen: 9400\n", "/etc/gpuwarden.yaml:1: listen:", "HOST:PORT"},
@@ -166,8 +172,8 @@ TEST(TimeSpecs, AllForms) {
   EXPECT_EQ(*parseTimeSpec("2024-05-01T12:00:00.5Z", now), 1714564800500);
   EXPECT_EQ(*parseTimeSpec("2024-05-01T14:00:00+02:00", now), 1714564800000);
   EXPECT_EQ(*parseTimeSpec("2024-05-01T07:30:00-04:30", now), 1714564800000);
-  for (const char* bad : {"", "yesterday", "2024-05-01", "2024-05-01T12:00:00", "2024-13-01T00:00:00Z",
-                          "1714564800000", "1h2", "2024-05-01T12:00:00Zjunk", "12:00"}) {
+  for (const char* bad : {"", "yesterday", "2024-05-01", "2024-05-01T12:00:00", "2024-13-01T00:00:00Z", "1714564800000",
+                          "1h2", "2024-05-01T12:00:00Zjunk", "12:00"}) {
     EXPECT_FALSE(parseTimeSpec(bad, now)) << bad;
   }
 }

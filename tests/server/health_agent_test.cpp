@@ -34,7 +34,8 @@ TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
   std::ofstream(root + "/dev/kmsg").close();  // an empty kernel log: NVML is the Xid source here
   const std::string data = dir.path() + "/data";
   auto proc = std::make_unique<AgentProcess>(
-      std::vector<std::string>{"--root", root, "serve", "--simulate", "fault-xid-79", "--config", config, "--data-dir", data},
+      std::vector<std::string>{"--root", root, "serve", "--simulate", "fault-xid-79", "--config", config, "--data-dir",
+                               data},
       std::map<std::string, std::string>{{"GPUWARDEN_SIM_START", "27"}}, dir.path() + "/agent.log");
   const int port = proc->waitListening();
   ASSERT_GT(port, 0) << proc->log();
@@ -52,7 +53,8 @@ TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
         return n >= 2;
       },
       15s))
-      << incidents.dump(2) << "\n" << proc->log();
+      << incidents.dump(2) << "\n"
+      << proc->log();
   std::int64_t id = 0;
   for (const auto& i : incidents["incidents"]) {
     if (i["gpu_index"] != 3) continue;

@@ -147,7 +147,8 @@ TEST_F(AgentHttp, MetricsHaveDcgmNamesAndLabelsForEightGpus) {
   }
   EXPECT_EQ(gpus.size(), 8u);
   EXPECT_EQ(uuids.size(), 8u);
-  for (const char* m : {"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"})
+  for (const char* m :
+       {"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"})
     EXPECT_EQ(test::select(samples, m).size(), 8u) << m;
   for (const auto& s : test::select(samples, "DCGM_FI_DEV_POWER_USAGE")) {
     EXPECT_GT(s.value, 50);
@@ -218,7 +219,9 @@ TEST_F(AgentHttp, LatestByIndexAndUuid) {
   EXPECT_EQ(f["gpu_temp"]["unit"], "C");
   EXPECT_GT(f["gpu_temp"]["value"].get<double>(), 15);
   EXPECT_LT(f["gpu_temp"]["value"].get<double>(), 100);
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   EXPECT_LT(now - f["gpu_temp"]["timestamp_ms"].get<std::int64_t>(), 3000);
   ASSERT_TRUE(f.count("power_usage") || f.count("power_draw")) << byIndex.body.substr(0, 500);
   for (const auto& [k, x] : f) {
@@ -249,7 +252,8 @@ TEST_F(AgentHttp, HistoryReturnsPoints) {
   }
   // Stepped, by UUID, with RFC3339 and unix-second bounds.
   const std::string uuid = j["gpu"]["uuid"];
-  const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto s = httpGet(port_, "/api/v1/history?gpu=" + uuid + "&field=DCGM_FI_DEV_POWER_USAGE&since=" +
                               std::to_string(now_s - 600) + "&until=now&step=1s&agg=max");
   ASSERT_EQ(s.status, 200) << s.body;
@@ -305,7 +309,8 @@ TEST_F(AgentHttp, BadRequestsGetJsonErrorsNamingTheField) {
     EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
     EXPECT_FALSE(json::parse(r->body)["error"].get<std::string>().empty());
   }
-  auto body = rawExchange(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n");
+  auto body =
+      rawExchange(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n");
   EXPECT_NE(body.find(" 413 "), std::string::npos) << body;
   auto garbage = rawExchange(port_, "HELLO\r\n\r\n");
   EXPECT_EQ(garbage.find(" 200 "), std::string::npos) << garbage;
@@ -417,7 +422,9 @@ TEST(MetricsPage, ScrapesBetweenTwoSamplesShareThePageAndOnlyTheTailMoves) {
   const auto addr = agent->boundAddresses().at(0);
   const int port = std::stoi(addr.substr(addr.rfind(':') + 1));
   ASSERT_TRUE(test::eventually(
-      [&] { return test::select(test::parseExposition(httpGet(port, "/metrics").body), "DCGM_FI_DEV_GPU_TEMP").size() == 8; },
+      [&] {
+        return test::select(test::parseExposition(httpGet(port, "/metrics").body), "DCGM_FI_DEV_GPU_TEMP").size() == 8;
+      },
       10s));
 
   auto split = splitAtScrapePart;

@@ -213,7 +213,8 @@ inline std::vector<Sample> select(const std::vector<Sample>& all, const std::str
 
 // Polls `pred` until true or timeout.
 template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout, std::chrono::milliseconds every = std::chrono::milliseconds(100)) {
+bool eventually(Pred pred, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds every = std::chrono::milliseconds(100)) {
   auto end = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < end) {
     if (pred()) return true;

@@ -32,7 +32,7 @@ TEST_F(Api_, CallsBeforeInitAreUninitializedAndInitIsReferenceCounted) {
   ASSERT_EQ(nv.nvmlInit_v2(), NVML_SUCCESS) << nv.gwSimLastError();
   ASSERT_EQ(nv.nvmlInit(), NVML_SUCCESS);
   EXPECT_EQ(nv.nvmlShutdown(), NVML_SUCCESS);
-  EXPECT_EQ(nv.nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);   // one reference left
+  EXPECT_EQ(nv.nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);  // one reference left
   EXPECT_EQ(n, 8u);
   EXPECT_EQ(nv.nvmlShutdown(), NVML_SUCCESS);
   EXPECT_EQ(nv.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
@@ -87,9 +87,9 @@ TEST_F(Api_, RealClockRunsAtSpeedFromStart) {
   double t1 = nv.gwSimGetTime();
   EXPECT_GE(t1, 1000.0);
   double t2 = t1;
-  for (long i = 0; i < 1000000000L && t2 == t1; ++i) t2 = nv.gwSimGetTime();   // until the coarse clock ticks
+  for (long i = 0; i < 1000000000L && t2 == t1; ++i) t2 = nv.gwSimGetTime();  // until the coarse clock ticks
   EXPECT_GT(t2, t1);
-  nv.gwSimSetTime(t2 + 1e7);   // jumps forward in real mode too
+  nv.gwSimSetTime(t2 + 1e7);  // jumps forward in real mode too
   EXPECT_GE(nv.gwSimGetTime(), t2 + 1e7);
 }
 
@@ -195,7 +195,7 @@ TEST_F(Api_, H100SpecsThroughTheApi) {
   EXPECT_EQ(v, 5u);
   ASSERT_EQ(nv.nvmlDeviceGetMaxPcieLinkWidth(d, &v), NVML_SUCCESS);
   EXPECT_EQ(v, 16u);
-  EXPECT_EQ(nv.nvmlDeviceGetFanSpeed(d, &v), NVML_ERROR_NOT_SUPPORTED);   // SXM: no fan
+  EXPECT_EQ(nv.nvmlDeviceGetFanSpeed(d, &v), NVML_ERROR_NOT_SUPPORTED);  // SXM: no fan
   nvmlEnableState_t cur = NVML_FEATURE_DISABLED, pend = NVML_FEATURE_DISABLED;
   ASSERT_EQ(nv.nvmlDeviceGetEccMode(d, &cur, &pend), NVML_SUCCESS);
   EXPECT_EQ(cur, NVML_FEATURE_ENABLED);
@@ -300,13 +300,13 @@ TEST_F(Api_, SteadyStateGetterIsCheap) {
   nvmlDevice_t d = Gpu(0);
   At(500);
   unsigned mw = 0;
-  nv.nvmlDeviceGetPowerUsage(d, &mw);   // integrate once
+  nv.nvmlDeviceGetPowerUsage(d, &mw);  // integrate once
   constexpr int kCalls = 200000;
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kCalls; ++i) nv.nvmlDeviceGetPowerUsage(d, &mw);
   double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kCalls;
   RecordProperty("ns_per_call", static_cast<int>(ns));
-  EXPECT_LT(ns, 5000.0);   // loose: sanitizer builds are slower; an optimised build is ~100 ns
+  EXPECT_LT(ns, 5000.0);  // loose: sanitizer builds are slower; an optimised build is ~100 ns
 }
 
 }  // namespace

@@ -25,16 +25,16 @@ TEST_F(Faults, XidIsDeliveredOnceAtItsTimeToSetsThatExistedThen) {
 
   nvmlEventData_t ev{};
   At(19.5);
-  EXPECT_EQ(nv.nvmlEventSetWait_v2(set, &ev, 1000), NVML_ERROR_TIMEOUT);   // manual clock: at once
+  EXPECT_EQ(nv.nvmlEventSetWait_v2(set, &ev, 1000), NVML_ERROR_TIMEOUT);  // manual clock: at once
   At(21);
   ASSERT_EQ(nv.nvmlEventSetWait_v2(set, &ev, 0), NVML_SUCCESS);
   EXPECT_EQ(ev.eventType, nvmlEventTypeXidCriticalError);
   EXPECT_EQ(ev.eventData, 79u);
   EXPECT_EQ(ev.device, gpu3);
   nvmlPciInfo_t pci{};
-  EXPECT_EQ(nv.nvmlDeviceGetPciInfo_v3(ev.device, &pci), NVML_ERROR_GPU_IS_LOST);   // it fell off at 20 s
-  EXPECT_EQ(nv.nvmlEventSetWait(set, &ev, 0), NVML_ERROR_TIMEOUT);          // once only
-  EXPECT_EQ(nv.nvmlEventSetWait_v2(other, &ev, 0), NVML_ERROR_TIMEOUT);     // GPU 0 had none
+  EXPECT_EQ(nv.nvmlDeviceGetPciInfo_v3(ev.device, &pci), NVML_ERROR_GPU_IS_LOST);  // it fell off at 20 s
+  EXPECT_EQ(nv.nvmlEventSetWait(set, &ev, 0), NVML_ERROR_TIMEOUT);                 // once only
+  EXPECT_EQ(nv.nvmlEventSetWait_v2(other, &ev, 0), NVML_ERROR_TIMEOUT);            // GPU 0 had none
 
   nvmlEventSet_t late = nullptr;
   ASSERT_EQ(nv.nvmlEventSetCreate(&late), NVML_SUCCESS);
@@ -101,7 +101,7 @@ TEST_F(Faults, LostGpuAnswersGpuIsLostWhileOthersAnswer) {
   EXPECT_EQ(count, 8u);
   for (unsigned i : {0u, 2u, 4u, 7u}) EXPECT_GT(Power(Gpu(i)), 0u);
   At(1000);
-  EXPECT_EQ(nv.nvmlDeviceGetPowerUsage(lost, &mw), NVML_ERROR_GPU_IS_LOST);   // permanent
+  EXPECT_EQ(nv.nvmlDeviceGetPowerUsage(lost, &mw), NVML_ERROR_GPU_IS_LOST);  // permanent
 }
 
 TEST_F(Faults, LostGpuTakesItsMigDevicesWithIt) {
@@ -147,7 +147,8 @@ faults:
   ASSERT_EQ(nv.nvmlEventSetWait_v2(set, &ev, 0), NVML_SUCCESS);
   EXPECT_EQ(ev.eventType, nvmlEventTypeDoubleBitEccError);
   unsigned long long other = 9;
-  ASSERT_EQ(nv.nvmlDeviceGetTotalEccErrors(Gpu(0), NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &other), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetTotalEccErrors(Gpu(0), NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &other),
+            NVML_SUCCESS);
   EXPECT_EQ(other, 0u);
   nv.nvmlEventSetFree(set);
 }
@@ -166,7 +167,8 @@ faults:
   ASSERT_EQ(nv.nvmlDeviceGetRemappedRows(d, &corr, &unc, &pending, &failure), NVML_SUCCESS);
   EXPECT_EQ(corr + unc + pending + failure, 0u);
   unsigned n = 0;
-  ASSERT_EQ(nv.nvmlDeviceGetRetiredPages(d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &n, nullptr), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetRetiredPages(d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &n, nullptr),
+            NVML_SUCCESS);
   EXPECT_EQ(n, 0u);
   At(11);
   ASSERT_EQ(nv.nvmlDeviceGetRemappedRows(d, &corr, &unc, &pending, &failure), NVML_SUCCESS);
@@ -175,10 +177,12 @@ faults:
   EXPECT_EQ(pending, 1u);
   EXPECT_EQ(failure, 0u);
   n = 0;
-  EXPECT_EQ(nv.nvmlDeviceGetRetiredPages(d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &n, nullptr), NVML_ERROR_INSUFFICIENT_SIZE);
+  EXPECT_EQ(nv.nvmlDeviceGetRetiredPages(d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &n, nullptr),
+            NVML_ERROR_INSUFFICIENT_SIZE);
   EXPECT_EQ(n, 2u);
   unsigned long long addr[2] = {1, 1};
-  ASSERT_EQ(nv.nvmlDeviceGetRetiredPages(d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &n, addr), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetRetiredPages(d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &n, addr),
+            NVML_SUCCESS);
   EXPECT_EQ(addr[0] % 4096, 0u);
   EXPECT_NE(addr[0], addr[1]);
   nvmlEnableState_t is_pending = NVML_FEATURE_DISABLED;
@@ -209,7 +213,7 @@ faults:
   EXPECT_TRUE(r & nvmlClocksThrottleReasonHwThermalSlowdown);
   EXPECT_TRUE(r & nvmlClocksThrottleReasonSwThermalSlowdown);
   EXPECT_LT(SmClock(d), clock_before * 3 / 4);
-  At(1500);   // window over: it cools and recovers
+  At(1500);  // window over: it cools and recovers
   EXPECT_LT(Temp(d), slowdown - 5);
   EXPECT_FALSE(Reasons(d) & nvmlClocksThrottleReasonHwThermalSlowdown);
 }
@@ -228,7 +232,7 @@ faults:
   EXPECT_TRUE(Reasons(d) & nvmlClocksThrottleReasonHwSlowdown);
   EXPECT_LT(SmClock(d), 1980u / 2);
   EXPECT_LT(Power(d), 350000u);
-  EXPECT_GT(Util(d).gpu, 85u);   // the job still runs: full utilisation at low power
+  EXPECT_GT(Util(d).gpu, 85u);  // the job still runs: full utilisation at low power
   At(100);
   EXPECT_FALSE(Reasons(d) & nvmlClocksThrottleReasonHwPowerBrakeSlowdown);
   EXPECT_GT(Power(d), 600000u);
@@ -260,10 +264,10 @@ faults:
   EXPECT_EQ(pstate(d), NVML_PSTATE_0);
   EXPECT_FALSE(Reasons(d) & nvmlClocksThrottleReasonGpuIdle);
   EXPECT_GE(SmClock(d), 1900u);
-  EXPECT_GT(Power(d), 110000u);   // the profile default: idle + 8 % of the range, ~122 W
+  EXPECT_GT(Power(d), 110000u);  // the profile default: idle + 8 % of the range, ~122 W
   EXPECT_LT(Power(d), 135000u);
-  EXPECT_GT(Power(Gpu(1)), 145000u);   // `watts:` sets the floor
-  At(100);   // window over: back to idle clocks
+  EXPECT_GT(Power(Gpu(1)), 145000u);  // `watts:` sets the floor
+  At(100);                            // window over: back to idle clocks
   EXPECT_EQ(pstate(d), NVML_PSTATE_8);
   EXPECT_LT(Power(d), 80000u);
 }
@@ -294,10 +298,10 @@ faults:
   ASSERT_EQ(nv.nvmlDeviceGetPcieReplayCounter(d, &replays), NVML_SUCCESS);
   EXPECT_EQ(replays, 100u);
   ASSERT_EQ(nv.nvmlDeviceGetPcieThroughput(d, NVML_PCIE_UTIL_RX_BYTES, &rx_after), NVML_SUCCESS);
-  EXPECT_LT(rx_after, rx_before / 2);   // a quarter of the bandwidth
+  EXPECT_LT(rx_after, rx_before / 2);  // a quarter of the bandwidth
   At(500);
   ASSERT_EQ(nv.nvmlDeviceGetPcieReplayCounter(d, &replays), NVML_SUCCESS);
-  EXPECT_EQ(replays, 300u);   // grew for 30 s, then holds
+  EXPECT_EQ(replays, 300u);  // grew for 30 s, then holds
   EXPECT_EQ(Field(d, NVML_FI_DEV_PCIE_REPLAY_COUNTER).value.ullVal, 300u);
 }
 
@@ -329,8 +333,8 @@ faults:
   ASSERT_EQ(nv.nvmlDeviceGetNvLinkErrorCounter(d, 1, NVML_NVLINK_ERROR_DL_CRC_FLIT, &v), NVML_SUCCESS);
   EXPECT_EQ(v, 0u);
   EXPECT_EQ(Field(d, NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL).value.ullVal, 50u);
-  EXPECT_EQ(Field(d, NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL).value.ullVal, 18u * 10);   // 2/s x 5 s x 18 links
-  EXPECT_EQ(Field(d, NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, 2).value.ullVal, 50u);   // scoped to link 2
+  EXPECT_EQ(Field(d, NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL).value.ullVal, 18u * 10);  // 2/s x 5 s x 18 links
+  EXPECT_EQ(Field(d, NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, 2).value.ullVal, 50u);    // scoped to link 2
   auto unknown = Field(d, 7777);
   EXPECT_EQ(unknown.nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
 }
@@ -377,10 +381,10 @@ faults:
     EXPECT_EQ(nv.nvmlDeviceGetTemperature(hung, NVML_TEMPERATURE_GPU, &temp), NVML_SUCCESS);
     EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(100));
     ++fast_calls;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));   // pacing the probe, not driving time
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // pacing the probe, not driving time
   }
   auto [rc, took] = slow.get();
-  EXPECT_EQ(rc, NVML_SUCCESS);   // it answers after the hang
+  EXPECT_EQ(rc, NVML_SUCCESS);  // it answers after the hang
   EXPECT_GE(took, std::chrono::milliseconds(950));
   EXPECT_GT(fast_calls, 10);
   // Without `call:`, every call on the GPU hangs.
@@ -417,10 +421,10 @@ TEST_F(Faults, DriverUnloadAndReturn) {
   At(21);
   // The old session stays dead after the driver returns, until it is re-initialised.
   EXPECT_EQ(nv.nvmlInit_v2(), NVML_SUCCESS) << nv.gwSimLastError();
-  EXPECT_DOUBLE_EQ(nv.gwSimGetTime(), 21.0);   // the reload did not rewind the scenario
+  EXPECT_DOUBLE_EQ(nv.gwSimGetTime(), 21.0);  // the reload did not rewind the scenario
   ASSERT_EQ(nv.nvmlDeviceGetCount_v2(&count), NVML_SUCCESS);
   EXPECT_EQ(count, 8u);
-  EXPECT_EQ(Gpu(2), d);   // handles are stable, as with the real library
+  EXPECT_EQ(Gpu(2), d);  // handles are stable, as with the real library
   EXPECT_GT(Power(d), 0u);
 }
 

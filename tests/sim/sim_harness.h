@@ -24,7 +24,7 @@ struct Api {
   const char* (*gwSimLastError)() = nullptr;
   double (*gwSimGetTime)() = nullptr;
   void (*gwSimSetTime)(double) = nullptr;
-  std::string missing;   // names that did not resolve
+  std::string missing;  // names that did not resolve
 };
 
 inline Api& Nvml() {
@@ -35,8 +35,8 @@ inline Api& Nvml() {
       a.missing = std::string("dlopen: ") + dlerror();
       return a;
     }
-#define GW_RESOLVE(name, ret, params)                                   \
-  a.name = reinterpret_cast<ret(*) params>(dlsym(lib, #name));         \
+#define GW_RESOLVE(name, ret, params)                          \
+  a.name = reinterpret_cast<ret(*) params>(dlsym(lib, #name)); \
   if (!a.name) a.missing += #name " ";
     GW_NVML_FUNCTIONS(GW_RESOLVE)
 #undef GW_RESOLVE
@@ -78,9 +78,18 @@ inline std::string FreshShipped(const std::string& name) {
 inline void UseScenario(const std::string& path, const char* clock = "manual", const char* start = nullptr,
                         const char* speed = nullptr) {
   setenv("GPUWARDEN_SIM_SCENARIO", path.c_str(), 1);
-  if (clock) setenv("GPUWARDEN_SIM_CLOCK", clock, 1); else unsetenv("GPUWARDEN_SIM_CLOCK");
-  if (start) setenv("GPUWARDEN_SIM_START", start, 1); else unsetenv("GPUWARDEN_SIM_START");
-  if (speed) setenv("GPUWARDEN_SIM_SPEED", speed, 1); else unsetenv("GPUWARDEN_SIM_SPEED");
+  if (clock)
+    setenv("GPUWARDEN_SIM_CLOCK", clock, 1);
+  else
+    unsetenv("GPUWARDEN_SIM_CLOCK");
+  if (start)
+    setenv("GPUWARDEN_SIM_START", start, 1);
+  else
+    unsetenv("GPUWARDEN_SIM_START");
+  if (speed)
+    setenv("GPUWARDEN_SIM_SPEED", speed, 1);
+  else
+    unsetenv("GPUWARDEN_SIM_SPEED");
 }
 
 // Base fixture: every test starts and ends with NVML shut down.

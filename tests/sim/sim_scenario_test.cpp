@@ -33,7 +33,7 @@ TEST_F(Scenarios, EveryShippedScenarioLoads) {
     nvmlReturn_t rc = nv.nvmlInit_v2();
     auto it = expected.find(name);
     if (it == expected.end()) {
-      EXPECT_EQ(rc, NVML_SUCCESS) << nv.gwSimLastError();   // a scenario added later
+      EXPECT_EQ(rc, NVML_SUCCESS) << nv.gwSimLastError();  // a scenario added later
     } else {
       EXPECT_EQ(rc, it->second.first) << nv.gwSimLastError();
     }
@@ -66,7 +66,7 @@ TEST_F(Scenarios, H200FleetSpecs) {
 struct BadCase {
   const char* label;
   const char* yaml;
-  const char* expected;   // after "<file>:"
+  const char* expected;  // after "<file>:"
 };
 
 class Malformed : public SimTest, public ::testing::WithParamInterface<BadCase> {};
@@ -104,7 +104,8 @@ const BadCase kBadCases[] = {
      ":6: faults[0].cod: unknown key 'cod'"},
     {"MissingFaultParam", "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: xid, gpu: 0}\n",
      ":4: faults[0]: xid needs code"},
-    {"FanFailureWithoutFans", "count: 1\ndefaults: {profile: H100-SXM5-80GB}\nfaults:\n  - {type: fan_failure, gpu: 0}\n",
+    {"FanFailureWithoutFans",
+     "count: 1\ndefaults: {profile: H100-SXM5-80GB}\nfaults:\n  - {type: fan_failure, gpu: 0}\n",
      "faults[0].type: GPU 0 (H100-SXM5-80GB) has no fans"},
     {"MigOnL40S", "count: 1\ndefaults:\n  profile: L40S\n  mig: {enabled: true}\n",
      ":4: defaults.mig.enabled: L40S does not support MIG"},
@@ -114,7 +115,8 @@ const BadCase kBadCases[] = {
     {"BadCpuList", "host:\n  numa_nodes:\n    0: \"0-x\"\ncount: 1\ndefaults: {profile: L40S}\n",
      ":3: host.numa_nodes.0: expected a CPU list"},
     {"NoGpus", "seed: 1\n", ":1: the scenario has no GPUs"},
-    {"DurationOnPermanentFault", "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: fall_off_bus, gpu: 0, at: 5, duration: 10}\n",
+    {"DurationOnPermanentFault",
+     "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: fall_off_bus, gpu: 0, at: 5, duration: 10}\n",
      ":4: faults[0].duration: fall_off_bus has no duration"},
 };
 
@@ -123,22 +125,26 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, Malformed, ::testing::ValuesIn(kBadCases),
 
 TEST_F(Scenarios, ErrorsInABaseFileNameThatFile) {
   std::string base = WriteScenario("count: 1\ndefaults:\n  profile: L40S\n  workload: sleepy\n", "base");
-  std::string derived = WriteScenario("base: " + base + "\nfaults: [{type: xid, gpu: 0, at: 1, code: 13}]\n", "derived");
+  std::string derived =
+      WriteScenario("base: " + base + "\nfaults: [{type: xid, gpu: 0, at: 1, code: 13}]\n", "derived");
   UseScenario(derived);
   EXPECT_EQ(nv.nvmlInit_v2(), NVML_ERROR_UNKNOWN);
-  EXPECT_NE(std::string(nv.gwSimLastError()).find(base + ":4: defaults.workload: unknown preset 'sleepy'"), std::string::npos)
+  EXPECT_NE(std::string(nv.gwSimLastError()).find(base + ":4: defaults.workload: unknown preset 'sleepy'"),
+            std::string::npos)
       << nv.gwSimLastError();
 }
 
 TEST_F(Scenarios, DerivedScenarioOverridesAndAddsFaults) {
-  Start(WriteScenario("base: " + ShippedPath("dgx-h100") + "\ndriver_version: \"560.35.03\"\n"
+  Start(WriteScenario("base: " + ShippedPath("dgx-h100") +
+                      "\ndriver_version: \"560.35.03\"\n"
                       "faults: [{type: xid, gpu: all, at: 5, code: 94}]\n"));
   char version[80];
   ASSERT_EQ(nv.nvmlSystemGetDriverVersion(version, sizeof version), NVML_SUCCESS);
   EXPECT_STREQ(version, "560.35.03");
   nvmlEventSet_t set = nullptr;
   ASSERT_EQ(nv.nvmlEventSetCreate(&set), NVML_SUCCESS);
-  for (unsigned i = 0; i < 8; ++i) ASSERT_EQ(nv.nvmlDeviceRegisterEvents(Gpu(i), nvmlEventTypeXidCriticalError, set), NVML_SUCCESS);
+  for (unsigned i = 0; i < 8; ++i)
+    ASSERT_EQ(nv.nvmlDeviceRegisterEvents(Gpu(i), nvmlEventTypeXidCriticalError, set), NVML_SUCCESS);
   At(6);
   int events = 0;
   nvmlEventData_t ev{};

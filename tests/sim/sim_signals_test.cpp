@@ -24,11 +24,11 @@ TEST_F(Signals, UtilisationDrivesPowerDrivesTemperature) {
   nvmlDevice_t idle = Gpu(0), busy = Gpu(1);
   At(2);
   const unsigned idle_start = Temp(idle), busy_start = Temp(busy);
-  EXPECT_NEAR(double(idle_start), double(busy_start), 2.0);   // both start in idle equilibrium
+  EXPECT_NEAR(double(idle_start), double(busy_start), 2.0);  // both start in idle equilibrium
   At(300);
   EXPECT_LT(Util(idle).gpu, 5u);
   EXPECT_GT(Util(busy).gpu, 85u);
-  EXPECT_LT(Power(idle), 100000u);   // ~70 W idle on an H100
+  EXPECT_LT(Power(idle), 100000u);  // ~70 W idle on an H100
   EXPECT_GT(Power(busy), 600000u);
   EXPECT_GT(Temp(busy), Temp(idle) + 20);
   nvmlPstates_t p_idle = NVML_PSTATE_UNKNOWN, p_busy = NVML_PSTATE_UNKNOWN;
@@ -50,8 +50,8 @@ TEST_F(Signals, TemperatureFollowsPowerWithALag) {
     temps.push_back(Temp(busy));
   }
   for (std::size_t i = 1; i < temps.size(); ++i) EXPECT_GE(temps[i], temps[i - 1]) << "step " << i;
-  EXPECT_GT(temps[2], temps[0] + 5);    // clearly warming after 30 s
-  EXPECT_LT(temps[1], temps[5] - 10);   // but far from steady state after 10 s
+  EXPECT_GT(temps[2], temps[0] + 5);   // clearly warming after 30 s
+  EXPECT_LT(temps[1], temps[5] - 10);  // but far from steady state after 10 s
   // Memory (HBM) runs a few degrees above the core.
   auto mem = Field(busy, NVML_FI_DEV_MEMORY_TEMP);
   ASSERT_EQ(mem.nvmlReturn, NVML_SUCCESS);
@@ -70,10 +70,10 @@ TEST_F(Signals, PowerNeverExceedsTheEnforcedLimitAndCapsAreReported) {
     EXPECT_LE(Power(busy), limit) << "t=" << t;
     if (Reasons(busy) & nvmlClocksThrottleReasonSwPowerCap) {
       ++capped;
-      EXPECT_LT(SmClock(busy), 1980u);   // the cap costs clock
+      EXPECT_LT(SmClock(busy), 1980u);  // the cap costs clock
     }
   }
-  EXPECT_GT(capped, 10);   // a training H100 sits at its 700 W cap
+  EXPECT_GT(capped, 10);  // a training H100 sits at its 700 W cap
 }
 
 TEST_F(Signals, EnergyIsTheIntegralOfPowerAndMonotonic) {
@@ -87,7 +87,7 @@ TEST_F(Signals, EnergyIsTheIntegralOfPowerAndMonotonic) {
   e_prev = e_start;
   for (int t = 100; t < 200; ++t) {
     At(t + 0.5);
-    power_sum += Power(busy) / 1000.0;   // W over one second
+    power_sum += Power(busy) / 1000.0;  // W over one second
     unsigned long long e = 0;
     ASSERT_EQ(nv.nvmlDeviceGetTotalEnergyConsumption(busy, &e), NVML_SUCCESS);
     EXPECT_GE(e, e_prev);
@@ -107,7 +107,7 @@ TEST_F(Signals, PcieThroughputFollowsUtilisation) {
   ASSERT_EQ(nv.nvmlDeviceGetPcieThroughput(Gpu(0), NVML_PCIE_UTIL_RX_BYTES, &idle_rx), NVML_SUCCESS);
   ASSERT_EQ(nv.nvmlDeviceGetPcieThroughput(Gpu(1), NVML_PCIE_UTIL_RX_BYTES, &busy_rx), NVML_SUCCESS);
   EXPECT_GT(busy_rx, 20 * idle_rx);
-  EXPECT_GT(busy_rx, 1000000u);   // > 1 GB/s feeding a training job over Gen5 x16
+  EXPECT_GT(busy_rx, 1000000u);  // > 1 GB/s feeding a training job over Gen5 x16
 }
 
 // Link power management: an idle GPU's link runs at Gen1, a busy one at its maximum; the
@@ -166,7 +166,8 @@ gpus:
 
 TEST_F(Signals, DifferentSeedsGiveDifferentNoise) {
   auto trace = [&](int seed) {
-    StartYaml("seed: " + std::to_string(seed) + "\ncount: 1\ndefaults: {profile: H100-SXM5-80GB, workload: inference}\n");
+    StartYaml("seed: " + std::to_string(seed) +
+              "\ncount: 1\ndefaults: {profile: H100-SXM5-80GB, workload: inference}\n");
     std::vector<unsigned> out;
     for (int t = 0; t < 40; t += 2) {
       At(t);
@@ -216,7 +217,7 @@ TEST_F(Signals, FanSpeedRisesWithTemperatureOnBoardsWithFans) {
   ASSERT_EQ(nv.nvmlDeviceGetFanSpeed_v2(Gpu(1), 1, &busy_fan), NVML_SUCCESS);
   EXPECT_GE(idle_fan, 30u);
   EXPECT_GT(busy_fan, idle_fan + 20);
-  EXPECT_EQ(Field(Gpu(0), NVML_FI_DEV_MEMORY_TEMP).nvmlReturn, NVML_ERROR_NOT_SUPPORTED);   // GDDR6X
+  EXPECT_EQ(Field(Gpu(0), NVML_FI_DEV_MEMORY_TEMP).nvmlReturn, NVML_ERROR_NOT_SUPPORTED);  // GDDR6X
 }
 
 // ------------------------------------------------------------------------------------------
@@ -267,10 +268,10 @@ TEST_F(Signals, ProcessesComeAndGoAndZombiesKeepTheirMemory) {
   EXPECT_EQ(Pids(nv, d, &listed), std::vector<unsigned>({100, 200}));
   EXPECT_EQ(listed, 30ull << 30);
   EXPECT_EQ(UsedMib(nv, d), 30720u);
-  At(150);   // the trainer has exited; eval.py ended at 80 s but still holds its memory
+  At(150);  // the trainer has exited; eval.py ended at 80 s but still holds its memory
   EXPECT_EQ(Pids(nv, d), std::vector<unsigned>({200}));
   EXPECT_EQ(UsedMib(nv, d), 10240u);
-  EXPECT_LT(Util(d).gpu, 5u);   // nothing runs: the GPU idles with memory held
+  EXPECT_LT(Util(d).gpu, 5u);  // nothing runs: the GPU idles with memory held
   char name[64];
   ASSERT_EQ(nv.nvmlSystemGetProcessName(200, name, sizeof name), NVML_SUCCESS);
   EXPECT_STREQ(name, "eval.py");
@@ -323,7 +324,7 @@ TEST_F(Signals, PerProcessUtilisationSamples) {
   n = 2;
   unsigned long long seen = s[0].timeStamp;
   ASSERT_EQ(nv.nvmlDeviceGetProcessUtilization(d, s, &n, seen), NVML_SUCCESS);
-  EXPECT_EQ(s[0].timeStamp, seen + 1000000);   // one simulated second later, in µs
+  EXPECT_EQ(s[0].timeStamp, seen + 1000000);  // one simulated second later, in µs
 }
 
 }  // namespace

@@ -52,9 +52,9 @@ TEST_F(Topology, DgxH100PcieTreeAndAffinity) {
 
 TEST_F(Topology, PcieMixedLevels) {
   Start(ShippedPath("pcie-mixed"));
-  EXPECT_EQ(Level(nv, Gpu(0), Gpu(1)), NVML_TOPOLOGY_SINGLE);     // PIX: one switch
-  EXPECT_EQ(Level(nv, Gpu(2), Gpu(3)), NVML_TOPOLOGY_MULTIPLE);   // PXB: two switches, one bridge
-  EXPECT_EQ(Level(nv, Gpu(0), Gpu(2)), NVML_TOPOLOGY_SYSTEM);     // SYS: across sockets
+  EXPECT_EQ(Level(nv, Gpu(0), Gpu(1)), NVML_TOPOLOGY_SINGLE);    // PIX: one switch
+  EXPECT_EQ(Level(nv, Gpu(2), Gpu(3)), NVML_TOPOLOGY_MULTIPLE);  // PXB: two switches, one bridge
+  EXPECT_EQ(Level(nv, Gpu(0), Gpu(2)), NVML_TOPOLOGY_SYSTEM);    // SYS: across sockets
   EXPECT_EQ(Level(nv, Gpu(1), Gpu(3)), NVML_TOPOLOGY_SYSTEM);
   nvmlEnableState_t active;
   EXPECT_EQ(nv.nvmlDeviceGetNvLinkState(Gpu(0), 0, &active), NVML_ERROR_NOT_SUPPORTED);

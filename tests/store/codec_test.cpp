@@ -107,16 +107,26 @@ TEST(ChunkCodec, MonotonicCounterAndNoisyIntegers) {
 TEST(ChunkCodec, SpecialValues) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<Sample> in = {{0, nan},       {1, inf},  {2, -inf}, {3, -0.0}, {4, 0.0},
+  std::vector<Sample> in = {{0, nan},
+                            {1, inf},
+                            {2, -inf},
+                            {3, -0.0},
+                            {4, 0.0},
                             {5, std::bit_cast<double>(uint64_t{0x7ff8dead00000001})},
                             {6, std::numeric_limits<double>::denorm_min()},
-                            {7, std::numeric_limits<double>::max()}, {8, nan}, {9, 1.0}};
+                            {7, std::numeric_limits<double>::max()},
+                            {8, nan},
+                            {9, 1.0}};
   expectSame(roundTrip(in), in);
 }
 
 TEST(ChunkCodec, LargeGapsAndExtremeTimestamps) {
-  std::vector<Sample> in = {{-5000, 1}, {-1, 2}, {0, 3}, {86400000LL * 365 * 50, 4},
-                            {86400000LL * 365 * 50 + 1, 5}, {std::numeric_limits<int64_t>::max() / 2, 6}};
+  std::vector<Sample> in = {{-5000, 1},
+                            {-1, 2},
+                            {0, 3},
+                            {86400000LL * 365 * 50, 4},
+                            {86400000LL * 365 * 50 + 1, 5},
+                            {std::numeric_limits<int64_t>::max() / 2, 6}};
   expectSame(roundTrip(in), in);
 }
 
@@ -176,7 +186,8 @@ TEST(ChunkCodec, OpenChunkSnapshotsKeepGrowing) {
 TEST(ChunkCodec, CorruptInputIsAnErrorNotACrash) {
   ChunkEncoder enc;
   std::mt19937_64 rng(9);
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(enc.append(i * 1000LL + static_cast<int64_t>(rng() % 7), double(rng() % 1000)));
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(enc.append(i * 1000LL + static_cast<int64_t>(rng() % 7), double(rng() % 1000)));
   std::vector<uint8_t> good;
   enc.encodeTo(good);
   std::vector<Sample> out;

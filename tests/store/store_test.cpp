@@ -23,7 +23,8 @@ constexpr int64_t kT0 = 1700000000000;  // Nov 2023; 20 s past a minute, on purp
 constexpr int64_t kHour = 3600000;
 
 // Brute-force step aggregation over the samples, aligned like Store::query.
-std::vector<Point> expectedSteps(const std::vector<Point>& samples, int64_t since, int64_t until, int64_t step, Agg agg) {
+std::vector<Point> expectedSteps(const std::vector<Point>& samples, int64_t since, int64_t until, int64_t step,
+                                 Agg agg) {
   auto floorStep = [&](int64_t t) { return (t >= 0 ? t / step : (t - step + 1) / step) * step; };
   std::map<int64_t, std::vector<double>> buckets;
   for (const Point& p : samples)
@@ -33,9 +34,12 @@ std::vector<Point> expectedSteps(const std::vector<Point>& samples, int64_t sinc
   for (auto& [b, vs] : buckets) {
     double r = agg == Agg::Min ? INFINITY : agg == Agg::Max ? -INFINITY : 0;
     for (double v : vs) {
-      if (agg == Agg::Min) r = std::min(r, v);
-      else if (agg == Agg::Max) r = std::max(r, v);
-      else r += v;
+      if (agg == Agg::Min)
+        r = std::min(r, v);
+      else if (agg == Agg::Max)
+        r = std::max(r, v);
+      else
+        r += v;
     }
     if (agg == Agg::Avg) r /= static_cast<double>(vs.size());
     if (agg == Agg::Count) r = static_cast<double>(vs.size());
@@ -123,8 +127,8 @@ TEST(Store, StepAggregationMatchesBruteForce) {
   std::vector<Point> all;
   int64_t ts = kT0;
   for (int i = 0; i < 2000; ++i) {
-    ts += 700 + static_cast<int64_t>(rng() % 900);    // irregular
-    if (i % 300 == 299) ts += 10 * 60000;             // a gap: absent, not zero
+    ts += 700 + static_cast<int64_t>(rng() % 900);  // irregular
+    if (i % 300 == 299) ts += 10 * 60000;           // a gap: absent, not zero
     const double v = i % 97 == 0 ? NAN : static_cast<double>(rng() % 400);
     all.push_back({ts, v});
     ASSERT_TRUE(store->append(id, ts, v));
@@ -282,7 +286,8 @@ TEST(Store, BackgroundFlusherPersistsWithoutExplicitCalls) {
   auto store = openOrDie(opt);
   const SeriesId id = store->series("GPU-1", "gpu_temp").value();
   for (int i = 0; i < 10; ++i) store->append(id, kT0 + i, i);
-  for (int i = 0; i < 200 && store->stats().raw_samples < 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 200 && store->stats().raw_samples < 10; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(store->stats().raw_samples, 10u);
 }
 

@@ -17,12 +17,26 @@
 namespace gw::store::testing {
 
 inline const std::vector<std::string>& telemetryFields() {
-  static const std::vector<std::string> fields = {
-      "gpu_temp",          "memory_temp",          "power_usage",        "total_energy_consumption",
-      "sm_clock",          "mem_clock",            "gpu_util",           "mem_copy_util",
-      "enc_util",          "dec_util",             "fb_used",            "fb_free",
-      "pcie_replay_counter", "xid_errors",         "ecc_sbe_volatile",   "power_violation",
-      "clocks_event_reasons", "nvlink_bandwidth_total", "pcie_tx_throughput", "gr_engine_active"};
+  static const std::vector<std::string> fields = {"gpu_temp",
+                                                  "memory_temp",
+                                                  "power_usage",
+                                                  "total_energy_consumption",
+                                                  "sm_clock",
+                                                  "mem_clock",
+                                                  "gpu_util",
+                                                  "mem_copy_util",
+                                                  "enc_util",
+                                                  "dec_util",
+                                                  "fb_used",
+                                                  "fb_free",
+                                                  "pcie_replay_counter",
+                                                  "xid_errors",
+                                                  "ecc_sbe_volatile",
+                                                  "power_violation",
+                                                  "clocks_event_reasons",
+                                                  "nvlink_bandwidth_total",
+                                                  "pcie_tx_throughput",
+                                                  "gr_engine_active"};
   return fields;
 }
 

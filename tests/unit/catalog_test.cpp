@@ -17,10 +17,18 @@ TEST(Catalog, NamesAreUniqueInEveryNamespace) {
   std::set<int> ids;
   for (const auto& f : all()) {
     EXPECT_TRUE(keys.insert(f.key).second) << "duplicate key " << f.key;
-    if (!f.smi_name.empty()) { EXPECT_TRUE(smi.insert(f.smi_name).second) << "duplicate smi name " << f.smi_name; }
-    if (!f.dcgm_name.empty()) { EXPECT_TRUE(dcgm.insert(f.dcgm_name).second) << "duplicate DCGM name " << f.dcgm_name; }
-    if (!f.native_name.empty()) { EXPECT_TRUE(native.insert(f.native_name).second) << "duplicate native " << f.native_name; }
-    if (f.dcgm_id) { EXPECT_TRUE(ids.insert(f.dcgm_id).second) << "duplicate DCGM id " << f.dcgm_id; }
+    if (!f.smi_name.empty()) {
+      EXPECT_TRUE(smi.insert(f.smi_name).second) << "duplicate smi name " << f.smi_name;
+    }
+    if (!f.dcgm_name.empty()) {
+      EXPECT_TRUE(dcgm.insert(f.dcgm_name).second) << "duplicate DCGM name " << f.dcgm_name;
+    }
+    if (!f.native_name.empty()) {
+      EXPECT_TRUE(native.insert(f.native_name).second) << "duplicate native " << f.native_name;
+    }
+    if (f.dcgm_id) {
+      EXPECT_TRUE(ids.insert(f.dcgm_id).second) << "duplicate DCGM id " << f.dcgm_id;
+    }
   }
   EXPECT_GE(all().size(), 60u);
 }
@@ -46,8 +54,12 @@ TEST(Catalog, NativeNamesFollowPrometheusConventions) {
     std::string n(f.native_name);
     EXPECT_TRUE(std::regex_match(n, valid)) << n;
     EXPECT_EQ(n.rfind("gpuwarden_", 0), 0u) << n;
-    if (f.type == Type::Counter) { EXPECT_TRUE(n.ends_with("_total")) << n << " is a counter"; }
-    if (f.type == Type::Gauge) { EXPECT_FALSE(n.ends_with("_total")) << n << " is a gauge"; }
+    if (f.type == Type::Counter) {
+      EXPECT_TRUE(n.ends_with("_total")) << n << " is a counter";
+    }
+    if (f.type == Type::Gauge) {
+      EXPECT_FALSE(n.ends_with("_total")) << n << " is a gauge";
+    }
     // Base units: no MiB, MHz or percent in a native name.
     EXPECT_EQ(n.find("mib"), std::string::npos) << n;
     EXPECT_EQ(n.find("mhz"), std::string::npos) << n;
@@ -56,13 +68,13 @@ TEST(Catalog, NativeNamesFollowPrometheusConventions) {
 }
 
 TEST(Catalog, TheSevenCoreMetricsOfR15AndTheirNeighbours) {
-  for (const char* dcgm : {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP",
-                           "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_PCIE_LINK_GEN",
-                           "DCGM_FI_DEV_PCIE_LINK_WIDTH", "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "DCGM_FI_DEV_SM_CLOCK",
-                           "DCGM_FI_DEV_PSTATE", "DCGM_FI_DEV_FAN_SPEED", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
-                           "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "DCGM_FI_DEV_RETIRED_PENDING",
-                           "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
-                           "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"}) {
+  for (const char* dcgm :
+       {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP",
+        "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_PCIE_LINK_GEN",
+        "DCGM_FI_DEV_PCIE_LINK_WIDTH", "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_PSTATE",
+        "DCGM_FI_DEV_FAN_SPEED", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "DCGM_FI_DEV_RETIRED_PENDING", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"}) {
     EXPECT_NE(findByDcgmName(dcgm), nullptr) << dcgm;
   }
   // DCGM's ids are facts of dcgm_fields.h; spot-check that ours match.
@@ -91,7 +103,8 @@ TEST(Catalog, DocsAreRenderedFromTheTable) {
   ASSERT_TRUE(in) << "docs/fields.md missing: regenerate with `gpuwarden fields --markdown > docs/fields.md`";
   std::stringstream ss;
   ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), renderMarkdown()) << "docs/fields.md is stale: run `gpuwarden fields --markdown > docs/fields.md`";
+  EXPECT_EQ(ss.str(), renderMarkdown())
+      << "docs/fields.md is stale: run `gpuwarden fields --markdown > docs/fields.md`";
 }
 
 }  // namespace

@@ -77,7 +77,8 @@ TEST(NvmlBinding, SimulatorExportsEverySymbolWeDeclare) {
 }
 
 TEST(NvmlBinding, ErrorMeaningsNameTheFailure) {
-  EXPECT_NE(errorMeaning(NVML_ERROR_LIB_RM_VERSION_MISMATCH).find("Driver/library version mismatch"), std::string::npos);
+  EXPECT_NE(errorMeaning(NVML_ERROR_LIB_RM_VERSION_MISMATCH).find("Driver/library version mismatch"),
+            std::string::npos);
   EXPECT_NE(errorMeaning(NVML_ERROR_GPU_IS_LOST).find("GPU is lost"), std::string::npos);
   EXPECT_NE(errorMeaning(NVML_ERROR_DRIVER_NOT_LOADED).find("driver is not loaded"), std::string::npos);
   EXPECT_STREQ(errorName(NVML_ERROR_RESET_REQUIRED), "RESET_REQUIRED");

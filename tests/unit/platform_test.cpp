@@ -14,7 +14,8 @@ TEST(FsRoot, ReadsUnderTheRootOnly) {
   std::string dir = (std::filesystem::temp_directory_path() / "gw-fsroot-XXXXXX").string();
   ASSERT_NE(::mkdtemp(dir.data()), nullptr);
   std::filesystem::create_directories(dir + "/proc/driver/nvidia");
-  std::ofstream(dir + "/proc/driver/nvidia/version") << "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15\n second\n";
+  std::ofstream(dir + "/proc/driver/nvidia/version")
+      << "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15\n second\n";
   std::filesystem::create_symlink("cuda-12.4", dir + "/cuda-link");
   FsRoot root(dir + "/");
   EXPECT_EQ(root.path("/proc/modules"), dir + "/proc/modules");

@@ -18,8 +18,7 @@ int ensureDriver(GwError* err) {
   handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* e = dlerror();
-    setError(err, GWCUDA_E_NO_DRIVER, "dlopen(libcuda.so.1)",
-             e ? e : "libcuda.so.1 (NVIDIA driver) not found");
+    setError(err, GWCUDA_E_NO_DRIVER, "dlopen(libcuda.so.1)", e ? e : "libcuda.so.1 (NVIDIA driver) not found");
     return GWCUDA_E_NO_DRIVER;
   }
   return 0;
@@ -159,8 +158,7 @@ int gwcuda_vector_add(int dev, size_t n, GwVecAddResult* out, GwError* err) {
   });
 }
 
-int gwcuda_h2d_d2h_bandwidth(int dev, size_t bytes, int iterations, GwBandwidthResult* out,
-                             GwError* err) {
+int gwcuda_h2d_d2h_bandwidth(int dev, size_t bytes, int iterations, GwBandwidthResult* out, GwError* err) {
   return guarded(err, [&] {
     if (!out || bytes == 0 || iterations <= 0)
       fail(err, GWCUDA_E_BAD_ARGUMENT, "gwcuda_h2d_d2h_bandwidth", "bad argument");
@@ -194,8 +192,7 @@ int gwcuda_h2d_d2h_bandwidth(int dev, size_t bytes, int iterations, GwBandwidthR
   });
 }
 
-int gwcuda_p2p_bandwidth(int src, int dst, size_t bytes, int iterations, GwP2PResult* out,
-                         GwError* err) {
+int gwcuda_p2p_bandwidth(int src, int dst, size_t bytes, int iterations, GwP2PResult* out, GwError* err) {
   return guarded(err, [&] {
     if (!out || bytes == 0 || iterations <= 0 || src == dst)
       fail(err, GWCUDA_E_BAD_ARGUMENT, "gwcuda_p2p_bandwidth", "bad argument");
@@ -236,8 +233,7 @@ int gwcuda_p2p_bandwidth(int src, int dst, size_t bytes, int iterations, GwP2PRe
   });
 }
 
-int gwcuda_stream_triad(int dev, size_t bytes_per_array, int iterations, GwTriadResult* out,
-                        GwError* err) {
+int gwcuda_stream_triad(int dev, size_t bytes_per_array, int iterations, GwTriadResult* out, GwError* err) {
   return guarded(err, [&] {
     if (!out || bytes_per_array < 1024 || iterations <= 0)
       fail(err, GWCUDA_E_BAD_ARGUMENT, "gwcuda_stream_triad", "bad argument");
@@ -255,8 +251,8 @@ int gwcuda_stream_triad(int dev, size_t bytes_per_array, int iterations, GwTriad
     for (int i = -1; i < iterations; ++i) {
       GW_CHECK(cudaEventRecord(e0.e));
       triadKernel<<<gridFor(n2, 256, sms * 4), 256>>>(reinterpret_cast<double2*>(a.p),
-                                                     reinterpret_cast<const double2*>(b.p),
-                                                     reinterpret_cast<const double2*>(c.p), 3.0, n2);
+                                                      reinterpret_cast<const double2*>(b.p),
+                                                      reinterpret_cast<const double2*>(c.p), 3.0, n2);
       GW_CHECK(cudaGetLastError());
       GW_CHECK(cudaEventRecord(e1.e));
       GW_CHECK(cudaEventSynchronize(e1.e));
@@ -268,8 +264,7 @@ int gwcuda_stream_triad(int dev, size_t bytes_per_array, int iterations, GwTriad
     GW_CHECK(cudaMemset(wrong.p, 0, sizeof(unsigned long long)));
     triadVerify<<<gridFor(n, 256, sms), 256>>>(a.p, n, 7.0, wrong.p);
     GW_CHECK(cudaGetLastError());
-    GW_CHECK(cudaMemcpy(&out->wrong_elements, wrong.p, sizeof(unsigned long long),
-                        cudaMemcpyDeviceToHost));
+    GW_CHECK(cudaMemcpy(&out->wrong_elements, wrong.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost));
     out->bytes_per_array = n * sizeof(double);
     out->iterations = iterations;
     out->best_gbps = best;

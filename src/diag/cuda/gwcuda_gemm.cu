@@ -30,10 +30,9 @@ struct Cublas {
   decltype(&cublasDestroy_v2) destroy = nullptr;
   decltype(&cublasSetStream_v2) setStream = nullptr;
   // cublasGemmEx is overloaded in C++ (cudaDataType vs cublasComputeType_t): name the C one.
-  using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                      int, int, const void*, const void*, cudaDataType, int,
-                                      const void*, cudaDataType, int, const void*, void*,
-                                      cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+  using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                      const void*, cudaDataType, int, const void*, cudaDataType, int, const void*,
+                                      void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
   GemmExFn gemmEx = nullptr;
   bool ok = false;
 };
@@ -114,8 +113,7 @@ __global__ void initMatrix(float* f, __half* h, __nv_bfloat16* b, size_t count, 
   }
 }
 
-__global__ void compareKernel(const unsigned* ref, const unsigned* out, size_t words,
-                              unsigned long long* iter_bad) {
+__global__ void compareKernel(const unsigned* ref, const unsigned* out, size_t words, unsigned long long* iter_bad) {
   unsigned long long local = 0;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < words;
        i += static_cast<size_t>(gridDim.x) * blockDim.x)
@@ -173,8 +171,7 @@ class GemmLoad {
       void* p = m == 0 ? A_ : B_;
       initMatrix<<<grid, 256, 0, stream_>>>(half || bf ? nullptr : static_cast<float*>(p),
                                             half ? static_cast<__half*>(p) : nullptr,
-                                            bf ? static_cast<__nv_bfloat16*>(p) : nullptr, count,
-                                            0x5EED0000ull + m);
+                                            bf ? static_cast<__nv_bfloat16*>(p) : nullptr, count, 0x5EED0000ull + m);
       GW_CHECK(cudaGetLastError());
     }
 #if GW_WITH_CUBLAS
@@ -206,7 +203,6 @@ class GemmLoad {
   }
 
  public:
-
   // One GEMM into the work buffer, compared with the reference (queued, asynchronous).
   void iterate() {
     GwError* err = err_;
@@ -250,15 +246,15 @@ class GemmLoad {
       if (precision_ == GW_GEMM_TF32) ct = CUBLAS_COMPUTE_32F_FAST_TF32;
       if (precision_ == GW_GEMM_FP16) t = CUDA_R_16F;
       if (precision_ == GW_GEMM_BF16) t = CUDA_R_16BF;
-      checkBlas(cublas().gemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n_, n_, n_, &alpha, A_, t, n_,
-                                B_, t, n_, &beta, C, CUDA_R_32F, n_, ct, CUBLAS_GEMM_DEFAULT),
+      checkBlas(cublas().gemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n_, n_, n_, &alpha, A_, t, n_, B_, t, n_, &beta, C,
+                                CUDA_R_32F, n_, ct, CUBLAS_GEMM_DEFAULT),
                 "cublasGemmEx", err);
       return;
     }
 #endif
     dim3 grid(n_ / kTile, n_ / kTile);
-    sgemmTiled<<<grid, 256, 0, stream_>>>(n_, static_cast<const float*>(A_),
-                                          static_cast<const float*>(B_), static_cast<float*>(C));
+    sgemmTiled<<<grid, 256, 0, stream_>>>(n_, static_cast<const float*>(A_), static_cast<const float*>(B_),
+                                          static_cast<float*>(C));
     GW_CHECK(cudaGetLastError());
   }
 
@@ -279,8 +275,8 @@ class GemmLoad {
 
 using namespace gwcuda;
 
-extern "C" int gwcuda_gemm_burn(int dev, double seconds, int precision, GwProgressFn progress,
-                                void* user, GwGemmResult* out, GwError* err) {
+extern "C" int gwcuda_gemm_burn(int dev, double seconds, int precision, GwProgressFn progress, void* user,
+                                GwGemmResult* out, GwError* err) {
   return guarded(err, [&] {
     if (!out || seconds <= 0 || precision < GW_GEMM_FP32 || precision > GW_GEMM_BF16)
       fail(err, GWCUDA_E_BAD_ARGUMENT, "gwcuda_gemm_burn", "bad argument");
@@ -316,9 +312,8 @@ extern "C" int gwcuda_gemm_burn(int dev, double seconds, int precision, GwProgre
   });
 }
 
-extern "C" int gwcuda_targeted_power(int dev, double seconds, int precision,
-                                     GwPowerControlFn control, void* user, GwPowerResult* out,
-                                     GwError* err) {
+extern "C" int gwcuda_targeted_power(int dev, double seconds, int precision, GwPowerControlFn control, void* user,
+                                     GwPowerResult* out, GwError* err) {
   return guarded(err, [&] {
     if (!out || seconds <= 0 || precision < GW_GEMM_FP32 || precision > GW_GEMM_BF16)
       fail(err, GWCUDA_E_BAD_ARGUMENT, "gwcuda_targeted_power", "bad argument");

@@ -21,12 +21,14 @@ struct DevErrors {
 };
 
 __device__ __forceinline__ unsigned long long patternValue(int mode, unsigned long long param,
-                                                           const unsigned long long* addr,
-                                                           unsigned long long word) {
+                                                           const unsigned long long* addr, unsigned long long word) {
   switch (mode) {
-    case kAddress: return reinterpret_cast<unsigned long long>(addr);
-    case kRandom: return splitmix64(param ^ word);
-    default: return param;
+    case kAddress:
+      return reinterpret_cast<unsigned long long>(addr);
+    case kRandom:
+      return splitmix64(param ^ word);
+    default:
+      return param;
   }
 }
 
@@ -98,9 +100,9 @@ std::vector<Step> buildSteps(unsigned mask, unsigned long long seed) {
     const unsigned long long pats[3] = {0ull, kOnes, splitmix64(seed)};
     for (unsigned long long v : pats) {
       s.push_back({false, kConst, v, 0, 0, 0, 2});
-      s.push_back({true, kConst, v, 0, 1, kOnes, 2});      // up: check p, write ~p
-      s.push_back({true, kConst, v, kOnes, 1, 0, 2});      // down: check ~p, write p
-      s.push_back({true, kConst, v, 0, 0, 0, 2});          // final check p
+      s.push_back({true, kConst, v, 0, 1, kOnes, 2});  // up: check p, write ~p
+      s.push_back({true, kConst, v, kOnes, 1, 0, 2});  // down: check ~p, write p
+      s.push_back({true, kConst, v, 0, 0, 0, 2});      // final check p
     }
   }
   if (mask & GW_MEMTEST_RANDOM) {
@@ -117,8 +119,7 @@ std::vector<Step> buildSteps(unsigned mask, unsigned long long seed) {
 using namespace gwcuda;
 
 extern "C" int gwcuda_memtest(int dev, double fraction, unsigned patterns_mask, double min_seconds,
-                              GwProgressFn progress, void* user, GwMemtestResult* out,
-                              GwError* err) {
+                              GwProgressFn progress, void* user, GwMemtestResult* out, GwError* err) {
   std::vector<Chunk> chunks;
   int rc = guarded(err, [&] {
     if (!out || fraction <= 0 || fraction > 0.98 || (patterns_mask & GW_MEMTEST_ALL) == 0)
@@ -148,8 +149,7 @@ extern "C" int gwcuda_memtest(int dev, double fraction, unsigned patterns_mask, 
       got += want;
     }
     if (chunks.empty())
-      fail(err, cudaErrorMemoryAllocation, "cudaMalloc (memtest region)",
-           "could not allocate any memory to test");
+      fail(err, cudaErrorMemoryAllocation, "cudaMalloc (memtest region)", "could not allocate any memory to test");
     out->bytes_tested = got;
     DevBuf<DevErrors> errs(1, err);
     GW_CHECK(cudaMemset(errs.p, 0, sizeof(DevErrors)));
@@ -162,8 +162,8 @@ extern "C" int gwcuda_memtest(int dev, double fraction, unsigned patterns_mask, 
         for (const Chunk& c : chunks) {
           unsigned grid = gridFor(c.words, 256, sms * 4);
           if (st.check)
-            checkKernel<<<grid, 256>>>(c.p, c.words, c.base_word, st.mode, st.param, st.xor_mask,
-                                       st.rewrite, st.write_mask, st.pattern_bit, errs.p);
+            checkKernel<<<grid, 256>>>(c.p, c.words, c.base_word, st.mode, st.param, st.xor_mask, st.rewrite,
+                                       st.write_mask, st.pattern_bit, errs.p);
           else
             fillKernel<<<grid, 256>>>(c.p, c.words, c.base_word, st.mode, st.param, st.xor_mask);
           GW_CHECK(cudaGetLastError());
