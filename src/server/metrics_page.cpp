@@ -15,10 +15,7 @@ std::shared_ptr<const MetricsPage> MetricsPageCache::get(const MetricsPageKey& k
   page->key = key;
   make(*page);
   page_[slot] = std::move(page);
-  renders_.fetch_add(1, std::memory_order_relaxed);
   return page_[slot];
 }
-
-std::uint64_t MetricsPageCache::renders() const { return renders_.load(std::memory_order_relaxed); }
 
 }  // namespace gw::server

@@ -6,7 +6,6 @@
 // the snapshot kept with the page, so a scrape of an unchanged page copies no GPU state at all.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -49,14 +48,12 @@ class MetricsPageCache {
   using Maker = std::function<void(MetricsPage&)>;  // fills views, stats and text
   // The page for `key`: the cached one when its key is equal, else a new one made by `make`.
   std::shared_ptr<const MetricsPage> get(const MetricsPageKey& key, const Maker& make);
-  std::uint64_t renders() const;  // pages made so far
 
  private:
   // One slot per format: Prometheus (OpenMetrics) and a person with curl (text) do not evict
   // each other.
   std::mutex mu_[2];
   std::shared_ptr<const MetricsPage> page_[2];
-  std::atomic<std::uint64_t> renders_{0};
 };
 
 }  // namespace gw::server

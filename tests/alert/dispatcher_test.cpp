@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "../support/temp_dir.h"
 #include "test_util.h"
 
 namespace gw::alert {
@@ -17,20 +18,9 @@ using namespace std::chrono_literals;
 using test::freePort;
 using test::Receiver;
 
-class TempDir {
+class TempDir : public testsupport::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gw-alert-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : testsupport::TempDir("gw-alert") {}
 };
 
 Alert makeAlert(int n, const std::string& rule = "GpuTemperatureHigh") {

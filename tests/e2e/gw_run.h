@@ -12,6 +12,8 @@
 
 #include "platform/process_runner.h"
 
+#include "../support/temp_dir.h"
+
 namespace gw::test {
 
 struct GwResult {
@@ -40,27 +42,7 @@ inline GwResult runGw(const std::vector<std::string>& args, std::map<std::string
 }
 
 // A scratch directory removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gw-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string write(const std::string& rel, const std::string& content) const {
-    std::filesystem::path p = std::filesystem::path(path_) / rel;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p) << content;
-    return p.string();
-  }
-
- private:
-  std::string path_;
-};
+using TempDir = testsupport::TempDir;
 
 inline std::string describe(const GwResult& r) {
   return "exit " + std::to_string(r.code) + "\n--- stdout ---\n" + r.out + "\n--- stderr ---\n" + r.err;

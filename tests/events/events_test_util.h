@@ -11,25 +11,15 @@
 #include <thread>
 #include <vector>
 
+#include "../support/temp_dir.h"
 #include "events/gpu_event.h"
 
 namespace gw::events::testing {
 
 // A fresh temporary directory, removed at the end of the test.
-class TempDir {
+class TempDir : public testsupport::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gw-events-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : testsupport::TempDir("gw-events") {}
 };
 
 // Collects what a bus publishes.

@@ -23,30 +23,16 @@
 #include <utility>
 #include <vector>
 
+#include "../support/temp_dir.h"
+
 extern char** environ;
 
 namespace gw::test {
 
-class TempDir {
+// A scratch directory named gw-server-test-*, removed at the end of the test.
+class TempDir : public testsupport::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gw-server-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string write(const std::string& rel, const std::string& content) const {
-    std::filesystem::path p = std::filesystem::path(path_) / rel;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p) << content;
-    return p.string();
-  }
-
- private:
-  std::string path_;
+  TempDir() : testsupport::TempDir("gw-server-test") {}
 };
 
 inline std::string readFile(const std::string& path) {

@@ -7,25 +7,14 @@
 #include <filesystem>
 #include <string>
 
+#include "../support/temp_dir.h"
 #include "store/store.h"
 
 namespace gw::store::testing {
 
-class TempDir {
+class TempDir : public testsupport::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gw_store_XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : testsupport::TempDir("gw_store") {}
 };
 
 inline StoreOptions testOptions(const std::string& path) {
