@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -48,7 +49,10 @@ class FakeNvml : public DiagNvml {
   Result<PcieLink> pcieLink(int g) override { return gpus[g].link; }
   Result<double> powerLimitW(int g) override { return gpus[g].powerLimit; }
   Result<double> powerDrawW(int g) override { return gpus[g].powerDraw; }
+  // The diag runner reads from a thread per GPU and the watcher at once: the read counters are
+  // shared, so they are guarded (an unguarded std::map insert loses nodes, which LSan reports).
   Result<unsigned> temperatureC(int g) override {
+    std::lock_guard lk(*reads_mu);
     int n = tempReads[g]++;
     return (n > 0 && gpus[g].tempDuringTest) ? gpus[g].tempDuringTest : gpus[g].temp;
   }
@@ -56,6 +60,7 @@ class FakeNvml : public DiagNvml {
   Result<uint64_t> clockEventReasons(int g) override { return gpus[g].reasons; }
   Result<EccCounts> ecc(int g) override {
     EccCounts e = gpus[g].ecc;
+    std::lock_guard lk(*reads_mu);
     if (eccReads[g]++ > 1 && gpus[g].dbeDuringTest) e.volatileDbe = gpus[g].dbeDuringTest;
     return e;
   }
@@ -75,6 +80,7 @@ class FakeNvml : public DiagNvml {
 
  private:
   std::map<int, int> eccReads;
+  std::unique_ptr<std::mutex> reads_mu = std::make_unique<std::mutex>();  // a pointer: FakeNvml is moved
 };
 
 inline FakeNvml fleet(int n) {
@@ -181,7 +187,8 @@ class RecordedBackend : public GpuBackend {
     r.seconds = seconds;
     r.mean_duty = duty / 11;
     r.iterations = 100;
-    r.failed_iterations = powerFailures[nvmlOf(dev)];
+    const auto pf = powerFailures.find(nvmlOf(dev));  // find, not []: called from a thread per GPU
+    r.failed_iterations = pf == powerFailures.end() ? 0 : pf->second;
     r.used_cublas = 1;
     return r;
   }

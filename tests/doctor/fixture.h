@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../support/temp_dir.h"
 #include "doctor/doctor.h"
 #include "platform/fs_root.h"
 #include "platform/process_runner.h"
@@ -21,16 +22,7 @@ namespace gw::doctor::testing {
 
 class Fixture {
  public:
-  Fixture() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gw-doctor-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    dir_ = tmpl;
-    root_ = std::make_unique<platform::FsRoot>(dir_);
-  }
-  ~Fixture() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  Fixture() : tmp_("gw-doctor"), dir_(tmp_.path()), root_(std::make_unique<platform::FsRoot>(dir_)) {}
   Fixture(const Fixture&) = delete;
   Fixture& operator=(const Fixture&) = delete;
 
@@ -61,6 +53,7 @@ class Fixture {
   }
 
  private:
+  testsupport::TempDir tmp_;  // first: removed last, after the root that reads it
   std::string dir_;
   std::unique_ptr<platform::FsRoot> root_;
 };
