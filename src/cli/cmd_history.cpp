@@ -5,27 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/url_encode.h"
 #include "server/api_params.h"
 
 namespace gw::cli {
 
-namespace {
-
-std::string urlEncode(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void addHistory(CLI::App& app, Run& run) {
   auto* cmd =

@@ -697,6 +697,12 @@ std::optional<Naming> parseNaming(std::string_view s) {
 
 std::string_view namingName(Naming n) { return n == Naming::Dcgm ? "dcgm" : "native"; }
 
+std::string escapeLabelValue(std::string_view value) {
+  std::string out;
+  appendLabelValue(out, value);
+  return out;
+}
+
 bool isValidLabelName(std::string_view name) {
   if (name.empty()) return false;
   for (std::size_t i = 0; i < name.size(); ++i) {

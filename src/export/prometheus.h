@@ -77,6 +77,9 @@ std::optional<Naming> parseNaming(std::string_view s);
 std::string_view namingName(Naming n);
 
 bool isValidLabelName(std::string_view name);
+// A label value escaped for the exposition (backslash, double quote, line feed), for series that
+// are rendered outside the exporter (the health service's).
+std::string escapeLabelValue(std::string_view value);
 // True when `name` may be used as an extra label in this naming (valid, not reserved, not set by
 // the exporter itself).
 bool isValidExtraLabel(std::string_view name, Naming n);

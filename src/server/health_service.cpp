@@ -39,21 +39,6 @@ bool onlyKnown(const httplib::Request& req, httplib::Response& res, std::initial
   return true;
 }
 
-std::string escapeLabel(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 health::HealthState stateOfSeverity(health::Severity s) {
@@ -496,10 +481,11 @@ void HealthService::appendMetrics(std::string& body, const std::vector<collect::
   body += "# TYPE " + family + " counter\n";
   for (const auto& c : log_->xidCounts()) {
     std::string labels = "gpu=\"" + (c.gpu_index >= 0 ? std::to_string(c.gpu_index) : std::string()) + "\"," +
-                         (native_labels ? "uuid" : "UUID") + "=\"" + escapeLabel(c.gpu_uuid) + "\",code=\"" +
-                         std::to_string(c.code) + "\"";
+                         (native_labels ? "uuid" : "UUID") + "=\"" + exporter::escapeLabelValue(c.gpu_uuid) +
+                         "\",code=\"" + std::to_string(c.code) + "\"";
     if (!hostname.empty())
-      labels += std::string(native_labels ? ",hostname" : ",Hostname") + "=\"" + escapeLabel(hostname) + "\"";
+      labels +=
+          std::string(native_labels ? ",hostname" : ",Hostname") + "=\"" + exporter::escapeLabelValue(hostname) + "\"";
     body += "gpuwarden_xid_errors_total{" + labels + "} " + std::to_string(c.count) + "\n";
   }
 }

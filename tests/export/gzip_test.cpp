@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include "../support/gunzip.h"
 #include "export/export_fixture.h"
 #include "export/gzip.h"
 #include "export/prometheus.h"
@@ -9,25 +10,7 @@
 namespace gw::exporter {
 namespace {
 
-std::string gunzip(const std::string& gz) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);  // gzip only
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  zs.avail_in = static_cast<uInt>(gz.size());
-  std::string out;
-  char buf[16384];
-  int rc;
-  do {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof buf;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - zs.avail_out);
-  } while (rc == Z_OK);
-  EXPECT_EQ(rc, Z_STREAM_END);
-  EXPECT_EQ(zs.avail_in, 0u) << "trailing bytes after the gzip member";
-  inflateEnd(&zs);
-  return out;
-}
+using testsupport::gunzip;
 
 TEST(Gzip, RoundTripOfAScrape) {
   using namespace gw::exporter::testing;

@@ -14,16 +14,6 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kFastConfig = R"(
-listen: 127.0.0.1:0
-sampling:
-  fast_interval: 200ms
-  slow_interval: 1s
-  call_deadline: 500ms
-history:
-  flush_interval: 500ms
-)";
-
 struct Running {
   TempDir dir;
   std::unique_ptr<AgentProcess> proc;
@@ -31,7 +21,7 @@ struct Running {
   std::string config;
 
   Running(const std::string& scenario, std::map<std::string, std::string> env,
-          const std::string& config_text = kFastConfig, const std::string& data_dir = "") {
+          const std::string& config_text = kFastAgentConfig, const std::string& data_dir = "") {
     config = dir.write("agent.yaml", config_text);
     const std::string data = data_dir.empty() ? dir.path() + "/data" : data_dir;
     proc = std::make_unique<AgentProcess>(
@@ -158,7 +148,7 @@ TEST(AgentFaults, KillNineKeepsFlushedHistory) {
   std::int64_t last_before_kill = 0;
   std::string uuid;
   {
-    Running a("dgx-h100", {}, kFastConfig, data.path());
+    Running a("dgx-h100", {}, kFastAgentConfig, data.path());
     ASSERT_GT(a.port, 0) << a.proc->log();
     std::this_thread::sleep_for(3s);
     auto j = json::parse(httpGet(a.port, "/api/v1/history?gpu=0&field=gpu_temp&since=1m").body);
@@ -179,7 +169,7 @@ TEST(AgentFaults, KillNineKeepsFlushedHistory) {
   ::pclose(p);
   EXPECT_EQ(integrity, "ok\n");
   // A new agent on the same data dir has the history from before the kill.
-  Running b("dgx-h100", {}, kFastConfig, data.path());
+  Running b("dgx-h100", {}, kFastAgentConfig, data.path());
   ASSERT_GT(b.port, 0) << b.proc->log();
   auto j = json::parse(httpGet(b.port, "/api/v1/history?gpu=" + uuid + "&field=gpu_temp&since=2m").body);
   std::int64_t max_old = 0;
@@ -195,7 +185,7 @@ TEST(AgentFaults, KillNineKeepsFlushedHistory) {
 }
 
 TEST(AgentSignals, SighupWithBadConfigKeepsTheOld) {
-  Running a("dgx-h100", {}, std::string(kFastConfig) + "metrics:\n  naming: dcgm\n");
+  Running a("dgx-h100", {}, std::string(kFastAgentConfig) + "metrics:\n  naming: dcgm\n");
   ASSERT_GT(a.port, 0) << a.proc->log();
   ASSERT_FALSE(select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP").empty());
   // A bad file: refused, logged with file:line: field, old config still serving.
@@ -207,7 +197,7 @@ TEST(AgentSignals, SighupWithBadConfigKeepsTheOld) {
   EXPECT_FALSE(select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP").empty());
   EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
   // A good file: applied without a restart (native names now).
-  std::ofstream(a.config) << kFastConfig << "metrics:\n  naming: native\n";
+  std::ofstream(a.config) << kFastAgentConfig << "metrics:\n  naming: native\n";
   a.proc->signal(SIGHUP);
   ASSERT_TRUE(eventually([&] { return !select(a.metrics(), "gpuwarden_gpu_temperature_celsius").empty(); }, 5s))
       << a.proc->log();

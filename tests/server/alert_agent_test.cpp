@@ -141,15 +141,7 @@ TEST(AlertAgent, Xid79AlertReachesTheWebhook) {
   Webhook hook;
   ASSERT_GT(hook.port(), 0);
   TempDir dir;
-  const std::string config = dir.write("agent.yaml", R"(
-listen: 127.0.0.1:0
-sampling:
-  fast_interval: 200ms
-  slow_interval: 1s
-  call_deadline: 500ms
-history:
-  flush_interval: 500ms
-alerts:
+  const std::string config = dir.write("agent.yaml", std::string(kFastAgentConfig) + R"(alerts:
   sinks:
     - type: webhook
       name: test

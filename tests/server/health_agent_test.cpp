@@ -16,19 +16,9 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kConfig = R"(
-listen: 127.0.0.1:0
-sampling:
-  fast_interval: 200ms
-  slow_interval: 1s
-  call_deadline: 500ms
-history:
-  flush_interval: 500ms
-)";
-
 TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
   TempDir dir;
-  const std::string config = dir.write("agent.yaml", kConfig);
+  const std::string config = dir.write("agent.yaml", kFastAgentConfig);
   const std::string root = dir.path() + "/root";
   std::filesystem::create_directories(root + "/dev");
   std::ofstream(root + "/dev/kmsg").close();  // an empty kernel log: NVML is the Xid source here

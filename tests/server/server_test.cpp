@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "server/agent.h"
+#include "../support/gunzip.h"
 #include "test_util.h"
 
 namespace gw::server {
@@ -22,6 +23,7 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 using test::httpGet;
+using testsupport::gunzip;
 
 int rawConnect(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -54,24 +56,6 @@ std::string rawExchange(int port, const std::string& request) {
   }
   ::close(fd);
   return out;
-}
-
-std::string gunzip(const std::string& in) {
-  z_stream zs{};
-  inflateInit2(&zs, 16 + MAX_WBITS);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  std::string out;
-  char buf[65536];
-  int ret;
-  do {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof buf;
-    ret = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - zs.avail_out);
-  } while (ret == Z_OK);
-  inflateEnd(&zs);
-  return ret == Z_STREAM_END ? out : "";
 }
 
 class AgentHttp : public ::testing::Test {

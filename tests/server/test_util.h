@@ -30,6 +30,17 @@ extern char** environ;
 namespace gw::test {
 
 // A scratch directory named gw-server-test-*, removed at the end of the test.
+// An agent configuration for tests: any free port, fast sampling, quick flushes.
+constexpr const char* kFastAgentConfig = R"(
+listen: 127.0.0.1:0
+sampling:
+  fast_interval: 200ms
+  slow_interval: 1s
+  call_deadline: 500ms
+history:
+  flush_interval: 500ms
+)";
+
 class TempDir : public testsupport::TempDir {
  public:
   TempDir() : testsupport::TempDir("gw-server-test") {}
