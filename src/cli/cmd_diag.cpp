@@ -17,7 +17,8 @@
 #include "diag/diag.h"
 #include "doctor/doctor.h"
 #include "nvml/inventory.h"
-#include "server/config.h"
+#include "node/data_dir.h"
+#include "platform/clock.h"
 
 namespace gw::cli {
 namespace {
@@ -114,20 +115,16 @@ void storeReport(const diag::DiagReport& report, const std::string& data_dir) {
               << " missing or not writable; give --data-dir)\n";
     return;
   }
-  const fs::path dir = fs::path(data_dir) / "diag";
+  const fs::path dir = node::DataDir(data_dir).diagReports();
   fs::create_directories(dir, ec);
   if (ec || ::access(dir.c_str(), W_OK | X_OK) != 0) {
     std::cerr << "note: report not stored (" << dir.string() << " not writable)\n";
     return;
   }
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  const std::string base = std::string(stamp) + "-r" + std::to_string(report.level);
-  fs::path path = dir / (base + ".json");
-  for (int n = 2; fs::exists(path, ec) && n < 1000; ++n) path = dir / (base + "-" + std::to_string(n) + ".json");
+  const std::int64_t now = platform::wallMs();
+  fs::path path = dir / node::DataDir::diagReportName(now, report.level);
+  for (int n = 2; fs::exists(path, ec) && n < 1000; ++n)
+    path = dir / node::DataDir::diagReportName(now, report.level, n);
   const fs::path tmp = dir / ("." + path.filename().string() + ".tmp");
   {
     std::ofstream out(tmp);
@@ -153,7 +150,7 @@ void addDiag(CLI::App& app, Run& run) {
   auto ids = std::make_shared<std::string>();
   auto duration = std::make_shared<double>(0);
   auto thresholds = std::make_shared<std::string>();
-  auto data_dir = std::make_shared<std::string>(server::AgentConfig{}.data_dir);
+  auto data_dir = std::make_shared<std::string>(node::kDefaultDataDir);
   cmd->add_option("-r,--run", *level, "Level: 1 quick (seconds), 2 medium (~2 min), 3 long (~15 min)")
       ->required()
       ->check(CLI::IsMember({1, 2, 3}));

@@ -2,11 +2,13 @@
 // card that idles while its peers are busy flagged.
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "platform/deadline.h"
 #include "fields/catalog.h"
 
 namespace gw::cli {
@@ -124,14 +126,25 @@ void addDmon(CLI::App& app, Run& run) {
     }
     const GpuSelection sel = parseSelection(o->ids);
     std::vector<std::pair<unsigned, nvml::Device>> gpus;
-    for (unsigned i = 0; i < *count; ++i) {
-      auto d = s->deviceByIndex(i);
-      std::string uuid, bus;
-      if (d && !sel.empty()) {
-        uuid = d->uuid().value_or("");
-        if (auto p = d->pciInfo()) bus = p->bus_id;
+    {
+      // Opened in parallel under the call deadline; a GPU that does not answer is shown stalled.
+      auto opened = platform::runEachWithDeadline<std::pair<bool, nvml::Device>>(
+          *count,
+          [s, sel](std::size_t idx) {
+            const unsigned i = static_cast<unsigned>(idx);
+            auto d = s->deviceByIndex(i);
+            std::string uuid, bus;
+            if (d && !sel.empty()) {
+              uuid = d->uuid().value_or("");
+              if (auto p = d->pciInfo()) bus = p->bus_id;
+            }
+            return std::make_pair(sel.matches(i, uuid, bus), d ? *d : nvml::Device());
+          },
+          kCallDeadline);
+      for (unsigned i = 0; i < *count; ++i) {
+        if (opened[i] ? opened[i]->first : sel.empty() || sel.matches(i, "", ""))
+          gpus.emplace_back(i, opened[i] ? opened[i]->second : nvml::Device());
       }
-      if (sel.matches(i, uuid, bus)) gpus.emplace_back(i, d ? *d : nvml::Device());
     }
     if (gpus.empty()) {
       printError("no GPU matches -i " + o->ids);
@@ -153,26 +166,54 @@ void addDmon(CLI::App& app, Run& run) {
     }
     installStopHandlers();
     bool any_error = false;
+    auto inflight = std::make_shared<std::vector<std::atomic<bool>>>(gpus.size());
     for (int n = 0; o->count == 0 || n < o->count; ++n) {
       if (n > 0 && !sleepInterruptible(o->delay)) break;
       // Read every GPU first, then judge stragglers against the peers of this same sample.
+      struct Read {
+        std::vector<std::optional<double>> values;
+        std::string error;
+        double util = -1;
+      };
+      auto reads = platform::runEachWithDeadline<Read>(
+          gpus.size(),
+          [gpus, cols, inflight](std::size_t g) {
+            Read r;
+            // Still inside the call that stalled it last round: do not pile another thread on it.
+            if ((*inflight)[g].exchange(true)) {
+              r.values.assign(cols.size(), std::nullopt);
+              r.error = "stalled";
+              return r;
+            }
+            const auto& d = gpus[g].second;
+            for (const auto* c : cols) {
+              if (!d.valid()) {
+                r.values.push_back(std::nullopt);
+                continue;
+              }
+              auto v = readColumn(*c, d);
+              if (!v && nvml::isLost(v.status().code())) r.error = "lost";
+              r.values.push_back(v ? std::optional<double>(*v * c->scale) : std::nullopt);
+            }
+            if (!d.valid()) r.error = "lost";
+            if (auto u = d.valid() ? d.utilization() : Result<nvmlUtilization_t>(Status::Error("lost")); u)
+              r.util = u->gpu;
+            (*inflight)[g] = false;
+            return r;
+          },
+          kCallDeadline);
       std::vector<std::vector<std::optional<double>>> values(gpus.size());
       std::vector<std::string> errors(gpus.size());
       std::vector<double> util(gpus.size(), -1);
       for (std::size_t g = 0; g < gpus.size(); ++g) {
-        const auto& d = gpus[g].second;
-        for (const auto* c : cols) {
-          if (!d.valid()) {
-            values[g].push_back(std::nullopt);
-            continue;
-          }
-          auto v = readColumn(*c, d);
-          if (!v && nvml::isLost(v.status().code())) errors[g] = "lost";
-          values[g].push_back(v ? std::optional<double>(*v * c->scale) : std::nullopt);
+        if (!reads[g]) {
+          values[g].assign(cols.size(), std::nullopt);
+          errors[g] = "stalled";
+          continue;
         }
-        if (!d.valid()) errors[g] = "lost";
-        if (auto u = d.valid() ? d.utilization() : Result<nvmlUtilization_t>(Status::Error("lost")); u)
-          util[g] = u->gpu;
+        values[g] = std::move(reads[g]->values);
+        errors[g] = reads[g]->error;
+        util[g] = reads[g]->util;
       }
       double busy_peers = 0;
       int peers = 0;

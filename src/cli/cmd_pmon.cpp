@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "platform/deadline.h"
 
 namespace gw::cli {
 namespace {
@@ -71,30 +72,59 @@ void addPmon(CLI::App& app, Run& run) {
       if (n > 0 && !sleepInterruptible(o->delay)) break;
       nlohmann::json sample = nlohmann::json::array();
       std::uint64_t now = nowUs();
-      for (unsigned i = 0; i < *count; ++i) {
-        auto d = s->deviceByIndex(i);
-        if (!d) {
-          any_error = true;
-          continue;
-        }
-        std::string uuid, bus;
-        if (!sel.empty()) {
-          uuid = d->uuid().value_or("");
-          if (auto p = d->pciInfo()) bus = p->bus_id;
-        }
-        if (!sel.matches(i, uuid, bus)) continue;
-        auto procs = d->computeProcesses();
-        if (!procs) {
-          if (nvml::isLost(procs.status().code())) {
-            any_error = true;
-            if (!json) std::cout << fmt::format("  {:>3} GPU is lost: {}\n", i, procs.error());
-          }
-          continue;
-        }
-        if (auto g = d->graphicsProcesses()) procs->insert(procs->end(), g->begin(), g->end());
+      // Each GPU read on its own thread under the call deadline; a hung one is reported, not waited for.
+      struct Read {
+        bool matched = false;
+        std::string lost;  // why the GPU is lost, when it is
+        std::vector<nvml::ProcessInfo> procs;
         std::map<unsigned, nvml::ProcessUtil> util;
-        if (auto u = d->processUtilization(since))
-          for (const auto& p : *u) util[p.pid] = p;
+      };
+      auto reads = platform::runEachWithDeadline<Read>(
+          *count,
+          [s, sel, since](std::size_t idx) {
+            const unsigned i = static_cast<unsigned>(idx);
+            Read r;
+            auto d = s->deviceByIndex(i);
+            if (!d) {
+              r.matched = sel.empty() || sel.matches(i, "", "");
+              r.lost = d.error();
+              return r;
+            }
+            std::string uuid, bus;
+            if (!sel.empty()) {
+              uuid = d->uuid().value_or("");
+              if (auto p = d->pciInfo()) bus = p->bus_id;
+            }
+            if (!sel.matches(i, uuid, bus)) return r;
+            r.matched = true;
+            auto procs = d->computeProcesses();
+            if (!procs) {
+              if (nvml::isLost(procs.status().code())) r.lost = procs.error();
+              return r;
+            }
+            r.procs = std::move(procs).value();
+            if (auto g = d->graphicsProcesses()) r.procs.insert(r.procs.end(), g->begin(), g->end());
+            if (auto u = d->processUtilization(since))
+              for (const auto& p : *u) r.util[p.pid] = p;
+            return r;
+          },
+          kCallDeadline);
+      for (unsigned i = 0; i < *count; ++i) {
+        if (!reads[i]) {
+          any_error = true;
+          if (!json)
+            std::cout << fmt::format("  {:>3} GPU stalled: no answer within {} ms\n", i, kCallDeadline.count());
+          continue;
+        }
+        const Read& r = *reads[i];
+        if (!r.matched) continue;
+        if (!r.lost.empty()) {
+          any_error = true;
+          if (!json) std::cout << fmt::format("  {:>3} GPU is lost: {}\n", i, r.lost);
+          continue;
+        }
+        const auto* procs = &r.procs;
+        const auto& util = r.util;
         if (procs->empty() && !json) {
           std::cout << fmt::format("  {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", i, "-", "-", "-", "-",
                                    "-", "-", "-", "-");

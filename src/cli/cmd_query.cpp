@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "fields/catalog.h"
+#include "platform/deadline.h"
 
 namespace gw::cli {
 namespace {
@@ -124,32 +125,63 @@ void addQuery(CLI::App& app, Run& run) {
         }
         std::cout << line << "\n";
       }
+      // Every GPU on its own thread under the call deadline: a hung GPU shows as [N/A] and holds
+      // up neither the others nor the command.
+      struct Row {
+        bool matched = false;
+        bool error = false;
+        std::vector<std::string> values;
+      };
+      auto rowsRead = platform::runEachWithDeadline<Row>(
+          *count,
+          [s, sel, selected, units](std::size_t idx) {
+            const unsigned i = static_cast<unsigned>(idx);
+            Row row;
+            auto dev = s->deviceByIndex(i);
+            nvml::Device d = dev ? *dev : nvml::Device();
+            std::string uuid, bus;
+            if (!sel.empty() && dev) {
+              uuid = d.uuid().value_or("");
+              if (auto p = d.pciInfo()) bus = p->bus_id;
+            }
+            if (!sel.matches(i, uuid, bus)) return row;
+            row.matched = true;
+            fields::ReadContext ctx{*s, d, i};
+            for (const auto* f : selected) {
+              // A GPU that cannot even be opened still has its index; every other value is unknown.
+              std::string v = dev || f->key == "index"            ? fields::formatForSmi(*f, ctx, units)
+                              : nvml::isLost(dev.status().code()) ? "[GPU is lost]"
+                                                                  : "[Unknown Error]";
+              if (v == "[GPU is lost]" || v == "[Unknown Error]") row.error = true;
+              row.values.push_back(std::move(v));
+            }
+            return row;
+          },
+          kCallDeadline);
       bool matched = false;
       for (unsigned i = 0; i < *count; ++i) {
-        auto dev = s->deviceByIndex(i);
-        nvml::Device d = dev ? *dev : nvml::Device();
-        std::string uuid, bus;
-        if (!sel.empty() && dev) {
-          uuid = d.uuid().value_or("");
-          if (auto p = d.pciInfo()) bus = p->bus_id;
+        Row row;
+        if (rowsRead[i]) {
+          row = std::move(*rowsRead[i]);
+        } else {
+          // Stalled past the deadline: only what needs no call is known.
+          if (!sel.empty() && !sel.matches(i, "", "")) continue;
+          row.matched = true;
+          row.error = true;
+          for (const auto* f : selected) row.values.push_back(f->key == "index" ? std::to_string(i) : "[N/A]");
         }
-        if (!sel.matches(i, uuid, bus)) continue;
+        if (!row.matched) continue;
         matched = true;
-        fields::ReadContext ctx{*s, d, i};
+        any_error = any_error || row.error;
         std::string line;
-        nlohmann::json row;
+        nlohmann::json jrow;
         for (std::size_t k = 0; k < selected.size(); ++k) {
-          // A GPU that cannot even be opened still has its index; every other value is unknown.
-          std::string v = dev || selected[k]->key == "index"  ? fields::formatForSmi(*selected[k], ctx, units)
-                          : nvml::isLost(dev.status().code()) ? "[GPU is lost]"
-                                                              : "[Unknown Error]";
-          if (v == "[GPU is lost]" || v == "[Unknown Error]") any_error = true;
           line += k ? ", " : "";
-          line += v;
-          row[names[k]] = v;
+          line += row.values[k];
+          jrow[names[k]] = row.values[k];
         }
         if (run.ctx.options.json) {
-          rows.push_back(row);
+          rows.push_back(jrow);
         } else {
           std::cout << line << "\n";
         }

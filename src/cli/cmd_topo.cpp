@@ -73,7 +73,7 @@ void addTopo(CLI::App& app, Run& run) {
       run.exit_code = run.ctx.failureExit();
       return;
     }
-    auto inv = nvml::readInventory(*s);
+    auto inv = nvml::readInventory(*s, kCallDeadline);
     if (!inv) {
       printError(inv.error());
       run.exit_code = kExitNoDriver;

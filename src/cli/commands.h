@@ -4,8 +4,12 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
+#include "collect/sampler.h"
 
 namespace gw::cli {
+
+// The bound on one GPU's reads in a command (the agent's call deadline).
+inline constexpr std::chrono::milliseconds kCallDeadline = collect::kDefaultCallDeadline;
 
 struct Run {
   Context ctx;
@@ -25,7 +29,9 @@ void addDoctor(CLI::App& app, Run& run);
 void addCuda(CLI::App& app, Run& run);
 void addHealthKb(CLI::App& app, Run& run);
 void addDiag(CLI::App& app, Run& run);
-void addHealth(CLI::App& app, Run& run);  // health, incidents, events
+void addHealth(CLI::App& app, Run& run);
+void addIncidents(CLI::App& app, Run& run);
+void addEvents(CLI::App& app, Run& run);
 
 // Parses "-i 0,2,GPU-xxxx,00000000:18:00.0" into a predicate over GPU index/UUID/bus id.
 struct GpuSelection {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "platform/deadline.h"
 
 namespace {
 
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
   addHealthKb(app, run);
   addDiag(app, run);
   addHealth(app, run);
+  addIncidents(app, run);
+  addEvents(app, run);
 
   try {
     app.parse(argc, argv);
@@ -58,5 +61,8 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
+  // A command that gave up on a hung GPU leaves a thread inside NVML: end without tearing the
+  // library down under it (which could crash or wait out the hang).
+  if (gw::platform::abandonedThreads() > 0) gw::platform::exitProcess(run.exit_code);
   return run.exit_code;
 }

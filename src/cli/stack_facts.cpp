@@ -1,5 +1,6 @@
 #include "cli/stack_facts.h"
 
+#include "cli/commands.h"
 #include "nvml/inventory.h"
 
 extern char** environ;
@@ -20,7 +21,7 @@ doctor::NvmlFacts nvmlFactsFrom(const nvml::Session& s) {
   doctor::NvmlFacts facts;
   facts.library_loaded = true;
   facts.init_return = 0;
-  auto inv = nvml::readInventory(s);
+  auto inv = nvml::readInventory(s, kCallDeadline);
   if (!inv) {
     facts.init_error = inv.error();
     return facts;

@@ -1,5 +1,7 @@
 #include "collect/sampler.h"
 
+#include "platform/deadline.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,6 +76,7 @@ struct Sampler::Worker {
     std::int64_t last_sample_ms = 0;
   };
 
+  unsigned index = 0;  // NVML index of the GPU this worker owns
   std::vector<Target> targets;
   std::vector<const fields::Field*> fields;
   std::shared_ptr<nvml::Session> session;  // keeps the library initialised while we run
@@ -84,11 +87,14 @@ struct Sampler::Worker {
   std::atomic<bool> stop{false};
   std::atomic<std::int64_t> call_started_ms{0};  // monotonic; 0 when not inside an NVML call
   std::atomic<bool> driver_gone{false};
+  std::atomic<bool> abandoned{false};  // detached by stopWorkers while stuck in a call
   std::mutex sleep_mu;
   std::condition_variable sleep_cv;
 
-  mutable std::mutex mu;  // guards published
+  mutable std::mutex mu;  // guards published, identified
   std::vector<GpuView> published;
+  bool identified = false;
+  std::condition_variable identified_cv;
   bool stalled = false;  // set by the supervisor while a call is past its deadline
   std::string stalled_reason;
 
@@ -96,7 +102,88 @@ struct Sampler::Worker {
   std::vector<nvmlFieldValue_t> batch;
   std::vector<std::size_t> batch_index;
 
+  template <typename F>
+  auto timed(F&& f) {
+    call_started_ms = monoMs();
+    auto r = f();
+    call_started_ms = 0;
+    return r;
+  }
+
+  // Finds out which GPU (and MIG devices) index is, on this thread: on a hung GPU these calls
+  // block, and the deadline watchdog then shows the GPU as stalled instead of holding up the start.
+  void identify() {
+    GpuIdentity id;
+    id.index = index;
+    id.device = "nvidia" + std::to_string(index);
+    std::vector<Target> found;
+    auto add = [&](GpuIdentity gid, nvml::Device d, GpuState state, std::string reason) {
+      Target t;
+      t.id = std::move(gid);
+      t.device = d;
+      t.values.assign(fields::all().size(), FieldValue{});
+      t.unsupported.assign(fields::all().size(), 0);
+      t.unbatchable.assign(fields::all().size(), 0);
+      t.state = state;
+      t.reason = std::move(reason);
+      found.push_back(std::move(t));
+    };
+    auto dev = timed([&] { return session->deviceByIndex(index); });
+    if (!dev) {
+      if (driverGone(dev.status().code())) driver_gone = true;
+      add(id, nvml::Device(), GpuState::Lost, dev.error());
+    } else {
+      auto uuid = timed([&] { return dev->uuid(); });
+      id.uuid = uuid.value_or("");
+      id.name = timed([&] { return dev->name(); }).value_or("");
+      if (auto pci = timed([&] { return dev->pciInfo(); })) id.pci_bus_id = pci->bus_id;
+      if (auto minor = timed([&] { return dev->minorNumber(); })) id.device = "nvidia" + std::to_string(*minor);
+      const bool lost = !uuid && nvml::isLost(uuid.status().code());
+      add(id, *dev, lost ? GpuState::Lost : GpuState::Up, lost ? uuid.error() : "");
+      if (!lost && timed([&] { return dev->migEnabled(); }).value_or(false)) {
+        unsigned max = timed([&] { return dev->maxMigDevices(); }).value_or(0);
+        for (unsigned m = 0; m < max && !stop; ++m) {
+          auto md = timed([&] { return dev->migDevice(m); });
+          if (!md) continue;
+          GpuIdentity mid = id;
+          mid.is_mig = true;
+          mid.parent_uuid = id.uuid;
+          mid.uuid = timed([&] { return md->uuid(); }).value_or("");
+          mid.name = timed([&] { return md->name(); }).value_or(id.name);
+          mid.gpu_instance_id = timed([&] { return md->gpuInstanceId(); }).value_or(0);
+          mid.compute_instance_id = timed([&] { return md->computeInstanceId(); }).value_or(0);
+          if (auto a = timed([&] { return md->attributes(); })) {
+            unsigned gb = static_cast<unsigned>((a->memorySizeMB + 512) / 1024);
+            if (gb % 5 == 4) ++gb;
+            mid.mig_profile = std::to_string(a->gpuInstanceSliceCount) + "g." + std::to_string(gb) + "gb";
+          }
+          add(mid, *md, GpuState::Up, "");
+        }
+      }
+    }
+    std::lock_guard lock(mu);
+    targets = std::move(found);
+    published.clear();
+    for (const auto& t : targets) {
+      GpuView v;
+      v.id = t.id;
+      v.state = t.state;
+      v.state_reason = t.reason;
+      v.values = t.values;
+      v.version = nextViewVersion();
+      published.push_back(std::move(v));
+    }
+    identified = true;
+    identified_cv.notify_all();
+  }
+
   void run() {
+    runLoop();
+    if (abandoned) platform::noteAbandonedDone();
+  }
+
+  void runLoop() {
+    identify();
     auto next_slow = Clock::now();
     bool first = true;
     while (!stop) {
@@ -108,14 +195,6 @@ struct Sampler::Worker {
       std::unique_lock lock(sleep_mu);
       sleep_cv.wait_until(lock, start + fast, [&] { return stop.load(); });
     }
-  }
-
-  template <typename F>
-  auto timed(F&& f) {
-    call_started_ms = monoMs();
-    auto r = f();
-    call_started_ms = 0;
-    return r;
   }
 
   bool due(const fields::Field& f, bool first, bool slow_due) const {
@@ -154,6 +233,8 @@ struct Sampler::Worker {
   void pass(bool first, bool slow_due) {
     for (auto& t : targets) {
       if (stop) return;
+      // Lost before it could be opened: there is nothing to ask until the driver re-enumerates.
+      if (!t.device.valid()) continue;
       const std::int64_t now = wallMs();
       t.state = GpuState::Up;
       bool lost = false;
@@ -266,76 +347,46 @@ Sampler::~Sampler() { stop(); }
 
 void Sampler::setSink(SampleSink* sink) { sink_ = sink; }
 
-Status Sampler::enumerate() {
+Status Sampler::enumerate(bool threads) {
   auto session = opener_();
   if (!session) return session.status();
   std::shared_ptr<nvml::Session> s(std::move(session).value());
   auto count = s->deviceCount();
   if (!count) return count.status();
 
+  // One worker per GPU, each identifying its own GPU on its own thread; wait for them up to the
+  // call deadline, so that a hung GPU shows as stalled rather than holding up everything else.
   std::vector<std::shared_ptr<Worker>> workers;
   for (unsigned i = 0; i < *count; ++i) {
     auto w = std::make_shared<Worker>();
+    w->index = i;
     w->session = s;
     w->sink = sink_;
     w->fields = config_.fields;
     w->fast = config_.fast_interval;
     w->slow = config_.slow_interval;
     w->deadline = config_.call_deadline;
-    auto add = [&](GpuIdentity id, nvml::Device d, GpuState state, std::string reason) {
-      Worker::Target t;
-      t.id = std::move(id);
-      t.device = d;
-      t.values.assign(fields::all().size(), FieldValue{});
-      t.unsupported.assign(fields::all().size(), 0);
-      t.unbatchable.assign(fields::all().size(), 0);
-      t.state = state;
-      t.reason = std::move(reason);
-      GpuView v;
-      v.id = t.id;
-      v.state = state;
-      v.state_reason = t.reason;
-      v.values = t.values;
-      v.version = nextViewVersion();
-      w->targets.push_back(std::move(t));
-      w->published.push_back(std::move(v));
-    };
-    GpuIdentity id;
-    id.index = i;
-    id.device = "nvidia" + std::to_string(i);
-    auto dev = s->deviceByIndex(i);
-    if (!dev) {
-      add(id, nvml::Device(), GpuState::Lost, dev.error());
-    } else {
-      auto uuid = dev->uuid();
-      id.uuid = uuid.value_or("");
-      id.name = dev->name().value_or("");
-      if (auto pci = dev->pciInfo()) id.pci_bus_id = pci->bus_id;
-      if (auto minor = dev->minorNumber()) id.device = "nvidia" + std::to_string(*minor);
-      const bool lost = !uuid && nvml::isLost(uuid.status().code());
-      add(id, *dev, lost ? GpuState::Lost : GpuState::Up, lost ? uuid.error() : "");
-      if (!lost && dev->migEnabled().value_or(false)) {
-        unsigned max = dev->maxMigDevices().value_or(0);
-        for (unsigned m = 0; m < max; ++m) {
-          auto md = dev->migDevice(m);
-          if (!md) continue;
-          GpuIdentity mid = id;
-          mid.is_mig = true;
-          mid.parent_uuid = id.uuid;
-          mid.uuid = md->uuid().value_or("");
-          mid.name = md->name().value_or(id.name);
-          mid.gpu_instance_id = md->gpuInstanceId().value_or(0);
-          mid.compute_instance_id = md->computeInstanceId().value_or(0);
-          if (auto a = md->attributes()) {
-            unsigned gb = static_cast<unsigned>((a->memorySizeMB + 512) / 1024);
-            if (gb % 5 == 4) ++gb;
-            mid.mig_profile = std::to_string(a->gpuInstanceSliceCount) + "g." + std::to_string(gb) + "gb";
-          }
-          add(mid, *md, GpuState::Up, "");
-        }
-      }
-    }
+    GpuView placeholder;  // until identify() has answered
+    placeholder.id.index = i;
+    placeholder.id.device = "nvidia" + std::to_string(i);
+    placeholder.state = GpuState::Up;
+    placeholder.values.assign(fields::all().size(), FieldValue{});
+    placeholder.version = nextViewVersion();
+    w->published.push_back(std::move(placeholder));
     workers.push_back(std::move(w));
+  }
+  for (auto& w : workers) {
+    if (!threads) {
+      w->identify();
+      continue;
+    }
+    auto shared = w;
+    w->thread = std::thread([shared] { shared->run(); });
+  }
+  const auto until = Clock::now() + config_.call_deadline;
+  for (auto& w : workers) {
+    std::unique_lock lock(w->mu);
+    w->identified_cv.wait_until(lock, until, [&] { return w->identified; });
   }
 
   AgentStats stats;
@@ -357,16 +408,9 @@ Status Sampler::enumerate() {
 Status Sampler::start() {
   if (running_) return Status::Ok();
   stats_.started_ms = wallMs();
-  Status st = enumerate();
+  Status st = enumerate(true);
   if (!st.ok()) return st;
   running_ = true;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& w : workers_) {
-      auto shared = w;
-      w->thread = std::thread([shared] { shared->run(); });
-    }
-  }
   supervisor_ = std::thread([this] { supervise(); });
   return Status::Ok();
 }
@@ -386,6 +430,8 @@ void Sampler::stopWorkers() {
     // A worker stuck inside a hung NVML call cannot be joined; it owns a reference to its state
     // and the session, and finishes on its own when the call returns.
     if (w->call_started_ms.load() != 0) {
+      w->abandoned = true;
+      platform::noteAbandoned();
       w->thread.detach();
     } else {
       w->thread.join();
@@ -445,7 +491,7 @@ void Sampler::supervise() {
     }
     // Re-initialise with backoff until the driver answers again.
     while (running_) {
-      Status st = enumerate();
+      Status st = enumerate(true);
       if (st.ok()) break;
       {
         std::lock_guard lock(mu_);
@@ -461,10 +507,6 @@ void Sampler::supervise() {
     down_views_.clear();
     ++stats_.nvml_reinits;
     nextViewVersion();
-    for (auto& w : workers_) {
-      auto shared = w;
-      w->thread = std::thread([shared] { shared->run(); });
-    }
   }
 }
 
@@ -507,7 +549,7 @@ std::shared_ptr<nvml::Session> Sampler::session() const {
 }
 
 void Sampler::samplePassForBenchmark() {
-  if (workers_.empty() && !enumerate().ok()) return;
+  if (workers_.empty() && !enumerate(false).ok()) return;
   for (auto& w : workers_) w->pass(false, true);
 }
 

@@ -21,11 +21,15 @@
 
 namespace gw::collect {
 
+// How long one NVML call may take before its GPU counts as stalled: the agent's default, and
+// the bound every CLI command puts on a GPU's reads.
+inline constexpr std::chrono::milliseconds kDefaultCallDeadline{2000};
+
 struct SamplerConfig {
-  std::chrono::milliseconds fast_interval{1000};   // fast-moving fields (temperature, power, util)
-  std::chrono::milliseconds slow_interval{10000};  // ECC, retired pages, remapped rows, NVLink errors
-  std::chrono::milliseconds call_deadline{2000};   // an NVML call longer than this marks the GPU stalled
-  std::vector<const fields::Field*> fields;        // numeric fields to sample; empty = every numeric field
+  std::chrono::milliseconds fast_interval{1000};                  // fast-moving fields (temperature, power, util)
+  std::chrono::milliseconds slow_interval{10000};                 // ECC, retired pages, remapped rows, NVLink errors
+  std::chrono::milliseconds call_deadline{kDefaultCallDeadline};  // an NVML call longer than this marks the GPU stalled
+  std::vector<const fields::Field*> fields;  // numeric fields to sample; empty = every numeric field
 };
 
 // Receives every sample after a pass (for the history store). Called on the GPU's worker
@@ -69,7 +73,8 @@ class Sampler {
  private:
   struct Worker;
   void supervise();
-  Status enumerate();
+  // threads=false: identify every GPU on the caller's thread and start no workers (benchmarks).
+  Status enumerate(bool threads);
   void stopWorkers();
 
   SessionOpener opener_;

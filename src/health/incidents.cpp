@@ -269,6 +269,10 @@ Result<std::vector<Incident>> IncidentStore::apply(const std::vector<Finding>& f
   exec("BEGIN");
   for (const auto& f : findings) {
     seen.insert(f.key);
+    if (auto sil = silenced_.find(f.key); sil != silenced_.end()) {
+      if (f.rule != "xid" || f.evidence == sil->second) continue;
+      silenced_.erase(sil);  // a new Xid of that code after the operator's resolve
+    }
     auto it = live_.find(f.key);
     if (it != live_.end()) {
       Incident& inc = it->second;
@@ -333,6 +337,8 @@ Result<std::vector<Incident>> IncidentStore::apply(const std::vector<Finding>& f
     live_[inc.key] = inc;
     opened.push_back(inc);
   }
+  for (auto it = silenced_.begin(); it != silenced_.end();)
+    it = seen.count(it->first) ? std::next(it) : silenced_.erase(it);
   // auto-resolve cleared, non-sticky incidents after the grace period
   for (auto it = live_.begin(); it != live_.end();) {
     Incident& inc = it->second;
@@ -352,6 +358,8 @@ Result<std::vector<Incident>> IncidentStore::apply(const std::vector<Finding>& f
   if (auto st = exec("COMMIT"); !st.ok()) return st;
   return opened;
 }
+
+void IncidentStore::silence(const Incident& inc) { silenced_[inc.key] = inc.rule == "xid" ? inc.evidence : ""; }
 
 Status IncidentStore::acknowledge(std::int64_t id, std::int64_t now) {
   std::lock_guard lock(mu_);
@@ -373,13 +381,14 @@ Status IncidentStore::resolve(std::int64_t id, std::int64_t now, const std::stri
       inc.resolved_ms = inc.updated_ms = now;
       inc.resolved_by = by;
       auto st = update(inc);
+      silence(inc);
       live_.erase(it);
       return st;
     }
   return Status::Error("no unresolved incident with id " + std::to_string(id));
 }
 
-Result<int> IncidentStore::markHealthy(const std::string& uuid, std::int64_t now) {
+Result<int> IncidentStore::markHealthy(const std::string& uuid, std::int64_t now, const std::string& by) {
   std::lock_guard lock(mu_);
   int n = 0;
   for (auto it = live_.begin(); it != live_.end();) {
@@ -387,8 +396,9 @@ Result<int> IncidentStore::markHealthy(const std::string& uuid, std::int64_t now
       Incident& inc = it->second;
       inc.status = IncidentStatus::Resolved;
       inc.resolved_ms = inc.updated_ms = now;
-      inc.resolved_by = "mark-healthy";
+      inc.resolved_by = by;
       if (auto st = update(inc); !st.ok()) return st;
+      silence(inc);
       it = live_.erase(it);
       ++n;
     } else {

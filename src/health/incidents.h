@@ -78,7 +78,7 @@ class IncidentStore {
   Status acknowledge(std::int64_t id, std::int64_t now_ms);
   Status resolve(std::int64_t id, std::int64_t now_ms, const std::string& by = "operator");
   // Resolves every unresolved incident of the GPU (the operator says it is healthy again).
-  Result<int> markHealthy(const std::string& uuid, std::int64_t now_ms);
+  Result<int> markHealthy(const std::string& uuid, std::int64_t now_ms, const std::string& by = "mark-healthy");
 
   std::vector<Incident> unresolved() const;             // open + acknowledged, newest first
   std::vector<Incident> recent(int limit = 100) const;  // any status, newest first
@@ -110,6 +110,10 @@ class IncidentStore {
   std::int64_t boot_ = 0;
   mutable std::mutex mu_;
   std::map<std::string, Incident> live_;  // unresolved incidents by key (cache of the table)
+  // Keys an operator resolved while their condition still held: not reopened until the condition
+  // clears once (an Xid: until a new one of that code arrives, which changes its evidence).
+  std::map<std::string, std::string> silenced_;  // key -> evidence when resolved (Xids), else ""
+  void silence(const Incident& inc);
 };
 
 }  // namespace gw::health

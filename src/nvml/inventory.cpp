@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "platform/deadline.h"
+
 namespace gw::nvml {
 namespace {
 
@@ -68,23 +70,17 @@ std::string formatIdRanges(const std::vector<unsigned>& ids) {
   return out;
 }
 
-Result<Inventory> readInventory(const Session& s) {
-  Inventory inv;
-  inv.driver_version = s.driverVersion().value_or("");
-  inv.nvml_version = s.nvmlVersion().value_or("");
-  inv.cuda_driver_version = s.cudaDriverVersion().value_or(0);
-  auto count = s.deviceCount();
-  if (!count) return count.status();
+namespace {
 
-  for (unsigned i = 0; i < *count; ++i) {
-    GpuInfo g;
-    g.index = i;
+GpuInfo readGpu(const Session& s, unsigned i) {
+  GpuInfo g;
+  g.index = i;
+  {
     auto dev = s.deviceByIndex(i);
     if (!dev) {
       g.state = isLost(dev.status().code()) ? "lost" : "error";
       g.error = dev.error();
-      inv.gpus.push_back(std::move(g));
-      continue;
+      return g;
     }
     g.device = *dev;
     const Device& d = g.device;
@@ -94,8 +90,7 @@ Result<Inventory> readInventory(const Session& s) {
       g.state = isLost(name.status().code()) ? "lost" : "error";
       g.error = name.error();
       if (auto pci = d.pciInfo()) g.pci = *pci;
-      inv.gpus.push_back(std::move(g));
-      continue;
+      return g;
     }
     g.name = *name;
     g.uuid = d.uuid().value_or("");
@@ -162,6 +157,33 @@ Result<Inventory> readInventory(const Session& s) {
         g.mig_devices.push_back(std::move(mi));
       }
     }
+  }
+  return g;
+}
+
+}  // namespace
+
+Result<Inventory> readInventory(const Session& s, std::chrono::milliseconds deadline) {
+  Inventory inv;
+  inv.driver_version = s.driverVersion().value_or("");
+  inv.nvml_version = s.nvmlVersion().value_or("");
+  inv.cuda_driver_version = s.cudaDriverVersion().value_or(0);
+  auto count = s.deviceCount();
+  if (!count) return count.status();
+  // Every GPU on its own thread: a hung one is listed as stalled after the deadline and holds up
+  // no other.
+  const Session* session = &s;
+  auto read = platform::runEachWithDeadline<GpuInfo>(
+      *count, [session](std::size_t i) { return readGpu(*session, static_cast<unsigned>(i)); }, deadline);
+  for (unsigned i = 0; i < *count; ++i) {
+    if (read[i]) {
+      inv.gpus.push_back(std::move(*read[i]));
+      continue;
+    }
+    GpuInfo g;
+    g.index = i;
+    g.state = "stalled";
+    g.error = "no answer from NVML within " + std::to_string(deadline.count()) + " ms";
     inv.gpus.push_back(std::move(g));
   }
   return inv;

@@ -2,6 +2,7 @@
 // discovery, the agent's /api/v1/gpus and diag alike, so there is one way to enumerate.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,9 +48,11 @@ struct Inventory {
   bool anyLost() const;
 };
 
-// Enumerates every GPU; a GPU that fails to answer is listed with state "lost" and its error,
-// the others are still read. Fails only when the device count itself cannot be read.
-Result<Inventory> readInventory(const Session& session);
+// Enumerates every GPU, each on its own thread; a GPU that fails to answer is listed with state
+// "lost" (or "error") and its error, one that has not answered within `deadline` as "stalled"
+// (its reading thread is abandoned: see platform/deadline.h), and the others are still read.
+// Fails only when the device count itself cannot be read.
+Result<Inventory> readInventory(const Session& session, std::chrono::milliseconds deadline);
 
 // "0-55,112-167" from a sorted id list.
 std::string formatIdRanges(const std::vector<unsigned>& ids);

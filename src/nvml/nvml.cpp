@@ -14,10 +14,14 @@ Status missing(const char* fn) {
                        NVML_ERROR_FUNCTION_NOT_FOUND);
 }
 
+// A Device without a handle has no api_: every call says so instead of dereferencing null.
+Status noHandle(const char* fn) { return nvmlError(NVML_ERROR_INVALID_ARGUMENT, fn); }
+
 // Calls an NVML getter that fills one out-parameter of type T.
 #define GW_CALL_OUT(T, fnptr, fname, ...)              \
   do {                                                 \
-    if (!api_ || !(fnptr)) return missing(fname);      \
+    if (!api_) return noHandle(fname);                 \
+    if (!(fnptr)) return missing(fname);               \
     T out{};                                           \
     nvmlReturn_t r = (fnptr)(__VA_ARGS__, &out);       \
     if (r != NVML_SUCCESS) return nvmlError(r, fname); \
@@ -26,7 +30,8 @@ Status missing(const char* fn) {
 
 #define GW_CALL_STRING(fnptr, fname, size)                                \
   do {                                                                    \
-    if (!api_ || !(fnptr)) return missing(fname);                         \
+    if (!api_) return noHandle(fname);                                    \
+    if (!(fnptr)) return missing(fname);                                  \
     char buf[size] = {};                                                  \
     nvmlReturn_t r = (fnptr)(h_, buf, static_cast<unsigned>(sizeof buf)); \
     if (r != NVML_SUCCESS) return nvmlError(r, fname);                    \
@@ -77,7 +82,8 @@ Result<std::string> Device::boardPartNumber() const {
 }
 
 Status Device::validateInforom() const {
-  if (!api_ || !api_->nvmlDeviceValidateInforom) return missing("nvmlDeviceValidateInforom");
+  if (!api_) return noHandle("nvmlDeviceValidateInforom");
+  if (!api_->nvmlDeviceValidateInforom) return missing("nvmlDeviceValidateInforom");
   nvmlReturn_t r = api_->nvmlDeviceValidateInforom(h_);
   return r == NVML_SUCCESS ? Status::Ok() : nvmlError(r, "nvmlDeviceValidateInforom");
 }
@@ -88,6 +94,7 @@ Result<unsigned> Device::minorNumber() const {
 }
 
 Result<PciInfo> Device::pciInfo() const {
+  if (!api_) return noHandle("nvmlDeviceGetPciInfo");
   auto fn = newest(api_->nvmlDeviceGetPciInfo_v3, api_->nvmlDeviceGetPciInfo_v2, api_->nvmlDeviceGetPciInfo);
   if (!fn) return missing("nvmlDeviceGetPciInfo");
   nvmlPciInfo_t p{};
@@ -101,6 +108,7 @@ Result<unsigned> Device::architecture() const {
 }
 
 Result<Version> Device::computeCapability() const {
+  if (!api_) return noHandle("nvmlDeviceGetCudaComputeCapability");
   if (!api_->nvmlDeviceGetCudaComputeCapability) return missing("nvmlDeviceGetCudaComputeCapability");
   Version v;
   nvmlReturn_t r = api_->nvmlDeviceGetCudaComputeCapability(h_, &v.major, &v.minor);
@@ -116,6 +124,7 @@ Result<nvmlDeviceAttributes_t> Device::attributes() const {
 }
 
 Result<MemoryInfo> Device::memory() const {
+  if (!api_) return noHandle("nvmlDeviceGetMemoryInfo");
   if (api_->nvmlDeviceGetMemoryInfo_v2) {
     nvmlMemory_v2_t m{};
     m.version = nvmlMemory_v2;
@@ -125,6 +134,7 @@ Result<MemoryInfo> Device::memory() const {
     if (r != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && r != NVML_ERROR_FUNCTION_NOT_FOUND)
       return nvmlError(r, "nvmlDeviceGetMemoryInfo_v2");
   }
+  if (!api_) return noHandle("nvmlDeviceGetMemoryInfo");
   if (!api_->nvmlDeviceGetMemoryInfo) return missing("nvmlDeviceGetMemoryInfo");
   nvmlMemory_t m{};
   nvmlReturn_t r = api_->nvmlDeviceGetMemoryInfo(h_, &m);
@@ -133,6 +143,7 @@ Result<MemoryInfo> Device::memory() const {
 }
 
 Result<MemoryInfo> Device::bar1Memory() const {
+  if (!api_) return noHandle("nvmlDeviceGetBAR1MemoryInfo");
   if (!api_->nvmlDeviceGetBAR1MemoryInfo) return missing("nvmlDeviceGetBAR1MemoryInfo");
   nvmlBAR1Memory_t m{};
   nvmlReturn_t r = api_->nvmlDeviceGetBAR1MemoryInfo(h_, &m);
@@ -184,6 +195,7 @@ Result<unsigned> Device::defaultPowerLimitMw() const {
 }
 
 Result<std::pair<unsigned, unsigned>> Device::powerLimitConstraintsMw() const {
+  if (!api_) return noHandle("nvmlDeviceGetPowerManagementLimitConstraints");
   if (!api_->nvmlDeviceGetPowerManagementLimitConstraints)
     return missing("nvmlDeviceGetPowerManagementLimitConstraints");
   unsigned lo = 0, hi = 0;
@@ -216,6 +228,7 @@ Result<nvmlUtilization_t> Device::utilization() const {
 }
 
 Result<unsigned> Device::encoderUtilization() const {
+  if (!api_) return noHandle("nvmlDeviceGetEncoderUtilization");
   if (!api_->nvmlDeviceGetEncoderUtilization) return missing("nvmlDeviceGetEncoderUtilization");
   unsigned u = 0, period = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetEncoderUtilization(h_, &u, &period);
@@ -224,6 +237,7 @@ Result<unsigned> Device::encoderUtilization() const {
 }
 
 Result<unsigned> Device::decoderUtilization() const {
+  if (!api_) return noHandle("nvmlDeviceGetDecoderUtilization");
   if (!api_->nvmlDeviceGetDecoderUtilization) return missing("nvmlDeviceGetDecoderUtilization");
   unsigned u = 0, period = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetDecoderUtilization(h_, &u, &period);
@@ -232,6 +246,7 @@ Result<unsigned> Device::decoderUtilization() const {
 }
 
 Result<bool> Device::eccEnabled() const {
+  if (!api_) return noHandle("nvmlDeviceGetEccMode");
   if (!api_->nvmlDeviceGetEccMode) return missing("nvmlDeviceGetEccMode");
   nvmlEnableState_t cur = 0, pending = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetEccMode(h_, &cur, &pending);
@@ -244,6 +259,7 @@ Result<std::uint64_t> Device::eccErrors(nvmlMemoryErrorType_t t, nvmlEccCounterT
 }
 
 Result<unsigned> Device::retiredPages(nvmlPageRetirementCause_t cause) const {
+  if (!api_) return noHandle("nvmlDeviceGetRetiredPages");
   if (!api_->nvmlDeviceGetRetiredPages) return missing("nvmlDeviceGetRetiredPages");
   unsigned count = 0;  // count-only query: NVML returns the number with a null address list
   nvmlReturn_t r = api_->nvmlDeviceGetRetiredPages(h_, cause, &count, nullptr);
@@ -252,6 +268,7 @@ Result<unsigned> Device::retiredPages(nvmlPageRetirementCause_t cause) const {
 }
 
 Result<bool> Device::retiredPagesPending() const {
+  if (!api_) return noHandle("nvmlDeviceGetRetiredPagesPendingStatus");
   if (!api_->nvmlDeviceGetRetiredPagesPendingStatus) return missing("nvmlDeviceGetRetiredPagesPendingStatus");
   nvmlEnableState_t s = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetRetiredPagesPendingStatus(h_, &s);
@@ -260,6 +277,7 @@ Result<bool> Device::retiredPagesPending() const {
 }
 
 Result<RemappedRows> Device::remappedRows() const {
+  if (!api_) return noHandle("nvmlDeviceGetRemappedRows");
   if (!api_->nvmlDeviceGetRemappedRows) return missing("nvmlDeviceGetRemappedRows");
   unsigned corr = 0, unc = 0, pending = 0, failure = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetRemappedRows(h_, &corr, &unc, &pending, &failure);
@@ -268,6 +286,7 @@ Result<RemappedRows> Device::remappedRows() const {
 }
 
 Result<bool> Device::persistenceMode() const {
+  if (!api_) return noHandle("nvmlDeviceGetPersistenceMode");
   if (!api_->nvmlDeviceGetPersistenceMode) return missing("nvmlDeviceGetPersistenceMode");
   nvmlEnableState_t s = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetPersistenceMode(h_, &s);
@@ -280,6 +299,7 @@ Result<unsigned> Device::computeMode() const {
 }
 
 Result<bool> Device::displayActive() const {
+  if (!api_) return noHandle("nvmlDeviceGetDisplayActive");
   if (!api_->nvmlDeviceGetDisplayActive) return missing("nvmlDeviceGetDisplayActive");
   nvmlEnableState_t s = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetDisplayActive(h_, &s);
@@ -288,6 +308,7 @@ Result<bool> Device::displayActive() const {
 }
 
 Result<bool> Device::migEnabled() const {
+  if (!api_) return noHandle("nvmlDeviceGetMigMode");
   if (!api_->nvmlDeviceGetMigMode) return missing("nvmlDeviceGetMigMode");
   unsigned cur = 0, pending = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetMigMode(h_, &cur, &pending);
@@ -300,6 +321,7 @@ Result<unsigned> Device::maxMigDevices() const {
 }
 
 Result<Device> Device::migDevice(unsigned index) const {
+  if (!api_) return noHandle("nvmlDeviceGetMigDeviceHandleByIndex");
   if (!api_->nvmlDeviceGetMigDeviceHandleByIndex) return missing("nvmlDeviceGetMigDeviceHandleByIndex");
   nvmlDevice_t d = nullptr;
   nvmlReturn_t r = api_->nvmlDeviceGetMigDeviceHandleByIndex(h_, index, &d);
@@ -308,6 +330,7 @@ Result<Device> Device::migDevice(unsigned index) const {
 }
 
 Result<bool> Device::isMigDevice() const {
+  if (!api_) return noHandle("nvmlDeviceIsMigDeviceHandle");
   if (!api_->nvmlDeviceIsMigDeviceHandle) return missing("nvmlDeviceIsMigDeviceHandle");
   unsigned is = 0;
   nvmlReturn_t r = api_->nvmlDeviceIsMigDeviceHandle(h_, &is);
@@ -316,6 +339,7 @@ Result<bool> Device::isMigDevice() const {
 }
 
 Result<Device> Device::parentOfMig() const {
+  if (!api_) return noHandle("nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
   if (!api_->nvmlDeviceGetDeviceHandleFromMigDeviceHandle)
     return missing("nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
   nvmlDevice_t d = nullptr;
@@ -332,6 +356,7 @@ Result<unsigned> Device::computeInstanceId() const {
 }
 
 Result<bool> Device::nvlinkActive(unsigned link) const {
+  if (!api_) return noHandle("nvmlDeviceGetNvLinkState");
   if (!api_->nvmlDeviceGetNvLinkState) return missing("nvmlDeviceGetNvLinkState");
   nvmlEnableState_t s = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetNvLinkState(h_, link, &s);
@@ -344,6 +369,7 @@ Result<unsigned> Device::nvlinkVersion(unsigned link) const {
 }
 
 Result<PciInfo> Device::nvlinkRemotePci(unsigned link) const {
+  if (!api_) return noHandle("nvmlDeviceGetNvLinkRemotePciInfo_v2");
   if (!api_->nvmlDeviceGetNvLinkRemotePciInfo_v2) return missing("nvmlDeviceGetNvLinkRemotePciInfo_v2");
   nvmlPciInfo_t p{};
   nvmlReturn_t r = api_->nvmlDeviceGetNvLinkRemotePciInfo_v2(h_, link, &p);
@@ -365,6 +391,7 @@ Result<unsigned> Device::topologyCommonAncestor(const Device& other) const {
 }
 
 Result<std::vector<unsigned>> Device::cpuAffinity() const {
+  if (!api_) return noHandle("nvmlDeviceGetCpuAffinity");
   if (!api_->nvmlDeviceGetCpuAffinity) return missing("nvmlDeviceGetCpuAffinity");
   unsigned long set[16] = {};  // 1024 CPUs
   nvmlReturn_t r = api_->nvmlDeviceGetCpuAffinity(h_, 16, set);
@@ -373,6 +400,7 @@ Result<std::vector<unsigned>> Device::cpuAffinity() const {
 }
 
 Result<std::vector<unsigned>> Device::numaNodes() const {
+  if (!api_) return noHandle("nvmlDeviceGetMemoryAffinity");
   if (!api_->nvmlDeviceGetMemoryAffinity) return missing("nvmlDeviceGetMemoryAffinity");
   unsigned long set[2] = {};
   nvmlReturn_t r = api_->nvmlDeviceGetMemoryAffinity(h_, 2, set, NVML_AFFINITY_SCOPE_NODE);
@@ -416,6 +444,7 @@ Result<std::vector<ProcessInfo>> fetchProcesses(Fn fn, nvmlDevice_t h, const cha
 }  // namespace
 
 Result<std::vector<ProcessInfo>> Device::computeProcesses() const {
+  if (!api_) return noHandle("nvmlDeviceGetComputeRunningProcesses");
   if (api_->nvmlDeviceGetComputeRunningProcesses_v3)
     return fetchProcesses<nvmlProcessInfo_t>(api_->nvmlDeviceGetComputeRunningProcesses_v3, h_,
                                              "nvmlDeviceGetComputeRunningProcesses_v3", false);
@@ -429,12 +458,14 @@ Result<std::vector<ProcessInfo>> Device::computeProcesses() const {
 }
 
 Result<std::vector<ProcessInfo>> Device::graphicsProcesses() const {
+  if (!api_) return noHandle("nvmlDeviceGetGraphicsRunningProcesses_v3");
   if (!api_->nvmlDeviceGetGraphicsRunningProcesses_v3) return missing("nvmlDeviceGetGraphicsRunningProcesses_v3");
   return fetchProcesses<nvmlProcessInfo_t>(api_->nvmlDeviceGetGraphicsRunningProcesses_v3, h_,
                                            "nvmlDeviceGetGraphicsRunningProcesses_v3", true);
 }
 
 Result<std::vector<ProcessUtil>> Device::processUtilization(std::uint64_t since_us) const {
+  if (!api_) return noHandle("nvmlDeviceGetProcessUtilization");
   if (!api_->nvmlDeviceGetProcessUtilization) return missing("nvmlDeviceGetProcessUtilization");
   unsigned count = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetProcessUtilization(h_, nullptr, &count, since_us);
@@ -452,6 +483,7 @@ Result<std::vector<ProcessUtil>> Device::processUtilization(std::uint64_t since_
 }
 
 Status Device::fieldValues(nvmlFieldValue_t* values, int count) const {
+  if (!api_) return noHandle("nvmlDeviceGetFieldValues");
   if (!api_->nvmlDeviceGetFieldValues) return missing("nvmlDeviceGetFieldValues");
   nvmlReturn_t r = api_->nvmlDeviceGetFieldValues(h_, count, values);
   return r == NVML_SUCCESS ? Status::Ok() : nvmlError(r, "nvmlDeviceGetFieldValues");

@@ -50,8 +50,10 @@ struct Version {
 
 class Device {
  public:
+  // A default Device (no handle: a GPU that was lost before it could be opened) answers every
+  // call with NVML_ERROR_INVALID_ARGUMENT, as NVML does for a null handle, instead of crashing.
   Device() = default;
-  Device(const NvmlApi* api, nvmlDevice_t h) : api_(api), h_(h) {}
+  Device(const NvmlApi* api, nvmlDevice_t h) : api_(h ? api : nullptr), h_(h) {}
   nvmlDevice_t handle() const { return h_; }
   bool valid() const { return h_ != nullptr; }
 

@@ -116,6 +116,8 @@ RunResult SystemProcessRunner::run(const std::vector<std::string>& argv, const R
     r.exit_code = -1;
   } else if (WIFEXITED(status)) {
     r.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    r.signal = WTERMSIG(status);
   }
   return r;
 }

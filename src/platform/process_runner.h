@@ -15,6 +15,7 @@ struct RunResult {
   int exit_code = -1;  // -1 when the program could not be started or was killed
   bool timed_out = false;
   bool not_found = false;  // the program does not exist / is not executable
+  int signal = 0;          // the signal that ended it (0: it exited, or was killed on timeout)
   std::string out;
   std::string err;
 };

@@ -1,6 +1,7 @@
 #include "server/agent.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <httplib.h>
 
@@ -9,27 +10,24 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <fstream>
-#include <regex>
 #include <set>
 
 #include "export/gzip.h"
+#include "node/health_json.h"
+#include "platform/clock.h"
 #include "server/api_params.h"
-#include "server/log.h"
+#include "server/routes_health.h"
+#include "platform/log.h"
 
 namespace gw::server {
+
+using platform::logLine;
 namespace {
 
 using json = nlohmann::json;
 
-std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-void sendJson(httplib::Response& res, const json& j, int status = 200) {
-  res.status = status;
-  res.set_content(j.dump() + "\n", "application/json");
-}
+using platform::wallMs;
+namespace control = node::control;
 
 json identityJson(const collect::GpuView& v, std::int64_t now) {
   json j{{"index", v.id.index},
@@ -101,23 +99,6 @@ Result<store::Agg> parseAgg(const std::string& s) {
   return Status::Error("agg must be avg, min, max, sum or count, got '" + s + "'");
 }
 
-// Refuses parameters the endpoint does not know, so that a typo is not silently ignored.
-bool onlyParams(const httplib::Request& req, httplib::Response& res, std::initializer_list<const char*> known) {
-  for (const auto& [k, v] : req.params) {
-    if (std::none_of(known.begin(), known.end(), [&](const char* n) { return k == n; })) {
-      std::string list;
-      for (const char* n : known) list += (list.empty() ? "" : ", ") + std::string(n);
-      jsonError(res, 400, "unknown parameter '" + k + "'" + (list.empty() ? "" : " (known: " + list + ")"), k);
-      return false;
-    }
-    if (req.get_param_value_count(k) > 1) {
-      jsonError(res, 400, "parameter '" + k + "' given more than once", k);
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 // The inventory, read by a thread of its own: readInventory calls NVML and a hung GPU may hold
@@ -161,10 +142,7 @@ collect::SamplerConfig Agent::samplerConfig(const AgentConfig& c) const {
   s.call_deadline = c.call_deadline;
   for (const auto& k : c.fields)
     if (const auto* f = fields::findByKey(k)) s.fields.push_back(f);
-  if (!s.fields.empty())  // the health rules read these whatever the exporter is asked for
-    for (const auto* f : health::RuleEngine::requiredFields())
-      if (std::find(s.fields.begin(), s.fields.end(), f) == s.fields.end()) s.fields.push_back(f);
-  return s;
+  return s;  // the monitor adds the fields its rules read
 }
 
 std::shared_ptr<const exporter::ExportOptions> Agent::exportOptions(const AgentConfig& c) const {
@@ -176,10 +154,9 @@ std::shared_ptr<const exporter::ExportOptions> Agent::exportOptions(const AgentC
   return o;
 }
 
-std::shared_ptr<collect::Sampler> Agent::sampler() const {
-  std::lock_guard lock(mu_);
-  return sampler_;
-}
+std::shared_ptr<collect::Sampler> Agent::sampler() const { return monitor_ ? monitor_->sampler() : nullptr; }
+
+std::string Agent::controlSocketPath() const { return control_ ? control_->path() : std::string(); }
 
 std::vector<std::string> Agent::boundAddresses() const {
   return http_ ? http_->boundAddresses() : std::vector<std::string>{};
@@ -199,33 +176,21 @@ void Agent::blockSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-Status Agent::startSampler() {
-  AgentConfig cfg = config();
-  auto s = std::make_shared<collect::Sampler>(options_.opener, samplerConfig(cfg));
-  if (sink_) s->setSink(sink_.get());
-  Status st = s->start();
-  std::lock_guard lock(mu_);
-  if (!st) {
-    sampler_error_ = st.message();
-    return st;
-  }
-  sampler_error_.clear();
-  sampler_ = std::move(s);
-  return Status::Ok();
-}
-
 Status Agent::start() {
   AgentConfig cfg = config();
   logLine("info", "starting: config " + cfg.source + ", data dir " + cfg.data_dir + ", metrics naming " +
                       std::string(exporter::namingName(cfg.naming)) + ", fast " +
                       std::to_string(cfg.fast_interval.count()) + " ms, slow " +
                       std::to_string(cfg.slow_interval.count()) + " ms");
+  const node::DataDir dir(cfg.data_dir);
+  if (Status st = dir.create(); !st) return st;
+  // One owner per data folder: a second agent, or a CLI changing it while no agent runs, waits.
+  auto lock = node::DataDirLock::acquire(dir, std::chrono::seconds(10));
+  if (!lock) return lock.status();
+  lock_ = std::move(lock).value();
   if (cfg.history_enabled) {
-    std::error_code ec;
-    std::filesystem::create_directories(cfg.data_dir, ec);
-    if (ec) return Status::Error("cannot create data directory " + cfg.data_dir + ": " + ec.message());
     store::StoreOptions so;
-    so.path = cfg.data_dir + "/history.db";
+    so.path = dir.historyDb();
     so.flush_interval = cfg.flush_interval;
     so.raw_retention = cfg.raw_retention;
     so.downsampled_retention = cfg.downsampled_retention;
@@ -236,23 +201,21 @@ Status Agent::start() {
     logLine("info", "history in " + so.path);
   }
 
-  if (Status s = startSampler(); !s) {
-    logLine("error", "NVML is not available: " + s.message() + " (serving /healthz 503; retrying every 5 s)");
-  } else {
-    auto views = sampler()->snapshot();
-    auto stats = sampler()->agentStats();
-    logLine("info", "sampling " + std::to_string(views.size()) + " devices, driver " + stats.driver_version);
-  }
-
-  HealthServiceOptions ho;
+  node::MonitorOptions mo;
+  mo.opener = options_.opener;
+  mo.sampler = samplerConfig(cfg);
+  mo.sink = sink_.get();
+  mo.data_dir = cfg.data_dir;
+  mo.root = options_.root;
+  mo.interval = cfg.fast_interval;
   if (!cfg.alerts.sinks.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(cfg.data_dir, ec);
     alert::DispatcherConfig dc;
     dc.data_dir = cfg.data_dir;
     dc.sinks = cfg.alerts.sinks;
     dc.repeat_interval = cfg.alerts.effectiveRepeatInterval();
-    if (auto smp = sampler()) dc.hostname = smp->agentStats().hostname;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    dc.hostname = host;
     if (auto d = alert::Dispatcher::create(dc); !d) {
       logLine("error", "alerts disabled: " + d.error());
     } else {
@@ -263,63 +226,62 @@ Status Agent::start() {
         names += (names.empty() ? "" : ", ") + sc.name + " (" + alert::toString(sc.type) + ")";
       logLine("info", "alerts to " + names + ", repeat every " + std::to_string(dc.repeat_interval.count() / 1000) +
                           " s, from severity " + cfg.alerts.min_severity);
-      ho.alerts = alerts_.get();
-      ho.alert_min_severity = health::parseSeverity(cfg.alerts.min_severity).value_or(health::Severity::Warning);
-      ho.alert_resubmit = std::min<Millis>(Millis(30000), std::max<Millis>(Millis(1000), dc.repeat_interval / 2));
+      mo.alerts = alerts_.get();
+      mo.alert_min_severity = health::parseSeverity(cfg.alerts.min_severity).value_or(health::Severity::Warning);
+      mo.alert_resubmit = std::min<Millis>(Millis(30000), std::max<Millis>(Millis(1000), dc.repeat_interval / 2));
     }
   }
-  ho.data_dir = cfg.data_dir;
-  ho.root = options_.root;
-  ho.interval = cfg.fast_interval;
-  if (auto hs = HealthService::create(ho, [this] { return sampler(); }); !hs) {
-    logLine("error", "health checks disabled: " + hs.error());
-  } else {
-    health_ = std::move(hs).value();
-    health_->start();
-    health_->poll();
-  }
+  auto m = node::Monitor::create(mo);
+  if (!m) return m.status();
+  monitor_ = std::move(m).value();
+  monitor_->start();
 
   http_ = std::make_unique<HttpServer>(cfg.http);
   registerRoutes();
   if (Status s = http_->listen(cfg.listen); !s) {
-    http_.reset();
-    health_.reset();
-    alerts_.reset();
-    if (auto smp = sampler()) smp->stop();
+    stop();
     return s;
   }
   for (const auto& a : http_->boundAddresses()) logLine("info", "listening on " + a);
+  auto c = ControlServer::start(
+      dir.controlSocket(),
+      [this](const std::string& op, const json& args, const control::Peer& peer) { return control(op, args, peer); });
+  if (!c) {
+    const Status st = c.status();
+    stop();
+    return Status::Error("control socket: " + st.message());
+  }
+  control_ = std::move(c).value();
+  logLine("info", "control socket " + control_->path());
   running_ = true;
-  monitor_ = std::thread([this] { monitor(); });
+  watcher_ = std::thread([this] { watchInventory(); });
   return Status::Ok();
 }
 
 void Agent::stop() {
   bool was = running_.exchange(false);
-  if (monitor_.joinable()) {
-    monitor_cv_.notify_all();
-    monitor_.join();
+  if (watcher_.joinable()) {
+    watch_cv_.notify_all();
+    watcher_.join();
   }
+  if (control_) control_->stop();
   if (http_) http_->stop();
-  if (health_) health_->stop();
+  if (monitor_) monitor_->stop();
   if (alerts_) {
     alerts_->flush(std::chrono::seconds(2));  // a moment for what the last evaluation raised
     alerts_->stop();
-  }
-  if (auto s = sampler()) s->stop();
-  {
-    std::lock_guard lock(mu_);
-    sampler_.reset();
   }
   if (store_) {
     Status st = store_->flush();
     if (!st) logLine("error", "history flush at stop failed: " + st.message());
     store_.reset();
   }
-  sink_.reset();
+  control_.reset();
   http_.reset();
-  health_.reset();
+  monitor_.reset();
+  sink_.reset();
   alerts_.reset();
+  lock_.reset();
   if (was) logLine("info", "stopped");
 }
 
@@ -348,15 +310,12 @@ Status Agent::reload() {
   next.http = cur.http;
   next.alerts = cur.alerts;
   auto exp = exportOptions(next);
-  auto sc = samplerConfig(next);
-  std::shared_ptr<collect::Sampler> s;
   {
     std::lock_guard lock(mu_);
     config_ = next;
     export_ = exp;
-    s = sampler_;
   }
-  if (s) s->reconfigure(sc);
+  if (monitor_) monitor_->reconfigure(samplerConfig(next));
   logLine("info", "configuration reloaded from " + next.source + " (naming " +
                       std::string(exporter::namingName(next.naming)) + ", fast " +
                       std::to_string(next.fast_interval.count()) + " ms)");
@@ -383,72 +342,39 @@ int Agent::run() {
   }
 }
 
-void Agent::monitor() {
-  std::map<std::string, collect::GpuState> states;
-  std::uint64_t reinits = 0;
-  bool driver_up = true;
+// The inventory (serials, VBIOS, links) is read again whenever the set of GPUs or the NVML session
+// changes, on a thread of its own (a hung GPU may hold readInventory for the length of the hang).
+void Agent::watchInventory() {
   std::set<std::string> inventoried;
-  auto last_retry = std::chrono::steady_clock::now();
   bool need_inventory = true;
-  std::uint64_t last_reinits_for_inventory = 0;
-  std::unique_lock lock(monitor_mu_);
+  std::uint64_t last_reinits = 0;
+  std::unique_lock lock(watch_mu_);
   while (running_) {
-    monitor_cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return !running_.load(); });
+    watch_cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return !running_.load(); });
     if (!running_) break;
     auto s = sampler();
-    if (!s) {
-      if (std::chrono::steady_clock::now() - last_retry >= std::chrono::seconds(5)) {
-        last_retry = std::chrono::steady_clock::now();
-        if (startSampler()) logLine("info", "NVML is available now; sampling started");
-      }
-      continue;
-    }
-    if (health_) health_->poll();  // restarts the NVML event source after a re-initialisation
-    auto views = s->snapshot();
+    if (!s) continue;
     auto stats = s->agentStats();
-    if (stats.driver_up != driver_up) {
-      logLine(stats.driver_up ? "info" : "error",
-              stats.driver_up ? "driver is back" : "driver went away; re-initialising");
-      driver_up = stats.driver_up;
-    }
-    if (stats.nvml_reinits != reinits) {
-      logLine("info", "NVML re-initialised (" + std::to_string(stats.nvml_reinits) + " so far)");
-      reinits = stats.nvml_reinits;
-    }
     std::set<std::string> uuids;
-    for (const auto& v : views) {
-      uuids.insert(v.id.uuid);
-      auto it = states.find(v.id.uuid);
-      if (it == states.end() || it->second != v.state) {
-        if (it != states.end() || v.state != collect::GpuState::Up) {
-          logLine(v.state == collect::GpuState::Up ? "info" : "warning",
-                  "GPU " + std::to_string(v.id.index) + " (" + v.id.uuid + ") " +
-                      (it == states.end() ? std::string("new") : collect::stateName(it->second)) + " -> " +
-                      collect::stateName(v.state) + (v.state_reason.empty() ? "" : ": " + v.state_reason));
-        }
-        states[v.id.uuid] = v.state;
+    for (const auto& v : s->snapshot()) uuids.insert(v.id.uuid);
+    if (uuids != inventoried || stats.nvml_reinits != last_reinits) need_inventory = true;
+    if (!need_inventory || !stats.driver_up || inventory_->busy.load()) continue;
+    auto session = s->session();
+    if (!session) continue;
+    need_inventory = false;
+    inventoried = uuids;
+    last_reinits = stats.nvml_reinits;
+    inventory_->busy = true;
+    if (inventory_thread_.joinable()) inventory_thread_.join();
+    auto slot = inventory_;
+    inventory_thread_ = std::thread([session, slot, deadline = config().call_deadline] {
+      auto inv = nvml::readInventory(*session, deadline);
+      if (inv) {
+        std::lock_guard l(slot->mu);
+        slot->inventory = std::make_shared<const nvml::Inventory>(std::move(inv).value());
       }
-    }
-    if (uuids != inventoried || stats.nvml_reinits != last_reinits_for_inventory) need_inventory = true;
-    if (need_inventory && stats.driver_up && !inventory_->busy.load()) {
-      auto session = s->session();
-      if (session) {
-        need_inventory = false;
-        inventoried = uuids;
-        last_reinits_for_inventory = stats.nvml_reinits;
-        inventory_->busy = true;
-        if (inventory_thread_.joinable()) inventory_thread_.join();
-        auto slot = inventory_;
-        inventory_thread_ = std::thread([session, slot] {
-          auto inv = nvml::readInventory(*session);
-          if (inv) {
-            std::lock_guard l(slot->mu);
-            slot->inventory = std::make_shared<const nvml::Inventory>(std::move(inv).value());
-          }
-          slot->busy = false;
-        });
-      }
-    }
+      slot->busy = false;
+    });
   }
   // A readInventory held by a hung GPU must not hold up the stop.
   if (inventory_thread_.joinable()) {
@@ -475,7 +401,7 @@ void Agent::registerRoutes() {
     MetricsPageKey key;
     key.sampling = s != nullptr;
     key.generation = s ? s->generation() : 0;  // read before the snapshot: the page is never older
-    key.health = health_ ? health_->metricsKey() : 0;
+    key.health = monitor_ ? monitor_->metricsKey() : 0;
     key.options = eo.get();
     key.format = fmt;
     auto page = metrics_cache_.get(key, [&](MetricsPage& p) {
@@ -486,12 +412,12 @@ void Agent::registerRoutes() {
         p.stats.driver_up = false;
       }
       exporter::renderSampledMetrics(p.text, p.views, p.stats, *eo, fmt);
-      if (health_)
-        health_->appendMetrics(p.text, p.views, p.stats.hostname, fmt, eo->naming == exporter::Naming::Native);
+      if (monitor_)
+        monitor_->appendMetrics(p.text, p.views, p.stats.hostname, fmt, eo->naming == exporter::Naming::Native);
     });
 
     exporter::SelfMetrics self;
-    self.now_ms = nowMs();
+    self.now_ms = wallMs();
     self.scrapes = scrapes_.fetch_add(1) + 1;
     self.last_scrape_duration_seconds = static_cast<double>(last_scrape_us_.load()) / 1e6;
     double lag = 0;
@@ -528,8 +454,7 @@ void Agent::registerRoutes() {
     auto s = sampler();
     std::string reason;
     if (!s) {
-      std::lock_guard lock(mu_);
-      reason = "NVML is not available: " + sampler_error_;
+      reason = "NVML is not available: " + (monitor_ ? monitor_->samplerError() : std::string("not started"));
     } else if (auto st = s->agentStats(); !st.driver_up) {
       reason = "the NVIDIA driver is not answering; re-initialising (" + std::to_string(st.nvml_reinits) +
                " re-initialisations so far)";
@@ -545,8 +470,7 @@ void Agent::registerRoutes() {
     if (!onlyParams(req, res, {})) return;
     auto s = sampler();
     if (!s) {
-      std::lock_guard lock(mu_);
-      jsonError(res, 503, "NVML is not available: " + sampler_error_);
+      jsonError(res, 503, "NVML is not available: " + (monitor_ ? monitor_->samplerError() : std::string()));
       return;
     }
     auto views = s->snapshot();
@@ -556,7 +480,7 @@ void Agent::registerRoutes() {
       std::lock_guard l(inventory_->mu);
       inv = inventory_->inventory;
     }
-    const auto now = nowMs();
+    const auto now = wallMs();
     json gpus = json::array();
     for (const auto& v : views) {
       if (v.id.is_mig) continue;
@@ -585,8 +509,7 @@ void Agent::registerRoutes() {
     if (!onlyParams(req, res, {})) return;
     auto s = sampler();
     if (!s) {
-      std::lock_guard lock(mu_);
-      jsonError(res, 503, "NVML is not available: " + sampler_error_);
+      jsonError(res, 503, "NVML is not available: " + (monitor_ ? monitor_->samplerError() : std::string()));
       return;
     }
     const std::string id = req.matches[1];
@@ -596,7 +519,7 @@ void Agent::registerRoutes() {
       jsonError(res, 404, "no GPU '" + id + "' (give an index or a UUID; see /api/v1/gpus)", "id");
       return;
     }
-    const auto now = nowMs();
+    const auto now = wallMs();
     json fields = json::array();
     for (const auto& f : fields::all()) {
       if (f.type == fields::Type::Label) continue;
@@ -635,7 +558,7 @@ void Agent::registerRoutes() {
       jsonError(res, 400, "unknown numeric field '" + field_name + "' (see `gpuwarden fields`)", "field");
       return;
     }
-    const auto now = nowMs();
+    const auto now = wallMs();
     std::int64_t since = now - 3600 * 1000, until = now, step = 0;
     if (req.has_param("since")) {
       auto r = parseTimeSpec(req.get_param_value("since"), now);
@@ -699,16 +622,15 @@ void Agent::registerRoutes() {
                          "/api/v1/incidents?state=open|all", "/api/v1/incidents/{id}",
                          "/api/v1/events?since=", "/api/v1/diag", "/api/v1/diag/{name}"}}});
   };
-  if (health_) health_->registerRoutes(h);
+  if (monitor_) registerHealthRoutes(h, *monitor_);
   registerDiagRoutes();
   h.get("/", index);
   h.get("/api/v1", index);
 }
 
-// `gpuwarden diag` leaves its reports in <data_dir>/diag/<YYYYMMDDTHHMMSSZ>-r<level>[-N].json.
+// `gpuwarden diag` leaves its reports in the data folder (node::DataDir::diagReports()).
 void Agent::registerDiagRoutes() {
-  static const std::regex kName(R"(^(\d{8}T\d{6}Z)-r([123])(-\d+)?\.json$)");
-  auto dir = [this] { return config().data_dir + "/diag"; };
+  auto dir = [this] { return node::DataDir(config().data_dir).diagReports(); };
   http_->get("/api/v1/diag", [dir](const httplib::Request& req, httplib::Response& res) {
     if (!onlyParams(req, res, {})) return;
     json list = json::array();
@@ -716,18 +638,12 @@ void Agent::registerDiagRoutes() {
     std::vector<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator(dir(), ec)) {
       const std::string n = e.path().filename().string();
-      if (std::regex_match(n, kName) && e.is_regular_file(ec)) names.push_back(n);
+      if (node::DataDir::parseDiagReportName(n) && e.is_regular_file(ec)) names.push_back(n);
     }
     std::sort(names.rbegin(), names.rend());  // newest first
     for (const auto& n : names) {
-      std::smatch m;
-      std::regex_match(n, m, kName);
-      const std::string t = m[1].str();  // 20260102T030405Z -> 2026-01-02T03:04:05Z
-      json item{{"name", n},
-                {"time", t.substr(0, 4) + "-" + t.substr(4, 2) + "-" + t.substr(6, 2) + "T" + t.substr(9, 2) + ":" +
-                             t.substr(11, 2) + ":" + t.substr(13, 2) + "Z"},
-                {"level", std::stoi(m[2].str())},
-                {"overall", nullptr}};
+      const auto parsed = node::DataDir::parseDiagReportName(n);
+      json item{{"name", n}, {"time", parsed->time}, {"level", parsed->level}, {"overall", nullptr}};
       std::ifstream in(dir() + "/" + n);
       try {
         json r = json::parse(in);
@@ -743,7 +659,7 @@ void Agent::registerDiagRoutes() {
   http_->get(R"(/api/v1/diag/([^/]+))", [dir](const httplib::Request& req, httplib::Response& res) {
     if (!onlyParams(req, res, {})) return;
     const std::string n = req.matches[1].str();
-    if (!std::regex_match(n, kName)) return jsonError(res, 404, "no diag report '" + n + "'", "name");
+    if (!node::DataDir::parseDiagReportName(n)) return jsonError(res, 404, "no diag report '" + n + "'", "name");
     std::ifstream in(dir() + "/" + n);
     if (!in) return jsonError(res, 404, "no diag report '" + n + "'", "name");
     try {
@@ -752,6 +668,79 @@ void Agent::registerDiagRoutes() {
       jsonError(res, 500, "diag report '" + n + "' is not valid JSON", "name");
     }
   });
+}
+
+// The control socket's operations (docs/api.md, "Control socket"). Every change names its caller,
+// identified by the kernel (SO_PEERCRED), in the log and in what it records.
+json Agent::control(const std::string& op, const json& args, const control::Peer& peer) {
+  auto idArg = [&]() -> std::optional<std::int64_t> {
+    if (!args.contains("id") || !args["id"].is_number_integer()) return std::nullopt;
+    return args["id"].get<std::int64_t>();
+  };
+  if (op == "ping") {
+    return control::okReply(json{{"protocol", control::kProtocolVersion},
+                                 {"pid", ::getpid()},
+                                 {"data_dir", config().data_dir},
+                                 {"caller", peer.describe()}});
+  }
+  if (op == "health") return control::okReply(monitor_->healthReport());
+  if (op == "config.reload") {
+    logLine("info", "reload requested by " + peer.describe());
+    Status st = reload();
+    return st ? control::okReply(json{{"source", config().source}}) : control::errorReply(st.message());
+  }
+  if (op == "events") {
+    std::int64_t since = wallMs() - 3600 * 1000;
+    if (args.contains("since_ms")) {
+      if (!args["since_ms"].is_number_integer())
+        return control::errorReply("since_ms must be an integer", "bad_request");
+      since = args["since_ms"].get<std::int64_t>();
+    }
+    json arr = json::array();
+    for (const auto& e : monitor_->eventLog().since(since, 10000)) {
+      try {
+        arr.push_back(json::parse(events::eventToJsonLine(e)));
+      } catch (const std::exception&) {
+      }
+    }
+    return control::okReply(
+        json{{"since_ms", since},
+             {"count", arr.size()},
+             {"sources", {{"kernel_log", monitor_->kernelLogFollowed()}, {"nvml", monitor_->nvmlEventsHealthy()}}},
+             {"events", arr}});
+  }
+  if (op.starts_with("incidents.")) {
+    health::IncidentStore* store = monitor_->incidents();
+    if (!store) return control::errorReply("this agent keeps no incidents", "failed");
+    if (op == "incidents.list") {
+      const bool all = args.value("all", false);
+      json arr = json::array();
+      for (const auto& i : all ? store->recent(1000) : store->unresolved()) arr.push_back(node::incidentJson(i, false));
+      return control::okReply(json{{"incidents", arr}});
+    }
+    if (op == "incidents.set_healthy") {
+      if (!args.contains("uuid") || !args["uuid"].is_string())
+        return control::errorReply("args.uuid (a GPU UUID) is required", "bad_request");
+      auto n = monitor_->setHealthy(args["uuid"].get<std::string>(), peer.describe());
+      if (!n) return control::errorReply(n.error());
+      return control::okReply(json{{"resolved", *n}});
+    }
+    const auto id = idArg();
+    if (!id) return control::errorReply("args.id (an incident id) is required", "bad_request");
+    if (op == "incidents.show") {
+      auto i = store->get(*id);
+      if (!i) return control::errorReply("no incident " + std::to_string(*id), "not_found");
+      return control::okReply(node::incidentJson(*i, true));
+    }
+    if (op == "incidents.ack" || op == "incidents.resolve") {
+      Status st =
+          op == "incidents.ack" ? monitor_->acknowledge(*id, peer.describe()) : monitor_->resolve(*id, peer.describe());
+      if (!st) return control::errorReply(st.message(), "not_found");
+      auto i = store->get(*id);
+      return control::okReply(i ? node::incidentJson(*i, false) : json::object());
+    }
+  }
+  return control::errorReply("unknown operation '" + op + "' (see docs/api.md, \"Control socket\")", "unknown_op");
 }
 
 }  // namespace gw::server

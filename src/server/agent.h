@@ -1,4 +1,5 @@
-// `gpuwarden serve`: the sampler, the history store and the HTTP server, composed. Signals:
+// `gpuwarden serve`: the monitor (node/monitor.h), the history store, the HTTP server and the
+// control socket, composed; the agent holds its data folder's lock for its whole life. Signals:
 // SIGHUP reloads the configuration (a bad one is refused, logged, and the old one kept);
 // SIGTERM / SIGINT stop cleanly (the store is flushed).
 #pragma once
@@ -18,7 +19,9 @@
 #include "export/prometheus.h"
 #include "nvml/inventory.h"
 #include "server/config.h"
-#include "server/health_service.h"
+#include "node/data_dir.h"
+#include "node/monitor.h"
+#include "server/control_server.h"
 #include "server/history_sink.h"
 #include "server/http_server.h"
 #include "server/metrics_page.h"
@@ -46,8 +49,9 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // Opens the store, starts sampling and listens. A driver that is not there at start is not an
-  // error: the agent serves /healthz 503 with the reason and keeps trying.
+  // Takes the data folder's lock, opens the store, starts the monitor, listens on HTTP and on the
+  // control socket. A driver that is not there at start is not an error: the agent serves
+  // /healthz 503 with the reason and keeps trying.
   Status start();
   // Stops serving and sampling, flushes the store.
   void stop();
@@ -61,6 +65,7 @@ class Agent {
   int run();
 
   std::vector<std::string> boundAddresses() const;
+  std::string controlSocketPath() const;
   AgentConfig config() const;
 
  private:
@@ -68,33 +73,34 @@ class Agent {
   void applyOverrides(AgentConfig& c) const;
   collect::SamplerConfig samplerConfig(const AgentConfig& c) const;
   std::shared_ptr<const exporter::ExportOptions> exportOptions(const AgentConfig& c) const;
-  Status startSampler();
-  void monitor();
+  void watchInventory();
   void registerRoutes();
+  nlohmann::json control(const std::string& op, const nlohmann::json& args, const node::control::Peer& peer);
   void registerDiagRoutes();
   std::shared_ptr<collect::Sampler> sampler() const;
 
   AgentOptions options_;
-  mutable std::mutex mu_;  // guards config_, export_, sampler_, sampler_error_
+  mutable std::mutex mu_;  // guards config_, export_
   AgentConfig config_;
   std::shared_ptr<const exporter::ExportOptions> export_;
-  std::shared_ptr<collect::Sampler> sampler_;
-  std::string sampler_error_;
   std::shared_ptr<InventorySlot> inventory_;
+
+  std::unique_ptr<node::DataDirLock> lock_;
 
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<HistorySink> sink_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<alert::Dispatcher> alerts_;  // when alerts.sinks are configured
-  std::unique_ptr<HealthService> health_;
+  std::unique_ptr<node::Monitor> monitor_;
+  std::unique_ptr<ControlServer> control_;
 
   std::atomic<bool> running_{false};
   std::atomic<std::uint64_t> scrapes_{0};
   MetricsPageCache metrics_cache_;
   std::atomic<std::int64_t> last_scrape_us_{0};
-  std::mutex monitor_mu_;
-  std::condition_variable monitor_cv_;
-  std::thread monitor_;
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  std::thread watcher_;
   std::thread inventory_thread_;
 };
 

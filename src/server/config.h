@@ -13,6 +13,7 @@
 #include "alert/sinks.h"
 #include "common/result.h"
 #include "export/prometheus.h"
+#include "node/data_dir.h"
 
 namespace gw::server {
 
@@ -48,7 +49,7 @@ struct AlertSettings {
 struct AgentConfig {
   std::string source = "<defaults>";  // file the config came from, for messages
   std::vector<ListenAddress> listen;  // default ":9400"
-  std::string data_dir = "/var/lib/gpuwarden";
+  std::string data_dir = node::kDefaultDataDir;
   // sampling
   Millis fast_interval{1000};
   Millis slow_interval{10000};

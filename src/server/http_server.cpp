@@ -10,6 +10,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -18,9 +19,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "server/log.h"
+#include "platform/log.h"
 
 namespace gw::server {
+
+using platform::logLine;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -309,6 +312,27 @@ void jsonError(httplib::Response& res, int status, const std::string& message, c
   nlohmann::json j{{"error", message}, {"field", field}};
   res.status = status;
   res.set_content(j.dump() + "\n", "application/json");
+}
+
+void sendJson(httplib::Response& res, const nlohmann::json& j, int status) {
+  res.status = status;
+  res.set_content(j.dump() + "\n", "application/json");
+}
+
+bool onlyParams(const httplib::Request& req, httplib::Response& res, std::initializer_list<const char*> known) {
+  for (const auto& [k, v] : req.params) {
+    if (std::none_of(known.begin(), known.end(), [&](const char* n) { return k == n; })) {
+      std::string list;
+      for (const char* n : known) list += (list.empty() ? "" : ", ") + std::string(n);
+      jsonError(res, 400, "unknown parameter '" + k + "'" + (list.empty() ? "" : " (known: " + list + ")"), k);
+      return false;
+    }
+    if (req.get_param_value_count(k) > 1) {
+      jsonError(res, 400, "parameter '" + k + "' given more than once", k);
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string acceptEncoding(const httplib::Request& req) { return req.get_header_value(kStashedAcceptEncoding); }

@@ -8,9 +8,12 @@
 
 #include <atomic>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 #include "server/config.h"
@@ -58,6 +61,11 @@ class HttpServer {
 
 // Writes {"error": message, "field": field} with the status.
 void jsonError(httplib::Response& res, int status, const std::string& message, const std::string& field = "");
+// Writes the JSON document (and a newline) with the status.
+void sendJson(httplib::Response& res, const nlohmann::json& j, int status = 200);
+// Refuses (400) a parameter the endpoint does not know, or one given twice, so that a typo is
+// never silently ignored. False when it answered.
+bool onlyParams(const httplib::Request& req, httplib::Response& res, std::initializer_list<const char*> known);
 // The client's Accept-Encoding (the server hides it from cpp-httplib so that it never
 // compresses on its own; /metrics compresses and caches itself).
 std::string acceptEncoding(const httplib::Request& req);

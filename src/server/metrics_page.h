@@ -23,7 +23,7 @@ namespace gw::server {
 struct MetricsPageKey {
   bool sampling = false;          // false while NVML could not be opened
   std::uint64_t generation = 0;   // collect::Sampler::generation()
-  std::uint64_t health = 0;       // HealthService::metricsKey(), 0 without health
+  std::uint64_t health = 0;       // node::Monitor::metricsKey(), 0 without health
   const void* options = nullptr;  // the ExportOptions in force (replaced on reload, never edited)
   exporter::Format format = exporter::Format::Text004;
   bool operator==(const MetricsPageKey&) const = default;

@@ -53,9 +53,9 @@ inline std::string readFile(const std::string& path) {
   return ss.str();
 }
 
-// Runs the gpuwarden binary through the shell (stderr folded into the output): exit code, output.
-inline std::pair<int, std::string> runCli(const std::string& args) {
-  std::string cmd = std::string(GW_BINARY) + " " + args + " 2>&1";
+// Runs a shell command line (stderr folded into the output): exit code, output.
+inline std::pair<int, std::string> runShell(const std::string& command) {
+  std::string cmd = command + " 2>&1";
   std::string out;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return {-1, ""};
@@ -63,6 +63,11 @@ inline std::pair<int, std::string> runCli(const std::string& args) {
   while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
   int st = ::pclose(p);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// Runs the gpuwarden binary through the shell (stderr folded into the output): exit code, output.
+inline std::pair<int, std::string> runCli(const std::string& args) {
+  return runShell(std::string(GW_BINARY) + " " + args);
 }
 
 // `gpuwarden serve …` in the background, stdout and stderr into a log file.
@@ -103,7 +108,7 @@ class AgentProcess {
   // The port from "listening on 127.0.0.1:PORT" in the log; 0 on timeout or exit.
   int waitListening(std::chrono::milliseconds timeout = std::chrono::milliseconds(20000)) {
     auto end = std::chrono::steady_clock::now() + timeout;
-    std::regex re("listening on [^ ]*:([0-9]+)");
+    std::regex re("listening on [^ \n]*:([0-9]+)");
     while (std::chrono::steady_clock::now() < end) {
       std::smatch m;
       std::string l = log();

@@ -3,8 +3,8 @@
 
 #include <string>
 
-namespace gw::server {
+namespace gw::platform {
 
 void logLine(const std::string& level, const std::string& message);
 
-}  // namespace gw::server
+}  // namespace gw::platform

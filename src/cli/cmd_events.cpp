@@ -1,0 +1,80 @@
+// gpuwarden events: GPU events (Xid, ECC, fallen off the bus) from the agent that owns the data
+// folder, else a one-shot scan of the kernel log.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/agent_link.h"
+#include "cli/commands.h"
+#include "events/event_log.h"
+#include "events/kmsg_source.h"
+#include "platform/clock.h"
+#include "server/api_params.h"
+
+namespace gw::cli {
+
+using json = nlohmann::json;
+
+void addEvents(CLI::App& app, Run& run) {
+  auto* cmd = app.add_subcommand(
+      "events", "GPU events (Xid, ECC, fallen off the bus): from the agent, else a one-shot kernel-log scan");
+  struct Opts {
+    std::string since = "1h";
+    std::string data_dir = node::kDefaultDataDir;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--since", o->since, "RFC3339, unix seconds, or a duration ago (1h, 30m); default 1h");
+  cmd->add_option("--data-dir", o->data_dir,
+                  std::string("Ask the agent that owns this data folder (default ") + node::kDefaultDataDir + ")");
+  cmd->callback([&run, o]() {
+    const auto now = platform::wallMs();
+    auto since = server::parseTimeSpec(o->since, now);
+    if (!since) {
+      printError("--since: " + since.error());
+      run.exit_code = kExitUsage;
+      return;
+    }
+    json arr = json::array();
+    std::string source;
+    auto reply = askAgent(o->data_dir, "events", json{{"since_ms", *since}});
+    if (reply.reached && !reply.error.empty()) {
+      printError(reply.error);
+      run.exit_code = kExitNoDriver;
+      return;
+    }
+    if (reply.reached && reply.body.value("ok", false) && reply.body["result"].is_object() &&
+        reply.body["result"].contains("events") && reply.body["result"]["events"].is_array()) {
+      arr = reply.body["result"]["events"];
+      source = "agent " + o->data_dir;
+    } else {
+      events::KmsgSource k(platform::FsRoot(run.ctx.options.root), nullptr);
+      auto scanned = k.scanOnce();
+      if (!scanned) {
+        printError("no agent owns " + o->data_dir + " and the kernel log cannot be read: " + scanned.error() +
+                   " (run as root, or start `gpuwarden serve`)");
+        run.exit_code = kExitNoDriver;
+        return;
+      }
+      // Kernel-log timestamps are only as good as the boot-time estimate; keep everything when
+      // the scan could not date the lines.
+      for (const auto& e : *scanned)
+        if (e.timestamp_ms == 0 || e.timestamp_ms >= *since) arr.push_back(json::parse(events::eventToJsonLine(e)));
+      source = "kernel log";
+    }
+    if (run.ctx.options.json) {
+      std::cout << json{{"source", source}, {"events", arr}}.dump(2) << "\n";
+      return;
+    }
+    if (arr.empty()) std::cout << "no GPU events since " << o->since << " (" << source << ")\n";
+    for (const auto& e : arr) {
+      if (!e.is_object()) continue;
+      std::int64_t ts = e.value("ts_ms", std::int64_t{0});
+      std::cout << (ts > 0 ? platform::formatRfc3339(ts) : std::string("-")) << "  " << e.value("source", "") << "  "
+                << e.value("kind", "");
+      if (e.value("code", 0) != 0) std::cout << " " << e.value("code", 0);
+      std::cout << "  GPU " << e.value("gpu", -1) << " " << e.value("uuid", "") << "  " << e.value("message", "")
+                << "\n";
+    }
+  });
+}
+
+}  // namespace gw::cli

@@ -1,0 +1,76 @@
+// The agent's data folder, defined once: every file the agent and the CLI keep there, the lock
+// that makes one process its owner at a time, and where the owner's control socket lives.
+// Lower layers are handed full paths from here; none of them names a file of the folder itself.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+
+namespace gw::node {
+
+inline constexpr const char* kDefaultDataDir = "/var/lib/gpuwarden";
+
+class DataDir {
+ public:
+  explicit DataDir(std::string root = kDefaultDataDir) : root_(std::move(root)) {}
+  const std::string& root() const { return root_; }
+
+  std::string historyDb() const { return root_ + "/history.db"; }
+  std::string incidentsDb() const { return root_ + "/incidents.db"; }
+  std::string alertsDb() const { return root_ + "/alerts.db"; }
+  std::string eventsLog() const { return root_ + "/events.jsonl"; }
+  std::string kmsgPosition() const { return root_ + "/kmsg-position.json"; }
+  // `gpuwarden diag` reports: diag/<YYYYMMDDTHHMMSSZ>-r<level>[-N].json
+  std::string diagReports() const { return root_ + "/diag"; }
+  // The file name of a report written at wall_ms; n > 1 tells reports of the same second apart.
+  static std::string diagReportName(std::int64_t wall_ms, int level, int n = 1);
+  struct DiagReportName {
+    std::string time;  // RFC 3339, seconds
+    int level = 0;
+  };
+  // Only names of that shape (anything else in the folder is not a report).
+  static std::optional<DiagReportName> parseDiagReportName(const std::string& file);
+  // Held (flock, exclusive) by the agent for its whole life and by a CLI that changes the folder
+  // while no agent runs, so that the two never write at once.
+  std::string lockFile() const { return root_ + "/.lock"; }
+
+  // Creates the folder (0750) if needed.
+  Status create() const;
+
+  // The control socket of the agent that owns this folder. Unix socket paths are limited to 107
+  // bytes, and the data folder can sit anywhere, so the socket lives in the runtime folder under a
+  // name derived from the folder's canonical path: two agents on one machine never share one, and
+  // a CLI given the same --data-dir finds the same socket.
+  std::string controlSocket() const;
+
+ private:
+  std::string root_;
+};
+
+// The runtime folder of control sockets: $GPUWARDEN_RUNTIME_DIR, else /run/gpuwarden for root,
+// else $XDG_RUNTIME_DIR/gpuwarden, else /tmp/gpuwarden-<uid>.
+std::string runtimeDir();
+
+// flock(2) on DataDir::lockFile(). Released on destruction (and by the kernel if the process dies,
+// so a crashed agent never leaves a stale lock behind).
+class DataDirLock {
+ public:
+  // Waits up to `wait` for another holder to let go (a CLI's change takes milliseconds); then an
+  // error naming the holder's pid.
+  static Result<std::unique_ptr<DataDirLock>> acquire(const DataDir& dir,
+                                                      std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  ~DataDirLock();
+  DataDirLock(const DataDirLock&) = delete;
+  DataDirLock& operator=(const DataDirLock&) = delete;
+
+ private:
+  explicit DataDirLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+}  // namespace gw::node

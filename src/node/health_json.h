@@ -1,0 +1,32 @@
+// One JSON shape for each health object, whether it leaves through HTTP, the control socket or a
+// command's --json: findings, incidents, the health verdict, and an incident as an alert.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "alert/alert.h"
+#include "collect/gpu_view.h"
+#include "health/incidents.h"
+#include "health/rules.h"
+
+namespace gw::node {
+
+// health::Severity -> the GPU health state it implies (info counts as healthy).
+health::HealthState stateOfSeverity(health::Severity s);
+nlohmann::json findingJson(const health::Finding& f);
+nlohmann::json incidentJson(const health::Incident& i, bool with_context);
+// {"status", "exit_code", "gpus": [{index, uuid, name, pci_bus_id, gpu_state, state, findings}],
+// "node_findings": [...]}. A GPU's state is the worst of `states` (from incidents, when given)
+// and its current findings; a GPU that is not up with nothing worse is unknown.
+nlohmann::json healthVerdict(const std::vector<collect::GpuView>& views, const std::vector<health::Finding>& findings,
+                             const std::vector<std::pair<collect::GpuIdentity, health::HealthState>>* states);
+// The alert of an incident: id "<rule>/<gpu uuid>", labels alertname, severity, instance, gpu,
+// UUID; annotations summary and action. `resolved_ms` > 0 makes it a resolved alert.
+alert::Alert incidentAlert(const health::Incident& i, const std::string& hostname, std::int64_t resolved_ms = 0);
+
+}  // namespace gw::node

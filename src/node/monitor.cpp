@@ -1,0 +1,423 @@
+#include "node/monitor.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "health/health_metrics.h"
+#include "node/health_json.h"
+#include "nvml/nvml.h"
+#include "platform/clock.h"
+#include "platform/fs_root.h"
+#include "platform/log.h"
+
+namespace gw::node {
+
+using json = nlohmann::json;
+using platform::wallMs;
+
+Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
+  std::unique_ptr<Monitor> m(new Monitor(std::move(options)));
+  events::EventLogOptions lo;
+  if (!m->opt_.data_dir.empty()) {
+    const DataDir dir(m->opt_.data_dir);
+    if (Status st = dir.create(); !st) return st;
+    auto inc = health::IncidentStore::open(dir.root());
+    if (!inc) return Status::Error("incident store: " + inc.error());
+    m->incidents_ = std::move(inc).value();
+    lo.persist_path = dir.eventsLog();
+  }
+  m->log_ = std::make_unique<events::EventLog>(lo, &m->out_);
+  if (auto e = m->log_->loadError(); !e.empty()) m->logLine("warning", "event log " + lo.persist_path + ": " + e);
+  m->log_->attach(m->in_);
+  m->engine_ = std::make_unique<health::RuleEngine>(m->opt_.rules, m->opt_.root);
+  health::RuleEngine* engine = m->engine_.get();
+  m->out_.subscribe([engine](const events::GpuEvent& e) { engine->onEvent(e); });
+  // The rules read these whatever else is sampled.
+  auto& f = m->opt_.sampler.fields;
+  if (!f.empty())
+    for (const auto* r : health::RuleEngine::requiredFields())
+      if (std::find(f.begin(), f.end(), r) == f.end()) f.push_back(r);
+  return m;
+}
+
+Monitor::Monitor(MonitorOptions options) : opt_(std::move(options)) {}
+
+Monitor::~Monitor() { stop(); }
+
+void Monitor::logLine(const std::string& level, const std::string& message) const {
+  if (opt_.log) platform::logLine(level, message);
+}
+
+Status Monitor::startSampler() {
+  auto s = std::make_shared<collect::Sampler>(opt_.opener, opt_.sampler);
+  if (opt_.sink) s->setSink(opt_.sink);
+  Status st = s->start();
+  std::lock_guard l(sampler_mu_);
+  sampler_retry_ = std::chrono::steady_clock::now() + opt_.nvml_retry;
+  if (!st) {
+    sampler_error_ = st.message();
+    // A library/driver version mismatch is a finding of its own (the rules say what to do).
+    engine_->setNvmlInitError(st.code() == NVML_ERROR_LIB_RM_VERSION_MISMATCH ? st.code() : 0, wallMs());
+    return st;
+  }
+  engine_->setNvmlInitError(0, wallMs());
+  sampler_error_.clear();
+  sampler_ = std::move(s);
+  return Status::Ok();
+}
+
+std::shared_ptr<collect::Sampler> Monitor::sampler() const {
+  std::lock_guard l(sampler_mu_);
+  return sampler_;
+}
+
+std::string Monitor::samplerError() const {
+  std::lock_guard l(sampler_mu_);
+  return sampler_error_;
+}
+
+void Monitor::reconfigure(const collect::SamplerConfig& config) {
+  collect::SamplerConfig c = config;
+  if (!c.fields.empty())
+    for (const auto* r : health::RuleEngine::requiredFields())
+      if (std::find(c.fields.begin(), c.fields.end(), r) == c.fields.end()) c.fields.push_back(r);
+  std::shared_ptr<collect::Sampler> s;
+  {
+    std::lock_guard l(sampler_mu_);
+    opt_.sampler = c;
+    s = sampler_;
+  }
+  if (s) s->reconfigure(c);
+}
+
+void Monitor::start() {
+  if (running_.exchange(true)) return;
+  if (Status st = startSampler(); !st) {
+    logLine("error", "NVML is not available: " + st.message() + " (retrying every " +
+                         std::to_string(opt_.nvml_retry.count() / 1000) + " s)");
+  } else if (auto s = sampler()) {
+    logLine("info",
+            "sampling " + std::to_string(s->snapshot().size()) + " devices, driver " + s->agentStats().driver_version);
+  }
+  if (!opt_.data_dir.empty()) {
+    events::KmsgSourceOptions ko;
+    ko.state_dir = DataDir(opt_.data_dir).root();
+    ko.lookup = [this](const std::string& bus_id) -> std::pair<int, std::string> {
+      auto s = sampler();
+      if (!s) return {-1, ""};
+      const std::string want = nvml::normalizeBusId(bus_id);
+      for (const auto& v : s->snapshot())
+        if (!v.id.is_mig && nvml::normalizeBusId(v.id.pci_bus_id) == want)
+          return {static_cast<int>(v.id.index), v.id.uuid};
+      return {-1, ""};
+    };
+    kmsg_ = std::make_unique<events::KmsgSource>(platform::FsRoot(opt_.root), &in_, ko);
+    if (Status st = kmsg_->start(); !st) {
+      logLine("warning", "kernel log not followed (" + st.message() +
+                             "); Xids are heard from NVML only. Give the agent read access to /dev/kmsg to add them");
+      kmsg_.reset();
+    } else {
+      logLine("info", "following the kernel log " + platform::FsRoot(opt_.root).path("/dev/kmsg"));
+    }
+  }
+  pollEvents();
+  thread_ = std::thread([this] { run(); });
+}
+
+void Monitor::stop() {
+  if (!running_.exchange(false)) return;
+  run_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (kmsg_) kmsg_->stop();
+  {
+    std::lock_guard l(nvml_mu_);
+    if (nvml_source_) nvml_source_->stop();
+    nvml_source_.reset();
+    nvml_session_.reset();
+  }
+  std::shared_ptr<collect::Sampler> s;
+  {
+    std::lock_guard l(sampler_mu_);
+    s = std::move(sampler_);
+  }
+  if (s) s->stop();
+}
+
+bool Monitor::nvmlEventsHealthy() const {
+  std::lock_guard l(nvml_mu_);
+  return nvml_source_ != nullptr && nvml_source_->healthy();
+}
+
+void Monitor::pollSampler() {
+  auto s = sampler();
+  if (!s) {
+    bool due = false;
+    {
+      std::lock_guard l(sampler_mu_);
+      due = std::chrono::steady_clock::now() >= sampler_retry_;
+    }
+    if (due && startSampler()) logLine("info", "NVML is available now; sampling started");
+    return;
+  }
+  auto stats = s->agentStats();
+  if (stats.driver_up != driver_up_) {
+    logLine(stats.driver_up ? "info" : "error",
+            stats.driver_up ? "driver is back" : "driver went away; re-initialising");
+    driver_up_ = stats.driver_up;
+  }
+  if (stats.nvml_reinits != reinits_seen_) {
+    logLine("info", "NVML re-initialised (" + std::to_string(stats.nvml_reinits) + " so far)");
+    reinits_seen_ = stats.nvml_reinits;
+  }
+  for (const auto& v : s->snapshot()) {
+    auto it = gpu_states_.find(v.id.uuid);
+    if (it != gpu_states_.end() && it->second == v.state) continue;
+    if (it != gpu_states_.end() || v.state != collect::GpuState::Up)
+      logLine(v.state == collect::GpuState::Up ? "info" : "warning",
+              "GPU " + std::to_string(v.id.index) + " (" + v.id.uuid + ") " +
+                  (it == gpu_states_.end() ? std::string("new") : collect::stateName(it->second)) + " -> " +
+                  collect::stateName(v.state) + (v.state_reason.empty() ? "" : ": " + v.state_reason));
+    gpu_states_[v.id.uuid] = v.state;
+  }
+}
+
+void Monitor::pollEvents() {
+  auto s = sampler();
+  if (!s) return;
+  auto stats = s->agentStats();
+  if (!stats.driver_up) {
+    // Let go of the old session at once: NVML is reference counted, and the sampler can only
+    // re-initialise the driver once every holder of the old initialisation has shut it down.
+    std::lock_guard l(nvml_mu_);
+    if (nvml_source_) nvml_source_->stop();
+    nvml_source_.reset();
+    nvml_session_.reset();
+    return;
+  }
+  auto session = s->session();
+  if (!session) return;
+  std::lock_guard l(nvml_mu_);
+  const bool fresh = session != nvml_session_ || stats.nvml_reinits != nvml_reinits_;
+  const bool broken = nvml_source_ && !nvml_source_->healthy();
+  if (nvml_source_ && !fresh && !broken) return;
+  if (!fresh && std::chrono::steady_clock::now() < nvml_retry_) return;
+  if (nvml_source_) {
+    if (broken) logLine("warning", "NVML events stopped: " + nvml_source_->lastError() + "; restarting");
+    nvml_source_->stop();
+    nvml_source_.reset();
+  }
+  nvml_session_ = session;
+  nvml_reinits_ = stats.nvml_reinits;
+  auto src = std::make_unique<events::NvmlEventSource>(*nvml_session_, in_);
+  if (Status st = src->start(); !st) {
+    if (!nvml_error_logged_) logLine("warning", "NVML events unavailable: " + st.message() + " (retrying every 10 s)");
+    nvml_error_logged_ = true;
+    nvml_retry_ = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    return;
+  }
+  nvml_error_logged_ = false;
+  logLine("info", "NVML events: " + std::to_string(src->stats().registered.size()) + " GPUs registered");
+  nvml_source_ = std::move(src);
+}
+
+void Monitor::run() {
+  auto next_processes = std::chrono::steady_clock::now();
+  std::unique_lock lock(run_mu_);
+  while (running_) {
+    run_cv_.wait_for(lock, opt_.interval, [&] { return !running_.load(); });
+    if (!running_) break;
+    pollSampler();
+    pollEvents();
+    bool processes = std::chrono::steady_clock::now() >= next_processes;
+    if (processes) next_processes = std::chrono::steady_clock::now() + opt_.process_interval;
+    tick(wallMs(), processes);
+  }
+}
+
+void Monitor::evaluateNow(bool processes) {
+  pollEvents();
+  tick(wallMs(), processes);
+}
+
+void Monitor::tick(std::int64_t now_ms, bool processes) {
+  auto s = sampler();
+  if (s) {
+    auto views = s->snapshot();
+    engine_->observe(views, now_ms);
+    if (processes && s->agentStats().driver_up) {
+      auto session = s->session();
+      if (session && session->isSimulator() && platform::FsRoot(opt_.root).isHostRoot()) {
+        // The simulated GPUs' processes are not this host's: against the host's /proc every one
+        // would look like a zombie. With --root the check runs on the given tree.
+        if (!sim_processes_logged_)
+          logLine("info",
+                  "process checks (zombie_process) off: simulated GPUs report pids that are not this host's "
+                  "(give --root DIR to check them against a prepared /proc)");
+        sim_processes_logged_ = true;
+        session.reset();
+      }
+      if (session) {
+        for (const auto& v : views) {
+          if (v.id.is_mig || v.state != collect::GpuState::Up) continue;
+          auto dev = session->deviceByIndex(v.id.index);
+          if (!dev) continue;
+          auto procs = dev->computeProcesses();
+          if (!procs) continue;
+          std::vector<health::ProcessSample> ps;
+          for (const auto& p : *procs) ps.push_back({p.pid, p.used_bytes});
+          engine_->observeProcesses(v.id.index, ps, now_ms);
+        }
+      }
+    }
+  }
+  auto findings = engine_->evaluate(now_ms);
+  std::lock_guard l(mu_);
+  if (incidents_) {
+    auto opened = incidents_->apply(findings, now_ms, engine_.get());
+    if (!opened) {
+      logLine("error", "incident store: " + opened.error());
+    } else {
+      for (const auto& i : *opened)
+        logLine(i.severity >= health::Severity::Critical ? "error" : "warning",
+                "incident " + std::to_string(i.id) + (i.escalated ? " escalated" : " opened") + ": " + i.rule +
+                    " on GPU " + std::to_string(i.gpu_index) + " (" + std::string(health::severityName(i.severity)) +
+                    "): " + i.summary + " -> " + i.action);
+    }
+    submitAlerts(now_ms, opened && !opened->empty());
+  }
+  findings_ = std::move(findings);
+  evaluated_ = true;
+}
+
+Status Monitor::acknowledge(std::int64_t id, const std::string& by) {
+  std::lock_guard l(mu_);
+  if (!incidents_) return Status::Error("no incident store (standalone)");
+  Status st = incidents_->acknowledge(id, wallMs());
+  if (st) logLine("info", "incident " + std::to_string(id) + " acknowledged by " + by);
+  return st;
+}
+
+Status Monitor::resolve(std::int64_t id, const std::string& by) {
+  std::lock_guard l(mu_);
+  if (!incidents_) return Status::Error("no incident store (standalone)");
+  Status st = incidents_->resolve(id, wallMs(), "operator " + by);
+  if (st) logLine("info", "incident " + std::to_string(id) + " resolved by " + by);
+  return st;
+}
+
+Result<int> Monitor::setHealthy(const std::string& uuid, const std::string& by) {
+  std::lock_guard l(mu_);
+  if (!incidents_) return Status::Error("no incident store (standalone)");
+  auto n = incidents_->markHealthy(uuid, wallMs(), "mark-healthy by " + by);
+  if (n) logLine("info", std::to_string(*n) + " incident(s) of " + uuid + " resolved as healthy by " + by);
+  return n;
+}
+
+std::string Monitor::hostname() const {
+  if (auto s = sampler()) {
+    auto h = s->agentStats().hostname;
+    if (!h.empty()) return h;
+  }
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) == 0) return buf;
+  return {};
+}
+
+void Monitor::submitAlerts(std::int64_t now_ms, bool opened) {
+  if (!opt_.alerts) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!opened && now < next_alert_sweep_) return;
+  next_alert_sweep_ = now + std::chrono::seconds(2);
+  const bool resubmit = now >= next_resubmit_;
+  if (resubmit) next_resubmit_ = now + opt_.alert_resubmit;
+  const std::string host = hostname();
+  // One alert per rule and GPU: the worst of its unresolved incidents.
+  std::map<std::string, health::Incident> current;
+  for (auto& i : incidents_->unresolved()) {
+    if (i.severity < opt_.alert_min_severity) continue;
+    const std::string id = i.rule + "/" + i.gpu_uuid;
+    auto it = current.find(id);
+    if (it == current.end() || i.severity > it->second.severity) current[id] = std::move(i);
+  }
+  for (const auto& [id, inc] : current) {
+    const bool fresh = firing_.count(id) == 0;
+    if (!fresh && !resubmit) continue;
+    auto r = opt_.alerts->submit(incidentAlert(inc, host));
+    if (!r)
+      logLine("error", "alert " + id + " not queued: " + r.error());
+    else if (fresh && *r)
+      logLine("info", "alert " + id + " firing (" + std::string(health::severityName(inc.severity)) + ")");
+  }
+  for (const auto& [id, inc] : firing_) {
+    if (current.count(id)) continue;
+    std::int64_t resolved = now_ms;
+    if (auto stored = incidents_->get(inc.id); stored && stored->resolved_ms > 0) resolved = stored->resolved_ms;
+    auto r = opt_.alerts->submit(incidentAlert(inc, host, resolved));
+    if (!r)
+      logLine("error", "resolved alert " + id + " not queued: " + r.error());
+    else
+      logLine("info", "alert " + id + " resolved");
+  }
+  firing_ = std::move(current);
+}
+
+std::vector<health::Finding> Monitor::findings() const {
+  std::lock_guard l(mu_);
+  return findings_;
+}
+
+json Monitor::healthReport() const {
+  auto s = sampler();
+  std::vector<collect::GpuView> views;
+  if (s) views = s->snapshot();
+  std::vector<health::Finding> findings;
+  bool evaluated = false;
+  {
+    std::lock_guard l(mu_);
+    findings = findings_;
+    evaluated = evaluated_;
+  }
+  std::vector<std::pair<collect::GpuIdentity, health::HealthState>> states;
+  if (incidents_) states = incidents_->healthStates(views);
+  json j = healthVerdict(views, findings, incidents_ ? &states : nullptr);
+  // A verdict needs an evaluation; without NVML only node findings (a driver mismatch) can judge.
+  if (!evaluated || (!s && j["node_findings"].empty())) {
+    j["status"] = "unknown";
+    j["exit_code"] = health::healthExitCode(health::HealthState::Unknown);
+    j["reason"] = !s ? "NVML is not available: " + samplerError() : "no evaluation yet";
+  } else if (!s) {
+    j["reason"] = "NVML is not available: " + samplerError();
+  }
+  json open = json::array();
+  if (incidents_)
+    for (const auto& i : incidents_->unresolved()) open.push_back(incidentJson(i, false));
+  j["open_incidents"] = open;
+  j["timestamp_ms"] = wallMs();
+  return j;
+}
+
+void Monitor::appendMetrics(std::string& body, const std::vector<collect::GpuView>& views, const std::string& hostname,
+                            exporter::Format fmt, bool native_labels) const {
+  const bool om = fmt == exporter::Format::OpenMetrics;
+  if (incidents_) body += health::renderHealthMetrics(*incidents_, views, hostname, native_labels);
+  const std::string family = om ? "gpuwarden_xid_errors" : "gpuwarden_xid_errors_total";
+  body += "# HELP " + family + " Xid errors seen per GPU and code (NVML events and the kernel log, de-duplicated).\n";
+  body += "# TYPE " + family + " counter\n";
+  for (const auto& c : log_->xidCounts()) {
+    std::string labels = "gpu=\"" + (c.gpu_index >= 0 ? std::to_string(c.gpu_index) : std::string()) + "\"," +
+                         (native_labels ? "uuid" : "UUID") + "=\"" + exporter::escapeLabelValue(c.gpu_uuid) +
+                         "\",code=\"" + std::to_string(c.code) + "\"";
+    if (!hostname.empty())
+      labels +=
+          std::string(native_labels ? ",hostname" : ",Hostname") + "=\"" + exporter::escapeLabelValue(hostname) + "\"";
+    body += "gpuwarden_xid_errors_total{" + labels + "} " + std::to_string(c.count) + "\n";
+  }
+}
+
+std::uint64_t Monitor::metricsKey() const {
+  return (incidents_ ? incidents_->healthDigest() : 0) * 31 + log_->xidTotal();
+}
+
+}  // namespace gw::node

@@ -1,0 +1,147 @@
+// The monitor: the one wiring of sampler, event sources, rule engine, incidents and alert
+// dispatch, used alike by the agent (`gpuwarden serve`) and by a standalone health check
+// (`gpuwarden health --standalone`, a scheduler's health program). The agent owns node state
+// through it: incident changes from the control socket are made here, on the same objects the
+// health thread uses, so nothing writes behind the owner's back.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "alert/dispatcher.h"
+#include "collect/sampler.h"
+#include "common/result.h"
+#include "events/event_log.h"
+#include "events/gpu_event.h"
+#include "events/kmsg_source.h"
+#include "events/nvml_event_source.h"
+#include "export/prometheus.h"
+#include "health/incidents.h"
+#include "health/rules.h"
+#include "node/data_dir.h"
+
+namespace gw::node {
+
+struct MonitorOptions {
+  collect::SessionOpener opener;        // the real driver or the simulator
+  collect::SamplerConfig sampler;       // the rules' fields are added to it
+  collect::SampleSink* sink = nullptr;  // history; not owned
+  // The data folder; empty: standalone, nothing persisted (no incidents, no event log file, no
+  // kernel-log position) and the kernel log not followed.
+  std::string data_dir;
+  std::string root = "/";  // filesystem root of /dev/kmsg and /proc
+  std::chrono::milliseconds interval{1000};
+  std::chrono::milliseconds process_interval{10000};
+  std::chrono::milliseconds nvml_retry{5000};  // NVML not there at start: try again this often
+  health::RuleConfig rules;
+  // Alerts (optional): incidents at or above min_severity are submitted when they open, again
+  // every `alert_resubmit` while open, and as resolved when they resolve. Not owned.
+  alert::Dispatcher* alerts = nullptr;
+  health::Severity alert_min_severity = health::Severity::Warning;
+  std::chrono::milliseconds alert_resubmit{30000};
+  bool log = true;  // lifecycle lines on stderr (the agent); a CLI check stays quiet
+};
+
+class Monitor {
+ public:
+  // Opens the incident store and the event log (agent mode); nothing runs yet.
+  static Result<std::unique_ptr<Monitor>> create(MonitorOptions options);
+  ~Monitor();
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
+
+  // Starts sampling (NVML missing at start is not an error: it is retried), the event sources
+  // and the health thread.
+  void start();
+  void stop();
+
+  // One evaluation pass now, on the caller's thread (standalone checks; the health thread does
+  // the same every interval).
+  void evaluateNow(bool processes);
+
+  std::shared_ptr<collect::Sampler> sampler() const;
+  // Why sampling is not running ("" when it is).
+  std::string samplerError() const;
+  void reconfigure(const collect::SamplerConfig& config);
+
+  // The health document (docs/api.md): {"status", "exit_code", "gpus", "node_findings",
+  // "open_incidents", "timestamp_ms"[, "reason"]}.
+  nlohmann::json healthReport() const;
+  std::vector<health::Finding> findings() const;
+
+  // Incidents: null in standalone mode.
+  health::IncidentStore* incidents() const { return incidents_.get(); }
+  Status acknowledge(std::int64_t id, const std::string& by);
+  Status resolve(std::int64_t id, const std::string& by);
+  Result<int> setHealthy(const std::string& uuid, const std::string& by);
+
+  const events::EventLog& eventLog() const { return *log_; }
+  bool kernelLogFollowed() const { return kmsg_ != nullptr; }
+  bool nvmlEventsHealthy() const;
+
+  // Appends gpuwarden_gpu_health, gpuwarden_incidents_open and gpuwarden_xid_errors_total to the
+  // sampled part of a /metrics page.
+  void appendMetrics(std::string& body, const std::vector<collect::GpuView>& views, const std::string& hostname,
+                     exporter::Format fmt, bool native_labels) const;
+  // Changes whenever appendMetrics would print something else for the same views.
+  std::uint64_t metricsKey() const;
+
+ private:
+  explicit Monitor(MonitorOptions options);
+  Status startSampler();
+  void run();
+  void pollSampler();  // retry NVML, follow driver and GPU state changes
+  void pollEvents();   // (re)start the NVML event source on a new session
+  void tick(std::int64_t now_ms, bool processes);
+  void submitAlerts(std::int64_t now_ms, bool opened);
+  std::string hostname() const;
+  void logLine(const std::string& level, const std::string& message) const;
+
+  MonitorOptions opt_;
+  events::EventBus in_;   // sources publish here
+  events::EventBus out_;  // the log republishes new (de-duplicated) events here
+  std::unique_ptr<events::EventLog> log_;
+  std::unique_ptr<health::RuleEngine> engine_;
+  std::unique_ptr<health::IncidentStore> incidents_;
+  std::unique_ptr<events::KmsgSource> kmsg_;
+
+  mutable std::mutex sampler_mu_;  // sampler_, sampler_error_
+  std::shared_ptr<collect::Sampler> sampler_;
+  std::string sampler_error_;
+  std::chrono::steady_clock::time_point sampler_retry_{};
+  std::map<std::string, collect::GpuState> gpu_states_;  // health thread only
+  bool driver_up_ = true;
+  std::uint64_t reinits_seen_ = 0;
+
+  mutable std::mutex nvml_mu_;  // nvml_source_, nvml_session_, nvml_reinits_
+  std::shared_ptr<nvml::Session> nvml_session_;
+  std::unique_ptr<events::NvmlEventSource> nvml_source_;
+  std::uint64_t nvml_reinits_ = 0;
+  std::chrono::steady_clock::time_point nvml_retry_{};
+  bool nvml_error_logged_ = false;
+
+  mutable std::mutex mu_;  // findings_, evaluated_; also serialises evaluation with incident edits
+  std::vector<health::Finding> findings_;
+  bool evaluated_ = false;
+
+  std::map<std::string, health::Incident> firing_;  // alerts (health thread only)
+  std::chrono::steady_clock::time_point next_alert_sweep_{};
+  std::chrono::steady_clock::time_point next_resubmit_{};
+  bool sim_processes_logged_ = false;
+
+  std::atomic<bool> running_{false};
+  std::mutex run_mu_;
+  std::condition_variable run_cv_;
+  std::thread thread_;
+};
+
+}  // namespace gw::node

@@ -1,0 +1,20 @@
+#include "platform/log.h"
+
+#include <unistd.h>
+
+#include "platform/clock.h"
+
+namespace gw::platform {
+
+void logLine(const std::string& level, const std::string& message) {
+  std::string line = formatRfc3339(wallMs()) + " gpuwarden " + level + ": " + message;
+  // Newlines inside a message would break "one line per event".
+  for (auto& ch : line)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  line += '\n';
+  // One write(2) so that lines from different threads do not interleave.
+  ssize_t r = ::write(STDERR_FILENO, line.data(), line.size());
+  (void)r;
+}
+
+}  // namespace gw::platform

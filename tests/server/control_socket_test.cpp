@@ -1,0 +1,239 @@
+// The agent owns node state (docs/api.md, "Control socket"): the CLI changes incidents through
+// the agent that serves its --data-dir, the change shows in the agent's API at once and never
+// comes back; two agents never share a data folder; the socket refuses malformed requests and
+// the CLI refuses a socket that neither root nor its own user serves.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "node/control_protocol.h"
+#include "test_util.h"
+
+namespace gw::test {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+std::string socketOf(const AgentProcess& a) {
+  std::smatch m;
+  const std::string log = a.log();
+  static const std::regex re("control socket ([^ \n]+)");
+  return std::regex_search(log, m, re) ? m[1].str() : std::string();
+}
+
+// Sends raw bytes on the socket and returns the reply line ("" when the agent closed without one).
+std::string rawRequest(const std::string& path, const std::string& bytes) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+struct Agent {
+  TempDir dir;
+  std::string data = dir.file("data");
+  std::string runtime = dir.file("run");
+  std::unique_ptr<AgentProcess> proc;
+  int port = 0;
+  std::map<std::string, std::string> env(const std::string& start) const {
+    return {{"GPUWARDEN_SIM_START", start}, {"GPUWARDEN_RUNTIME_DIR", runtime}};
+  }
+  void start(const std::string& scenario, const std::string& start_at) {
+    const std::string config = dir.write("agent.yaml", kFastAgentConfig);
+    proc = std::make_unique<AgentProcess>(
+        std::vector<std::string>{"serve", "--simulate", scenario, "--config", config, "--data-dir", data},
+        env(start_at), dir.file("agent.log"));
+    port = proc->waitListening();
+  }
+  std::pair<int, std::string> cli(const std::string& args) const {
+    return runShell("GPUWARDEN_RUNTIME_DIR=" + runtime + " " + std::string(GW_BINARY) + " " + args);
+  }
+};
+
+TEST(ControlSocket, ResolveFromTheCliShowsAtOnceAndNeverComesBack) {
+  Agent a;
+  a.start("fault-xid-79", "27");  // GPU 3: Xid 79 and off the bus at t=30 s
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  const std::string sock = socketOf(*a.proc);
+  ASSERT_FALSE(sock.empty()) << a.proc->log();
+  struct stat st {};
+  ASSERT_EQ(::stat(sock.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0660u) << std::oct << (st.st_mode & 0777);
+
+  json open;
+  std::int64_t id = 0;
+  std::string key;
+  int last_status = 0;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = httpGet(a.port, "/api/v1/incidents?state=open", {}, 2000ms);
+        last_status = r.status;
+        if (r.status != 200) return false;
+        open = json::parse(r.body);
+        for (const auto& i : open["incidents"])
+          if (i["rule"] == "xid" && i["xid"] == 79) {
+            id = i["id"].get<std::int64_t>();
+            key = i["key"].get<std::string>();
+          }
+        return id != 0;
+      },
+      20s))
+      << "port " << a.port << ", last status " << last_status << "\n"
+      << open.dump(2) << a.proc->log();
+
+  auto res = a.cli("incidents resolve " + std::to_string(id) + " --data-dir " + a.data);
+  ASSERT_EQ(res.first, 0) << res.second;
+  // At once, in the agent's own API, with the caller the kernel named.
+  auto one = json::parse(httpGet(a.port, "/api/v1/incidents/" + std::to_string(id)).body);
+  EXPECT_EQ(one["status"], "resolved") << one.dump(2);
+  EXPECT_NE(one["resolved_by"].get<std::string>().find("uid " + std::to_string(::geteuid())), std::string::npos)
+      << one.dump(2);
+
+  // The Xid is still a current finding for ten minutes; it must not come back as a new incident,
+  // and the store must not wedge. Several evaluation passes (200 ms each) later:
+  std::this_thread::sleep_for(3s);
+  auto after = json::parse(httpGet(a.port, "/api/v1/incidents?state=open").body);
+  for (const auto& i : after["incidents"]) EXPECT_NE(i["key"], key) << "reopened: " << i.dump(2);
+  one = json::parse(httpGet(a.port, "/api/v1/incidents/" + std::to_string(id)).body);
+  EXPECT_EQ(one["status"], "resolved") << one.dump(2);
+  const std::string log = a.proc->log();
+  EXPECT_EQ(log.find("incident store:"), std::string::npos) << log;
+  EXPECT_NE(log.find("resolved by"), std::string::npos) << log;
+
+  // ack / show / set-healthy through the socket too.
+  auto list = a.cli("--json incidents list --data-dir " + a.data);
+  ASSERT_EQ(list.first, 0) << list.second;
+  auto listed = json::parse(list.second.substr(list.second.find('{')));
+  for (const auto& i : listed["incidents"]) EXPECT_NE(i["id"], id) << "a resolved incident is listed as open";
+  auto healthy = a.cli("--json incidents set-healthy " + one["gpu_uuid"].get<std::string>() + " --data-dir " + a.data);
+  ASSERT_EQ(healthy.first, 0) << healthy.second;
+  auto h = json::parse(httpGet(a.port, "/api/v1/incidents?state=open").body);
+  for (const auto& i : h["incidents"]) EXPECT_NE(i["gpu_uuid"], one["gpu_uuid"]) << i.dump(2);
+
+  a.proc->signal(SIGTERM);
+  ASSERT_TRUE(a.proc->wait(10s).has_value());
+  EXPECT_FALSE(std::filesystem::exists(sock)) << "the socket outlived the agent";
+}
+
+TEST(ControlSocket, TwoAgentsNeverShareADataFolderAndEachCliFindsItsOwn) {
+  Agent a, b;
+  a.start("dgx-h100", "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  b.runtime = a.runtime;  // one runtime folder, as on a real machine
+  b.start("dgx-h200", "0");
+  ASSERT_GT(b.port, 0) << b.proc->log();
+  EXPECT_NE(socketOf(*a.proc), socketOf(*b.proc));
+  for (Agent* x : {&a, &b}) {
+    auto r = node::control::call(socketOf(*x->proc), json{{"op", "ping"}});
+    ASSERT_TRUE(r.reached && r.error.empty()) << r.error;
+    EXPECT_EQ(r.body["result"]["data_dir"], x->data);
+    EXPECT_EQ(r.body["result"]["pid"], x->proc->pid());
+  }
+  // A second agent on a's folder is refused, naming the holder.
+  AgentProcess second({"serve", "--simulate", "dgx-h100", "--listen", "127.0.0.1:0", "--data-dir", a.data}, a.env("0"),
+                      a.dir.file("second.log"));
+  auto rc = second.wait(20s);
+  ASSERT_TRUE(rc.has_value()) << second.log();
+  EXPECT_NE(*rc, 0);
+  EXPECT_NE(second.log().find("in use by another gpuwarden process (pid " + std::to_string(a.proc->pid())),
+            std::string::npos)
+      << second.log();
+}
+
+TEST(ControlSocket, MalformedRequestsGetAnErrorAndTheAgentStaysUp) {
+  Agent a;
+  a.start("dgx-h100", "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  const std::string sock = socketOf(*a.proc);
+  auto code = [](const std::string& reply) {
+    auto j = json::parse(reply, nullptr, false);
+    return j.is_object() && j.value("ok", true) == false ? j.value("code", std::string()) : "not an error: " + reply;
+  };
+  EXPECT_EQ(code(rawRequest(sock, "not json\n")), "bad_request");
+  EXPECT_EQ(code(rawRequest(sock, "[1,2]\n")), "bad_request");
+  EXPECT_EQ(code(rawRequest(sock, std::string(100000, '[') + "\n")), "bad_request");  // over the size limit
+  EXPECT_EQ(code(rawRequest(sock, std::string(1000, '[') + std::string(1000, ']') + "\n")), "bad_request");  // depth
+  EXPECT_EQ(code(rawRequest(sock, R"({"op":"nope"})"
+                                  "\n")),
+            "unknown_op");
+  EXPECT_EQ(code(rawRequest(sock, R"({"op":"incidents.resolve"})"
+                                  "\n")),
+            "bad_request");
+  EXPECT_EQ(code(rawRequest(sock, R"({"op":"incidents.resolve","args":{"id":"7"}})"
+                                  "\n")),
+            "bad_request");
+  EXPECT_EQ(code(rawRequest(sock, R"({"op":"incidents.resolve","args":{"id":424242}})"
+                                  "\n")),
+            "not_found");
+  EXPECT_EQ(code(rawRequest(sock, R"({"op":"ping","args":[]})"
+                                  "\n")),
+            "bad_request");
+  EXPECT_EQ(code(rawRequest(sock, R"({"op":"events","args":{"since_ms":"x"}})"
+                                  "\n")),
+            "bad_request");
+  // A request with no newline is cut off after the 2 s budget with an error, not held forever.
+  EXPECT_EQ(code(rawRequest(sock, R"({"op":"ping")")), "bad_request");
+  auto ping = node::control::call(sock, json{{"op", "ping"}});
+  ASSERT_TRUE(ping.reached && ping.error.empty()) << ping.error << a.proc->log();
+  EXPECT_TRUE(ping.body["ok"].get<bool>());
+  EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
+}
+
+TEST(ControlSocket, TheCliRefusesASocketServedBySomeoneElse) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to serve a socket as another user";
+  Agent a;
+  a.start("fault-ecc-dbe", "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  const std::string sock = socketOf(*a.proc);
+  a.proc->signal(SIGTERM);
+  ASSERT_TRUE(a.proc->wait(10s).has_value());
+  // Someone else (nobody) binds the agent's socket name and answers "healthy".
+  ::chmod(a.dir.path().c_str(), 0755);
+  ::chmod(a.runtime.c_str(), 01777);
+  const std::string fake = a.dir.write("fake.py", R"(
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1]); s.listen(4)
+open(sys.argv[2], "w").close()
+while True:
+    c, _ = s.accept(); c.recv(65536)
+    c.sendall((json.dumps({"ok": True, "result": {"status": "healthy", "exit_code": 0, "gpus": []}}) + "\n").encode())
+    c.close()
+)");
+  const std::string ready = a.runtime + "/ready";
+  const std::string cmd = "setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 " + fake + " " + sock +
+                          " " + ready + " >/dev/null 2>&1 & echo $!";
+  auto started = runShell(cmd);
+  const std::string pid = started.second.substr(0, started.second.find('\n'));
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); }, 10s)) << started.second;
+  auto r = a.cli("--json health --data-dir " + a.data);
+  runShell("kill " + pid);
+  EXPECT_EQ(r.first, 3) << r.second;  // unknown, never "healthy"
+  EXPECT_NE(r.second.find("refusing the control socket"), std::string::npos) << r.second;
+}
+
+}  // namespace
+}  // namespace gw::test
