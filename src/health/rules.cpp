@@ -9,8 +9,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "health/knowledge_base.h"
-#include "health/xid_catalog.h"
+#include "knowledge/knowledge_base.h"
+#include "knowledge/xid_catalog.h"
 #include "platform/fs_root.h"
 
 namespace gw::health {
@@ -940,7 +940,8 @@ std::vector<Finding> RuleEngine::evaluate(std::int64_t now) {
   std::map<const GpuState*, int> appXids;
   for (const auto& g : gpus_)
     for (const auto& [code, x] : g->xids)
-      if (lookupXid(code).applicationFault && now - x.last <= config_.xid_active_ms) appXids[g.get()] += x.count;
+      if (knowledge::lookupXid(code).applicationFault && now - x.last <= config_.xid_active_ms)
+        appXids[g.get()] += x.count;
 
   for (const auto& gp : gpus_) {
     const GpuState& g = *gp;
@@ -949,7 +950,7 @@ std::vector<Finding> RuleEngine::evaluate(std::int64_t now) {
     if (config_.disabled.count("xid")) continue;
     for (const auto& [code, x] : g.xids) {
       if (now - x.last > config_.xid_active_ms) continue;
-      const XidInfo info = lookupXid(code);
+      const knowledge::XidInfo info = knowledge::lookupXid(code);
       Finding f;
       f.rule = "xid";
       f.xid = code;
@@ -958,13 +959,13 @@ std::vector<Finding> RuleEngine::evaluate(std::int64_t now) {
       f.key = "xid|" + g.id.uuid + "|" + std::to_string(code);
       f.since_ms = x.first;
       const auto sev = info.severity;
-      f.severity = sev == XidSeverity::kInfo       ? Severity::Info
-                   : sev == XidSeverity::kWarning  ? Severity::Warning
-                   : sev == XidSeverity::kCritical ? Severity::Critical
-                                                   : Severity::Fatal;
+      f.severity = sev == knowledge::XidSeverity::kInfo       ? Severity::Info
+                   : sev == knowledge::XidSeverity::kWarning  ? Severity::Warning
+                   : sev == knowledge::XidSeverity::kCritical ? Severity::Critical
+                                                              : Severity::Fatal;
       f.summary =
           "Xid " + std::to_string(code) + " on GPU " + std::to_string(g.id.index) + ": " + std::string(info.meaning);
-      f.action = std::string(describe(info.action));
+      f.action = std::string(knowledge::describe(info.action));
       f.evidence = "xid=" + std::to_string(code) + " count=" + std::to_string(x.count) +
                    (x.message.empty() ? "" : " message=\"" + x.message + "\"");
       f.sticky = !info.applicationFault;
@@ -978,10 +979,10 @@ std::vector<Finding> RuleEngine::evaluate(std::int64_t now) {
           f.severity = Severity::Warning;
           f.summary +=
               " It repeats on this GPU only (" + std::to_string(appXids[&g]) + " times) while its peers run clean.";
-          f.action = std::string(describe(info.escalation));
+          f.action = std::string(knowledge::describe(info.escalation));
         }
       }
-      auto ex = explainXid(code);
+      auto ex = knowledge::explainXid(code);
       if (!ex.related.empty()) f.kb_id = std::string(ex.related.front()->id);
       out.push_back(std::move(f));
     }

@@ -7,10 +7,10 @@
 #include <sstream>
 #include <string>
 
-#include "health/knowledge_base.h"
-#include "health/xid_catalog.h"
+#include "knowledge/knowledge_base.h"
+#include "knowledge/xid_catalog.h"
 
-namespace gw::health {
+namespace gw::knowledge {
 namespace {
 
 void checkDoc(const std::string& relative, const std::string& rendered) {
@@ -46,4 +46,4 @@ TEST(DocsInSync, RenderingsMentionEveryEntry) {
 }
 
 }  // namespace
-}  // namespace gw::health
+}  // namespace gw::knowledge

@@ -1,10 +1,10 @@
-#include "health/xid_catalog.h"
+#include "knowledge/xid_catalog.h"
 
 #include <array>
 #include <cstdint>
 #include <string>
 
-namespace gw::health {
+namespace gw::knowledge {
 namespace {
 
 using C = XidCategory;
@@ -486,7 +486,7 @@ std::string renderXidCatalogMarkdown() {
   std::string md;
   md += "# Xid catalog\n\n";
   md +=
-      "<!-- Generated from src/health/xid_catalog.cpp by renderXidCatalogMarkdown(); do not edit "
+      "<!-- Generated from src/knowledge/xid_catalog.cpp by renderXidCatalogMarkdown(); do not edit "
       "by hand.\n     Regenerate: GW_UPDATE_DOCS=1 ctest -R DocsInSync -->\n\n";
   md +=
       "An Xid is an error report the NVIDIA kernel driver writes to the kernel log "
@@ -576,4 +576,4 @@ std::string renderXidCatalogMarkdown() {
   return md;
 }
 
-}  // namespace gw::health
+}  // namespace gw::knowledge

@@ -1,11 +1,11 @@
 // Invariants of the Xid catalog and the vendor facts operators rely on.
-#include "health/xid_catalog.h"
+#include "knowledge/xid_catalog.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-namespace gw::health {
+namespace gw::knowledge {
 namespace {
 
 TEST(XidCatalog, HasAtLeast45CodesIncludingTheRequiredOnes) {
@@ -141,4 +141,4 @@ TEST(XidCatalog, Strings) {
 }
 
 }  // namespace
-}  // namespace gw::health
+}  // namespace gw::knowledge

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "health/xid_catalog.h"
+#include "knowledge/xid_catalog.h"
 
-namespace gw::health {
+namespace gw::knowledge {
 
 struct KbEntry {
   std::string_view id;         // stable id, e.g. "no-devices"
@@ -53,4 +53,4 @@ XidExplanation explainXid(int code);
 // docs/knowledge-base.md, rendered from the entries.
 std::string renderKnowledgeBaseMarkdown();
 
-}  // namespace gw::health
+}  // namespace gw::knowledge

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace gw::health {
+namespace gw::knowledge {
 
 // Where the fault most likely lies.
 enum class XidCategory {
@@ -81,4 +81,4 @@ XidAction actionForRecoveryCode(int recoveryCode);
 // docs/xid.md, rendered from the table.
 std::string renderXidCatalogMarkdown();
 
-}  // namespace gw::health
+}  // namespace gw::knowledge

@@ -1,9 +1,9 @@
-#include "health/knowledge_base.h"
+#include "knowledge/knowledge_base.h"
 
 #include <algorithm>
 #include <string>
 
-namespace gw::health {
+namespace gw::knowledge {
 namespace {
 
 std::vector<KbEntry> buildEntries() {
@@ -403,7 +403,7 @@ std::string renderKnowledgeBaseMarkdown() {
   std::string md;
   md += "# Fault knowledge base\n\n";
   md +=
-      "<!-- Generated from src/health/knowledge_base.cpp by renderKnowledgeBaseMarkdown(); do "
+      "<!-- Generated from src/knowledge/knowledge_base.cpp by renderKnowledgeBaseMarkdown(); do "
       "not edit by hand.\n     Regenerate: GW_UPDATE_DOCS=1 ctest -R DocsInSync -->\n\n";
   md +=
       "The quick-lookup table of seed 001 §5.1 (requirement R33) and a few neighbours from the "
@@ -469,4 +469,4 @@ std::string renderKnowledgeBaseMarkdown() {
   return md;
 }
 
-}  // namespace gw::health
+}  // namespace gw::knowledge

@@ -1,12 +1,12 @@
 // The fault knowledge base: entries are complete, and explain() finds the right one.
-#include "health/knowledge_base.h"
+#include "knowledge/knowledge_base.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
-namespace gw::health {
+namespace gw::knowledge {
 namespace {
 
 std::string top(std::string_view text) {
@@ -102,4 +102,4 @@ TEST(KnowledgeBase, ExplainXidUsesTheCatalog) {
 }
 
 }  // namespace
-}  // namespace gw::health
+}  // namespace gw::knowledge
