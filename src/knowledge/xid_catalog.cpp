@@ -1,5 +1,6 @@
 #include "knowledge/xid_catalog.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -480,6 +481,18 @@ XidAction actionForRecoveryCode(int recoveryCode) {
     default:
       return XidAction::kResetGpu;
   }
+}
+
+std::string_view headline(const XidInfo& info) {
+  if (!info.known) return {};
+  std::string_view m = info.meaning;
+  // A clause ends at a colon, a semicolon or a full stop; an example ("e.g.") ends it before its
+  // own abbreviation dot could be taken for one.
+  std::size_t end = m.size();
+  for (std::string_view stop : {": ", "; ", ". ", ", e.g.", " (e.g."}) end = std::min(end, m.find(stop));
+  m = m.substr(0, end);
+  if (!m.empty() && m.back() == '.') m.remove_suffix(1);
+  return m;
 }
 
 std::string renderXidCatalogMarkdown() {
