@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -99,6 +100,27 @@ TEST(KnowledgeBase, ExplainXidUsesTheCatalog) {
   auto unknown = explainXid(4242);
   EXPECT_FALSE(unknown.xid.known);
   EXPECT_TRUE(unknown.related.empty());
+}
+
+// An Xid finding points at the entry about the code, not at one that lists it as a clue.
+TEST(KnowledgeBase, EntryForXidIsTheOneAboutIt) {
+  auto id = [](int code) {
+    const KbEntry* e = kbEntryForXid(code);
+    return e ? std::string(e->id) : std::string("(none)");
+  };
+  EXPECT_EQ(id(79), "xid79-fell-off-bus");
+  EXPECT_EQ(id(63), "xid63-row-remap");
+  EXPECT_EQ(id(64), "xid63-row-remap");
+  EXPECT_EQ(id(48), "ecc-rising");
+  EXPECT_EQ(id(95), "ecc-rising");
+  EXPECT_EQ(id(4242), "(none)");
+  for (const KbEntry& e : knowledgeBase()) {
+    for (int code : e.xids) {
+      const KbEntry* chosen = kbEntryForXid(code);
+      ASSERT_NE(chosen, nullptr) << code;
+      EXPECT_NE(std::find(chosen->xids.begin(), chosen->xids.end(), code), chosen->xids.end()) << code;
+    }
+  }
 }
 
 }  // namespace
