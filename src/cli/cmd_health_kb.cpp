@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "health/knowledge_base.h"
+#include "knowledge/knowledge_base.h"
 #include "health/log_scan.h"
-#include "health/xid_catalog.h"
+#include "knowledge/xid_catalog.h"
 
 namespace gw::cli {
 namespace {
@@ -32,29 +32,29 @@ std::string eventTime(const KernelEvent& e) {
 }
 
 // The action an Xid event calls for; Xid 154 carries its own recovery action.
-health::XidAction eventAction(const KernelEvent& e, const health::XidInfo& info) {
+knowledge::XidAction eventAction(const KernelEvent& e, const knowledge::XidInfo& info) {
   auto action = info.action;
-  if (e.recovery) action = std::max(action, health::actionForRecoveryCode(e.recovery->to));
+  if (e.recovery) action = std::max(action, knowledge::actionForRecoveryCode(e.recovery->to));
   return action;
 }
 
-bool needsGpuAction(health::XidAction a) { return a >= health::XidAction::kResetGpu; }
+bool needsGpuAction(knowledge::XidAction a) { return a >= knowledge::XidAction::kResetGpu; }
 
-json xidJson(const health::XidInfo& x) {
+json xidJson(const knowledge::XidInfo& x) {
   return {{"code", x.code},
           {"known", x.known},
           {"mnemonic", x.mnemonic},
           {"meaning", x.meaning},
-          {"category", health::toString(x.category)},
-          {"severity", health::toString(x.severity)},
-          {"action", health::toString(x.action)},
-          {"action_text", health::describe(x.action)},
-          {"escalation", health::toString(x.escalation)},
+          {"category", knowledge::toString(x.category)},
+          {"severity", knowledge::toString(x.severity)},
+          {"action", knowledge::toString(x.action)},
+          {"action_text", knowledge::describe(x.action)},
+          {"escalation", knowledge::toString(x.escalation)},
           {"application_fault", x.applicationFault},
           {"note", x.note}};
 }
 
-json kbJson(const health::KbEntry& e) {
+json kbJson(const knowledge::KbEntry& e) {
   auto strs = [](const std::vector<std::string_view>& v) {
     json a = json::array();
     for (auto s : v) a.push_back(s);
@@ -69,7 +69,7 @@ json kbJson(const health::KbEntry& e) {
           {"auto_detectable", e.autoDetectable}};
 }
 
-void printKb(const health::KbEntry& e) {
+void printKb(const knowledge::KbEntry& e) {
   std::cout << fmt::format("{} ({})\n", e.symptom, e.id);
   std::cout << "  Likely causes:\n";
   for (auto c : e.causes) std::cout << "    - " << c << "\n";
@@ -85,26 +85,26 @@ void printKb(const health::KbEntry& e) {
   }
 }
 
-void printXid(const health::XidInfo& x) {
+void printXid(const knowledge::XidInfo& x) {
   std::cout << fmt::format("Xid {} {}: {}\n", x.code, x.mnemonic, x.meaning);
-  std::cout << fmt::format("  Category: {} | severity: {}\n", health::toString(x.category),
-                           health::toString(x.severity));
-  std::cout << fmt::format("  Action: {}\n", health::describe(x.action));
-  if (x.escalation != x.action && x.escalation != health::XidAction::kNone)
-    std::cout << fmt::format("  If it recurs: {}\n", health::describe(x.escalation));
+  std::cout << fmt::format("  Category: {} | severity: {}\n", knowledge::toString(x.category),
+                           knowledge::toString(x.severity));
+  std::cout << fmt::format("  Action: {}\n", knowledge::describe(x.action));
+  if (x.escalation != x.action && x.escalation != knowledge::XidAction::kNone)
+    std::cout << fmt::format("  If it recurs: {}\n", knowledge::describe(x.escalation));
   if (x.applicationFault) std::cout << "  This is the application's fault: on its own it does not mark the GPU bad.\n";
   if (!x.note.empty()) std::cout << "  Note: " << x.note << "\n";
 }
 
 std::string knownXidList() {
   std::string s;
-  for (const auto& x : health::xidCatalog()) s += (s.empty() ? "" : ", ") + std::to_string(x.code);
+  for (const auto& x : knowledge::xidCatalog()) s += (s.empty() ? "" : ", ") + std::to_string(x.code);
   return s;
 }
 
 void printKnownSymptoms(std::ostream& out) {
   out << "Known symptoms (gpuwarden explain \"<symptom>\"):\n";
-  for (const auto& e : health::knowledgeBase()) out << fmt::format("  {:<24} {}\n", e.id, e.symptom);
+  for (const auto& e : knowledge::knowledgeBase()) out << fmt::format("  {:<24} {}\n", e.id, e.symptom);
   out << "Known Xid codes (gpuwarden explain xid N): " << knownXidList() << "\n";
 }
 
@@ -124,17 +124,17 @@ int scanLog(std::istream& in, const std::string& name, bool as_json) {
       jevents.push_back({{"time", eventTime(e)}, {"kind", "sxid"}, {"device", bus}, {"code", e.code}, {"raw", e.raw}});
       continue;
     }
-    auto info = health::lookupXid(e.code);
+    auto info = knowledge::lookupXid(e.code);
     auto action = eventAction(e, info);
     if (needsGpuAction(action)) needs_action = true;
     lines.push_back(fmt::format("{} {} Xid {} {}{}: {}\n    action: {}", eventTime(e), bus, e.code, info.mnemonic,
-                                e.inferred ? " (inferred)" : "", info.meaning, health::describe(action)));
+                                e.inferred ? " (inferred)" : "", info.meaning, knowledge::describe(action)));
     json j = xidJson(info);
     j["time"] = eventTime(e);
     j["kind"] = "xid";
     j["pci_bus_id"] = e.pciBusId;
-    j["action"] = health::toString(action);
-    j["action_text"] = health::describe(action);
+    j["action"] = knowledge::toString(action);
+    j["action_text"] = knowledge::describe(action);
     j["inferred"] = e.inferred;
     if (e.pid) j["pid"] = *e.pid;
     if (!e.processName.empty()) j["process"] = e.processName;
@@ -166,7 +166,7 @@ int scanLog(std::istream& in, const std::string& name, bool as_json) {
     for (const auto& [k, n] : per_code) {
       bool sxid = k.first == static_cast<int>(KernelEventKind::kSXid);
       std::cout << fmt::format("  {} {:<4} x{}{}\n", sxid ? "SXid" : "Xid ", k.second, n,
-                               sxid ? "" : fmt::format("  {}", health::lookupXid(k.second).mnemonic));
+                               sxid ? "" : fmt::format("  {}", knowledge::lookupXid(k.second).mnemonic));
     }
     if (scan.malformed) {
       std::string nums;
@@ -225,7 +225,7 @@ void addHealthKb(CLI::App& app, Run& run) {
         run.exit_code = kExitUsage;
         return;
       }
-      auto x = health::explainXid(code);
+      auto x = knowledge::explainXid(code);
       if (!x.xid.known) {
         printError(fmt::format("Xid {} is not in gpuwarden's catalog. Known Xid codes: {}", code, knownXidList()));
         run.exit_code = kExitUsage;
@@ -248,12 +248,12 @@ void addHealthKb(CLI::App& app, Run& run) {
     }
     std::string text;
     for (const auto& w : *words) text += (text.empty() ? "" : " ") + w;
-    const health::KbEntry* exact = health::findKbEntry(text);
-    std::vector<health::KbMatch> matches;
+    const knowledge::KbEntry* exact = knowledge::findKbEntry(text);
+    std::vector<knowledge::KbMatch> matches;
     if (exact) {
       matches.push_back({exact, 1});
     } else {
-      matches = health::explain(text);
+      matches = knowledge::explain(text);
     }
     if (matches.empty()) {
       printError("no known symptom matches \"" + text + "\"");

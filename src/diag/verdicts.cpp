@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <limits>
+
+#include "knowledge/xid_catalog.h"
 
 namespace gw::diag {
 
@@ -567,40 +570,8 @@ Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun
 }
 
 std::string xidMeaning(uint64_t xid) {
-  switch (xid) {
-    case 13:
-      return "graphics engine exception";
-    case 31:
-      return "GPU memory page fault";
-    case 43:
-      return "GPU stopped processing (application fault)";
-    case 45:
-      return "preemptive cleanup after an error";
-    case 48:
-      return "double-bit ECC error";
-    case 61:
-    case 62:
-      return "internal micro-controller error";
-    case 63:
-      return "ECC page retirement / row remapping event";
-    case 64:
-      return "ECC page retirement / row remapping failure";
-    case 74:
-      return "NVLink error";
-    case 79:
-      return "GPU has fallen off the bus";
-    case 92:
-      return "high single-bit ECC error rate";
-    case 94:
-      return "contained ECC error";
-    case 95:
-      return "uncontained ECC error";
-    case 119:
-    case 120:
-      return "GSP error";
-    default:
-      return "";
-  }
+  if (xid > static_cast<uint64_t>(std::numeric_limits<int>::max())) return "";
+  return std::string(knowledge::headline(knowledge::lookupXid(static_cast<int>(xid))));
 }
 
 std::string clockReasonsText(uint64_t reasons) {

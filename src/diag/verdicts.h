@@ -86,7 +86,7 @@ struct WatchSummary {
 };
 Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t);
 
-// A short meaning of common Xids ("" if unknown). The full catalog lives in health/.
+// A short meaning of an Xid from the one catalog (knowledge/xid_catalog.h); "" if unknown.
 std::string xidMeaning(uint64_t xid);
 std::string clockReasonsText(uint64_t reasons);
 

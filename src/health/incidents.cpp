@@ -1,6 +1,6 @@
 #include "health/incidents.h"
 
-#include "health/xid_catalog.h"
+#include "knowledge/xid_catalog.h"
 
 #include <sqlite3.h>
 
@@ -326,7 +326,7 @@ Result<std::vector<Incident>> IncidentStore::apply(const std::vector<Finding>& f
         inc.sticky = true;
         inc.severity = f.severity >= Severity::Critical ? Severity::Fatal : Severity::Critical;
         inc.summary = f.summary + " It recurred after a restart: hardware inspection needed.";
-        inc.action = "Hardware inspection: " + std::string(describe(XidAction::kDrainAndReplace));
+        inc.action = "Hardware inspection: " + std::string(knowledge::describe(knowledge::XidAction::kDrainAndReplace));
       }
     }
     inc.last_written_ms = now;

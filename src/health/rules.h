@@ -44,6 +44,15 @@ struct Finding {
   int xid = 0;                // the Xid code, for rule "xid"
 };
 
+// What a rule sees on one look: the finding it would make, before its hold time has passed.
+struct Condition {
+  Severity severity = Severity::Warning;
+  std::string summary{}, action{}, evidence{};
+  // For a rule whose findings differ by their detail (xid: by code); unset means the rule's own.
+  std::optional<bool> sticky{};
+  std::optional<std::string> kb_id{};
+};
+
 // Every threshold of every rule. Defaults follow the requirements (R16-R21) and the seed handbook.
 struct RuleConfig {
   std::set<std::string> disabled;  // rule names switched off
@@ -129,7 +138,8 @@ struct RuleConfig {
 Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file = "<rules>");
 Result<RuleConfig> loadRuleConfig(const std::string& path);
 
-// The rule names the engine knows, for documentation and config validation.
+// The rule names the engine knows, for documentation and config validation (from the registry,
+// rule_registry.h).
 const std::vector<std::string>& ruleNames();
 
 // One process holding memory on a GPU, as NVML lists it.
@@ -164,14 +174,6 @@ class RuleEngine {
   static constexpr std::int64_t kMinSampleGapMs = 900;  // faster observations are merged
 
  private:
-  struct Sample;
-  struct Latch {
-    std::int64_t since = -1;  // condition true since; -1: false
-  };
-  struct Condition {  // what a rule saw on the last observation
-    Severity severity = Severity::Warning;
-    std::string summary, action, evidence, detail;
-  };
   struct GpuState;
   struct Current {
     Condition cond;
@@ -179,10 +181,11 @@ class RuleEngine {
   };
 
   GpuState& gpu(const collect::GpuIdentity& id);
-  void setCondition(GpuState& g, const std::string& rule, std::optional<Condition> c, std::int64_t now);
-  void evaluateGpu(GpuState& g, const collect::GpuView& v, std::int64_t now, int busy_peers, int others);
+  void setCondition(std::map<std::string, Current>& active, const std::string& rule, std::optional<Condition> c,
+                    std::int64_t now);
+  void evaluateNode(std::int64_t now);
   bool applyEvent(const events::GpuEvent& e);  // false: GPU not known yet
-  Finding makeFinding(const GpuState& g, const std::string& rule, const Current& c) const;
+  Finding makeFinding(const GpuState* g, const std::string& rule, const Current& c) const;
 
   RuleConfig config_;
   std::string proc_root_;
@@ -190,9 +193,8 @@ class RuleEngine {
   std::map<std::string, GpuState*> by_uuid_;
   std::vector<std::unique_ptr<GpuState>> gpus_;
   int visible_gpus_ = -1;
-  std::int64_t count_short_since_ = -1;
   int nvml_init_error_ = 0;
-  std::int64_t nvml_init_error_since_ = 0;
+  std::map<std::string, Current> node_active_;  // node-wide conditions true now, by rule
   std::int64_t last_now_ = 0;
   std::vector<events::GpuEvent> unmatched_events_;
 

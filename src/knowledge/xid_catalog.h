@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace gw::health {
+namespace gw::knowledge {
 
 // Where the fault most likely lies.
 enum class XidCategory {
@@ -78,7 +78,11 @@ std::string_view describe(XidAction action);
 // 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset.
 XidAction actionForRecoveryCode(int recoveryCode);
 
+// The meaning's opening clause, for a one-line mention ("GPU has fallen off the bus"); "" for an
+// unknown code, so a caller can fall back to the bare number.
+std::string_view headline(const XidInfo& info);
+
 // docs/xid.md, rendered from the table.
 std::string renderXidCatalogMarkdown();
 
-}  // namespace gw::health
+}  // namespace gw::knowledge

@@ -1,10 +1,11 @@
-#include "health/xid_catalog.h"
+#include "knowledge/xid_catalog.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
 
-namespace gw::health {
+namespace gw::knowledge {
 namespace {
 
 using C = XidCategory;
@@ -482,11 +483,23 @@ XidAction actionForRecoveryCode(int recoveryCode) {
   }
 }
 
+std::string_view headline(const XidInfo& info) {
+  if (!info.known) return {};
+  std::string_view m = info.meaning;
+  // A clause ends at a colon, a semicolon or a full stop; an example ("e.g.") ends it before its
+  // own abbreviation dot could be taken for one.
+  std::size_t end = m.size();
+  for (std::string_view stop : {": ", "; ", ". ", ", e.g.", " (e.g."}) end = std::min(end, m.find(stop));
+  m = m.substr(0, end);
+  if (!m.empty() && m.back() == '.') m.remove_suffix(1);
+  return m;
+}
+
 std::string renderXidCatalogMarkdown() {
   std::string md;
   md += "# Xid catalog\n\n";
   md +=
-      "<!-- Generated from src/health/xid_catalog.cpp by renderXidCatalogMarkdown(); do not edit "
+      "<!-- Generated from src/knowledge/xid_catalog.cpp by renderXidCatalogMarkdown(); do not edit "
       "by hand.\n     Regenerate: GW_UPDATE_DOCS=1 ctest -R DocsInSync -->\n\n";
   md +=
       "An Xid is an error report the NVIDIA kernel driver writes to the kernel log "
@@ -576,4 +589,4 @@ std::string renderXidCatalogMarkdown() {
   return md;
 }
 
-}  // namespace gw::health
+}  // namespace gw::knowledge

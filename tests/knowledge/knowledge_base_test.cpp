@@ -1,12 +1,13 @@
 // The fault knowledge base: entries are complete, and explain() finds the right one.
-#include "health/knowledge_base.h"
+#include "knowledge/knowledge_base.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
-namespace gw::health {
+namespace gw::knowledge {
 namespace {
 
 std::string top(std::string_view text) {
@@ -101,5 +102,26 @@ TEST(KnowledgeBase, ExplainXidUsesTheCatalog) {
   EXPECT_TRUE(unknown.related.empty());
 }
 
+// An Xid finding points at the entry about the code, not at one that lists it as a clue.
+TEST(KnowledgeBase, EntryForXidIsTheOneAboutIt) {
+  auto id = [](int code) {
+    const KbEntry* e = kbEntryForXid(code);
+    return e ? std::string(e->id) : std::string("(none)");
+  };
+  EXPECT_EQ(id(79), "xid79-fell-off-bus");
+  EXPECT_EQ(id(63), "xid63-row-remap");
+  EXPECT_EQ(id(64), "xid63-row-remap");
+  EXPECT_EQ(id(48), "ecc-rising");
+  EXPECT_EQ(id(95), "ecc-rising");
+  EXPECT_EQ(id(4242), "(none)");
+  for (const KbEntry& e : knowledgeBase()) {
+    for (int code : e.xids) {
+      const KbEntry* chosen = kbEntryForXid(code);
+      ASSERT_NE(chosen, nullptr) << code;
+      EXPECT_NE(std::find(chosen->xids.begin(), chosen->xids.end(), code), chosen->xids.end()) << code;
+    }
+  }
+}
+
 }  // namespace
-}  // namespace gw::health
+}  // namespace gw::knowledge

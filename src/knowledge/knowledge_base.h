@@ -1,18 +1,20 @@
 // The fault knowledge base: seed 001 §5.1's quick-lookup table (R33) as entries, each with the
 // symptom, likely causes, checks and actions, and whether gpuwarden detects it by itself.
 // docs/knowledge-base.md is rendered from it (renderKnowledgeBaseMarkdown) and a test keeps the two
-// equal.
+// equal. The KB sits below health/ and never names a health rule: each rule names its entry
+// (health/rule_registry.cpp), so that link is written once.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "health/xid_catalog.h"
+#include "knowledge/xid_catalog.h"
 
-namespace gw::health {
+namespace gw::knowledge {
 
 struct KbEntry {
   std::string_view id;         // stable id, e.g. "no-devices"
@@ -29,7 +31,6 @@ struct KbEntry {
   std::string_view source;       // e.g. "seed 001 §5.1"
   bool autoDetectable = false;   // gpuwarden can see it without being told
   std::string_view detection;    // the signal it would use, or why it cannot
-  std::string_view rule;         // the health rule that detects it; empty until one exists
 };
 
 std::span<const KbEntry> knowledgeBase();
@@ -50,7 +51,16 @@ struct XidExplanation {
 };
 XidExplanation explainXid(int code);
 
-// docs/knowledge-base.md, rendered from the entries.
-std::string renderKnowledgeBaseMarkdown();
+// The one entry an Xid finding points an operator at: of the entries that list the code, the one
+// whose keywords name it ("xid 79"), else the first automatically detectable one, else the first;
+// null when no entry lists it. Several entries list an Xid as a clue (Xid 79 also explains "No
+// devices were found"), but a finding needs the entry about the Xid itself.
+const KbEntry* kbEntryForXid(int code);
 
-}  // namespace gw::health
+// docs/knowledge-base.md, rendered from the entries. rulesFor names the health rules that detect an
+// entry ("" for none yet); the KB cannot know them, so the caller that can supplies them. Without
+// it the "Rule:" sentence is left out.
+using RulesForEntry = std::function<std::string(const KbEntry&)>;
+std::string renderKnowledgeBaseMarkdown(const RulesForEntry& rulesFor = {});
+
+}  // namespace gw::knowledge

@@ -1,9 +1,9 @@
-#include "health/knowledge_base.h"
+#include "knowledge/knowledge_base.h"
 
 #include <algorithm>
 #include <string>
 
-namespace gw::health {
+namespace gw::knowledge {
 namespace {
 
 std::vector<KbEntry> buildEntries() {
@@ -30,8 +30,7 @@ std::vector<KbEntry> buildEntries() {
               .source = "seed 001 §5.1, §2.1",
               .autoDetectable = true,
               .detection = "NVML reports no devices or fails to initialise while lspci lists NVIDIA "
-                           "devices; the doctor's driver checks name the layer",
-              .rule = "gpu_count"});
+                           "devices; the doctor's driver checks name the layer"});
 
   v.push_back(KbEntry{.id = "oom-free-memory",
                       .symptom = "CUDA out of memory although nvidia-smi shows free memory",
@@ -51,8 +50,7 @@ std::vector<KbEntry> buildEntries() {
                       .source = "seed 001 §5.1, §1.2",
                       .autoDetectable = true,
                       .detection = "A GPU with memory used but no running job process (orphan holders), per "
-                                   "NVML's process list",
-                      .rule = "zombie_process"});
+                                   "NVML's process list"});
 
   v.push_back(KbEntry{.id = "bus-error-shm",
                       .symptom = "Training dies with \"Bus error\" (DataLoader worker killed) in a container",
@@ -71,8 +69,7 @@ std::vector<KbEntry> buildEntries() {
                       .source = "seed 001 §5.1, §2.3",
                       .autoDetectable = false,
                       .detection = "The error is in the application's output, which gpuwarden does not see; a "
-                                   "container check could compare /dev/shm size with the job's needs",
-                      .rule = ""});
+                                   "container check could compare /dev/shm size with the job's needs"});
 
   v.push_back(KbEntry{.id = "hot-and-loud",
                       .symptom = "Fans run at full speed but the GPU stays hot",
@@ -92,8 +89,7 @@ std::vector<KbEntry> buildEntries() {
                       .source = "seed 001 §5.1, §3.3",
                       .autoDetectable = true,
                       .detection = "GPU temperature above the alert line (85 °C core, 95 °C memory) with fan "
-                                   "speed high, or thermal slowdown clock-event reasons",
-                      .rule = "gpu_temperature, memory_temperature, thermal_slowdown"});
+                                   "speed high, or thermal slowdown clock-event reasons"});
 
   v.push_back(KbEntry{
       .id = "fans-not-spinning",
@@ -112,8 +108,7 @@ std::vector<KbEntry> buildEntries() {
       .source = "seed 001 §5.1",
       .autoDetectable = true,
       .detection = "Fan speed 0 % while the temperature rises under load (boards without fans "
-                   "report no fan and are skipped)",
-      .rule = "fan_failure"});
+                   "report no fan and are skipped)"});
 
   v.push_back(KbEntry{.id = "one-gpu-idle",
                       .symptom = "In a multi-GPU job one card sits at 0 % while its peers are busy",
@@ -132,8 +127,7 @@ std::vector<KbEntry> buildEntries() {
                       .source = "seed 001 §5.1",
                       .autoDetectable = true,
                       .detection = "Within one job (or node), one GPU's utilisation stays near 0 % while its "
-                                   "peers are busy; degraded PCIe link width/generation; NVLink down",
-                      .rule = "straggler"});
+                                   "peers are busy; degraded PCIe link width/generation; NVLink down"});
 
   v.push_back(
       KbEntry{.id = "nan-irreproducible",
@@ -152,8 +146,7 @@ std::vector<KbEntry> buildEntries() {
               .source = "seed 001 §5.1",
               .autoDetectable = false,
               .detection = "NaNs are in the application; gpuwarden sees the correlates (ECC counts, row "
-                           "remaps, Xid 48/94/95) and the stress test's cross-GPU comparison (R27)",
-              .rule = ""});
+                           "remaps, Xid 48/94/95) and the stress test's cross-GPU comparison (R27)"});
 
   v.push_back(KbEntry{.id = "xid79-fell-off-bus",
                       .symptom = "Kernel log shows Xid 79: GPU has fallen off the bus",
@@ -171,8 +164,7 @@ std::vector<KbEntry> buildEntries() {
                       .requirement = "R26, R33",
                       .source = "seed 001 §5.1, §3.3",
                       .autoDetectable = true,
-                      .detection = "Xid 79 in the kernel log or NVML's Xid events; the GPU becomes lost to NVML",
-                      .rule = "gpu_lost, xid"});
+                      .detection = "Xid 79 in the kernel log or NVML's Xid events; the GPU becomes lost to NVML"});
 
   v.push_back(
       KbEntry{.id = "xid63-row-remap",
@@ -189,8 +181,7 @@ std::vector<KbEntry> buildEntries() {
               .requirement = "R26, R33",
               .source = "seed 001 §5.1 (meaning corrected from the vendor catalog)",
               .autoDetectable = true,
-              .detection = "Xid 63/64 events; NVML row-remapping counters and pending/failure flags",
-              .rule = "row_remap, retired_pages"});
+              .detection = "Xid 63/64 events; NVML row-remapping counters and pending/failure flags"});
 
   v.push_back(KbEntry{.id = "driver-lib-mismatch",
                       .symptom = "\"Failed to initialize NVML: Driver/library version mismatch\"",
@@ -211,8 +202,7 @@ std::vector<KbEntry> buildEntries() {
                       .source = "seed 001 §2.3",
                       .autoDetectable = true,
                       .detection = "The loaded module's version (/proc/driver/nvidia/version) differs from the "
-                                   "NVML library's",
-                      .rule = "driver_mismatch"});
+                                   "NVML library's"});
 
   v.push_back(
       KbEntry{.id = "no-kernel-image",
@@ -231,8 +221,7 @@ std::vector<KbEntry> buildEntries() {
               .source = "seed 001 §2.2, §2.3",
               .autoDetectable = true,
               .detection = "The doctor compares the GPUs' compute capability with the architectures of "
-                           "the installed framework",
-              .rule = ""});
+                           "the installed framework"});
 
   v.push_back(KbEntry{
       .id = "driver-too-old",
@@ -249,8 +238,7 @@ std::vector<KbEntry> buildEntries() {
       .requirement = "R33",
       .source = "seed 001 §2.2",
       .autoDetectable = true,
-      .detection = "The doctor compares the driver's CUDA version with the runtimes it finds",
-      .rule = ""});
+      .detection = "The doctor compares the driver's CUDA version with the runtimes it finds"});
 
   v.push_back(KbEntry{.id = "ecc-rising",
                       .symptom = "ECC error counts keep rising",
@@ -269,8 +257,7 @@ std::vector<KbEntry> buildEntries() {
                       .requirement = "R33, R34",
                       .source = "seed 001 §1.2, §5.2",
                       .autoDetectable = true,
-                      .detection = "NVML volatile/aggregate ECC counters rising between samples; Xid 48/92/94/95",
-                      .rule = "ecc_dbe, ecc_sbe_rising"});
+                      .detection = "NVML volatile/aggregate ECC counters rising between samples; Xid 48/92/94/95"});
 
   v.push_back(KbEntry{
       .id = "low-power-under-load",
@@ -287,8 +274,7 @@ std::vector<KbEntry> buildEntries() {
       .source = "seed 001 §1.2, §3.3",
       .autoDetectable = true,
       .detection = "Power well below the limit while utilisation is high, with clock-event "
-                   "reasons",
-      .rule = "power_low_under_load, power_slowdown, power_capped, pstate_under_load"});
+                   "reasons"});
 
   v.push_back(KbEntry{
       .id = "low-utilization-input-bound",
@@ -305,8 +291,7 @@ std::vector<KbEntry> buildEntries() {
       .requirement = "R33",
       .source = "seed 001 §3.2",
       .autoDetectable = true,
-      .detection = "Utilisation of a GPU with a running job staying low, with idle-clock reasons",
-      .rule = "starvation"});
+      .detection = "Utilisation of a GPU with a running job staying low, with idle-clock reasons"});
 
   return v;
 }
@@ -399,11 +384,26 @@ XidExplanation explainXid(int code) {
   return out;
 }
 
-std::string renderKnowledgeBaseMarkdown() {
+const KbEntry* kbEntryForXid(int code) {
+  const std::string spaced = "xid " + std::to_string(code);
+  const std::string joined = "xid" + std::to_string(code);
+  const KbEntry* detectable = nullptr;
+  const KbEntry* first = nullptr;
+  for (const KbEntry& e : entries()) {
+    if (std::find(e.xids.begin(), e.xids.end(), code) == e.xids.end()) continue;
+    for (auto kw : e.keywords)
+      if (kw == spaced || kw == joined) return &e;
+    if (!first) first = &e;
+    if (!detectable && e.autoDetectable) detectable = &e;
+  }
+  return detectable ? detectable : first;
+}
+
+std::string renderKnowledgeBaseMarkdown(const RulesForEntry& rulesFor) {
   std::string md;
   md += "# Fault knowledge base\n\n";
   md +=
-      "<!-- Generated from src/health/knowledge_base.cpp by renderKnowledgeBaseMarkdown(); do "
+      "<!-- Generated from src/knowledge/knowledge_base.cpp by renderKnowledgeBaseMarkdown(); do "
       "not edit by hand.\n     Regenerate: GW_UPDATE_DOCS=1 ctest -R DocsInSync -->\n\n";
   md +=
       "The quick-lookup table of seed 001 §5.1 (requirement R33) and a few neighbours from the "
@@ -458,8 +458,11 @@ std::string renderKnowledgeBaseMarkdown() {
     md += "Detection: ";
     md += e.autoDetectable ? "automatic — " : "not automatic — ";
     md += e.detection;
-    md += ". Rule: ";
-    md += e.rule.empty() ? std::string_view("(not yet implemented)") : e.rule;
+    if (rulesFor) {
+      const std::string rules = rulesFor(e);
+      md += ". Rule: ";
+      md += rules.empty() ? std::string("(not yet implemented)") : rules;
+    }
     md += ".\n\nTraces to ";
     md += e.requirement;
     md += " (";
@@ -469,4 +472,4 @@ std::string renderKnowledgeBaseMarkdown() {
   return md;
 }
 
-}  // namespace gw::health
+}  // namespace gw::knowledge

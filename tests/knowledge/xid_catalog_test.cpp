@@ -1,11 +1,11 @@
 // Invariants of the Xid catalog and the vendor facts operators rely on.
-#include "health/xid_catalog.h"
+#include "knowledge/xid_catalog.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-namespace gw::health {
+namespace gw::knowledge {
 namespace {
 
 TEST(XidCatalog, HasAtLeast45CodesIncludingTheRequiredOnes) {
@@ -140,5 +140,18 @@ TEST(XidCatalog, Strings) {
   EXPECT_FALSE(describe(XidAction::kResetGpu).empty());
 }
 
+// diag and other one-line mentions take the headline; it must be a clause of the meaning, not empty.
+TEST(XidCatalog, HeadlinesAreShortClauses) {
+  EXPECT_EQ(headline(lookupXid(79)), "GPU has fallen off the bus");
+  EXPECT_EQ(headline(lookupXid(64)), "Row remapping (or page retirement) failed");
+  EXPECT_EQ(headline(lookupXid(4242)), "");
+  for (const XidInfo& x : xidCatalog()) {
+    const auto h = headline(x);
+    EXPECT_FALSE(h.empty()) << x.code;
+    EXPECT_EQ(x.meaning.substr(0, h.size()), h) << x.code;
+    EXPECT_NE(h.back(), '.') << x.code;
+  }
+}
+
 }  // namespace
-}  // namespace gw::health
+}  // namespace gw::knowledge

@@ -1,0 +1,109 @@
+// Link rules: a PCIe link trained below its maximum or replaying packets, NVLink links down or
+// counting errors.
+#include <algorithm>
+
+#include "health/rule.h"
+
+namespace gw::health {
+namespace {
+
+// Only under load: an idle GPU lowers its link speed on purpose to save power.
+std::optional<Condition> pcieDowntrain(const RuleContext& x) {
+  const auto& s = x.latest().v;
+  const double util = s[kUtil];
+  const bool underLoad = valid(util) && util >= x.config.load_util;
+  const double maxGen = valid(s[kPcieMaxGen]) && s[kPcieMaxGen] > 0 ? s[kPcieMaxGen] : x.gpu->max_pcie_gen;
+  const double maxWidth = valid(s[kPcieMaxWidth]) && s[kPcieMaxWidth] > 0 ? s[kPcieMaxWidth] : x.gpu->max_pcie_width;
+  const bool down =
+      underLoad && valid(s[kPcieGen]) && valid(s[kPcieWidth]) && (s[kPcieGen] < maxGen || s[kPcieWidth] < maxWidth);
+  if (!down) return std::nullopt;
+  return Condition{.severity = Severity::Warning,
+                   .summary = x.gpuName() + " PCIe link runs at Gen" + fmt(s[kPcieGen]) + " x" + fmt(s[kPcieWidth]) +
+                              " under load, below its Gen" + fmt(maxGen) + " x" + fmt(maxWidth) + " maximum.",
+                   .action =
+                       "Reseat the GPU or riser, check the slot, cables and BIOS PCIe settings; host-device "
+                       "transfers are slower until fixed.",
+                   .evidence = "pcie_link_gen=" + fmt(s[kPcieGen]) + "/" + fmt(maxGen) + " pcie_link_width=" +
+                               fmt(s[kPcieWidth]) + "/" + fmt(maxWidth) + " gpu_util=" + fmt(util)};
+}
+
+// The rate needs at least half a window of history, so a counter read once is never a rate.
+std::optional<Condition> pcieReplay(const RuleContext& x) {
+  const RuleConfig& c = x.config;
+  const auto& s = x.latest().v;
+  if (!valid(s[kReplay])) return std::nullopt;
+  const Sample* old = x.gpu->firstSince(x.now - c.pcie_replay_window_ms);
+  if (!(old && valid(old->v[kReplay]) && x.now - old->t >= c.pcie_replay_window_ms / 2)) return std::nullopt;
+  const double perMin = (s[kReplay] - old->v[kReplay]) * 60'000.0 / static_cast<double>(x.now - old->t);
+  const int gen = valid(s[kPcieGen]) ? static_cast<int>(s[kPcieGen]) : 5;
+  const double allowed = c.pcie_replay_per_min[static_cast<std::size_t>(std::clamp(gen, 1, 5) - 1)];
+  if (!(perMin > allowed)) return std::nullopt;
+  return Condition{.severity = Severity::Warning,
+                   .summary = x.gpuName() + " PCIe link is replaying " + fmt(perMin, 1) +
+                              " packets a minute, above the Gen" + std::to_string(gen) + " allowance of " +
+                              fmt(allowed) + ".",
+                   .action =
+                       "Reseat the GPU or riser and check the slot; a marginal link corrupts packets and can "
+                       "drop the GPU off the bus.",
+                   .evidence = "pcie_replay_counter " + fmt(old->v[kReplay]) + " -> " + fmt(s[kReplay]) + " in " +
+                               fmt((x.now - old->t) / 1000.0) + " s"};
+}
+
+std::optional<Condition> nvlinkDown(const RuleContext& x) {
+  const double active = x.at(kNvlActive), baseline = x.gpu->nvlink_baseline;
+  if (!(valid(active) && baseline > 0 && active < baseline)) return std::nullopt;
+  return Condition{.severity = Severity::Critical,
+                   .summary = x.gpuName() + " has " + fmt(baseline - active) + " NVLink link(s) down (" + fmt(active) +
+                              " of " + fmt(baseline) + " active).",
+                   .action =
+                       "Drain the node and reset the GPU / fabric; if the link stays down, inspect the NVLink / "
+                       "NVSwitch hardware.",
+                   .evidence = "nvlink_active_links=" + fmt(active) + " baseline=" + fmt(baseline)};
+}
+
+std::optional<Condition> nvlinkErrors(const RuleContext& x) {
+  const RuleConfig& c = x.config;
+  const Sample& latest = x.latest();
+  const Sample* old = x.gpu->firstSince(x.now - c.nvlink_window_ms);
+  if (!old || old == &latest) return std::nullopt;
+  double rise = 0;
+  for (Col k : {kNvlCrcFlit, kNvlCrcData, kNvlReplay, kNvlRecovery})
+    if (valid(latest.v[k]) && valid(old->v[k])) rise += latest.v[k] - old->v[k];
+  if (!(rise >= c.nvlink_error_max && rise > 0)) return std::nullopt;
+  return Condition{.severity = Severity::Warning,
+                   .summary = x.gpuName() + " NVLink error counters (CRC / replay / recovery) are increasing.",
+                   .action =
+                       "Schedule a drain and NVLink diagnostics (dcgmi diag -r 3); reseat or replace the part if "
+                       "errors keep rising.",
+                   .evidence = "nvlink errors +" + fmt(rise) + " in " + fmt((x.now - old->t) / 1000.0) + " s"};
+}
+
+const Rule kRules[] = {
+    {.info = {.name = "pcie_downtrain",
+              .config_key = "pcie_hold_ms",
+              .hold = &RuleConfig::pcie_hold_ms,
+              .fires_when = "gen or width below max while util ≥ 60 %"},
+     .evaluate = pcieDowntrain},
+    {.info = {.name = "pcie_replay",
+              .config_key = "pcie_hold_ms",
+              .hold = &RuleConfig::pcie_hold_ms,
+              .fires_when = "replays/min above the per-generation allowance (5,5,10,20,40)"},
+     .evaluate = pcieReplay},
+    {.info = {.name = "nvlink_down",
+              .config_key = "nvlink_hold_ms",
+              .hold = &RuleConfig::nvlink_hold_ms,
+              .severity = Severity::Critical,
+              .fires_when = "active links below the most seen"},
+     .evaluate = nvlinkDown},
+    {.info = {.name = "nvlink_errors",
+              .config_key = "nvlink_hold_ms",
+              .hold = &RuleConfig::nvlink_hold_ms,
+              .fires_when = "CRC/replay/recovery +10 within 5 min"},
+     .evaluate = nvlinkErrors},
+};
+
+}  // namespace
+
+std::span<const Rule> linkRules() { return kRules; }
+
+}  // namespace gw::health
