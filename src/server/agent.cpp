@@ -486,8 +486,7 @@ void Agent::registerRoutes() {
         p.stats.driver_up = false;
       }
       exporter::renderSampledMetrics(p.text, p.views, p.stats, *eo, fmt);
-      if (health_)
-        health_->appendMetrics(p.text, p.views, p.stats.hostname, fmt, eo->naming == exporter::Naming::Native);
+      if (health_) health_->appendMetrics(p.text, p.views, p.stats, *eo, fmt);
     });
 
     exporter::SelfMetrics self;

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <map>
 
-#include "health/health_metrics.h"
 #include "nvml/nvml.h"
 #include "platform/fs_root.h"
 #include "server/api_params.h"
@@ -473,21 +472,20 @@ void HealthService::registerRoutes(HttpServer& h) {
 }
 
 void HealthService::appendMetrics(std::string& body, const std::vector<collect::GpuView>& views,
-                                  const std::string& hostname, exporter::Format fmt, bool native_labels) const {
-  const bool om = fmt == exporter::Format::OpenMetrics;
-  body += health::renderHealthMetrics(*incidents_, views, hostname, native_labels);
-  const std::string family = om ? "gpuwarden_xid_errors" : "gpuwarden_xid_errors_total";
-  body += "# HELP " + family + " Xid errors seen per GPU and code (NVML events and the kernel log, de-duplicated).\n";
-  body += "# TYPE " + family + " counter\n";
-  for (const auto& c : log_->xidCounts()) {
-    std::string labels = "gpu=\"" + (c.gpu_index >= 0 ? std::to_string(c.gpu_index) : std::string()) + "\"," +
-                         (native_labels ? "uuid" : "UUID") + "=\"" + exporter::escapeLabelValue(c.gpu_uuid) +
-                         "\",code=\"" + std::to_string(c.code) + "\"";
-    if (!hostname.empty())
-      labels +=
-          std::string(native_labels ? ",hostname" : ",Hostname") + "=\"" + exporter::escapeLabelValue(hostname) + "\"";
-    body += "gpuwarden_xid_errors_total{" + labels + "} " + std::to_string(c.count) + "\n";
-  }
+                                  const collect::AgentStats& agent, const exporter::ExportOptions& o,
+                                  exporter::Format fmt) const {
+  using health::HealthState;
+  using health::Severity;
+  exporter::HealthSeries h;
+  for (HealthState s :
+       {HealthState::Healthy, HealthState::Warning, HealthState::Critical, HealthState::Fatal, HealthState::Unknown})
+    h.states.emplace_back(health::healthStateName(s));
+  for (const auto& [id, state] : incidents_->healthStates(views))
+    h.gpus.push_back({id.uuid, std::string(health::healthStateName(state))});
+  for (const auto& [severity, n] : incidents_->openCountBySeverity())
+    h.open_incidents.emplace_back(health::severityName(severity), static_cast<std::uint64_t>(n));
+  for (const auto& c : log_->xidCounts()) h.xids.push_back({c.gpu_index, c.gpu_uuid, c.code, c.count});
+  exporter::renderHealthMetrics(body, h, views, agent, o, fmt);
 }
 
 std::uint64_t HealthService::metricsKey() const { return incidents_->healthDigest() * 31 + log_->xidTotal(); }

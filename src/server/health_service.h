@@ -80,9 +80,10 @@ class HealthService {
 
   void registerRoutes(HttpServer& h);
   // Appends gpuwarden_gpu_health, gpuwarden_incidents_open and gpuwarden_xid_errors_total to the
-  // sampled part of a /metrics page (exporter::renderSampledMetrics: no "# EOF" yet).
-  void appendMetrics(std::string& body, const std::vector<collect::GpuView>& views, const std::string& hostname,
-                     exporter::Format fmt, bool native_labels) const;
+  // sampled part of a /metrics page (exporter::renderSampledMetrics: no "# EOF" yet), with the
+  // page's own views, agent stats and options, so that they carry the field series' labels.
+  void appendMetrics(std::string& body, const std::vector<collect::GpuView>& views, const collect::AgentStats& agent,
+                     const exporter::ExportOptions& o, exporter::Format fmt) const;
   // Changes whenever what appendMetrics prints for the same views would change (incidents opened,
   // resolved or worsened; Xids counted).
   std::uint64_t metricsKey() const;
