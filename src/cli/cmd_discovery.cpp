@@ -6,76 +6,12 @@
 
 #include "cli/commands.h"
 #include "nvml/inventory.h"
+#include "nvml/inventory_json.h"
 
 namespace gw::cli {
 namespace {
 
 using nlohmann::json;
-
-template <typename T>
-json optJson(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json gpuJson(const nvml::GpuInfo& g) {
-  json j;
-  j["index"] = g.index;
-  j["state"] = g.state;
-  if (g.state != "ok") {
-    j["error"] = g.error;
-    if (!g.pci.bus_id.empty()) j["pci_bus_id"] = g.pci.bus_id;
-    return j;
-  }
-  j["name"] = g.name;
-  j["uuid"] = g.uuid;
-  j["serial"] = g.serial;
-  j["pci_bus_id"] = g.pci.bus_id;
-  j["pci_device_id"] = fmt::format("0x{:04X}", g.pci.device_id);
-  j["architecture"] = nvml::architectureName(g.architecture);
-  j["compute_capability"] = g.compute_capability
-                                ? json(fmt::format("{}.{}", g.compute_capability->major, g.compute_capability->minor))
-                                : json(nullptr);
-  j["sm_count"] = optJson(g.sm_count);
-  j["cuda_cores"] = optJson(g.cuda_cores);
-  j["memory_total_mib"] = optJson(g.memory_total_mib);
-  j["memory_bus_width_bits"] = optJson(g.memory_bus_width);
-  j["max_memory_clock_mhz"] = optJson(g.max_memory_clock);
-  j["max_sm_clock_mhz"] = optJson(g.max_sm_clock);
-  j["peak_memory_bandwidth_gbs"] =
-      g.peak_bandwidth_gbs ? json(std::round(*g.peak_bandwidth_gbs * 10) / 10) : json(nullptr);
-  j["pcie"] = {{"gen", optJson(g.pcie_gen)},
-               {"width", optJson(g.pcie_width)},
-               {"max_gen", optJson(g.pcie_max_gen)},
-               {"max_width", optJson(g.pcie_max_width)}};
-  j["nvlink"] = {{"links", g.nvlink_links}, {"active", g.nvlink_active}, {"version", g.nvlink_version}};
-  j["power_limit_w"] = optJson(g.power_limit_w);
-  j["power_default_limit_w"] = optJson(g.power_default_w);
-  j["power_min_limit_w"] = optJson(g.power_min_w);
-  j["power_max_limit_w"] = optJson(g.power_max_w);
-  j["ecc_enabled"] = optJson(g.ecc_enabled);
-  j["persistence_mode"] = optJson(g.persistence);
-  j["vbios_version"] = g.vbios;
-  j["inforom_version"] = g.inforom;
-  j["numa_nodes"] = g.numa_nodes;
-  j["cpu_affinity"] = nvml::formatIdRanges(g.cpus);
-  json mig;
-  mig["enabled"] = optJson(g.mig_enabled);
-  mig["devices"] = json::array();
-  for (const auto& m : g.mig_devices) {
-    mig["devices"].push_back({{"index", m.index},
-                              {"name", m.name},
-                              {"uuid", m.uuid},
-                              {"profile", m.profile},
-                              {"gpu_instance_id", m.gpu_instance_id},
-                              {"compute_instance_id", m.compute_instance_id},
-                              {"sm_count", m.sm_count},
-                              {"memory_total_mib", m.memory_total_mib},
-                              {"parent_index", g.index},
-                              {"parent_uuid", g.uuid}});
-  }
-  j["mig"] = mig;
-  return j;
-}
 
 template <typename T>
 std::string orNA(const std::optional<T>& v, const char* suffix = "") {
@@ -161,7 +97,7 @@ void addDiscovery(CLI::App& app, Run& run) {
           inv->cuda_driver_version ? json(nvml::cudaVersionString(inv->cuda_driver_version)) : json(nullptr);
       j["gpu_count"] = inv->gpus.size();
       j["gpus"] = json::array();
-      for (const auto& g : inv->gpus) j["gpus"].push_back(gpuJson(g));
+      for (const auto& g : inv->gpus) j["gpus"].push_back(nvml::gpuJson(g));
       std::cout << j.dump(2) << "\n";
     } else {
       printText(*inv, *verbose);

@@ -22,12 +22,13 @@ void addDmon(CLI::App& app, Run& run);
 void addPmon(CLI::App& app, Run& run);
 void addTopo(CLI::App& app, Run& run);
 void addFields(CLI::App& app, Run& run);
-void addSim(CLI::App& app, Run& run);
+void addScenarios(CLI::App& app, Run& run);
 void addServe(CLI::App& app, Run& run);
 void addHistory(CLI::App& app, Run& run);
 void addDoctor(CLI::App& app, Run& run);
 void addCuda(CLI::App& app, Run& run);
-void addHealthKb(CLI::App& app, Run& run);
+void addXid(CLI::App& app, Run& run);  // xid scan
+void addExplain(CLI::App& app, Run& run);
 void addDiag(CLI::App& app, Run& run);
 void addHealth(CLI::App& app, Run& run);
 void addIncidents(CLI::App& app, Run& run);

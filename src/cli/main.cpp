@@ -38,12 +38,13 @@ int main(int argc, char** argv) {
   addPmon(app, run);
   addTopo(app, run);
   addFields(app, run);
-  addSim(app, run);
+  addScenarios(app, run);
   addServe(app, run);
   addHistory(app, run);
   addDoctor(app, run);
   addCuda(app, run);
-  addHealthKb(app, run);
+  addXid(app, run);
+  addExplain(app, run);
   addDiag(app, run);
   addHealth(app, run);
   addIncidents(app, run);

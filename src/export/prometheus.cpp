@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include "export/dcgm_compat.h"
 
@@ -182,6 +183,7 @@ struct Tables {
   std::array<std::vector<FieldFamily>, kNamings> fields;
   SelfFamily gpu_up, gpu_state, sample_lag, nvml_errors;
   SelfFamily driver_up, nvml_reinits, scrape_duration, scrapes, sample_lag_max, build_info, driver_info;
+  SelfFamily gpu_health, incidents_open, xid_errors;
 };
 
 Tables buildTables() {
@@ -257,6 +259,13 @@ Tables buildTables() {
                                 "Largest sampling lag over all GPUs, as the sampler measured it");
   t.build_info = selfFamily("gpuwarden_build_info", Kind::Info, "gpuwarden build information");
   t.driver_info = selfFamily("gpuwarden_driver_info", Kind::Info, "NVIDIA driver, NVML and CUDA driver versions");
+  t.gpu_health = selfFamily("gpuwarden_gpu_health", Kind::Gauge,
+                            "GPU health from its unresolved incidents and current findings: 1 for the GPU's "
+                            "current state, 0 for the others");
+  t.incidents_open = selfFamily("gpuwarden_incidents_open", Kind::Gauge,
+                                "Unresolved (open or acknowledged) health incidents by severity");
+  t.xid_errors = selfFamily("gpuwarden_xid_errors_total", Kind::Counter,
+                            "Xid errors seen per GPU and code (NVML events and the kernel log, de-duplicated)");
   return t;
 }
 
@@ -268,8 +277,10 @@ const Tables& tables() {
 // ---------------------------------------------------------------------------------------------
 // Labels.
 
-constexpr std::array<std::string_view, 5> kCommonReserved = {"state", "version", "driver_version", "nvml_version",
-                                                             "cuda_driver_version"};
+// The labels of the exporter's own series besides the identity labels: an extra label of the same
+// name would give those series a label twice.
+constexpr std::array<std::string_view, 7> kCommonReserved = {
+    "state", "version", "driver_version", "nvml_version", "cuda_driver_version", "severity", "code"};
 constexpr std::array<std::string_view, 9> kDcgmLabels = {"gpu",      "UUID",      "pci_bus_id",
                                                          "device",   "modelName", "GPU_I_PROFILE",
                                                          "GPU_I_ID", "Hostname",  "DCGM_FI_DRIVER_VERSION"};
@@ -299,8 +310,49 @@ void appendExtras(std::string& out, const ExportOptions& o, std::string_view ins
   if (!inserted) appendLabel(out, insert_name, insert_value);
 }
 
-// One GPU's identity labels, without braces. `out` is scratch: appendLabel() only looks at its
-// last byte, so label sets are built back to back with a '{' sentinel before each.
+// What a label set is made of; string views into the GPU views (or the caller's buffers).
+struct LabelIdentity {
+  std::string_view index;  // "" when not known
+  std::string_view uuid;   // the naming's UUID label: dcgm gives a MIG device its parent's
+  std::string_view pci_bus_id, device, model;
+  bool is_mig = false;
+  std::string_view mig_profile, gpu_instance_id;
+};
+
+// A label set in the naming's order, without braces. `out` is scratch: appendLabel() only looks at
+// its last byte, so label sets are built back to back with a '{' sentinel before each.
+void appendIdentityLabels(std::string& out, const LabelIdentity& id, const collect::AgentStats& agent,
+                          const ExportOptions& o) {
+  if (o.naming == Naming::Dcgm) {
+    // dcgm-exporter: gpu, UUID, pci_bus_id, device, modelName, [GPU_I_PROFILE, GPU_I_ID],
+    // [Hostname], then label fields and extra labels in name order.
+    appendLabel(out, "gpu", id.index);
+    appendLabel(out, "UUID", id.uuid);
+    appendLabel(out, "pci_bus_id", id.pci_bus_id);
+    appendLabel(out, "device", id.device);
+    appendLabel(out, "modelName", id.model);
+    if (id.is_mig) {
+      appendLabel(out, "GPU_I_PROFILE", id.mig_profile);
+      appendLabel(out, "GPU_I_ID", id.gpu_instance_id);
+    }
+    if (!agent.hostname.empty()) appendLabel(out, "Hostname", agent.hostname);
+    const bool driver = o.dcgm_driver_version_label && !agent.driver_version.empty();
+    appendExtras(out, o, driver ? "DCGM_FI_DRIVER_VERSION" : "", agent.driver_version);
+  } else {
+    appendLabel(out, "gpu", id.index);
+    appendLabel(out, "uuid", id.uuid);
+    appendLabel(out, "pci_bus_id", id.pci_bus_id);
+    appendLabel(out, "model", id.model);
+    if (id.is_mig) {
+      appendLabel(out, "mig_profile", id.mig_profile);
+      appendLabel(out, "gpu_instance_id", id.gpu_instance_id);
+    }
+    if (!agent.hostname.empty()) appendLabel(out, "hostname", agent.hostname);
+    appendExtras(out, o, "", "");
+  }
+}
+
+// One GPU's identity labels, without braces (see appendIdentityLabels).
 void appendGpuLabels(std::string& out, const std::vector<GpuView>& gpus, const GpuView& g,
                      const collect::AgentStats& agent, const ExportOptions& o) {
   const collect::GpuIdentity& id = g.id;
@@ -308,49 +360,26 @@ void appendGpuLabels(std::string& out, const std::vector<GpuView>& gpus, const G
   const collect::GpuIdentity& hw = parent ? parent->id : id;  // board identity (model, PCI, device)
   char index[16];
   auto r = std::to_chars(index, index + sizeof index, id.index);
-  const std::string_view index_sv(index, static_cast<std::size_t>(r.ptr - index));
   char gi[16];
   auto r2 = std::to_chars(gi, gi + sizeof gi, id.gpu_instance_id);
-  const std::string_view gi_sv(gi, static_cast<std::size_t>(r2.ptr - gi));
+  char dev[24] = "nvidia";
+  auto rd = std::to_chars(dev + 6, dev + sizeof dev, id.index);
 
-  if (o.naming == Naming::Dcgm) {
-    // dcgm-exporter: gpu, UUID, pci_bus_id, device, modelName, [GPU_I_PROFILE, GPU_I_ID],
-    // [Hostname], then label fields and extra labels in name order. A MIG device carries its
-    // parent's index, UUID, bus id, device and model; GPU_I_* tell it apart.
-    appendLabel(out, "gpu", index_sv);
-    appendLabel(out, "UUID",
-                id.is_mig ? (parent                   ? parent->id.uuid
-                             : id.parent_uuid.empty() ? id.uuid
-                                                      : id.parent_uuid)
-                          : id.uuid);
-    appendLabel(out, "pci_bus_id", hw.pci_bus_id);
-    if (!hw.device.empty()) {
-      appendLabel(out, "device", hw.device);
-    } else {
-      char dev[24] = "nvidia";
-      auto rd = std::to_chars(dev + 6, dev + sizeof dev, id.index);
-      appendLabel(out, "device", std::string_view(dev, static_cast<std::size_t>(rd.ptr - dev)));
-    }
-    appendLabel(out, "modelName", hw.name);
-    if (id.is_mig) {
-      appendLabel(out, "GPU_I_PROFILE", id.mig_profile);
-      appendLabel(out, "GPU_I_ID", gi_sv);
-    }
-    if (!agent.hostname.empty()) appendLabel(out, "Hostname", agent.hostname);
-    const bool driver = o.dcgm_driver_version_label && !agent.driver_version.empty();
-    appendExtras(out, o, driver ? "DCGM_FI_DRIVER_VERSION" : "", agent.driver_version);
-  } else {
-    appendLabel(out, "gpu", index_sv);
-    appendLabel(out, "uuid", id.uuid);
-    appendLabel(out, "pci_bus_id", hw.pci_bus_id);
-    appendLabel(out, "model", hw.name);
-    if (id.is_mig) {
-      appendLabel(out, "mig_profile", id.mig_profile);
-      appendLabel(out, "gpu_instance_id", gi_sv);
-    }
-    if (!agent.hostname.empty()) appendLabel(out, "hostname", agent.hostname);
-    appendExtras(out, o, "", "");
-  }
+  LabelIdentity l;
+  l.index = std::string_view(index, static_cast<std::size_t>(r.ptr - index));
+  // A MIG device carries its parent's UUID in the dcgm naming (dcgm-exporter's), its own in native.
+  l.uuid = o.naming == Naming::Dcgm && id.is_mig ? (parent                   ? std::string_view(parent->id.uuid)
+                                                    : id.parent_uuid.empty() ? std::string_view(id.uuid)
+                                                                             : std::string_view(id.parent_uuid))
+                                                 : std::string_view(id.uuid);
+  l.pci_bus_id = hw.pci_bus_id;
+  l.device =
+      !hw.device.empty() ? std::string_view(hw.device) : std::string_view(dev, static_cast<std::size_t>(rd.ptr - dev));
+  l.model = hw.name;
+  l.is_mig = id.is_mig;
+  l.mig_profile = id.mig_profile;
+  l.gpu_instance_id = std::string_view(gi, static_cast<std::size_t>(r2.ptr - gi));
+  appendIdentityLabels(out, l, agent, o);
 }
 
 // Per-thread scratch, kept between scrapes so that steady-state rendering does not allocate.
@@ -615,6 +644,110 @@ void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const col
   renderScrapeMetrics(out, gpus, agent, self, o, f);
 }
 
+void renderHealthMetrics(std::string& out, const HealthSeries& h, const std::vector<GpuView>& gpus,
+                         const collect::AgentStats& agent, const ExportOptions& o, Format f) {
+  const Tables& t = tables();
+  const std::size_t fi = idx(f);
+  Scratch& s = t_scratch;
+  buildLabels(s, gpus, agent, o);
+  auto labelsOf = [&](std::size_t i) { return std::string_view(s.labels).substr(s.begin[i], s.end[i] - s.begin[i]); };
+  const std::string_view agent_labels = std::string_view(s.agent_labels).substr(1);
+  const std::size_t none = s.views.size();
+  // The view with this UUID: the GPU itself, else (for an Xid) a MIG device with it.
+  auto byUuid = [&](std::string_view uuid, bool gpus_only) {
+    std::size_t mig = none;
+    for (std::size_t i = 0; i < s.views.size(); ++i) {
+      if (s.views[i]->id.uuid != uuid) continue;
+      if (!s.views[i]->id.is_mig) return i;
+      if (!gpus_only && mig == none) mig = i;
+    }
+    return mig;
+  };
+
+  std::size_t mark = out.size();
+  out += t.gpu_health.header[fi];
+  bool any = false;
+  for (const auto& g : h.gpus) {
+    const std::size_t i = byUuid(g.uuid, true);
+    if (i == none) continue;
+    for (const auto& st : h.states) {
+      appendSeriesStart(out, t.gpu_health.sample_name, labelsOf(i), "state", st);
+      out += st == g.state ? "1\n" : "0\n";
+    }
+    any = true;
+  }
+  if (!any) out.resize(mark);
+
+  if (!h.open_incidents.empty()) {
+    out += t.incidents_open.header[fi];
+    for (const auto& [severity, n] : h.open_incidents) {
+      appendSeriesStart(out, t.incidents_open.sample_name, agent_labels, "severity", severity);
+      appendInt(out, n);
+      out += '\n';
+    }
+  }
+
+  // Xids in the GPUs' order, then those of GPUs not among the views; counts that end up with the
+  // same labels and code (an Xid counted under the UUID and under the bare index) are one series.
+  struct XidLine {
+    std::size_t order;
+    std::string labels;
+    int code;
+    std::uint64_t count;
+  };
+  std::vector<XidLine> lines;
+  lines.reserve(h.xids.size());
+  for (const auto& x : h.xids) {
+    std::size_t i = none;
+    if (!x.uuid.empty()) {
+      i = byUuid(x.uuid, false);
+      if (i == none) {  // a MIG device left out (include_mig): its GPU's series
+        for (const auto& g : gpus)
+          if (g.id.is_mig && g.id.uuid == x.uuid) {
+            i = byUuid(g.id.parent_uuid, true);
+            break;
+          }
+      }
+    } else if (x.gpu_index >= 0) {
+      for (std::size_t k = 0; k < s.views.size() && i == none; ++k)
+        if (!s.views[k]->id.is_mig && static_cast<int>(s.views[k]->id.index) == x.gpu_index) i = k;
+    }
+    XidLine l{i, {}, x.code, x.count};
+    if (i != none) {
+      l.labels = labelsOf(i);
+    } else {
+      char index[16];
+      auto r = std::to_chars(index, index + sizeof index, x.gpu_index);
+      LabelIdentity id;
+      if (x.gpu_index >= 0) id.index = std::string_view(index, static_cast<std::size_t>(r.ptr - index));
+      id.uuid = x.uuid;
+      l.labels = "{";
+      appendIdentityLabels(l.labels, id, agent, o);
+      l.labels.erase(0, 1);
+    }
+    lines.push_back(std::move(l));
+  }
+  std::sort(lines.begin(), lines.end(), [](const XidLine& a, const XidLine& b) {
+    return std::tie(a.order, a.labels, a.code) < std::tie(b.order, b.labels, b.code);
+  });
+  mark = out.size();
+  out += t.xid_errors.header[fi];
+  any = false;
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    std::uint64_t n = lines[k].count;
+    while (k + 1 < lines.size() && lines[k + 1].labels == lines[k].labels && lines[k + 1].code == lines[k].code)
+      n += lines[++k].count;
+    char code[16];
+    auto r = std::to_chars(code, code + sizeof code, lines[k].code);
+    appendSeriesStart(out, t.xid_errors.sample_name, lines[k].labels, "code",
+                      std::string_view(code, static_cast<std::size_t>(r.ptr - code)));
+    appendInt(out, n);
+    out += '\n';
+    any = true;
+  }
+  if (!any) out.resize(mark);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Negotiation.
 
@@ -696,12 +829,6 @@ std::optional<Naming> parseNaming(std::string_view s) {
 }
 
 std::string_view namingName(Naming n) { return n == Naming::Dcgm ? "dcgm" : "native"; }
-
-std::string escapeLabelValue(std::string_view value) {
-  std::string out;
-  appendLabelValue(out, value);
-  return out;
-}
 
 bool isValidLabelName(std::string_view name) {
   if (name.empty()) return false;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collect/gpu_view.h"
@@ -67,6 +68,37 @@ void renderSampledMetrics(std::string& out, const std::vector<collect::GpuView>&
 void renderScrapeMetrics(std::string& out, const std::vector<collect::GpuView>& gpus, const collect::AgentStats& agent,
                          const SelfMetrics& self, const ExportOptions& o, Format f);
 
+// The health service's results for one page, as plain data: the server fills it from health/ and
+// events/, and the exporter prints it with each GPU's own label set, so that the health and Xid
+// series join with the field series on every label (extra labels and the driver label included).
+struct HealthSeries {
+  struct Gpu {
+    std::string uuid;   // a GPU (not a MIG device) of the views; one that is not there is left out
+    std::string state;  // its current health state, one of `states`
+  };
+  struct Xid {
+    int gpu_index = -1;  // -1: the source did not know it
+    std::string uuid;    // "": the source knew only the index
+    int code = 0;
+    std::uint64_t count = 0;  // since the event log began
+  };
+  // Every health state, in the order the series are printed: gpuwarden_gpu_health{state} is 1 for
+  // a GPU's current state and 0 for the others.
+  std::vector<std::string> states;
+  std::vector<Gpu> gpus;
+  // Unresolved incidents per severity, in the order printed; a severity with none is listed with 0.
+  std::vector<std::pair<std::string, std::uint64_t>> open_incidents;
+  std::vector<Xid> xids;
+};
+
+// Appends gpuwarden_gpu_health, gpuwarden_incidents_open and gpuwarden_xid_errors_total, after
+// renderSampledMetrics (before the scrape part, so before "# EOF"). A GPU's series carry the labels
+// its field series carry; an Xid of a GPU that is not among `gpus` (replaced, or known to the
+// kernel log by index only) keeps the naming's label names, with what is known filled in. Xid
+// counts that land on the same GPU and code are added up.
+void renderHealthMetrics(std::string& out, const HealthSeries& health, const std::vector<collect::GpuView>& gpus,
+                         const collect::AgentStats& agent, const ExportOptions& o, Format f);
+
 // OpenMetrics when the scraper asks for application/openmetrics-text at least as strongly as for
 // text/plain (Prometheus ≥ 2.5 does), else Text004.
 Format negotiateFormat(std::string_view accept_header);
@@ -77,9 +109,6 @@ std::optional<Naming> parseNaming(std::string_view s);
 std::string_view namingName(Naming n);
 
 bool isValidLabelName(std::string_view name);
-// A label value escaped for the exposition (backslash, double quote, line feed), for series that
-// are rendered outside the exporter (the health service's).
-std::string escapeLabelValue(std::string_view value);
 // True when `name` may be used as an extra label in this naming (valid, not reserved, not set by
 // the exporter itself).
 bool isValidExtraLabel(std::string_view name, Naming n);

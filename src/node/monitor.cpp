@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "health/health_metrics.h"
 #include "node/health_json.h"
 #include "nvml/nvml.h"
 #include "platform/clock.h"
@@ -398,22 +397,22 @@ json Monitor::healthReport() const {
   return j;
 }
 
-void Monitor::appendMetrics(std::string& body, const std::vector<collect::GpuView>& views, const std::string& hostname,
-                            exporter::Format fmt, bool native_labels) const {
-  const bool om = fmt == exporter::Format::OpenMetrics;
-  if (incidents_) body += health::renderHealthMetrics(*incidents_, views, hostname, native_labels);
-  const std::string family = om ? "gpuwarden_xid_errors" : "gpuwarden_xid_errors_total";
-  body += "# HELP " + family + " Xid errors seen per GPU and code (NVML events and the kernel log, de-duplicated).\n";
-  body += "# TYPE " + family + " counter\n";
-  for (const auto& c : log_->xidCounts()) {
-    std::string labels = "gpu=\"" + (c.gpu_index >= 0 ? std::to_string(c.gpu_index) : std::string()) + "\"," +
-                         (native_labels ? "uuid" : "UUID") + "=\"" + exporter::escapeLabelValue(c.gpu_uuid) +
-                         "\",code=\"" + std::to_string(c.code) + "\"";
-    if (!hostname.empty())
-      labels +=
-          std::string(native_labels ? ",hostname" : ",Hostname") + "=\"" + exporter::escapeLabelValue(hostname) + "\"";
-    body += "gpuwarden_xid_errors_total{" + labels + "} " + std::to_string(c.count) + "\n";
+void Monitor::appendMetrics(std::string& body, const std::vector<collect::GpuView>& views,
+                            const collect::AgentStats& agent, const exporter::ExportOptions& o,
+                            exporter::Format fmt) const {
+  using health::HealthState;
+  exporter::HealthSeries h;
+  for (HealthState s :
+       {HealthState::Healthy, HealthState::Warning, HealthState::Critical, HealthState::Fatal, HealthState::Unknown})
+    h.states.emplace_back(health::healthStateName(s));
+  if (incidents_) {
+    for (const auto& [id, state] : incidents_->healthStates(views))
+      h.gpus.push_back({id.uuid, std::string(health::healthStateName(state))});
+    for (const auto& [severity, n] : incidents_->openCountBySeverity())
+      h.open_incidents.emplace_back(health::severityName(severity), static_cast<std::uint64_t>(n));
   }
+  for (const auto& c : log_->xidCounts()) h.xids.push_back({c.gpu_index, c.gpu_uuid, c.code, c.count});
+  exporter::renderHealthMetrics(body, h, views, agent, o, fmt);
 }
 
 std::uint64_t Monitor::metricsKey() const {

@@ -90,8 +90,8 @@ class Monitor {
 
   // Appends gpuwarden_gpu_health, gpuwarden_incidents_open and gpuwarden_xid_errors_total to the
   // sampled part of a /metrics page.
-  void appendMetrics(std::string& body, const std::vector<collect::GpuView>& views, const std::string& hostname,
-                     exporter::Format fmt, bool native_labels) const;
+  void appendMetrics(std::string& body, const std::vector<collect::GpuView>& views, const collect::AgentStats& agent,
+                     const exporter::ExportOptions& options, exporter::Format fmt) const;
   // Changes whenever appendMetrics would print something else for the same views.
   std::uint64_t metricsKey() const;
 

@@ -15,6 +15,7 @@
 #include "export/gzip.h"
 #include "node/health_json.h"
 #include "platform/clock.h"
+#include "nvml/inventory_json.h"
 #include "server/api_params.h"
 #include "server/routes_health.h"
 #include "platform/log.h"
@@ -47,36 +48,6 @@ json identityJson(const collect::GpuView& v, std::int64_t now) {
     j["gpu_instance_id"] = v.id.gpu_instance_id;
     j["compute_instance_id"] = v.id.compute_instance_id;
   }
-  return j;
-}
-
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json inventoryJson(const nvml::GpuInfo& g) {
-  json j{{"serial", g.serial},
-         {"vbios", g.vbios},
-         {"architecture", nvml::architectureName(g.architecture)},
-         {"compute_capability", g.compute_capability ? json(std::to_string(g.compute_capability->major) + "." +
-                                                            std::to_string(g.compute_capability->minor))
-                                                     : json(nullptr)},
-         {"sm_count", opt(g.sm_count)},
-         {"memory_total_mib", opt(g.memory_total_mib)},
-         {"memory_bus_width", opt(g.memory_bus_width)},
-         {"peak_bandwidth_gbs", opt(g.peak_bandwidth_gbs)},
-         {"pcie_gen", opt(g.pcie_gen)},
-         {"pcie_width", opt(g.pcie_width)},
-         {"pcie_max_gen", opt(g.pcie_max_gen)},
-         {"pcie_max_width", opt(g.pcie_max_width)},
-         {"nvlink_links", g.nvlink_links},
-         {"nvlink_active", g.nvlink_active},
-         {"power_limit_w", opt(g.power_limit_w)},
-         {"ecc_enabled", opt(g.ecc_enabled)},
-         {"persistence", opt(g.persistence)},
-         {"mig_enabled", opt(g.mig_enabled)},
-         {"numa_nodes", g.numa_nodes}};
   return j;
 }
 
@@ -412,8 +383,7 @@ void Agent::registerRoutes() {
         p.stats.driver_up = false;
       }
       exporter::renderSampledMetrics(p.text, p.views, p.stats, *eo, fmt);
-      if (monitor_)
-        monitor_->appendMetrics(p.text, p.views, p.stats.hostname, fmt, eo->naming == exporter::Naming::Native);
+      if (monitor_) monitor_->appendMetrics(p.text, p.views, p.stats, *eo, fmt);
     });
 
     exporter::SelfMetrics self;
@@ -488,7 +458,7 @@ void Agent::registerRoutes() {
       g["inventory"] = nullptr;
       if (inv)
         for (const auto& gi : inv->gpus)
-          if (gi.uuid == v.id.uuid) g["inventory"] = inventoryJson(gi);
+          if (gi.uuid == v.id.uuid) g["inventory"] = nvml::gpuJson(gi);
       json migs = json::array();
       for (const auto& m : views)
         if (m.id.is_mig && m.id.parent_uuid == v.id.uuid) migs.push_back(identityJson(m, now));

@@ -27,13 +27,13 @@ TEST(Discovery, DgxH100ListsEightGpusWithSpecs) {
     EXPECT_EQ(g["architecture"], "Hopper");
     EXPECT_EQ(g["memory_bus_width_bits"], 5120);
     EXPECT_NEAR(g["peak_memory_bandwidth_gbs"].get<double>(), 3352, 5);
-    EXPECT_EQ(g["pcie"]["max_gen"], 5);
-    EXPECT_EQ(g["pcie"]["max_width"], 16);
-    EXPECT_EQ(g["nvlink"]["links"], 18);
-    EXPECT_EQ(g["nvlink"]["active"], 18);
+    EXPECT_EQ(g["pcie_max_gen"], 5);
+    EXPECT_EQ(g["pcie_max_width"], 16);
+    EXPECT_EQ(g["nvlink_links"], 18);
+    EXPECT_EQ(g["nvlink_active"], 18);
     EXPECT_EQ(g["power_limit_w"], 700);
     EXPECT_EQ(g["pci_device_id"], "0x2330");
-    EXPECT_EQ(g["mig"]["enabled"], false);
+    EXPECT_EQ(g["mig_enabled"], false);
     uuids.insert(g["uuid"].get<std::string>());
     buses.insert(g["pci_bus_id"].get<std::string>());
     EXPECT_TRUE(std::regex_match(g["uuid"].get<std::string>(),
@@ -63,19 +63,19 @@ TEST(Discovery, MigInstancesAreDevicesWithTheirParent) {
   ASSERT_EQ(j["gpus"].size(), 2u);
   const auto& g0 = j["gpus"][0];
   EXPECT_EQ(g0["name"], "NVIDIA A100-SXM4-80GB");
-  EXPECT_EQ(g0["mig"]["enabled"], true);
-  ASSERT_EQ(g0["mig"]["devices"].size(), 4u);
+  EXPECT_EQ(g0["mig_enabled"], true);
+  ASSERT_EQ(g0["mig_devices"].size(), 4u);
   std::multiset<std::string> profiles;
-  for (const auto& m : g0["mig"]["devices"]) {
-    profiles.insert(m["profile"].get<std::string>());
+  for (const auto& m : g0["mig_devices"]) {
+    profiles.insert(m["mig_profile"].get<std::string>());
     EXPECT_EQ(m["parent_index"], 0);
     EXPECT_EQ(m["parent_uuid"], g0["uuid"]);
     EXPECT_EQ(m["uuid"].get<std::string>().rfind("MIG-", 0), 0u) << m["uuid"];
     EXPECT_GT(m["sm_count"].get<int>(), 0);
   }
   EXPECT_EQ(profiles, (std::multiset<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
-  EXPECT_EQ(j["gpus"][1]["mig"]["enabled"], false);
-  EXPECT_TRUE(j["gpus"][1]["mig"]["devices"].empty());
+  EXPECT_EQ(j["gpus"][1]["mig_enabled"], false);
+  EXPECT_TRUE(j["gpus"][1]["mig_devices"].empty());
 }
 
 TEST(Discovery, EveryShippedScenarioLoads) {
@@ -100,7 +100,7 @@ TEST(Discovery, PcieMixedHasTwoModelsOnTwoNumaNodes) {
   for (const auto& g : j["gpus"]) {
     models.insert(g["name"].get<std::string>());
     for (int n : g["numa_nodes"]) numa.insert(n);
-    EXPECT_EQ(g["nvlink"]["links"], 0);
+    EXPECT_EQ(g["nvlink_links"], 0);
   }
   EXPECT_EQ(models.size(), 2u);
   EXPECT_EQ(numa, (std::set<int>{0, 1}));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collect/gpu_view.h"
+#include "export/prometheus.h"
 #include "fields/catalog.h"
 
 namespace gw::exporter::testing {
@@ -127,6 +128,27 @@ inline collect::AgentStats makeAgent() {
   a.nvml_reinits = 2;
   a.driver_up = true;
   return a;
+}
+
+// The health service's results for makeNode(): GPU 2 warning, GPU 5 (lost) fatal, the others
+// healthy; Xid 79 on GPU 5; Xid 13 on GPU 2 counted under its UUID and under its bare index (the
+// kernel log knew only the index), which are one series; Xid 48 of a GPU no longer in the node.
+inline HealthSeries makeHealth() {
+  HealthSeries h;
+  h.states = {"healthy", "warning", "critical", "fatal", "unknown"};
+  for (unsigned i = 0; i < 8; ++i) h.gpus.push_back({gpuUuid(i), i == 2 ? "warning" : i == 5 ? "fatal" : "healthy"});
+  h.open_incidents = {{"info", 0}, {"warning", 1}, {"critical", 0}, {"fatal", 1}};
+  h.xids = {{5, gpuUuid(5), 79, 1}, {2, gpuUuid(2), 13, 2}, {2, "", 13, 1}, {9, "GPU-gone", 48, 4}};
+  return h;
+}
+
+// A whole page with the health series, as the agent assembles it.
+inline void renderPage(std::string& out, const std::vector<collect::GpuView>& gpus, const collect::AgentStats& agent,
+                       const SelfMetrics& self, const ExportOptions& o, Format f,
+                       const HealthSeries& health = makeHealth()) {
+  renderSampledMetrics(out, gpus, agent, o, f, self.version);
+  renderHealthMetrics(out, health, gpus, agent, o, f);
+  renderScrapeMetrics(out, gpus, agent, self, o, f);
 }
 
 }  // namespace gw::exporter::testing

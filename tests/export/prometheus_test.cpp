@@ -382,6 +382,130 @@ TEST_P(BothNamings, SampledPlusScrapePartIsTheWholeExposition) {
   EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Health and Xid series: rendered by the exporter with each GPU's own label set.
+
+std::string renderWithHealth(Naming n, Format f, ExportOptions o = {}, const HealthSeries& h = makeHealth(),
+                             const std::vector<collect::GpuView>& gpus = makeNode()) {
+  o.naming = n;
+  std::string out;
+  renderPage(out, gpus, makeAgent(), self(), o, f, h);
+  return out;
+}
+
+// The labels of a sample without the one that tells a family's series apart.
+std::vector<std::pair<std::string, std::string>> labelsWithout(const Sample& s, std::string_view name) {
+  auto l = s.labels;
+  std::erase_if(l, [&](const auto& kv) { return kv.first == name; });
+  return l;
+}
+
+TEST_P(BothNamings, HealthAndXidSeriesCarryTheLabelsOfTheGpusFieldSeries) {
+  ExportOptions o;
+  o.extra_labels = {{"cluster", "train-a"}, {"A_rack", "r\"1"}};
+  const std::string t = renderWithHealth(naming(), format(), o);
+  const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
+  ASSERT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+  // gpu index -> the label set of its temperature (of gpuwarden_gpu_up for GPUs not up).
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> temp_labels, up_labels;
+  for (const auto& s : p.samples) {
+    if (s.name == temp()) temp_labels[s.label("gpu")] = s.labels;
+    if (s.name == "gpuwarden_gpu_up" &&
+        s.label(naming() == Naming::Dcgm ? "GPU_I_ID" : "gpu_instance_id") == "<absent>")
+      up_labels[s.label("gpu")] = s.labels;
+  }
+  ASSERT_EQ(temp_labels.count("2"), 1u);
+  std::size_t health = 0, xids = 0;
+  for (const auto& s : p.samples) {
+    if (s.name == "gpuwarden_gpu_health") {
+      ++health;
+      EXPECT_EQ(labelsWithout(s, "state"), up_labels[s.label("gpu")]) << s.name;
+      if (temp_labels.count(s.label("gpu"))) {
+        EXPECT_EQ(labelsWithout(s, "state"), temp_labels[s.label("gpu")]);
+      }
+    }
+    if (s.name == "gpuwarden_xid_errors_total" && s.label("gpu") != "9") {
+      ++xids;
+      EXPECT_EQ(labelsWithout(s, "code"), up_labels[s.label("gpu")]);
+    }
+  }
+  EXPECT_EQ(health, 8u * 5u);
+  EXPECT_EQ(xids, 2u) << "GPU 2's Xid 13 under its UUID and under its index is one series";
+  // The label set spelled out, the driver and extra labels included.
+  const std::string l2 = naming() == Naming::Dcgm
+                             ? "gpu=\"2\",UUID=\"" + gpuUuid(2) +
+                                   "\",pci_bus_id=\"00000000:3A:00.0\",device=\"nvidia2\",modelName=\"NVIDIA H100 80GB "
+                                   "HBM3\",Hostname=\"node1\",A_rack=\"r\\\"1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\","
+                                   "cluster=\"train-a\""
+                             : "gpu=\"2\",uuid=\"" + gpuUuid(2) +
+                                   "\",pci_bus_id=\"00000000:3A:00.0\",model=\"NVIDIA H100 80GB HBM3\",hostname="
+                                   "\"node1\",A_rack=\"r\\\"1\",cluster=\"train-a\"";
+  EXPECT_LINE(t, temp() + "{" + l2 + "} 47");
+  EXPECT_LINE(t, "gpuwarden_gpu_health{" + l2 + ",state=\"warning\"} 1");
+  EXPECT_LINE(t, "gpuwarden_gpu_health{" + l2 + ",state=\"healthy\"} 0");
+  EXPECT_LINE(t, "gpuwarden_xid_errors_total{" + l2 + ",code=\"13\"} 3");
+  EXPECT_LINE(t, "gpuwarden_incidents_open{A_rack=\"r\\\"1\",cluster=\"train-a\",severity=\"fatal\"} 1");
+  EXPECT_LINE(t, "gpuwarden_incidents_open{A_rack=\"r\\\"1\",cluster=\"train-a\",severity=\"info\"} 0");
+}
+
+TEST_P(BothNamings, XidOfAGpuNotInTheNodeKeepsTheLabelNames) {
+  const std::string t = renderWithHealth(naming(), format());
+  const std::string l = naming() == Naming::Dcgm
+                            ? "gpu=\"9\",UUID=\"GPU-gone\",pci_bus_id=\"\",device=\"\",modelName=\"\",Hostname="
+                              "\"node1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\""
+                            : "gpu=\"9\",uuid=\"GPU-gone\",pci_bus_id=\"\",model=\"\",hostname=\"node1\"";
+  EXPECT_LINE(t, "gpuwarden_xid_errors_total{" + l + ",code=\"48\"} 4");
+  // After the node's own GPUs, which come in their order.
+  EXPECT_LT(t.find("gpuwarden_xid_errors_total{" + labels(2)), t.find("gpuwarden_xid_errors_total{" + labels(5)));
+  EXPECT_LT(t.find("gpuwarden_xid_errors_total{" + labels(5)), t.find("gpuwarden_xid_errors_total{" + l));
+}
+
+TEST_P(BothNamings, HealthFamiliesInEitherFormat) {
+  const std::string t = renderWithHealth(naming(), format());
+  const bool om = format() == Format::OpenMetrics;
+  EXPECT_LINE(t, om ? "# TYPE gpuwarden_xid_errors counter" : "# TYPE gpuwarden_xid_errors_total counter");
+  EXPECT_LINE(t, "# TYPE gpuwarden_gpu_health gauge");
+  EXPECT_LINE(t, "# TYPE gpuwarden_incidents_open gauge");
+  EXPECT_LINE(t, "gpuwarden_gpu_health{" + labels(5) + ",state=\"fatal\"} 1");
+  EXPECT_LINE(t, "gpuwarden_xid_errors_total{" + labels(5) + ",code=\"79\"} 1");
+  if (om) {
+    EXPECT_LT(t.find("gpuwarden_gpu_health{"), t.find("# EOF"));
+  }
+  // Nothing to say: the per-GPU families are left out, as every other empty family is.
+  HealthSeries none;
+  none.states = makeHealth().states;
+  none.open_incidents = makeHealth().open_incidents;
+  const std::string e = renderWithHealth(naming(), format(), {}, none);
+  EXPECT_EQ(e.find("gpuwarden_gpu_health"), std::string::npos);
+  EXPECT_EQ(e.find("gpuwarden_xid_errors"), std::string::npos);
+  EXPECT_LINE(e, "gpuwarden_incidents_open{severity=\"warning\"} 1");
+  const Parsed p = parseExposition(e, om);
+  EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+}
+
+TEST_P(BothNamings, HealthOfMigNodeAndWithoutMigDevices) {
+  // The MIG device's Xid is its own series (its instance labels tell it apart); health is per GPU.
+  HealthSeries h = makeHealth();
+  h.xids.push_back({0, kMigUuid, 43, 1});
+  for (bool include_mig : {true, false}) {
+    ExportOptions o;
+    o.include_mig = include_mig;
+    const std::string t = renderWithHealth(naming(), format(), o, h);
+    const Parsed p = parseExposition(t, format() == Format::OpenMetrics);
+    EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+    EXPECT_EQ(countLinesStartingWith(t, "gpuwarden_gpu_health{"), 8u * 5u);
+    EXPECT_EQ(t.find("1g.10gb\",") != std::string::npos, include_mig);
+    EXPECT_EQ(countLinesStartingWith(t, "gpuwarden_xid_errors_total{"), 4u);
+  }
+}
+
+TEST(Options, HealthSeriesLabelsAreNotExtraLabels) {
+  for (Naming n : {Naming::Dcgm, Naming::Native}) {
+    EXPECT_FALSE(isValidExtraLabel("severity", n));
+    EXPECT_FALSE(isValidExtraLabel("code", n));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Export, BothNamings,
                          ::testing::Combine(::testing::Values(Naming::Dcgm, Naming::Native),
                                             ::testing::Values(Format::Text004, Format::OpenMetrics)),

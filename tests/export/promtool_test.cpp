@@ -79,7 +79,7 @@ std::string render(Naming n, Format f, const std::vector<collect::GpuView>& gpus
   s.last_scrape_duration_seconds = 0.000042;
   s.scrapes = 3;
   std::string out;
-  renderMetrics(out, gpus, makeAgent(), s, o, f);
+  renderPage(out, gpus, makeAgent(), s, o, f);  // with the health and Xid series
   return out;
 }
 

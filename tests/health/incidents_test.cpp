@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "health/health_metrics.h"
 #include "health/incidents.h"
 
 using namespace gw;
@@ -148,29 +147,6 @@ TEST(Incidents, ContextSnapshotFromRuleEngine) {
   for (const char* k : {"gpu_temp", "power_usage", "sm_clock", "clock_event_reasons", "pcie_link_gen",
                         "pcie_link_width", "gpu_util", "ecc_dbe_volatile"})
     EXPECT_EQ(j["series"][k].size(), 61u) << k;
-}
-
-TEST(HealthMetrics, RendersStatesAndOpenCounts) {
-  HealthMetricsInput in;
-  collect::GpuIdentity a, b;
-  a.index = 0;
-  a.uuid = "GPU-a";
-  b.index = 1;
-  b.uuid = "GPU-b";
-  in.gpus = {{a, HealthState::Healthy}, {b, HealthState::Critical}};
-  in.open_by_severity = {{Severity::Critical, 2}};
-  auto text = renderHealthMetrics(in);
-  EXPECT_NE(text.find("# TYPE gpuwarden_gpu_health gauge"), std::string::npos);
-  EXPECT_NE(text.find("gpuwarden_gpu_health{gpu=\"0\",UUID=\"GPU-a\",pci_bus_id=\"\",device=\"\",modelName=\"\",state="
-                      "\"healthy\"} 1"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("UUID=\"GPU-b\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"critical\"} 1"),
-            std::string::npos);
-  EXPECT_NE(text.find("UUID=\"GPU-b\",pci_bus_id=\"\",device=\"\",modelName=\"\",state=\"healthy\"} 0"),
-            std::string::npos);
-  EXPECT_NE(text.find("gpuwarden_incidents_open{severity=\"critical\"} 2"), std::string::npos);
-  EXPECT_NE(text.find("gpuwarden_incidents_open{severity=\"fatal\"} 0"), std::string::npos);
 }
 
 TEST(Incidents, OperatorOpenIsNotANewLifetime) {

@@ -230,6 +230,61 @@ TEST(AgentCli, BadConfigAndBusyPortFailAtStart) {
   EXPECT_NE(q.log().find("cannot listen on"), std::string::npos) << q.log();
 }
 
+// One JSON shape per object: /api/v1/gpus nests under each GPU's "inventory" the very object
+// `gpuwarden discovery --json` prints for it, MIG devices included.
+TEST(AgentApi, GpuInventoryHasTheKeysOfDiscovery) {
+  Running a("mig-a100", {});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  json api;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = httpGet(a.port, "/api/v1/gpus", {}, 2000ms);
+        if (r.status != 200) return false;
+        api = json::parse(r.body);
+        for (const auto& g : api["gpus"])
+          if (g["inventory"].is_null()) return false;
+        return !api["gpus"].empty();
+      },
+      10s))
+      << api.dump(2) << "\n"
+      << a.proc->log();
+  FILE* p = ::popen((std::string(GW_BINARY) + " --simulate mig-a100 discovery --json 2>/dev/null").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  ASSERT_EQ(::pclose(p), 0) << out;
+  const json disc = json::parse(out);
+
+  auto keys = [](const json& o) {
+    std::set<std::string> k;
+    for (const auto& [name, v] : o.items()) k.insert(name);
+    return k;
+  };
+  ASSERT_EQ(disc["gpus"].size(), api["gpus"].size());
+  std::size_t migs = 0;
+  for (std::size_t i = 0; i < disc["gpus"].size(); ++i) {
+    const json& d = disc["gpus"][i];
+    const json& g = api["gpus"][i];
+    const json& inv = g["inventory"];
+    EXPECT_EQ(keys(d), keys(inv)) << d.dump() << "\n" << inv.dump();
+    for (const char* k : {"index", "uuid", "name", "pci_bus_id"}) {
+      EXPECT_EQ(d[k], inv[k]) << k;
+      EXPECT_EQ(d[k], g[k]) << k << ": the sampler's identity and the inventory name it the same";
+    }
+    ASSERT_EQ(d["mig_devices"].size(), inv["mig_devices"].size());
+    ASSERT_EQ(d["mig_devices"].size(), g["mig_devices"].size());
+    for (std::size_t m = 0; m < d["mig_devices"].size(); ++m) {
+      EXPECT_EQ(keys(d["mig_devices"][m]), keys(inv["mig_devices"][m]));
+      // The sampler's view of a MIG device uses the inventory's names for what both know.
+      for (const char* k : {"uuid", "mig_profile", "gpu_instance_id", "compute_instance_id", "parent_uuid"})
+        EXPECT_TRUE(g["mig_devices"][m].contains(k) && d["mig_devices"][m].contains(k)) << k;
+      ++migs;
+    }
+  }
+  EXPECT_EQ(migs, 4u);
+}
+
 TEST(HistoryCli, CsvJsonAndNoAgent) {
   Running a("dgx-h100", {});
   ASSERT_GT(a.port, 0) << a.proc->log();

@@ -18,7 +18,9 @@ using namespace std::chrono_literals;
 
 TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
   TempDir dir;
-  const std::string config = dir.write("agent.yaml", kFastAgentConfig);
+  // An operator's extra label: the health series must carry it like every GPU series.
+  const std::string config =
+      dir.write("agent.yaml", std::string(kFastAgentConfig) + "metrics:\n  extra_labels:\n    cluster: train-a\n");
   const std::string root = dir.path() + "/root";
   std::filesystem::create_directories(root + "/dev");
   std::ofstream(root + "/dev/kmsg").close();  // an empty kernel log: NVML is the Xid source here
@@ -87,6 +89,23 @@ TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
   ASSERT_EQ(healthy0.size(), 1u);
   EXPECT_EQ(healthy0[0].value, 1);
   EXPECT_GE(select(m, "gpuwarden_xid_errors_total", {{"gpu", "3"}, {"code", "79"}})[0].value, 1);
+  // They join with the field series: the same labels as the GPU's temperature (GPU 3 is lost and
+  // has none, so as its gpuwarden_gpu_up), extra and driver labels included.
+  auto without = [](std::map<std::string, std::string> l, const std::string& k) {
+    l.erase(k);
+    return l;
+  };
+  auto temp0 = select(m, "DCGM_FI_DEV_GPU_TEMP", {{"gpu", "0"}});
+  ASSERT_EQ(temp0.size(), 1u);
+  EXPECT_EQ(temp0[0].labels.at("cluster"), "train-a");
+  EXPECT_FALSE(temp0[0].labels.at("DCGM_FI_DRIVER_VERSION").empty());
+  EXPECT_EQ(without(healthy0[0].labels, "state"), temp0[0].labels);
+  auto up3 = select(m, "gpuwarden_gpu_up", {{"gpu", "3"}});
+  ASSERT_EQ(up3.size(), 1u);
+  EXPECT_EQ(without(fatal[0].labels, "state"), up3[0].labels);
+  EXPECT_EQ(without(select(m, "gpuwarden_xid_errors_total", {{"gpu", "3"}, {"code", "79"}})[0].labels, "code"),
+            up3[0].labels);
+  for (const auto& s : select(m, "gpuwarden_incidents_open")) EXPECT_EQ(s.labels.at("cluster"), "train-a");
 
   // /api/v1/events lists the Xid 79.
   auto ev = httpGet(port, "/api/v1/events?since=1h");

@@ -1,4 +1,4 @@
-// Small commands: the field catalog and the simulator's scenarios.
+// gpuwarden fields: the field catalog with its DCGM, nvidia-smi and native names.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -38,18 +38,6 @@ void addFields(CLI::App& app, Run& run) {
                 << (f.smi_name.empty() ? "-" : f.smi_name) << "\t" << (f.unit.empty() ? "-" : f.unit) << "\t" << f.help
                 << "\n";
     }
-  });
-}
-
-void addSim(CLI::App& app, Run& run) {
-  auto* cmd = app.add_subcommand("scenarios", "List the simulator scenarios that --simulate NAME accepts");
-  cmd->callback([&run]() {
-    auto names = listScenarios();
-    if (run.ctx.options.json) {
-      std::cout << nlohmann::json(names).dump() << "\n";
-      return;
-    }
-    for (const auto& n : names) std::cout << n << "\n";
   });
 }
 
