@@ -15,7 +15,7 @@
 
 namespace gw::sim {
 
-inline nvmlReturn_t CopyString(char* dst, unsigned length, std::string_view s) {
+inline nvmlReturn_t copyString(char* dst, unsigned length, std::string_view s) {
   if (!dst) return NVML_ERROR_INVALID_ARGUMENT;
   if (s.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
   std::memcpy(dst, s.data(), s.size());
@@ -23,19 +23,19 @@ inline nvmlReturn_t CopyString(char* dst, unsigned length, std::string_view s) {
   return NVML_SUCCESS;
 }
 
-// One field of the GPU's current physics step, e.g. Sample<&StepState::power_w>(c).
+// One field of the GPU's current physics step, e.g. sample<&StepState::power_w>(c).
 template <auto Member>
-auto Sample(const Call& c) {
-  return c.gpu->physics->Read(c.t, [](const StepState& s) { return s.*Member; });
+auto sample(const Call& c) {
+  return c.gpu->physics->read(c.t, [](const StepState& s) { return s.*Member; });
 }
 
 }  // namespace gw::sim
 
 // Opens an entry point on a device: returns the gate's error, else leaves `c` usable.
 #define GW_ENTER_DEVICE(device, policy)                                 \
-  ::gw::sim::Call c = ::gw::sim::EnterDevice(device, __func__, policy); \
+  ::gw::sim::Call c = ::gw::sim::enterDevice(device, __func__, policy); \
   if (!c) return c.rc
 
 #define GW_ENTER_SYSTEM()                               \
-  ::gw::sim::Call c = ::gw::sim::EnterSystem(__func__); \
+  ::gw::sim::Call c = ::gw::sim::enterSystem(__func__); \
   if (!c) return c.rc

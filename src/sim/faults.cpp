@@ -8,7 +8,7 @@
 namespace gw::sim {
 namespace {
 
-const std::vector<FaultTypeInfo>& Table() {
+const std::vector<FaultTypeInfo>& faultTable() {
   static const std::vector<FaultTypeInfo> table = {
       {"xid", FaultType::kXid, true, false, {"code"}, {"code"}},
       {"ecc_sbe", FaultType::kEccSbe, true, false, {"count"}, {}},
@@ -38,26 +38,26 @@ const std::vector<FaultTypeInfo>& Table() {
 
 }  // namespace
 
-const FaultTypeInfo* FindFaultType(std::string_view name) {
-  for (const auto& info : Table()) {
+const FaultTypeInfo* findFaultType(std::string_view name) {
+  for (const auto& info : faultTable()) {
     if (info.name == name) return &info;
   }
   return nullptr;
 }
 
-std::string FaultTypeList() {
+std::string faultTypeList() {
   std::string out;
-  for (const auto& info : Table()) {
+  for (const auto& info : faultTable()) {
     if (!out.empty()) out += ", ";
     out += info.name;
   }
   return out;
 }
 
-FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile, double t) {
+FaultEffects effectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile, double t) {
   FaultEffects e;
   for (const FaultConfig* f : faults) {
-    if (!f->ActiveAt(t)) continue;
+    if (!f->activeAt(t)) continue;
     switch (f->type) {
       case FaultType::kThermalSlowdown:
         e.thermal = true;
@@ -97,7 +97,7 @@ FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuP
   return e;
 }
 
-EccCounts EccAt(const std::vector<const FaultConfig*>& faults, double t) {
+EccCounts eccAt(const std::vector<const FaultConfig*>& faults, double t) {
   EccCounts c;
   for (const FaultConfig* f : faults) {
     if (t < f->at) continue;
@@ -107,7 +107,7 @@ EccCounts EccAt(const std::vector<const FaultConfig*>& faults, double t) {
   return c;
 }
 
-RetiredPages RetiredAt(const std::vector<const FaultConfig*>& faults, double t) {
+RetiredPages retiredAt(const std::vector<const FaultConfig*>& faults, double t) {
   RetiredPages r;
   for (const FaultConfig* f : faults) {
     if (f->type != FaultType::kRetiredPages || t < f->at) continue;
@@ -118,7 +118,7 @@ RetiredPages RetiredAt(const std::vector<const FaultConfig*>& faults, double t) 
   return r;
 }
 
-RemappedRows RemappedAt(const std::vector<const FaultConfig*>& faults, double t) {
+RemappedRows remappedAt(const std::vector<const FaultConfig*>& faults, double t) {
   RemappedRows r;
   for (const FaultConfig* f : faults) {
     if (f->type != FaultType::kRowRemap || t < f->at) continue;
@@ -130,15 +130,15 @@ RemappedRows RemappedAt(const std::vector<const FaultConfig*>& faults, double t)
   return r;
 }
 
-unsigned long long PcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t) {
+unsigned long long pcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t) {
   unsigned long long n = 0;
   for (const FaultConfig* f : faults) {
-    if (f->type == FaultType::kPcieReplay) n += static_cast<unsigned long long>(std::floor(f->rate * f->ElapsedAt(t)));
+    if (f->type == FaultType::kPcieReplay) n += static_cast<unsigned long long>(std::floor(f->rate * f->elapsedAt(t)));
   }
   return n;
 }
 
-unsigned long long NvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link, unsigned counter,
+unsigned long long nvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link, unsigned counter,
                                   double t) {
   unsigned long long n = 0;
   for (const FaultConfig* f : faults) {
@@ -161,7 +161,7 @@ unsigned long long NvlinkErrorsAt(const std::vector<const FaultConfig*>& faults,
       default:
         break;
     }
-    n += static_cast<unsigned long long>(std::floor(rate * f->ElapsedAt(t)));
+    n += static_cast<unsigned long long>(std::floor(rate * f->elapsedAt(t)));
   }
   return n;
 }

@@ -1,6 +1,6 @@
 // Fault catalog and the effect of active faults at a simulated time. Adding a fault type:
-// a FaultType value, a row in kFaultTypes (faults.cpp), its parameters in the parser's
-// ParseFaultParam if new, and its effect below.
+// a FaultType value, a row in faultTable() (faults.cpp), its parameters in the parser's
+// parseFaultParam if new, and its effect below.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +21,8 @@ struct FaultTypeInfo {
   std::vector<std::string_view> required;
 };
 
-const FaultTypeInfo* FindFaultType(std::string_view name);
-std::string FaultTypeList();
+const FaultTypeInfo* findFaultType(std::string_view name);
+std::string faultTypeList();
 
 // What the faults active at time t do to a GPU's physics (clock, power, temperature, links).
 struct FaultEffects {
@@ -36,26 +36,26 @@ struct FaultEffects {
   bool clocks_locked = false;
   double locked_idle_power = 0;  // watts drawn at 0 % utilisation while locked
 };
-FaultEffects EffectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile, double t);
+FaultEffects effectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile, double t);
 
 // Monotonic counters: sums over faults that have started by t.
 struct EccCounts {
   unsigned long long sbe = 0, dbe = 0;
 };
-EccCounts EccAt(const std::vector<const FaultConfig*>& faults, double t);
+EccCounts eccAt(const std::vector<const FaultConfig*>& faults, double t);
 struct RetiredPages {
   unsigned sbe = 0, dbe = 0;
   bool pending = false;
 };
-RetiredPages RetiredAt(const std::vector<const FaultConfig*>& faults, double t);
+RetiredPages retiredAt(const std::vector<const FaultConfig*>& faults, double t);
 struct RemappedRows {
   unsigned correctable = 0, uncorrectable = 0;
   bool pending = false, failure = false;
 };
-RemappedRows RemappedAt(const std::vector<const FaultConfig*>& faults, double t);
-unsigned long long PcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t);
+RemappedRows remappedAt(const std::vector<const FaultConfig*>& faults, double t);
+unsigned long long pcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t);
 // counter: nvmlNvLinkErrorCounter_t
-unsigned long long NvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link, unsigned counter,
+unsigned long long nvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link, unsigned counter,
                                   double t);
 
 }  // namespace gw::sim

@@ -27,18 +27,18 @@ struct Library {
   std::set<std::string> handed_out;
 };
 
-Library& Lib() {
-  static Library lib;
-  return lib;
+Library& lib() {
+  static Library instance;
+  return instance;
 }
 
-std::string Seconds(double t) {
+std::string formatSeconds(double t) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%gs", t);
   return buf;
 }
 
-bool ReadClockSettings(ClockSettings* cs, std::string* err) {
+bool readClockSettings(ClockSettings* cs, std::string* err) {
   auto number = [&](const char* var, double* out, bool positive) {
     const char* v = std::getenv(var);
     if (!v || !*v) return true;
@@ -68,7 +68,7 @@ bool ReadClockSettings(ClockSettings* cs, std::string* err) {
 
 // "nvmlDeviceGetPciInfo_v3" → "nvmlDeviceGetPciInfo": a hang's `call:` names the function,
 // whichever versioned entry point the caller uses.
-std::string_view BaseName(std::string_view name) {
+std::string_view baseName(std::string_view name) {
   std::size_t v = name.rfind("_v");
   if (v == std::string_view::npos || v + 2 >= name.size()) return name;
   for (std::size_t i = v + 2; i < name.size(); ++i) {
@@ -79,32 +79,32 @@ std::string_view BaseName(std::string_view name) {
 
 }  // namespace
 
-World* CurrentWorld() { return Lib().world.load(std::memory_order_acquire); }
+World* currentWorld() { return lib().world.load(std::memory_order_acquire); }
 
-void SetLastError(std::string message) {
-  Library& L = Lib();
+void setLastError(std::string message) {
+  Library& L = lib();
   std::lock_guard lock(L.err_mu);
   L.last_error = std::move(message);
 }
 
-void ClearLastError() { SetLastError(""); }
+void clearLastError() { setLastError(""); }
 
 // Not a thread_local copy: TLS in a dlopen()ed library goes through __tls_get_addr, which the
 // sanitizer runtime of GCC <= 13 misreads about one time in 256 (a dynamic TLS block at offset
 // 16 of a page looks like a glibc 2.19 header), and LeakSanitizer's tracer then crashes at exit.
-const char* LastError() {
-  Library& L = Lib();
+const char* lastError() {
+  Library& L = lib();
   std::lock_guard lock(L.err_mu);
   return L.handed_out.insert(L.last_error).first->c_str();
 }
 
-nvmlReturn_t InitLibrary() {
-  Library& L = Lib();
+nvmlReturn_t initLibrary() {
+  Library& L = lib();
   std::lock_guard lock(L.init_mu);
   if (L.refcount.load() > 0) {
     World* w = L.world.load();
-    if (w->DriverUnloadedAt(w->clock.Now())) {
-      SetLastError("the NVIDIA driver is not loaded (driver_unloaded fault)");
+    if (w->driverUnloadedAt(w->clock.now())) {
+      setLastError("the NVIDIA driver is not loaded (driver_unloaded fault)");
       return NVML_ERROR_DRIVER_NOT_LOADED;
     }
     L.refcount.fetch_add(1);
@@ -112,18 +112,18 @@ nvmlReturn_t InitLibrary() {
   }
   const char* path = std::getenv("GPUWARDEN_SIM_SCENARIO");
   if (!path || !*path) {
-    SetLastError("GPUWARDEN_SIM_SCENARIO is not set: point it at a scenario file (see docs/scenarios.md)");
+    setLastError("GPUWARDEN_SIM_SCENARIO is not set: point it at a scenario file (see docs/scenarios.md)");
     return NVML_ERROR_UNKNOWN;
   }
   ClockSettings cs;
   std::string err;
-  if (!ReadClockSettings(&cs, &err)) {
-    SetLastError(err);
+  if (!readClockSettings(&cs, &err)) {
+    setLastError(err);
     return NVML_ERROR_UNKNOWN;
   }
-  LoadResult r = LoadScenarioFile(path);
+  LoadResult r = loadScenarioFile(path);
   if (!r.ok) {
-    SetLastError(r.error);
+    setLastError(r.error);
     return NVML_ERROR_UNKNOWN;
   }
   // Same files and clock settings: the same machine, which keeps its time and handles across
@@ -137,84 +137,84 @@ nvmlReturn_t InitLibrary() {
     L.worlds.push_back(std::move(fresh));
     L.world.store(w, std::memory_order_release);
   }
-  w->clock.Start();
-  const double t = w->clock.Now();
+  w->clock.start();
+  const double t = w->clock.now();
   const std::string who = "scenario '" + w->scenario.name + "'";
   switch (w->scenario.init_error) {
     case InitError::kNone:
       break;
     case InitError::kDriverNotLoaded:
-      SetLastError(who + ": the NVIDIA kernel driver is not loaded (init_error: driver_not_loaded)");
+      setLastError(who + ": the NVIDIA kernel driver is not loaded (init_error: driver_not_loaded)");
       return NVML_ERROR_DRIVER_NOT_LOADED;
     case InitError::kLibRmVersionMismatch:
-      SetLastError(
+      setLastError(
           who +
           ": the NVML library and the kernel module are different versions (init_error: lib_rm_version_mismatch)");
       return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
     case InitError::kNoPermission:
-      SetLastError(who + ": no permission to open /dev/nvidiactl (init_error: no_permission)");
+      setLastError(who + ": no permission to open /dev/nvidiactl (init_error: no_permission)");
       return NVML_ERROR_NO_PERMISSION;
   }
-  if (w->DriverUnloadedAt(t)) {
-    SetLastError(who + ": the NVIDIA driver is not loaded at t=" + Seconds(t) + " (driver_unloaded fault)");
+  if (w->driverUnloadedAt(t)) {
+    setLastError(who + ": the NVIDIA driver is not loaded at t=" + formatSeconds(t) + " (driver_unloaded fault)");
     return NVML_ERROR_DRIVER_NOT_LOADED;
   }
   w->session_start.store(t);
   L.refcount.store(1);
-  ClearLastError();
+  clearLastError();
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t ShutdownLibrary() {
-  Library& L = Lib();
+nvmlReturn_t shutdownLibrary() {
+  Library& L = lib();
   std::lock_guard lock(L.init_mu);
   if (L.refcount.load() == 0) return NVML_ERROR_UNINITIALIZED;
   L.refcount.fetch_sub(1);
   return NVML_SUCCESS;
 }
 
-Call EnterSystem(const char* /*function*/) {
+Call enterSystem(const char* /*function*/) {
   Call c;
-  Library& L = Lib();
+  Library& L = lib();
   if (L.refcount.load(std::memory_order_acquire) == 0 || !(c.world = L.world.load(std::memory_order_acquire))) {
     c.rc = NVML_ERROR_UNINITIALIZED;
     return c;
   }
-  c.t = c.world->clock.Now();
-  if (c.world->SessionStale(c.t)) {
-    SetLastError("the NVIDIA driver was unloaded after nvmlInit: call nvmlShutdown and nvmlInit again");
+  c.t = c.world->clock.now();
+  if (c.world->sessionStale(c.t)) {
+    setLastError("the NVIDIA driver was unloaded after nvmlInit: call nvmlShutdown and nvmlInit again");
     c.rc = NVML_ERROR_UNINITIALIZED;
   }
   return c;
 }
 
-nvmlReturn_t PassGates(Call* c, Device* gpu, const char* function) {
+nvmlReturn_t passGates(Call* c, Device* gpu, const char* function) {
   for (int pass = 0; pass < 2; ++pass) {
     for (const FaultConfig* f : gpu->gates) {
       if (f->type == FaultType::kFallOffBus && c->t >= f->at) {
-        SetLastError("GPU " + std::to_string(gpu->index) + " (" + gpu->pci.busIdLegacy +
-                     ") fell off the bus at t=" + Seconds(f->at));
+        setLastError("GPU " + std::to_string(gpu->index) + " (" + gpu->pci.busIdLegacy +
+                     ") fell off the bus at t=" + formatSeconds(f->at));
         return c->rc = NVML_ERROR_GPU_IS_LOST;
       }
     }
     if (pass == 1) break;
     bool slept = false;
     for (const FaultConfig* f : gpu->gates) {
-      if (f->type == FaultType::kHang && f->ActiveAt(c->t) &&
-          (f->call.empty() || BaseName(f->call) == BaseName(function))) {
+      if (f->type == FaultType::kHang && f->activeAt(c->t) &&
+          (f->call.empty() || baseName(f->call) == baseName(function))) {
         // No lock is held here: a hung GPU blocks only its own callers.
         std::this_thread::sleep_for(std::chrono::duration<double>(f->seconds));
         slept = true;
       }
     }
     if (!slept) break;
-    c->t = c->world->clock.Now();
+    c->t = c->world->clock.now();
   }
   return NVML_SUCCESS;
 }
 
-Call EnterDevice(nvmlDevice_t handle, const char* function, MigPolicy policy) {
-  Call c = EnterSystem(function);
+Call enterDevice(nvmlDevice_t handle, const char* function, MigPolicy policy) {
+  Call c = enterSystem(function);
   if (!c) return c;
   auto* d = reinterpret_cast<Device*>(handle);
   if (!d || d->magic != kDeviceMagic || d->world != c.world) {
@@ -222,7 +222,7 @@ Call EnterDevice(nvmlDevice_t handle, const char* function, MigPolicy policy) {
     return c;
   }
   Device* gpu = d->is_mig ? d->parent : d;
-  if (PassGates(&c, gpu, function) != NVML_SUCCESS) return c;
+  if (passGates(&c, gpu, function) != NVML_SUCCESS) return c;
   if (d->is_mig && policy == MigPolicy::kPhysicalOnly) {
     c.rc = NVML_ERROR_NOT_SUPPORTED;
     return c;

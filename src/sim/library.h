@@ -10,14 +10,14 @@
 
 namespace gw::sim {
 
-nvmlReturn_t InitLibrary();
-nvmlReturn_t ShutdownLibrary();
-World* CurrentWorld();
+nvmlReturn_t initLibrary();
+nvmlReturn_t shutdownLibrary();
+World* currentWorld();
 
-void SetLastError(std::string message);
-void ClearLastError();
+void setLastError(std::string message);
+void clearLastError();
 // The last error message; the pointer stays valid for the life of the process.
-const char* LastError();
+const char* lastError();
 
 // How an entry point treats a MIG device handle.
 enum class MigPolicy {
@@ -36,10 +36,10 @@ struct Call {
 };
 
 // For calls without a device: initialised, and the driver still there.
-Call EnterSystem(const char* function);
+Call enterSystem(const char* function);
 // For calls on a device. `function` is the NVML name, matched by hang faults' `call:`.
-Call EnterDevice(nvmlDevice_t device, const char* function, MigPolicy policy);
+Call enterDevice(nvmlDevice_t device, const char* function, MigPolicy policy);
 // Gates of a GPU by index (nvmlDeviceGetHandleByIndex): lost and hang faults.
-nvmlReturn_t PassGates(Call* call, Device* gpu, const char* function);
+nvmlReturn_t passGates(Call* call, Device* gpu, const char* function);
 
 }  // namespace gw::sim

@@ -20,7 +20,7 @@ enum class Signal : std::uint64_t {
   kNvlink,
 };
 
-inline std::uint64_t Mix64(std::uint64_t x) {
+inline std::uint64_t mix64(std::uint64_t x) {
   // splitmix64's finaliser: every input bit affects every output bit.
   x += 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -28,16 +28,16 @@ inline std::uint64_t Mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-inline std::uint64_t Hash(std::uint64_t seed, std::uint64_t gpu, Signal signal, std::uint64_t step) {
-  std::uint64_t h = Mix64(seed);
-  h = Mix64(h ^ (gpu * 0x100000001B3ULL));
-  h = Mix64(h ^ static_cast<std::uint64_t>(signal));
-  return Mix64(h ^ step);
+inline std::uint64_t hash(std::uint64_t seed, std::uint64_t gpu, Signal signal, std::uint64_t step) {
+  std::uint64_t h = mix64(seed);
+  h = mix64(h ^ (gpu * 0x100000001B3ULL));
+  h = mix64(h ^ static_cast<std::uint64_t>(signal));
+  return mix64(h ^ step);
 }
 
 // Uniform in [-1, 1).
-inline double Noise(std::uint64_t seed, std::uint64_t gpu, Signal signal, std::int64_t step) {
-  std::uint64_t h = Hash(seed, gpu, signal, static_cast<std::uint64_t>(step));
+inline double noise(std::uint64_t seed, std::uint64_t gpu, Signal signal, std::int64_t step) {
+  std::uint64_t h = hash(seed, gpu, signal, static_cast<std::uint64_t>(step));
   return static_cast<double>(h >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 

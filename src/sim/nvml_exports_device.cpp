@@ -12,13 +12,13 @@ namespace {
 
 constexpr unsigned kMigReservedMib = 12;  // per-instance driver allocations
 
-unsigned long long Mib(unsigned long long mib) { return mib * 1024ull * 1024ull; }
+unsigned long long mibToBytes(unsigned long long mib) { return mib * 1024ull * 1024ull; }
 
 // Memory held by processes present at t; on a MIG device only those of its instance.
-unsigned long long ProcessMib(const Device& d, double t) {
+unsigned long long processMib(const Device& d, double t) {
   unsigned long long sum = 0;
   for (const auto& p : d.cfg->processes) {
-    if (!ProcessPresent(p, t)) continue;
+    if (!processPresent(p, t)) continue;
     if (d.is_mig && (p.gpu_instance != d.mig->gpu_instance_id || p.compute_instance != d.mig->compute_instance_id))
       continue;
     sum += p.memory_mib;
@@ -26,7 +26,7 @@ unsigned long long ProcessMib(const Device& d, double t) {
   return sum;
 }
 
-unsigned Rounded(double v) { return static_cast<unsigned>(std::lround(std::max(0.0, v))); }
+unsigned rounded(double v) { return static_cast<unsigned>(std::lround(std::max(0.0, v))); }
 
 }  // namespace
 
@@ -34,7 +34,7 @@ extern "C" {
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
-  return CopyString(name, length, c.dev->name);
+  return copyString(name, length, c.dev->name);
 }
 
 nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t* type) {
@@ -54,12 +54,12 @@ nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
 nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int length) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (c.dev->serial.empty()) return NVML_ERROR_NOT_SUPPORTED;  // GeForce boards have none
-  return CopyString(serial, length, c.dev->serial);
+  return copyString(serial, length, c.dev->serial);
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
-  return CopyString(uuid, length, c.dev->uuid);
+  return copyString(uuid, length, c.dev->uuid);
 }
 
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minorNumber) {
@@ -71,12 +71,12 @@ nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minorNu
 
 nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char* partNumber, unsigned int length) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
-  return CopyString(partNumber, length, c.dev->profile->part_number);
+  return copyString(partNumber, length, c.dev->profile->part_number);
 }
 
 nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char* version, unsigned int length) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
-  return CopyString(version, length, c.dev->profile->inforom_image);
+  return copyString(version, length, c.dev->profile->inforom_image);
 }
 
 nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_t object, char* version,
@@ -97,12 +97,12 @@ nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_
       return NVML_ERROR_INVALID_ARGUMENT;
   }
   if (v.empty()) return NVML_ERROR_NOT_SUPPORTED;
-  return CopyString(version, length, v);
+  return copyString(version, length, v);
 }
 
 nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char* version, unsigned int length) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
-  return CopyString(version, length, c.dev->profile->vbios);
+  return copyString(version, length, c.dev->profile->vbios);
 }
 
 nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device) {
@@ -177,11 +177,11 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* me
   const Device& d = *c.dev;
   unsigned long long total = d.is_mig ? d.mig->profile->memory_mib : d.profile->memory_mib;
   unsigned long long reserved = d.is_mig ? kMigReservedMib : d.profile->reserved_mib;
-  unsigned long long used = ProcessMib(d, c.t);
-  memory->total = Mib(total);
-  memory->reserved = Mib(reserved);
-  memory->used = Mib(used);
-  memory->free = Mib(total - reserved - used);
+  unsigned long long used = processMib(d, c.t);
+  memory->total = mibToBytes(total);
+  memory->reserved = mibToBytes(reserved);
+  memory->used = mibToBytes(used);
+  memory->free = mibToBytes(total - reserved - used);
   return NVML_SUCCESS;
 }
 
@@ -191,19 +191,19 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) 
   // v1 counts the driver reservation as used, as the real v1 call does.
   const Device& d = *c.dev;
   unsigned long long total = d.is_mig ? d.mig->profile->memory_mib : d.profile->memory_mib;
-  unsigned long long used = ProcessMib(d, c.t) + (d.is_mig ? kMigReservedMib : d.profile->reserved_mib);
-  memory->total = Mib(total);
-  memory->used = Mib(used);
-  memory->free = Mib(total - used);
+  unsigned long long used = processMib(d, c.t) + (d.is_mig ? kMigReservedMib : d.profile->reserved_mib);
+  memory->total = mibToBytes(total);
+  memory->used = mibToBytes(used);
+  memory->free = mibToBytes(total - used);
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t* bar1) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!bar1) return NVML_ERROR_INVALID_ARGUMENT;
-  unsigned long long used = 2 + (Sample<&StepState::busy>(c) && !c.dev->cfg->processes.empty() ? 30 : 0);
-  bar1->bar1Total = Mib(c.dev->profile->bar1_mib);
-  bar1->bar1Used = Mib(used);
+  unsigned long long used = 2 + (sample<&StepState::busy>(c) && !c.dev->cfg->processes.empty() ? 30 : 0);
+  bar1->bar1Total = mibToBytes(c.dev->profile->bar1_mib);
+  bar1->bar1Used = mibToBytes(used);
   bar1->bar1Free = bar1->bar1Total - bar1->bar1Used;
   return NVML_SUCCESS;
 }
@@ -222,7 +222,7 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, u
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
   if (type >= NVML_CLOCK_COUNT) return NVML_ERROR_INVALID_ARGUMENT;
-  *clock = c.dev->physics->Read(c.t, [type](const StepState& s) {
+  *clock = c.dev->physics->read(c.t, [type](const StepState& s) {
     return type == NVML_CLOCK_MEM ? s.mem_clock : type == NVML_CLOCK_VIDEO ? s.video_clock : s.sm_clock;
   });
   return NVML_SUCCESS;
@@ -293,14 +293,14 @@ nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t type, nvmlC
 nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t* pState) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!pState) return NVML_ERROR_INVALID_ARGUMENT;
-  *pState = Sample<&StepState::pstate>(c);
+  *pState = sample<&StepState::pstate>(c);
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long* reasons) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!reasons) return NVML_ERROR_INVALID_ARGUMENT;
-  *reasons = Sample<&StepState::reasons>(c);
+  *reasons = sample<&StepState::reasons>(c);
   return NVML_SUCCESS;
 }
 
@@ -321,7 +321,7 @@ nvmlReturn_t nvmlDeviceGetSupportedClocksThrottleReasons(nvmlDevice_t device, un
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!power) return NVML_ERROR_INVALID_ARGUMENT;
-  *power = Rounded(Sample<&StepState::power_w>(c) * 1000);
+  *power = rounded(sample<&StepState::power_w>(c) * 1000);
   return NVML_SUCCESS;
 }
 
@@ -335,7 +335,7 @@ nvmlReturn_t nvmlDeviceGetPowerManagementMode(nvmlDevice_t device, nvmlEnableSta
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* limit) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!limit) return NVML_ERROR_INVALID_ARGUMENT;
-  *limit = c.dev->physics->PowerLimitAt(c.t) * 1000;
+  *limit = c.dev->physics->powerLimitAt(c.t) * 1000;
   return NVML_SUCCESS;
 }
 
@@ -362,7 +362,7 @@ nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* 
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* energy) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!energy) return NVML_ERROR_INVALID_ARGUMENT;
-  *energy = c.dev->physics->Read(c.t, [t = c.t](const StepState& s) {
+  *energy = c.dev->physics->read(c.t, [t = c.t](const StepState& s) {
     // Interpolated within the step, so the counter moves between steps too.
     double into_step = std::max(0.0, t - static_cast<double>(s.step) * kStepSeconds);
     return static_cast<unsigned long long>(s.energy_mj + s.power_w * into_step * 1000);
@@ -373,7 +373,7 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned l
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int* temp) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!temp || sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
-  *temp = Rounded(Sample<&StepState::temp>(c));
+  *temp = rounded(sample<&StepState::temp>(c));
   return NVML_SUCCESS;
 }
 
@@ -414,7 +414,7 @@ nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, uns
   if (!speed) return NVML_ERROR_INVALID_ARGUMENT;
   if (c.dev->profile->fans == 0) return NVML_ERROR_NOT_SUPPORTED;  // SXM and passive boards
   if (fan >= c.dev->profile->fans) return NVML_ERROR_INVALID_ARGUMENT;
-  *speed = Sample<&StepState::fan>(c);
+  *speed = sample<&StepState::fan>(c);
   return NVML_SUCCESS;
 }
 
@@ -429,8 +429,8 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!utilization) return NVML_ERROR_INVALID_ARGUMENT;
   if (c.dev->cfg->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;  // as on a real GPU in MIG mode
-  *utilization = c.dev->physics->Read(c.t, [](const StepState& s) {
-    return nvmlUtilization_t{Rounded(s.util_gpu), Rounded(s.util_mem)};
+  *utilization = c.dev->physics->read(c.t, [](const StepState& s) {
+    return nvmlUtilization_t{rounded(s.util_gpu), rounded(s.util_mem)};
   });
   return NVML_SUCCESS;
 }
@@ -485,7 +485,7 @@ nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int
   if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
   const GpuProfile& P = *c.dev->profile;
   if (limit < P.power_min * 1000 || limit > P.power_max * 1000) return NVML_ERROR_INVALID_ARGUMENT;
-  c.dev->physics->SetPowerLimit(c.t, limit / 1000);
+  c.dev->physics->setPowerLimit(c.t, limit / 1000);
   return NVML_SUCCESS;
 }
 

@@ -29,19 +29,19 @@ struct EventSet {
   std::vector<bool> delivered;  // parallel to world->events
 };
 
-EventSet* ToSet(nvmlEventSet_t set) {
+EventSet* toSet(nvmlEventSet_t set) {
   auto* s = reinterpret_cast<EventSet*>(set);
   return s && s->magic == kEventSetMagic ? s : nullptr;
 }
 
-unsigned long long SupportedEvents(const Device& d) {
+unsigned long long supportedEvents(const Device& d) {
   unsigned long long types = nvmlEventTypeXidCriticalError | nvmlEventTypePState | nvmlEventTypeClock;
   if (d.cfg->ecc) types |= nvmlEventTypeSingleBitEccError | nvmlEventTypeDoubleBitEccError;
   if (d.profile->mig_capable) types |= nvmlEventMigConfigChange;
   return types;
 }
 
-bool Wanted(const EventSet& s, const TimedEvent& e) {
+bool wanted(const EventSet& s, const TimedEvent& e) {
   for (const auto& r : s.regs) {
     if (r.gpu == e.gpu && (r.types & e.type) && e.t >= r.since) return true;
   }
@@ -63,7 +63,7 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
 }
 
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
-  EventSet* s = ToSet(set);
+  EventSet* s = toSet(set);
   if (!s) return NVML_ERROR_INVALID_ARGUMENT;
   s->magic = 0;
   delete s;
@@ -73,22 +73,22 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
 nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long* eventTypes) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!eventTypes) return NVML_ERROR_INVALID_ARGUMENT;
-  *eventTypes = SupportedEvents(*c.dev);
+  *eventTypes = supportedEvents(*c.dev);
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  EventSet* s = ToSet(set);
+  EventSet* s = toSet(set);
   if (!s || s->world != c.world) return NVML_ERROR_INVALID_ARGUMENT;
-  if (eventTypes & ~SupportedEvents(*c.dev)) return NVML_ERROR_NOT_SUPPORTED;
+  if (eventTypes & ~supportedEvents(*c.dev)) return NVML_ERROR_NOT_SUPPORTED;
   std::lock_guard lock(s->mu);
   s->regs.push_back({c.dev->index, eventTypes, c.t});
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeoutms) {
-  EventSet* s = ToSet(set);
+  EventSet* s = toSet(set);
   if (!s || !data) return NVML_ERROR_INVALID_ARGUMENT;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutms);
   for (;;) {
@@ -100,7 +100,7 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsi
       const auto& events = c.world->events;
       for (std::size_t i = 0; i < events.size(); ++i) {
         const TimedEvent& e = events[i];
-        if (s->delivered[i] || !Wanted(*s, e)) continue;
+        if (s->delivered[i] || !wanted(*s, e)) continue;
         if (e.t > c.t) {
           next_due = std::min(next_due, e.t);
           continue;

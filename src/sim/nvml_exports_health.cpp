@@ -11,19 +11,19 @@ using namespace gw::sim;
 
 namespace {
 
-const std::vector<const FaultConfig*>& FaultsOf(const Call& c) { return c.gpu->physics->faults(); }
+const std::vector<const FaultConfig*>& faultsOf(const Call& c) { return c.gpu->physics->faults(); }
 
 // NVSwitch (third generation, as in DGX H100) PCI identity for a switch index.
-nvmlPciInfo_t SwitchPci(unsigned index) { return MakePciInfo(0, 0x05 + index, 0, 0, 0x22A3, 0x187510DE); }
+nvmlPciInfo_t switchPci(unsigned index) { return makePciInfo(0, 0x05 + index, 0, 0, 0x22A3, 0x187510DE); }
 
-nvmlReturn_t CheckLink(const Call& c, unsigned link) {
+nvmlReturn_t checkLink(const Call& c, unsigned link) {
   if (c.dev->profile->nvlink_links == 0) return NVML_ERROR_NOT_SUPPORTED;
   if (link >= c.dev->profile->nvlink_links) return NVML_ERROR_INVALID_ARGUMENT;
   return NVML_SUCCESS;
 }
 
 // Per-link NVLink speed in MB/s as NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON reports it.
-unsigned NvlinkSpeedMbps(unsigned version) { return version >= 4 ? 26562 : 25781; }
+unsigned nvlinkSpeedMbps(unsigned version) { return version >= 4 ? 26562 : 25781; }
 
 }  // namespace
 
@@ -44,7 +44,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
     return NVML_ERROR_INVALID_ARGUMENT;
   }
   if (!c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;  // counters need ECC on
-  EccCounts e = EccAt(FaultsOf(c), c.t);
+  EccCounts e = eccAt(faultsOf(c), c.t);
   // Volatile and aggregate agree: every error in a scenario happens after the driver loaded.
   *eccCounts = errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED ? e.sbe : e.dbe;
   return NVML_SUCCESS;
@@ -68,7 +68,7 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCa
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!pageCount || cause > NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR) return NVML_ERROR_INVALID_ARGUMENT;
   if (!c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;
-  RetiredPages r = RetiredAt(FaultsOf(c), c.t);
+  RetiredPages r = retiredAt(faultsOf(c), c.t);
   unsigned n = cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? r.dbe : r.sbe;
   if (*pageCount < n) {
     *pageCount = n;
@@ -77,7 +77,7 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCa
   if (n > 0 && !addresses) return NVML_ERROR_INVALID_ARGUMENT;
   const unsigned long long pages = static_cast<unsigned long long>(c.dev->profile->memory_mib) * 256;  // 4 KiB pages
   for (unsigned i = 0; i < n; ++i) {
-    addresses[i] = (Hash(c.world->scenario.seed, c.dev->index, Signal::kPage, cause * 100000ull + i) % pages) * 4096;
+    addresses[i] = (hash(c.world->scenario.seed, c.dev->index, Signal::kPage, cause * 100000ull + i) % pages) * 4096;
   }
   *pageCount = n;
   return NVML_SUCCESS;
@@ -87,7 +87,7 @@ nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEna
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!isPending) return NVML_ERROR_INVALID_ARGUMENT;
   if (!c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;
-  *isPending = RetiredAt(FaultsOf(c), c.t).pending ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  *isPending = retiredAt(faultsOf(c), c.t).pending ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
 }
 
@@ -96,7 +96,7 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corrRo
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!corrRows || !uncRows || !isPending || !failureOccurred) return NVML_ERROR_INVALID_ARGUMENT;
   if (!c.dev->profile->row_remapping || !c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;
-  RemappedRows r = RemappedAt(FaultsOf(c), c.t);
+  RemappedRows r = remappedAt(faultsOf(c), c.t);
   *corrRows = r.correctable;
   *uncRows = r.uncorrectable;
   *isPending = r.pending ? 1 : 0;
@@ -110,14 +110,14 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corrRo
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int* currLinkGen) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!currLinkGen) return NVML_ERROR_INVALID_ARGUMENT;
-  *currLinkGen = Sample<&StepState::pcie_gen>(c);
+  *currLinkGen = sample<&StepState::pcie_gen>(c);
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int* currLinkWidth) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!currLinkWidth) return NVML_ERROR_INVALID_ARGUMENT;
-  *currLinkWidth = Sample<&StepState::pcie_width>(c);
+  *currLinkWidth = sample<&StepState::pcie_width>(c);
   return NVML_SUCCESS;
 }
 
@@ -138,7 +138,7 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* ma
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* value) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!value || counter > NVML_PCIE_UTIL_RX_BYTES) return NVML_ERROR_INVALID_ARGUMENT;
-  *value = c.dev->physics->Read(c.t, [counter](const StepState& s) {
+  *value = c.dev->physics->read(c.t, [counter](const StepState& s) {
     return static_cast<unsigned>(counter == NVML_PCIE_UTIL_TX_BYTES ? s.pcie_tx_kbs : s.pcie_rx_kbs);
   });
   return NVML_SUCCESS;
@@ -147,7 +147,7 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounte
 nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int* value) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!value) return NVML_ERROR_INVALID_ARGUMENT;
-  *value = static_cast<unsigned>(PcieReplaysAt(FaultsOf(c), c.t));
+  *value = static_cast<unsigned>(pcieReplaysAt(faultsOf(c), c.t));
   return NVML_SUCCESS;
 }
 
@@ -157,15 +157,15 @@ nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int* v
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t* isActive) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!isActive) return NVML_ERROR_INVALID_ARGUMENT;
-  if (nvmlReturn_t rc = CheckLink(c, link); rc != NVML_SUCCESS) return rc;
-  *isActive = (Sample<&StepState::nvlink_active>(c) >> link) & 1u ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  if (nvmlReturn_t rc = checkLink(c, link); rc != NVML_SUCCESS) return rc;
+  *isActive = (sample<&StepState::nvlink_active>(c) >> link) & 1u ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int* version) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!version) return NVML_ERROR_INVALID_ARGUMENT;
-  if (nvmlReturn_t rc = CheckLink(c, link); rc != NVML_SUCCESS) return rc;
+  if (nvmlReturn_t rc = checkLink(c, link); rc != NVML_SUCCESS) return rc;
   *version = c.dev->profile->nvlink_version;
   return NVML_SUCCESS;
 }
@@ -173,11 +173,11 @@ nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, 
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!pci) return NVML_ERROR_INVALID_ARGUMENT;
-  if (nvmlReturn_t rc = CheckLink(c, link); rc != NVML_SUCCESS) return rc;
+  if (nvmlReturn_t rc = checkLink(c, link); rc != NVML_SUCCESS) return rc;
   const NvLinkConfig& l = c.world->scenario.nvlinks[c.dev->index][link];
   switch (l.remote) {
     case NvLinkRemote::kSwitch:
-      *pci = SwitchPci(l.switch_index);
+      *pci = switchPci(l.switch_index);
       return NVML_SUCCESS;
     case NvLinkRemote::kGpu:
       *pci = c.world->gpus[l.peer]->pci;
@@ -192,7 +192,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned i
                                                  nvmlIntNvLinkDeviceType_t* type) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!type) return NVML_ERROR_INVALID_ARGUMENT;
-  if (nvmlReturn_t rc = CheckLink(c, link); rc != NVML_SUCCESS) return rc;
+  if (nvmlReturn_t rc = checkLink(c, link); rc != NVML_SUCCESS) return rc;
   switch (c.world->scenario.nvlinks[c.dev->index][link].remote) {
     case NvLinkRemote::kSwitch:
       *type = NVML_NVLINK_DEVICE_TYPE_SWITCH;
@@ -211,8 +211,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int l
                                              unsigned long long* counterValue) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!counterValue || counter > NVML_NVLINK_ERROR_DL_ECC_DATA) return NVML_ERROR_INVALID_ARGUMENT;
-  if (nvmlReturn_t rc = CheckLink(c, link); rc != NVML_SUCCESS) return rc;
-  *counterValue = NvlinkErrorsAt(FaultsOf(c), link, counter, c.t);
+  if (nvmlReturn_t rc = checkLink(c, link); rc != NVML_SUCCESS) return rc;
+  *counterValue = nvlinkErrorsAt(faultsOf(c), link, counter, c.t);
   return NVML_SUCCESS;
 }
 
@@ -224,9 +224,9 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
   if (valuesCount < 0 || (valuesCount > 0 && !values)) return NVML_ERROR_INVALID_ARGUMENT;
   const Device& d = *c.dev;
   const GpuProfile& P = *d.profile;
-  const auto& faults = FaultsOf(c);
-  const StepState s = d.physics->At(c.t);
-  const long long ts = c.world->EpochUs(c.t);
+  const auto& faults = faultsOf(c);
+  const StepState s = d.physics->at(c.t);
+  const long long ts = c.world->epochUs(c.t);
   const bool ecc = d.cfg->ecc;
 
   for (int i = 0; i < valuesCount; ++i) {
@@ -270,26 +270,26 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
         if (!ecc)
           unsupported();
         else
-          u64(EccAt(faults, c.t).sbe);
+          u64(eccAt(faults, c.t).sbe);
         break;
       case NVML_FI_DEV_ECC_DBE_VOL_TOTAL:
       case NVML_FI_DEV_ECC_DBE_AGG_TOTAL:
         if (!ecc)
           unsupported();
         else
-          u64(EccAt(faults, c.t).dbe);
+          u64(eccAt(faults, c.t).dbe);
         break;
       case NVML_FI_DEV_RETIRED_SBE:
         if (!ecc)
           unsupported();
         else
-          u64(RetiredAt(faults, c.t).sbe);
+          u64(retiredAt(faults, c.t).sbe);
         break;
       case NVML_FI_DEV_RETIRED_DBE:
         if (!ecc)
           unsupported();
         else
-          u64(RetiredAt(faults, c.t).dbe);
+          u64(retiredAt(faults, c.t).dbe);
         break;
       case NVML_FI_DEV_RETIRED_PENDING:
       case NVML_FI_DEV_RETIRED_PENDING_SBE:
@@ -298,23 +298,23 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
           unsupported();
           break;
         }
-        RetiredPages r = RetiredAt(faults, c.t);
+        RetiredPages r = retiredAt(faults, c.t);
         bool pending = r.pending && (v.fieldId == NVML_FI_DEV_RETIRED_PENDING ||
                                      (v.fieldId == NVML_FI_DEV_RETIRED_PENDING_SBE ? r.sbe > 0 : r.dbe > 0));
         u32(pending ? 1 : 0);
         break;
       }
       case NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL:
-        nvlink_sum([&](unsigned l) { return NvlinkErrorsAt(faults, l, NVML_NVLINK_ERROR_DL_CRC_FLIT, c.t); });
+        nvlink_sum([&](unsigned l) { return nvlinkErrorsAt(faults, l, NVML_NVLINK_ERROR_DL_CRC_FLIT, c.t); });
         break;
       case NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL:
-        nvlink_sum([&](unsigned l) { return NvlinkErrorsAt(faults, l, NVML_NVLINK_ERROR_DL_CRC_DATA, c.t); });
+        nvlink_sum([&](unsigned l) { return nvlinkErrorsAt(faults, l, NVML_NVLINK_ERROR_DL_CRC_DATA, c.t); });
         break;
       case NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL:
-        nvlink_sum([&](unsigned l) { return NvlinkErrorsAt(faults, l, NVML_NVLINK_ERROR_DL_REPLAY, c.t); });
+        nvlink_sum([&](unsigned l) { return nvlinkErrorsAt(faults, l, NVML_NVLINK_ERROR_DL_REPLAY, c.t); });
         break;
       case NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL:
-        nvlink_sum([&](unsigned l) { return NvlinkErrorsAt(faults, l, NVML_NVLINK_ERROR_DL_RECOVERY, c.t); });
+        nvlink_sum([&](unsigned l) { return nvlinkErrorsAt(faults, l, NVML_NVLINK_ERROR_DL_RECOVERY, c.t); });
         break;
       case NVML_FI_DEV_NVLINK_BANDWIDTH_C0_TOTAL:
       case NVML_FI_DEV_NVLINK_BANDWIDTH_C1_TOTAL:
@@ -331,7 +331,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
         if (P.nvlink_links == 0)
           unsupported();
         else
-          u32(NvlinkSpeedMbps(P.nvlink_version));
+          u32(nvlinkSpeedMbps(P.nvlink_version));
         break;
       case NVML_FI_DEV_NVLINK_LINK_COUNT:
         if (P.nvlink_links == 0)
@@ -351,7 +351,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
         break;
       }
       case NVML_FI_DEV_PCIE_REPLAY_COUNTER:
-        u64(PcieReplaysAt(faults, c.t));
+        u64(pcieReplaysAt(faults, c.t));
         break;
       case NVML_FI_DEV_PCIE_REPLAY_ROLLOVER_COUNTER:
         u64(0);
@@ -364,7 +364,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
           unsupported();
           break;
         }
-        RemappedRows r = RemappedAt(faults, c.t);
+        RemappedRows r = remappedAt(faults, c.t);
         u32(v.fieldId == NVML_FI_DEV_REMAPPED_COR       ? r.correctable
             : v.fieldId == NVML_FI_DEV_REMAPPED_UNC     ? r.uncorrectable
             : v.fieldId == NVML_FI_DEV_REMAPPED_PENDING ? (r.pending ? 1 : 0)

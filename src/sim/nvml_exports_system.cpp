@@ -9,7 +9,7 @@ using namespace gw::sim;
 namespace {
 
 // "0000:18:00.0", "00000000:18:00.0" or "18:00.0", any case.
-bool ParsePciBusId(const char* s, unsigned* dom, unsigned* bus, unsigned* dev, unsigned* fn) {
+bool parsePciBusId(const char* s, unsigned* dom, unsigned* bus, unsigned* dev, unsigned* fn) {
   char tail = 0;
   if (std::sscanf(s, "%x:%x:%x.%x%c", dom, bus, dev, fn, &tail) == 4) return true;
   *dom = 0;
@@ -20,19 +20,19 @@ bool ParsePciBusId(const char* s, unsigned* dom, unsigned* bus, unsigned* dev, u
 
 extern "C" {
 
-nvmlReturn_t nvmlInit_v2(void) { return InitLibrary(); }
-nvmlReturn_t nvmlInit(void) { return InitLibrary(); }
-nvmlReturn_t nvmlInitWithFlags(unsigned int /*flags*/) { return InitLibrary(); }
-nvmlReturn_t nvmlShutdown(void) { return ShutdownLibrary(); }
+nvmlReturn_t nvmlInit_v2(void) { return initLibrary(); }
+nvmlReturn_t nvmlInit(void) { return initLibrary(); }
+nvmlReturn_t nvmlInitWithFlags(unsigned int /*flags*/) { return initLibrary(); }
+nvmlReturn_t nvmlShutdown(void) { return shutdownLibrary(); }
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
   GW_ENTER_SYSTEM();
-  return CopyString(version, length, c.world->scenario.driver_version);
+  return copyString(version, length, c.world->scenario.driver_version);
 }
 
 nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
   GW_ENTER_SYSTEM();
-  return CopyString(version, length, c.world->scenario.nvml_version);
+  return copyString(version, length, c.world->scenario.nvml_version);
 }
 
 nvmlReturn_t nvmlSystemGetCudaDriverVersion(int* cudaDriverVersion) {
@@ -49,9 +49,9 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* cudaDriverVersion) {
 nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char* name, unsigned int length) {
   GW_ENTER_SYSTEM();
   if (!name || length == 0) return NVML_ERROR_INVALID_ARGUMENT;
-  const ProcessConfig* p = c.world->FindProcess(pid, c.t);
+  const ProcessConfig* p = c.world->findProcess(pid, c.t);
   if (!p) return NVML_ERROR_NOT_FOUND;
-  return CopyString(name, length, p->name);
+  return copyString(name, length, p->name);
 }
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* deviceCount) {
@@ -68,7 +68,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* dev
   GW_ENTER_SYSTEM();
   if (!device || index >= c.world->gpus.size()) return NVML_ERROR_INVALID_ARGUMENT;
   Device* gpu = c.world->gpus[index].get();
-  if (PassGates(&c, gpu, __func__) != NVML_SUCCESS) return c.rc;
+  if (passGates(&c, gpu, __func__) != NVML_SUCCESS) return c.rc;
   *device = reinterpret_cast<nvmlDevice_t>(gpu);
   return NVML_SUCCESS;
 }
@@ -84,7 +84,7 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
     for (auto& d : *list) {
       if (d->uuid != uuid) continue;
       Device* gpu = d->is_mig ? d->parent : d.get();
-      if (PassGates(&c, gpu, __func__) != NVML_SUCCESS) return c.rc;
+      if (passGates(&c, gpu, __func__) != NVML_SUCCESS) return c.rc;
       *device = reinterpret_cast<nvmlDevice_t>(d.get());
       return NVML_SUCCESS;
     }
@@ -95,11 +95,11 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t* device) {
   GW_ENTER_SYSTEM();
   unsigned dom = 0, bus = 0, dev = 0, fn = 0;
-  if (!pciBusId || !device || !ParsePciBusId(pciBusId, &dom, &bus, &dev, &fn)) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!pciBusId || !device || !parsePciBusId(pciBusId, &dom, &bus, &dev, &fn)) return NVML_ERROR_INVALID_ARGUMENT;
   for (auto& d : c.world->gpus) {
     const GpuConfig& g = *d->cfg;
     if (g.pci_domain != dom || g.pci_bus != bus || g.pci_device != dev || g.pci_function != fn) continue;
-    if (PassGates(&c, d.get(), __func__) != NVML_SUCCESS) return c.rc;
+    if (passGates(&c, d.get(), __func__) != NVML_SUCCESS) return c.rc;
     *device = reinterpret_cast<nvmlDevice_t>(d.get());
     return NVML_SUCCESS;
   }
@@ -109,16 +109,16 @@ nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t
 // ------------------------------------------------------------------------------------------
 // Simulator controls (sim_control.h).
 
-const char* gwSimLastError(void) { return LastError(); }
+const char* gwSimLastError(void) { return lastError(); }
 
 double gwSimGetTime(void) {
-  if (World* w = CurrentWorld()) return w->clock.Now();
+  if (World* w = currentWorld()) return w->clock.now();
   const char* start = std::getenv("GPUWARDEN_SIM_START");
   return start ? std::strtod(start, nullptr) : 0.0;
 }
 
 void gwSimSetTime(double seconds) {
-  if (World* w = CurrentWorld()) w->clock.Set(seconds);
+  if (World* w = currentWorld()) w->clock.set(seconds);
 }
 
 }  // extern "C"

@@ -11,7 +11,7 @@ namespace {
 
 constexpr unsigned kMaxMigDevices = 7;
 
-nvmlGpuTopologyLevel_t CommonAncestor(const GpuConfig& a, const GpuConfig& b) {
+nvmlGpuTopologyLevel_t commonAncestor(const GpuConfig& a, const GpuConfig& b) {
   if (a.index == b.index) return NVML_TOPOLOGY_INTERNAL;
   if (a.pcie_switch >= 0 && a.pcie_switch == b.pcie_switch) return NVML_TOPOLOGY_SINGLE;
   if (a.host_bridge == b.host_bridge) {
@@ -22,34 +22,34 @@ nvmlGpuTopologyLevel_t CommonAncestor(const GpuConfig& a, const GpuConfig& b) {
   return NVML_TOPOLOGY_SYSTEM;
 }
 
-void SetBit(unsigned long* set, unsigned size, unsigned bit) {
+void setBit(unsigned long* set, unsigned size, unsigned bit) {
   constexpr unsigned kBits = sizeof(unsigned long) * 8;
   if (bit / kBits < size) set[bit / kBits] |= 1ul << (bit % kBits);
 }
 
-bool OnInstance(const ProcessConfig& p, const Device& d) {
+bool onInstance(const ProcessConfig& p, const Device& d) {
   return !d.is_mig || (p.gpu_instance == d.mig->gpu_instance_id && p.compute_instance == d.mig->compute_instance_id);
 }
 
 // Fills any of the three process-info layouts, with NVML's buffer-size contract: too small a
 // buffer gets INSUFFICIENT_SIZE and the count needed.
 template <typename Info>
-nvmlReturn_t ListProcesses(const Call& c, unsigned* infoCount, Info* infos, bool compute) {
-  if (!infoCount) return NVML_ERROR_INVALID_ARGUMENT;
+nvmlReturn_t listProcesses(const Call& c, unsigned* info_count, Info* infos, bool compute) {
+  if (!info_count) return NVML_ERROR_INVALID_ARGUMENT;
   const Device& d = *c.dev;
   unsigned n = 0;
   if (compute) {
-    for (const auto& p : d.cfg->processes) n += ProcessPresent(p, c.t) && OnInstance(p, d) ? 1 : 0;
+    for (const auto& p : d.cfg->processes) n += processPresent(p, c.t) && onInstance(p, d) ? 1 : 0;
   }
-  if (*infoCount < n) {
-    *infoCount = n;
+  if (*info_count < n) {
+    *info_count = n;
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
   if (n > 0 && !infos) return NVML_ERROR_INVALID_ARGUMENT;
   unsigned i = 0;
   if (compute) {
     for (const auto& p : d.cfg->processes) {
-      if (!ProcessPresent(p, c.t) || !OnInstance(p, d)) continue;
+      if (!processPresent(p, c.t) || !onInstance(p, d)) continue;
       Info info{};
       info.pid = p.pid;
       info.usedGpuMemory = p.memory_mib * 1024ull * 1024ull;
@@ -60,7 +60,7 @@ nvmlReturn_t ListProcesses(const Call& c, unsigned* infoCount, Info* infos, bool
       infos[i++] = info;
     }
   }
-  *infoCount = n;
+  *info_count = n;
   return NVML_SUCCESS;
 }
 
@@ -71,10 +71,10 @@ extern "C" {
 nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
                                                  nvmlGpuTopologyLevel_t* pathInfo) {
   GW_ENTER_DEVICE(device1, MigPolicy::kParent);
-  ::gw::sim::Call c2 = EnterDevice(device2, __func__, MigPolicy::kParent);
+  ::gw::sim::Call c2 = enterDevice(device2, __func__, MigPolicy::kParent);
   if (!c2) return c2.rc;
   if (!pathInfo) return NVML_ERROR_INVALID_ARGUMENT;
-  *pathInfo = CommonAncestor(*c.dev->cfg, *c2.dev->cfg);
+  *pathInfo = commonAncestor(*c.dev->cfg, *c2.dev->cfg);
   return NVML_SUCCESS;
 }
 
@@ -83,7 +83,7 @@ nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSi
   if (!cpuSet || cpuSetSize == 0) return NVML_ERROR_INVALID_ARGUMENT;
   std::fill(cpuSet, cpuSet + cpuSetSize, 0ul);
   for (const auto& [first, last] : c.dev->cfg->cpus) {
-    for (unsigned cpu = first; cpu <= last; ++cpu) SetBit(cpuSet, cpuSetSize, cpu);
+    for (unsigned cpu = first; cpu <= last; ++cpu) setBit(cpuSet, cpuSetSize, cpu);
   }
   return NVML_SUCCESS;
 }
@@ -94,7 +94,7 @@ nvmlReturn_t nvmlDeviceGetMemoryAffinity(nvmlDevice_t device, unsigned int nodeS
   if (!nodeSet || nodeSetSize == 0 || scope > NVML_AFFINITY_SCOPE_SOCKET) return NVML_ERROR_INVALID_ARGUMENT;
   std::fill(nodeSet, nodeSet + nodeSetSize, 0ul);
   // One socket per NUMA node in the simulated hosts, so both scopes give the same set.
-  SetBit(nodeSet, nodeSetSize, static_cast<unsigned>(c.dev->cfg->numa_node));
+  setBit(nodeSet, nodeSetSize, static_cast<unsigned>(c.dev->cfg->numa_node));
   return NVML_SUCCESS;
 }
 
@@ -162,26 +162,26 @@ nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* i
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
                                                      nvmlProcessInfo_t* infos) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
-  return ListProcesses(c, infoCount, infos, true);
+  return listProcesses(c, infoCount, infos, true);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount,
                                                      nvmlProcessInfo_v2_t* infos) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
-  return ListProcesses(c, infoCount, infos, true);
+  return listProcesses(c, infoCount, infos, true);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
                                                   nvmlProcessInfo_v1_t* infos) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
-  return ListProcesses(c, infoCount, infos, true);
+  return listProcesses(c, infoCount, infos, true);
 }
 
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
                                                       nvmlProcessInfo_t* infos) {
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
   // Compute nodes run no graphics contexts.
-  return ListProcesses(c, infoCount, infos, false);
+  return listProcesses(c, infoCount, infos, false);
 }
 
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* utilization,
@@ -189,13 +189,13 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!processSamplesCount) return NVML_ERROR_INVALID_ARGUMENT;
   if (c.dev->cfg->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;
-  const StepState s = c.dev->physics->At(c.t);
+  const StepState s = c.dev->physics->at(c.t);
   // One sample per running process for the current step, stamped at the step's start.
-  const auto stamp = static_cast<unsigned long long>(c.world->EpochUs(static_cast<double>(s.step) * kStepSeconds));
+  const auto stamp = static_cast<unsigned long long>(c.world->epochUs(static_cast<double>(s.step) * kStepSeconds));
   double shares = 0;
   unsigned n = 0;
   for (const auto& p : c.dev->cfg->processes) {
-    if (!ProcessRunning(p, c.t)) continue;
+    if (!processRunning(p, c.t)) continue;
     shares += p.share;
     ++n;
   }
@@ -207,7 +207,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
   }
   unsigned i = 0;
   for (const auto& p : c.dev->cfg->processes) {
-    if (!ProcessRunning(p, c.t)) continue;
+    if (!processRunning(p, c.t)) continue;
     double f = shares > 0 ? p.share / shares : 0;
     nvmlProcessUtilizationSample_t& u = utilization[i++];
     u = {};

@@ -23,12 +23,12 @@ constexpr double kPcieLaneKBs[] = {0, 250000, 500000, 984600, 1969200, 3938400, 
 // One NVLink link's unidirectional bandwidth in KiB/s (25 GB/s on NVLink 3 and 4).
 constexpr double kNvlinkKiBs = 25e9 / 1024;
 
-unsigned RoundClock(double mhz) {
+unsigned roundClock(double mhz) {
   // Real clocks move in 15 MHz bins; a throttled clock falls to the bin below.
   return static_cast<unsigned>(std::floor(mhz / 15.0 + 1e-9) * 15);
 }
 
-bool AnyRunning(const GpuConfig& g, double t) {
+bool anyRunning(const GpuConfig& g, double t) {
   for (const auto& p : g.processes) {
     if (t >= p.start && t < p.stop) return true;
   }
@@ -47,11 +47,11 @@ GpuPhysics::GpuPhysics(const GpuConfig& gpu, const std::vector<NvLinkConfig>& li
   cur_.step = 0;
   // Start in idle equilibrium: the machine has been up for a while before the scenario.
   cur_.temp = gpu.ambient + profile_.thermal_resistance * profile_.idle_power;
-  Evaluate(&cur_);
+  evaluate(&cur_);
   prev_ = cur_;
 }
 
-double GpuPhysics::LimitAtLocked(double t) const {
+double GpuPhysics::limitAtLocked(double t) const {
   double w = limits_.front().second;
   for (const auto& [from, watts] : limits_) {
     if (t >= from) w = watts;
@@ -59,36 +59,36 @@ double GpuPhysics::LimitAtLocked(double t) const {
   return w;
 }
 
-void GpuPhysics::SetPowerLimit(double t, unsigned watts) {
+void GpuPhysics::setPowerLimit(double t, unsigned watts) {
   std::lock_guard lock(mu_);
   limits_.emplace_back(std::max(t, limits_.back().first), watts);
 }
 
-unsigned GpuPhysics::PowerLimitAt(double t) {
+unsigned GpuPhysics::powerLimitAt(double t) {
   std::lock_guard lock(mu_);
-  return static_cast<unsigned>(LimitAtLocked(t));
+  return static_cast<unsigned>(limitAtLocked(t));
 }
 
-void GpuPhysics::Evaluate(StepState* s) const {
+void GpuPhysics::evaluate(StepState* s) const {
   const GpuProfile& P = profile_;
   const double t = static_cast<double>(s->step) * kStepSeconds;
   const unsigned gi = gpu_.index;
-  const FaultEffects fx = EffectsAt(faults_, P, t);
+  const FaultEffects fx = effectsAt(faults_, P, t);
 
   // Utilisation: the workload runs only while some declared process runs.
-  s->busy = gpu_.processes.empty() || AnyRunning(gpu_, t);
-  double u = s->busy ? UtilizationAt(gpu_.workload, seed_, gi, s->step) : 0;
+  s->busy = gpu_.processes.empty() || anyRunning(gpu_, t);
+  double u = s->busy ? utilizationAt(gpu_.workload, seed_, gi, s->step) : 0;
   s->util_gpu = u;
-  double mem_noise = Noise(seed_, gi, Signal::kMemUtil, s->step);
-  s->util_mem = std::clamp(u * MemoryUtilRatio(gpu_.workload) + 2 * mem_noise * (u > 0 ? 1 : 0), 0.0, 100.0);
+  double mem_noise = noise(seed_, gi, Signal::kMemUtil, s->step);
+  s->util_mem = std::clamp(u * memoryUtilRatio(gpu_.workload) + 2 * mem_noise * (u > 0 ? 1 : 0), 0.0, 100.0);
 
   // Power demand rises a little faster than linearly in utilisation at the low end.
   // Locked clocks keep the board in P0: no idle clocks, and a higher power floor.
   const bool idle = u < kIdleUtil && !fx.clocks_locked;
   const double floor_w = fx.clocks_locked ? std::max(P.idle_power, fx.locked_idle_power) : P.idle_power;
-  double demand = floor_w + (P.full_power - floor_w) * std::pow(u / 100.0, 0.9) * PowerIntensity(gpu_.workload);
-  demand *= 1 + 0.015 * Noise(seed_, gi, Signal::kPower, s->step);
-  const double limit = LimitAtLocked(t);
+  double demand = floor_w + (P.full_power - floor_w) * std::pow(u / 100.0, 0.9) * powerIntensity(gpu_.workload);
+  demand *= 1 + 0.015 * noise(seed_, gi, Signal::kPower, s->step);
+  const double limit = limitAtLocked(t);
   s->limit_w = limit;
 
   std::uint64_t reasons = fx.reasons;
@@ -99,7 +99,7 @@ void GpuPhysics::Evaluate(StepState* s) const {
     // The power controller trades clock for power: P ~ f^2.5 near the top of the V/f curve.
     reasons |= nvmlClocksThrottleReasonSwPowerCap;
     factor *= std::pow(limit / demand, 0.4);
-    power = limit * (0.985 + 0.01 * (Noise(seed_, gi, Signal::kPower, s->step) + 1) / 2);
+    power = limit * (0.985 + 0.01 * (noise(seed_, gi, Signal::kPower, s->step) + 1) / 2);
   }
   double slow = 1;
   if (s->temp >= P.temp_gpu_max) {
@@ -119,12 +119,12 @@ void GpuPhysics::Evaluate(StepState* s) const {
   s->reasons = reasons;
 
   const double top = idle ? P.idle_sm_clock : P.app_graphics_clock;
-  s->sm_clock = std::max(P.idle_sm_clock, RoundClock(top * factor));
+  s->sm_clock = std::max(P.idle_sm_clock, roundClock(top * factor));
   s->mem_clock = idle ? P.idle_mem_clock : P.max_mem_clock;
-  s->video_clock = idle ? P.idle_sm_clock : RoundClock(P.max_video_clock * std::min(1.0, factor));
+  s->video_clock = idle ? P.idle_sm_clock : roundClock(P.max_video_clock * std::min(1.0, factor));
   s->pstate = idle ? NVML_PSTATE_8 : NVML_PSTATE_0;
 
-  s->temp_mem = P.hbm ? s->temp + 3 + 3 * u / 100 + 0.5 * Noise(seed_, gi, Signal::kMemTemp, s->step) : 0;
+  s->temp_mem = P.hbm ? s->temp + 3 + 3 * u / 100 + 0.5 * noise(seed_, gi, Signal::kMemTemp, s->step) : 0;
   s->fan = P.fans == 0 || fx.fan_failed ? 0 : static_cast<unsigned>(std::clamp(30 + 1.5 * (s->temp - 40), 30.0, 100.0));
 
   // Active-state power management: an idle board trains its link down to Gen1 (the width stays);
@@ -132,19 +132,19 @@ void GpuPhysics::Evaluate(StepState* s) const {
   s->pcie_gen = fx.pcie_gen ? fx.pcie_gen : idle ? 1 : P.pcie_max_gen;
   s->pcie_width = fx.pcie_width ? fx.pcie_width : P.pcie_max_width;
   double tx_share = 0, rx_share = 0;
-  PcieShare(gpu_.workload, &tx_share, &rx_share);
+  pcieShare(gpu_.workload, &tx_share, &rx_share);
   const double bw = kPcieLaneKBs[s->pcie_gen] * s->pcie_width;
-  s->pcie_tx_kbs = bw * tx_share * u / 100 * (1 + 0.1 * Noise(seed_, gi, Signal::kPcieTx, s->step)) + 200;
-  s->pcie_rx_kbs = bw * rx_share * u / 100 * (1 + 0.1 * Noise(seed_, gi, Signal::kPcieRx, s->step)) + 300;
+  s->pcie_tx_kbs = bw * tx_share * u / 100 * (1 + 0.1 * noise(seed_, gi, Signal::kPcieTx, s->step)) + 200;
+  s->pcie_rx_kbs = bw * rx_share * u / 100 * (1 + 0.1 * noise(seed_, gi, Signal::kPcieRx, s->step)) + 300;
 
   s->nvlink_active = configured_links_ & ~fx.nvlink_down_mask;
-  s->nvlink_rate_kibs = kNvlinkKiBs * NvlinkShare(gpu_.workload) * u / 100;
+  s->nvlink_rate_kibs = kNvlinkKiBs * nvlinkShare(gpu_.workload) * u / 100;
 }
 
-StepState GpuPhysics::Next(const StepState& s) const {
+StepState GpuPhysics::next(const StepState& s) const {
   const GpuProfile& P = profile_;
   const double t = static_cast<double>(s.step) * kStepSeconds;
-  const FaultEffects fx = EffectsAt(faults_, P, t);
+  const FaultEffects fx = effectsAt(faults_, P, t);
   StepState n;
   n.step = s.step + 1;
   double resistance = P.thermal_resistance * (fx.fan_failed ? 1.8 : 1.0);
@@ -158,25 +158,25 @@ StepState GpuPhysics::Next(const StepState& s) const {
     n.nvlink_tx_kib[l] = s.nvlink_tx_kib[l] + (on ? s.nvlink_rate_kibs * kStepSeconds : 0);
     n.nvlink_rx_kib[l] = s.nvlink_rx_kib[l] + (on ? s.nvlink_rate_kibs * 0.97 * kStepSeconds : 0);
   }
-  Evaluate(&n);
+  evaluate(&n);
   return n;
 }
 
-const StepState& GpuPhysics::StateLocked(double t) {
+const StepState& GpuPhysics::stateLocked(double t) {
   const auto step = static_cast<std::int64_t>(std::floor(std::max(t, 0.0) / kStepSeconds));
   // Two threads may read the clock a hair apart; time is monotonic, so at most the step
   // before the cached one is asked for, and it is kept.
   if (step == prev_.step) return prev_;
   while (cur_.step < step) {
     prev_ = cur_;
-    cur_ = Next(cur_);
+    cur_ = next(cur_);
   }
   return cur_;
 }
 
-StepState GpuPhysics::At(double t) {
+StepState GpuPhysics::at(double t) {
   std::lock_guard lock(mu_);
-  return StateLocked(t);
+  return stateLocked(t);
 }
 
 }  // namespace gw::sim

@@ -41,24 +41,24 @@ class GpuPhysics {
              std::uint64_t seed);
 
   // State of the step containing t (t >= 0), copied out.
-  StepState At(double t);
+  StepState at(double t);
   // f(state) under the lock, for getters that need one or two fields without copying it all.
   template <typename F>
-  auto Read(double t, F&& f) {
+  auto read(double t, F&& f) {
     std::lock_guard lock(mu_);
-    return f(StateLocked(t));
+    return f(stateLocked(t));
   }
   // Power limit from time t on (watts). Recorded as a schedule so values stay a function of t.
-  void SetPowerLimit(double t, unsigned watts);
-  unsigned PowerLimitAt(double t);
+  void setPowerLimit(double t, unsigned watts);
+  unsigned powerLimitAt(double t);
 
   const std::vector<const FaultConfig*>& faults() const { return faults_; }
 
  private:
-  void Evaluate(StepState* s) const;         // fills everything for s->step from its temp/energy
-  StepState Next(const StepState& s) const;  // integrates to the following step
-  double LimitAtLocked(double t) const;
-  const StepState& StateLocked(double t);
+  void evaluate(StepState* s) const;         // fills everything for s->step from its temp/energy
+  StepState next(const StepState& s) const;  // integrates to the following step
+  double limitAtLocked(double t) const;
+  const StepState& stateLocked(double t);
 
   const GpuConfig& gpu_;
   const GpuProfile& profile_;

@@ -22,7 +22,7 @@ const std::vector<MigProfile> kH200Mig = {
     {"3g.71gb", 3, 60, 69888, 3, 3}, {"4g.71gb", 4, 64, 69888, 4, 4}, {"7g.141gb", 7, 132, 142336, 8, 7},
 };
 
-const std::vector<GpuProfile>& Table() {
+const std::vector<GpuProfile>& profileTable() {
   static const std::vector<GpuProfile> table = {
       {
           .id = "H100-SXM5-80GB",
@@ -300,23 +300,23 @@ const std::vector<GpuProfile>& Table() {
 
 }  // namespace
 
-const GpuProfile* FindProfile(std::string_view id) {
-  for (const auto& p : Table()) {
+const GpuProfile* findProfile(std::string_view id) {
+  for (const auto& p : profileTable()) {
     if (p.id == id) return &p;
   }
   return nullptr;
 }
 
-std::string ProfileIdList() {
+std::string profileIdList() {
   std::string out;
-  for (const auto& p : Table()) {
+  for (const auto& p : profileTable()) {
     if (!out.empty()) out += ", ";
     out += p.id;
   }
   return out;
 }
 
-const MigProfile* FindMigProfile(const GpuProfile& profile, std::string_view name) {
+const MigProfile* findMigProfile(const GpuProfile& profile, std::string_view name) {
   for (const auto& m : profile.mig_profiles) {
     if (m.name == name) return &m;
   }

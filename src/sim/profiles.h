@@ -61,9 +61,9 @@ struct GpuProfile {
 };
 
 // nullptr when unknown.
-const GpuProfile* FindProfile(std::string_view id);
+const GpuProfile* findProfile(std::string_view id);
 // "H100-SXM5-80GB, H200-SXM-141GB, ..." for error messages and docs.
-std::string ProfileIdList();
-const MigProfile* FindMigProfile(const GpuProfile& profile, std::string_view name);
+std::string profileIdList();
+const MigProfile* findMigProfile(const GpuProfile& profile, std::string_view name);
 
 }  // namespace gw::sim

@@ -112,9 +112,9 @@ struct FaultConfig {
   double clock_factor = 0;                                      // power slowdown/brake: fraction of the clock left
   double watts = 0;  // clocks locked: power at 0 % utilisation, 0 = profile default
 
-  bool ActiveAt(double t) const { return t >= at && t < at + duration; }
+  bool activeAt(double t) const { return t >= at && t < at + duration; }
   // Seconds of the window elapsed at t, for rates.
-  double ElapsedAt(double t) const {
+  double elapsedAt(double t) const {
     if (t <= at) return 0;
     double e = t - at;
     return e < duration ? e : duration;

@@ -36,18 +36,18 @@ struct N {
   int parent_line = 0;
 };
 
-int LineOf(const N& n) {
+int lineOf(const N& n) {
   YAML::Mark m = n.node.Mark();
   return m.is_null() ? n.parent_line : m.line + 1;
 }
 
-[[noreturn]] void Fail(const N& n, const std::string& msg) {
-  std::string out = *n.file + ":" + std::to_string(LineOf(n)) + ": ";
+[[noreturn]] void fail(const N& n, const std::string& msg) {
+  std::string out = *n.file + ":" + std::to_string(lineOf(n)) + ": ";
   if (!n.path.empty()) out += n.path + ": ";
   throw Failure{out + msg};
 }
 
-std::string Join(const std::vector<std::string_view>& items) {
+std::string join(const std::vector<std::string_view>& items) {
   std::string out;
   for (auto s : items) {
     if (!out.empty()) out += ", ";
@@ -56,100 +56,100 @@ std::string Join(const std::vector<std::string_view>& items) {
   return out;
 }
 
-std::optional<N> Child(const N& map, const std::string& key) {
+std::optional<N> child(const N& map, const std::string& key) {
   const YAML::Node& cn = map.node;
   YAML::Node v = cn[key];
   if (!v.IsDefined()) return std::nullopt;
-  return N{v, map.file, map.path.empty() ? key : map.path + "." + key, LineOf(map)};
+  return N{v, map.file, map.path.empty() ? key : map.path + "." + key, lineOf(map)};
 }
 
-N Item(const N& seq, std::size_t i) {
+N itemAt(const N& seq, std::size_t i) {
   const YAML::Node& cn = seq.node;
-  return N{cn[i], seq.file, seq.path + "[" + std::to_string(i) + "]", LineOf(seq)};
+  return N{cn[i], seq.file, seq.path + "[" + std::to_string(i) + "]", lineOf(seq)};
 }
 
-void ExpectMap(const N& n) {
-  if (!n.node.IsMap()) Fail(n, "expected a mapping (key: value lines)");
+void expectMap(const N& n) {
+  if (!n.node.IsMap()) fail(n, "expected a mapping (key: value lines)");
 }
-void ExpectSeq(const N& n) {
-  if (!n.node.IsSequence()) Fail(n, "expected a list");
+void expectSeq(const N& n) {
+  if (!n.node.IsSequence()) fail(n, "expected a list");
 }
 
-void CheckKeys(const N& map, const std::vector<std::string_view>& allowed,
+void checkKeys(const N& map, const std::vector<std::string_view>& allowed,
                const std::vector<std::string_view>& more = {}) {
-  ExpectMap(map);
+  expectMap(map);
   for (auto it = map.node.begin(); it != map.node.end(); ++it) {
     std::string key = it->first.Scalar();
     bool known = std::find(allowed.begin(), allowed.end(), key) != allowed.end() ||
                  std::find(more.begin(), more.end(), key) != more.end();
     if (known) continue;
-    N at{it->first, map.file, map.path.empty() ? key : map.path + "." + key, LineOf(map)};
-    std::string expected = Join(allowed);
+    N at{it->first, map.file, map.path.empty() ? key : map.path + "." + key, lineOf(map)};
+    std::string expected = join(allowed);
     for (auto m : more) expected += ", " + std::string(m);
-    Fail(at, "unknown key '" + key + "' (expected " + expected + ")");
+    fail(at, "unknown key '" + key + "' (expected " + expected + ")");
   }
 }
 
-std::string Str(const N& n) {
-  if (!n.node.IsScalar()) Fail(n, "expected a string");
+std::string readStr(const N& n) {
+  if (!n.node.IsScalar()) fail(n, "expected a string");
   return n.node.Scalar();
 }
 
-long long Int(const N& n, long long lo, long long hi) {
+long long readInt(const N& n, long long lo, long long hi) {
   long long v = 0;
   if (!n.node.IsScalar() || !YAML::convert<long long>::decode(n.node, v)) {
-    Fail(n, "expected an integer, got '" + (n.node.IsScalar() ? n.node.Scalar() : std::string("a collection")) + "'");
+    fail(n, "expected an integer, got '" + (n.node.IsScalar() ? n.node.Scalar() : std::string("a collection")) + "'");
   }
   if (v < lo || v > hi) {
-    Fail(n, std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    fail(n, std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
   return v;
 }
 
-std::string Fmt(double v) {
+std::string fmt(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
 }
 
-double Num(const N& n, double lo, double hi) {
+double readNum(const N& n, double lo, double hi) {
   double v = 0;
   if (!n.node.IsScalar() || !YAML::convert<double>::decode(n.node, v) || !std::isfinite(v)) {
-    Fail(n, "expected a number, got '" + (n.node.IsScalar() ? n.node.Scalar() : std::string("a collection")) + "'");
+    fail(n, "expected a number, got '" + (n.node.IsScalar() ? n.node.Scalar() : std::string("a collection")) + "'");
   }
-  if (v < lo || v > hi) Fail(n, Fmt(v) + " is out of range [" + Fmt(lo) + ", " + Fmt(hi) + "]");
+  if (v < lo || v > hi) fail(n, fmt(v) + " is out of range [" + fmt(lo) + ", " + fmt(hi) + "]");
   return v;
 }
 
-bool Bool(const N& n) {
+bool readBool(const N& n) {
   bool v = false;
   if (!n.node.IsScalar() || !YAML::convert<bool>::decode(n.node, v)) {
-    Fail(n,
+    fail(n,
          "expected true or false, got '" + (n.node.IsScalar() ? n.node.Scalar() : std::string("a collection")) + "'");
   }
   return v;
 }
 
 // Seconds: a number, or a string with a unit: "500ms", "30s", "5m", "2h".
-double Seconds(const N& n, double lo, double hi) {
+double readSeconds(const N& n, double lo, double hi) {
   double v = 0;
-  if (n.node.IsScalar() && YAML::convert<double>::decode(n.node, v)) return Num(n, lo, hi);
+  if (n.node.IsScalar() && YAML::convert<double>::decode(n.node, v)) return readNum(n, lo, hi);
   std::string s = n.node.IsScalar() ? n.node.Scalar() : "";
   std::size_t pos = 0;
   while (pos < s.size() && (std::isdigit(static_cast<unsigned char>(s[pos])) || s[pos] == '.')) ++pos;
   std::string num = s.substr(0, pos), unit = s.substr(pos);
   double scale = unit == "ms" ? 0.001 : unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
-  if (num.empty() || scale < 0) Fail(n, "expected seconds (a number, or e.g. 30s, 5m, 2h), got '" + s + "'");
+  if (num.empty() || scale < 0) fail(n, "expected seconds (a number, or e.g. 30s, 5m, 2h), got '" + s + "'");
   v = std::stod(num) * scale;
-  if (v < lo || v > hi) Fail(n, Fmt(v) + " s is out of range [" + Fmt(lo) + ", " + Fmt(hi) + "]");
+  if (v < lo || v > hi) fail(n, fmt(v) + " s is out of range [" + fmt(lo) + ", " + fmt(hi) + "]");
   return v;
 }
 
 // Memory: an integer of MiB, or a string with a unit: "512MiB", "70GiB", "70GB".
-unsigned long long Mib(const N& n, unsigned long long hi) {
+unsigned long long readMib(const N& n, unsigned long long hi) {
   long long v = 0;
   if (n.node.IsScalar() && YAML::convert<long long>::decode(n.node, v)) {
-    return static_cast<unsigned long long>(Int(n, 0, static_cast<long long>(hi)));
+    return static_cast<unsigned long long>(readInt(n, 0, static_cast<long long>(hi)));
   }
   std::string s = n.node.IsScalar() ? n.node.Scalar() : "";
   std::size_t pos = 0;
@@ -157,13 +157,13 @@ unsigned long long Mib(const N& n, unsigned long long hi) {
   std::string num = s.substr(0, pos), unit = s.substr(pos);
   while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
   double scale = (unit == "MiB" || unit == "MB") ? 1 : (unit == "GiB" || unit == "GB") ? 1024 : -1;
-  if (num.empty() || scale < 0) Fail(n, "expected memory (MiB as a number, or e.g. 512MiB, 70GiB), got '" + s + "'");
+  if (num.empty() || scale < 0) fail(n, "expected memory (MiB as a number, or e.g. 512MiB, 70GiB), got '" + s + "'");
   double mib = std::stod(num) * scale;
-  if (mib > static_cast<double>(hi)) Fail(n, s + " is more than " + std::to_string(hi) + " MiB");
+  if (mib > static_cast<double>(hi)) fail(n, s + " is more than " + std::to_string(hi) + " MiB");
   return static_cast<unsigned long long>(std::llround(mib));
 }
 
-bool ParseBusId(const std::string& s, GpuConfig* g) {
+bool parseBusId(const std::string& s, GpuConfig* g) {
   unsigned dom = 0, bus = 0, dev = 0, fn = 0;
   char tail = 0;
   if (std::sscanf(s.c_str(), "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4) return false;
@@ -175,7 +175,7 @@ bool ParseBusId(const std::string& s, GpuConfig* g) {
   return true;
 }
 
-bool IsUuid(const std::string& s) {
+bool isUuid(const std::string& s) {
   if (s.size() != 40 || s.compare(0, 4, "GPU-") != 0) return false;
   for (std::size_t i = 4; i < s.size(); ++i) {
     bool dash = i == 12 || i == 17 || i == 22 || i == 27;
@@ -199,10 +199,10 @@ struct Merged {
   std::deque<std::string> files;  // stable storage for N::file
 };
 
-void LoadMerged(const std::string& path, int depth, Merged* m, const N* referrer) {
+void loadMerged(const std::string& path, int depth, Merged* m, const N* referrer) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    if (referrer) Fail(*referrer, "cannot read base scenario '" + path + "'");
+    if (referrer) fail(*referrer, "cannot read base scenario '" + path + "'");
     throw Failure{path + ": cannot read scenario file"};
   }
   std::stringstream buf;
@@ -220,26 +220,26 @@ void LoadMerged(const std::string& path, int depth, Merged* m, const N* referrer
   }
   N top{root, file, "", 1};
   if (!root.IsDefined() || root.IsNull()) throw Failure{path + ":1: the scenario is empty"};
-  CheckKeys(top, kTopKeys);
+  checkKeys(top, kTopKeys);
 
-  if (auto base = Child(top, "base")) {
-    if (depth >= 8) Fail(*base, "too many nested bases (a cycle?)");
-    std::string name = Str(*base);
+  if (auto base = child(top, "base")) {
+    if (depth >= 8) fail(*base, "too many nested bases (a cycle?)");
+    std::string name = readStr(*base);
     std::filesystem::path dir = std::filesystem::path(path).parent_path();
     std::filesystem::path p = name;
     if (p.extension() != ".yaml" && p.extension() != ".yml") p += ".yaml";
     if (p.is_relative()) p = dir / p;
-    LoadMerged(p.lexically_normal().string(), depth + 1, m, &*base);
+    loadMerged(p.lexically_normal().string(), depth + 1, m, &*base);
     m->keys.erase("name");  // a derived scenario has its own name
     m->keys.erase("description");
   }
   for (auto it = root.begin(); it != root.end(); ++it) {
     std::string key = it->first.Scalar();
     if (key == "base") continue;
-    N value = *Child(top, key);
+    N value = *child(top, key);
     if (key == "faults") {
-      ExpectSeq(value);
-      for (std::size_t i = 0; i < value.node.size(); ++i) m->faults.push_back(Item(value, i));
+      expectSeq(value);
+      for (std::size_t i = 0; i < value.node.size(); ++i) m->faults.push_back(itemAt(value, i));
     } else {
       m->keys.insert_or_assign(key, value);
     }
@@ -257,108 +257,108 @@ const std::vector<std::string_view> kGpuKeys = {"profile",     "uuid",        "s
 struct GpuSource {
   std::optional<N> own;
   std::optional<N> defaults;
-  std::optional<N> Get(const std::string& key) const {
+  std::optional<N> get(const std::string& key) const {
     if (own) {
-      if (auto v = Child(*own, key)) return v;
+      if (auto v = child(*own, key)) return v;
     }
-    if (defaults) return Child(*defaults, key);
+    if (defaults) return child(*defaults, key);
     return std::nullopt;
   }
 };
 
-Workload ParseWorkload(const N& n) {
+Workload parseWorkload(const N& n) {
   static constexpr std::string_view kPresets = "idle, training, inference, bursty";
   auto preset = [&](const N& p) {
-    std::string s = Str(p);
+    std::string s = readStr(p);
     if (s == "idle") return WorkloadPreset::kIdle;
     if (s == "training") return WorkloadPreset::kTraining;
     if (s == "inference") return WorkloadPreset::kInference;
     if (s == "bursty") return WorkloadPreset::kBursty;
-    Fail(p, "unknown preset '" + s + "' (expected " + std::string(kPresets) + ")");
+    fail(p, "unknown preset '" + s + "' (expected " + std::string(kPresets) + ")");
   };
   Workload w;
   if (n.node.IsScalar()) {
     w.preset = preset(n);
     return w;
   }
-  CheckKeys(n, {"preset", "level", "curve"});
-  auto p = Child(n, "preset");
-  auto c = Child(n, "curve");
-  if (p && c) Fail(*c, "give either preset or curve, not both");
-  if (!p && !c) Fail(n, "needs a preset or a curve");
+  checkKeys(n, {"preset", "level", "curve"});
+  auto p = child(n, "preset");
+  auto c = child(n, "curve");
+  if (p && c) fail(*c, "give either preset or curve, not both");
+  if (!p && !c) fail(n, "needs a preset or a curve");
   if (p) w.preset = preset(*p);
-  if (auto l = Child(n, "level")) w.level = Num(*l, 0, 100);
+  if (auto l = child(n, "level")) w.level = readNum(*l, 0, 100);
   if (c) {
-    ExpectSeq(*c);
-    if (c->node.size() == 0) Fail(*c, "the curve needs at least one [seconds, percent] point");
+    expectSeq(*c);
+    if (c->node.size() == 0) fail(*c, "the curve needs at least one [seconds, percent] point");
     w.preset = WorkloadPreset::kCurve;
     for (std::size_t i = 0; i < c->node.size(); ++i) {
-      N pt = Item(*c, i);
-      if (!pt.node.IsSequence() || pt.node.size() != 2) Fail(pt, "expected a [seconds, percent] pair");
-      double t = Seconds(Item(pt, 0), 0, 1e9);
-      double u = Num(Item(pt, 1), 0, 100);
-      if (!w.curve.empty() && t <= w.curve.back().first) Fail(pt, "curve times must increase");
+      N pt = itemAt(*c, i);
+      if (!pt.node.IsSequence() || pt.node.size() != 2) fail(pt, "expected a [seconds, percent] pair");
+      double t = readSeconds(itemAt(pt, 0), 0, 1e9);
+      double u = readNum(itemAt(pt, 1), 0, 100);
+      if (!w.curve.empty() && t <= w.curve.back().first) fail(pt, "curve times must increase");
       w.curve.emplace_back(t, u);
     }
   }
   return w;
 }
 
-ProcessConfig ParseProcess(const N& n) {
-  CheckKeys(n, {"pid", "name", "memory", "start", "stop", "zombie", "share", "gi", "ci"});
+ProcessConfig parseProcess(const N& n) {
+  checkKeys(n, {"pid", "name", "memory", "start", "stop", "zombie", "share", "gi", "ci"});
   ProcessConfig p;
-  auto pid = Child(n, "pid");
-  if (!pid) Fail(n, "a process needs a pid");
-  p.pid = static_cast<unsigned>(Int(*pid, 1, 4194304));
-  auto name = Child(n, "name");
-  p.name = name ? Str(*name) : "python3";
-  if (p.name.empty() || p.name.size() > 255) Fail(*name, "the name must have 1 to 255 characters");
-  if (auto m = Child(n, "memory")) p.memory_mib = Mib(*m, 1ull << 22);
-  if (auto s = Child(n, "start")) p.start = Seconds(*s, 0, 1e9);
-  if (auto s = Child(n, "stop")) {
-    p.stop = Seconds(*s, 0, 1e9);
-    if (p.stop <= p.start) Fail(*s, "stop must be after start");
+  auto pid = child(n, "pid");
+  if (!pid) fail(n, "a process needs a pid");
+  p.pid = static_cast<unsigned>(readInt(*pid, 1, 4194304));
+  auto name = child(n, "name");
+  p.name = name ? readStr(*name) : "python3";
+  if (p.name.empty() || p.name.size() > 255) fail(*name, "the name must have 1 to 255 characters");
+  if (auto m = child(n, "memory")) p.memory_mib = readMib(*m, 1ull << 22);
+  if (auto s = child(n, "start")) p.start = readSeconds(*s, 0, 1e9);
+  if (auto s = child(n, "stop")) {
+    p.stop = readSeconds(*s, 0, 1e9);
+    if (p.stop <= p.start) fail(*s, "stop must be after start");
   }
-  if (auto z = Child(n, "zombie")) {
-    p.zombie = Bool(*z);
-    if (p.zombie && p.stop == kForever) Fail(*z, "a zombie needs a stop time (when its job ended)");
+  if (auto z = child(n, "zombie")) {
+    p.zombie = readBool(*z);
+    if (p.zombie && p.stop == kForever) fail(*z, "a zombie needs a stop time (when its job ended)");
   }
-  if (auto s = Child(n, "share")) p.share = Num(*s, 0, 1000);
-  if (auto g = Child(n, "gi")) p.gpu_instance = static_cast<unsigned>(Int(*g, 0, 14));
-  if (auto c = Child(n, "ci")) p.compute_instance = static_cast<unsigned>(Int(*c, 0, 7));
+  if (auto s = child(n, "share")) p.share = readNum(*s, 0, 1000);
+  if (auto g = child(n, "gi")) p.gpu_instance = static_cast<unsigned>(readInt(*g, 0, 14));
+  if (auto c = child(n, "ci")) p.compute_instance = static_cast<unsigned>(readInt(*c, 0, 7));
   return p;
 }
 
-void ParseMig(const N& n, GpuConfig* g) {
-  CheckKeys(n, {"enabled", "instances"});
-  auto e = Child(n, "enabled");
-  g->mig_enabled = e ? Bool(*e) : true;
+void parseMig(const N& n, GpuConfig* g) {
+  checkKeys(n, {"enabled", "instances"});
+  auto e = child(n, "enabled");
+  g->mig_enabled = e ? readBool(*e) : true;
   if (g->mig_enabled && !g->profile->mig_capable) {
-    Fail(e ? *e : n, std::string(g->profile->id) + " does not support MIG");
+    fail(e ? *e : n, std::string(g->profile->id) + " does not support MIG");
   }
-  auto list = Child(n, "instances");
+  auto list = child(n, "instances");
   if (!list) return;
-  if (!g->mig_enabled) Fail(*list, "instances given but MIG is disabled");
-  ExpectSeq(*list);
+  if (!g->mig_enabled) fail(*list, "instances given but MIG is disabled");
+  expectSeq(*list);
   unsigned slices = 0;
   std::set<std::pair<unsigned, unsigned>> ids;
   for (std::size_t i = 0; i < list->node.size(); ++i) {
-    N item = Item(*list, i);
-    CheckKeys(item, {"profile", "gi", "ci"});
+    N item = itemAt(*list, i);
+    checkKeys(item, {"profile", "gi", "ci"});
     MigInstanceConfig m;
-    auto p = Child(item, "profile");
-    if (!p) Fail(item, "a MIG instance needs a profile (e.g. 1g.10gb)");
-    std::string pname = Str(*p);
-    m.profile = FindMigProfile(*g->profile, pname);
+    auto p = child(item, "profile");
+    if (!p) fail(item, "a MIG instance needs a profile (e.g. 1g.10gb)");
+    std::string pname = readStr(*p);
+    m.profile = findMigProfile(*g->profile, pname);
     if (!m.profile) {
       std::string known;
       for (const auto& mp : g->profile->mig_profiles) known += (known.empty() ? "" : ", ") + std::string(mp.name);
-      Fail(*p, "unknown MIG profile '" + pname + "' for " + std::string(g->profile->id) + " (expected " + known + ")");
+      fail(*p, "unknown MIG profile '" + pname + "' for " + std::string(g->profile->id) + " (expected " + known + ")");
     }
     slices += m.profile->gpu_slices;
-    if (slices > 7) Fail(item, "the instances need more than the GPU's 7 slices");
-    if (auto gi = Child(item, "gi")) {
-      m.gpu_instance_id = static_cast<unsigned>(Int(*gi, 0, 14));
+    if (slices > 7) fail(item, "the instances need more than the GPU's 7 slices");
+    if (auto gi = child(item, "gi")) {
+      m.gpu_instance_id = static_cast<unsigned>(readInt(*gi, 0, 14));
     } else {
       // NVIDIA's placement: the first free id among those a profile of this size can take.
       static const std::map<unsigned, std::vector<unsigned>> kIds = {
@@ -372,9 +372,9 @@ void ParseMig(const N& n, GpuConfig* g) {
         }
       }
     }
-    if (auto ci = Child(item, "ci")) m.compute_instance_id = static_cast<unsigned>(Int(*ci, 0, 7));
+    if (auto ci = child(item, "ci")) m.compute_instance_id = static_cast<unsigned>(readInt(*ci, 0, 7));
     if (!ids.insert({m.gpu_instance_id, m.compute_instance_id}).second) {
-      Fail(item, "gi " + std::to_string(m.gpu_instance_id) + " ci " + std::to_string(m.compute_instance_id) +
+      fail(item, "gi " + std::to_string(m.gpu_instance_id) + " ci " + std::to_string(m.compute_instance_id) +
                      " is used twice");
     }
     g->mig_instances.push_back(m);
@@ -385,79 +385,80 @@ struct HostInfo {
   std::map<int, std::vector<std::pair<unsigned, unsigned>>> numa_cpus;
 };
 
-GpuConfig ParseGpu(const GpuSource& src, unsigned index, const HostInfo& host, const N& where) {
+GpuConfig parseGpu(const GpuSource& src, unsigned index, const HostInfo& host, const N& where) {
   GpuConfig g;
   g.index = index;
-  auto prof = src.Get("profile");
+  auto prof = src.get("profile");
   if (!prof)
-    Fail(src.own ? *src.own : where, "GPU " + std::to_string(index) + " has no profile (set it here or in defaults)");
-  std::string pid = Str(*prof);
-  g.profile = FindProfile(pid);
-  if (!g.profile) Fail(*prof, "unknown profile '" + pid + "' (expected " + ProfileIdList() + ")");
+    fail(src.own ? *src.own : where, "GPU " + std::to_string(index) + " has no profile (set it here or in defaults)");
+  std::string pid = readStr(*prof);
+  g.profile = findProfile(pid);
+  if (!g.profile) fail(*prof, "unknown profile '" + pid + "' (expected " + profileIdList() + ")");
   const GpuProfile& P = *g.profile;
 
-  if (auto v = src.Get("uuid")) {
-    g.uuid = Str(*v);
-    if (!IsUuid(g.uuid)) Fail(*v, "expected GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, got '" + g.uuid + "'");
+  if (auto v = src.get("uuid")) {
+    g.uuid = readStr(*v);
+    if (!isUuid(g.uuid)) fail(*v, "expected GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, got '" + g.uuid + "'");
   }
-  if (auto v = src.Get("serial")) {
-    g.serial = Str(*v);
+  if (auto v = src.get("serial")) {
+    g.serial = readStr(*v);
     if (g.serial.empty() || g.serial.size() >= NVML_DEVICE_SERIAL_BUFFER_SIZE)
-      Fail(*v, "a serial has 1 to 29 characters");
+      fail(*v, "a serial has 1 to 29 characters");
   }
-  if (auto v = src.Get("bus_id")) {
-    if (!ParseBusId(Str(*v), &g)) Fail(*v, "expected a PCI bus id like 0000:18:00.0, got '" + Str(*v) + "'");
+  if (auto v = src.get("bus_id")) {
+    if (!parseBusId(readStr(*v), &g)) fail(*v, "expected a PCI bus id like 0000:18:00.0, got '" + readStr(*v) + "'");
   } else {
     g.pci_bus = (0x18 + index * 0x10) & 0xFF;  // spaced like a server's root ports
   }
-  if (auto v = src.Get("numa")) g.numa_node = static_cast<int>(Int(*v, 0, 63));
-  if (auto v = src.Get("cpus")) {
-    if (!ParseCpuList(Str(*v), &g.cpus)) Fail(*v, "expected a CPU list like 0-55,112-167, got '" + Str(*v) + "'");
+  if (auto v = src.get("numa")) g.numa_node = static_cast<int>(readInt(*v, 0, 63));
+  if (auto v = src.get("cpus")) {
+    if (!parseCpuList(readStr(*v), &g.cpus))
+      fail(*v, "expected a CPU list like 0-55,112-167, got '" + readStr(*v) + "'");
   } else {
     auto it = host.numa_cpus.find(g.numa_node);
     if (it == host.numa_cpus.end()) {
-      auto v2 = src.Get("numa");
-      Fail(v2 ? *v2 : where,
+      auto v2 = src.get("numa");
+      fail(v2 ? *v2 : where,
            "NUMA node " + std::to_string(g.numa_node) + " is not listed in host.numa_nodes (or give cpus)");
     }
     g.cpus = it->second;
   }
-  if (auto v = src.Get("pcie_switch")) g.pcie_switch = static_cast<int>(Int(*v, 0, 1023));
-  if (auto v = src.Get("host_bridge")) {
-    g.host_bridge = static_cast<int>(Int(*v, 0, 1023));
+  if (auto v = src.get("pcie_switch")) g.pcie_switch = static_cast<int>(readInt(*v, 0, 1023));
+  if (auto v = src.get("host_bridge")) {
+    g.host_bridge = static_cast<int>(readInt(*v, 0, 1023));
   } else {
     // Not given: a host bridge of its own (per switch, or per GPU when directly attached).
     g.host_bridge = g.pcie_switch >= 0 ? -1 - g.pcie_switch : -2000 - static_cast<int>(index);
   }
-  if (auto v = src.Get("workload")) g.workload = ParseWorkload(*v);
+  if (auto v = src.get("workload")) g.workload = parseWorkload(*v);
   g.ecc = P.ecc_default;
-  if (auto v = src.Get("ecc")) {
-    g.ecc = Bool(*v);
-    if (g.ecc && !P.ecc_supported) Fail(*v, std::string(P.id) + " has no ECC");
+  if (auto v = src.get("ecc")) {
+    g.ecc = readBool(*v);
+    if (g.ecc && !P.ecc_supported) fail(*v, std::string(P.id) + " has no ECC");
   }
   g.persistence = P.persistence_default;
-  if (auto v = src.Get("persistence")) g.persistence = Bool(*v);
+  if (auto v = src.get("persistence")) g.persistence = readBool(*v);
   g.power_limit = P.power_default;
-  if (auto v = src.Get("power_limit")) g.power_limit = static_cast<unsigned>(Int(*v, P.power_min, P.power_max));
-  if (auto v = src.Get("ambient")) g.ambient = Num(*v, 0, 60);
-  if (auto v = src.Get("mig")) ParseMig(*v, &g);
-  if (auto v = src.Get("processes")) {
-    ExpectSeq(*v);
+  if (auto v = src.get("power_limit")) g.power_limit = static_cast<unsigned>(readInt(*v, P.power_min, P.power_max));
+  if (auto v = src.get("ambient")) g.ambient = readNum(*v, 0, 60);
+  if (auto v = src.get("mig")) parseMig(*v, &g);
+  if (auto v = src.get("processes")) {
+    expectSeq(*v);
     std::set<unsigned> pids;
     for (std::size_t i = 0; i < v->node.size(); ++i) {
-      N item = Item(*v, i);
-      ProcessConfig p = ParseProcess(item);
-      if (!pids.insert(p.pid).second) Fail(item, "pid " + std::to_string(p.pid) + " is listed twice on this GPU");
+      N item = itemAt(*v, i);
+      ProcessConfig p = parseProcess(item);
+      if (!pids.insert(p.pid).second) fail(item, "pid " + std::to_string(p.pid) + " is listed twice on this GPU");
       if (g.mig_enabled) {
-        if (!p.gpu_instance) Fail(item, "MIG is enabled: say on which instance the process runs (gi)");
+        if (!p.gpu_instance) fail(item, "MIG is enabled: say on which instance the process runs (gi)");
         bool found = std::any_of(g.mig_instances.begin(), g.mig_instances.end(), [&](const MigInstanceConfig& m) {
           return m.gpu_instance_id == *p.gpu_instance && m.compute_instance_id == p.compute_instance;
         });
         if (!found)
-          Fail(item, "no MIG instance with gi " + std::to_string(*p.gpu_instance) + " ci " +
+          fail(item, "no MIG instance with gi " + std::to_string(*p.gpu_instance) + " ci " +
                          std::to_string(p.compute_instance));
       } else if (p.gpu_instance) {
-        Fail(item, "gi given but MIG is not enabled on this GPU");
+        fail(item, "gi given but MIG is not enabled on this GPU");
       }
       g.processes.push_back(p);
     }
@@ -469,7 +470,7 @@ GpuConfig ParseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
         if (p.gpu_instance == m.gpu_instance_id && p.compute_instance == m.compute_instance_id) sum += p.memory_mib;
       }
       if (sum > m.profile->memory_mib) {
-        Fail(*v, "processes on MIG instance gi " + std::to_string(m.gpu_instance_id) + " hold " + std::to_string(sum) +
+        fail(*v, "processes on MIG instance gi " + std::to_string(m.gpu_instance_id) + " hold " + std::to_string(sum) +
                      " MiB, more than its " + std::to_string(m.profile->memory_mib) + " MiB");
       }
     }
@@ -481,7 +482,7 @@ GpuConfig ParseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
         if (holds) sum += q.memory_mib;
       }
       if (sum > usable) {
-        Fail(*v, "processes hold " + std::to_string(sum) + " MiB at t=" + Fmt(p.start) + " s, more than the " +
+        fail(*v, "processes hold " + std::to_string(sum) + " MiB at t=" + fmt(p.start) + " s, more than the " +
                      std::to_string(usable) + " MiB usable on " + std::string(P.id));
       }
     }
@@ -492,75 +493,75 @@ GpuConfig ParseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
 // ---------------------------------------------------------------------------------------------
 // Faults.
 
-void ParseFaultParam(const N& v, const std::string& key, FaultConfig* f) {
+void parseFaultParam(const N& v, const std::string& key, FaultConfig* f) {
   if (key == "code")
-    f->code = static_cast<unsigned>(Int(v, 1, 999));
+    f->code = static_cast<unsigned>(readInt(v, 1, 999));
   else if (key == "count")
-    f->count = static_cast<unsigned long long>(Int(v, 1, 1000000000));
+    f->count = static_cast<unsigned long long>(readInt(v, 1, 1000000000));
   else if (key == "sbe")
-    f->sbe = static_cast<unsigned>(Int(v, 0, 100000));
+    f->sbe = static_cast<unsigned>(readInt(v, 0, 100000));
   else if (key == "dbe")
-    f->dbe = static_cast<unsigned>(Int(v, 0, 100000));
+    f->dbe = static_cast<unsigned>(readInt(v, 0, 100000));
   else if (key == "pending")
-    f->pending = Bool(v);
+    f->pending = readBool(v);
   else if (key == "correctable")
-    f->correctable = static_cast<unsigned>(Int(v, 0, 100000));
+    f->correctable = static_cast<unsigned>(readInt(v, 0, 100000));
   else if (key == "uncorrectable")
-    f->uncorrectable = static_cast<unsigned>(Int(v, 0, 100000));
+    f->uncorrectable = static_cast<unsigned>(readInt(v, 0, 100000));
   else if (key == "failure")
-    f->failure = Bool(v);
+    f->failure = readBool(v);
   else if (key == "gen")
-    f->gen = static_cast<unsigned>(Int(v, 1, 6));
+    f->gen = static_cast<unsigned>(readInt(v, 1, 6));
   else if (key == "width") {
-    f->width = static_cast<unsigned>(Int(v, 1, 16));
-    if ((f->width & (f->width - 1)) != 0) Fail(v, "a PCIe width is 1, 2, 4, 8 or 16");
+    f->width = static_cast<unsigned>(readInt(v, 1, 16));
+    if ((f->width & (f->width - 1)) != 0) fail(v, "a PCIe width is 1, 2, 4, 8 or 16");
   } else if (key == "rate")
-    f->rate = Num(v, 0, 1e6);
+    f->rate = readNum(v, 0, 1e6);
   else if (key == "link")
-    f->link = static_cast<int>(Int(v, 0, NVML_NVLINK_MAX_LINKS - 1));
+    f->link = static_cast<int>(readInt(v, 0, NVML_NVLINK_MAX_LINKS - 1));
   else if (key == "replay")
-    f->replay = Num(v, 0, 1e6);
+    f->replay = readNum(v, 0, 1e6);
   else if (key == "recovery")
-    f->recovery = Num(v, 0, 1e6);
+    f->recovery = readNum(v, 0, 1e6);
   else if (key == "crc_flit")
-    f->crc_flit = Num(v, 0, 1e6);
+    f->crc_flit = readNum(v, 0, 1e6);
   else if (key == "crc_data")
-    f->crc_data = Num(v, 0, 1e6);
+    f->crc_data = readNum(v, 0, 1e6);
   else if (key == "seconds")
-    f->seconds = Seconds(v, 0.001, 3600);
+    f->seconds = readSeconds(v, 0.001, 3600);
   else if (key == "call") {
-    f->call = Str(v);
-    if (f->call.rfind("nvml", 0) != 0) Fail(v, "expected an NVML function name like nvmlDeviceGetPowerUsage");
+    f->call = readStr(v);
+    if (f->call.rfind("nvml", 0) != 0) fail(v, "expected an NVML function name like nvmlDeviceGetPowerUsage");
   } else if (key == "temperature")
-    f->temperature = Num(v, 20, 130);
+    f->temperature = readNum(v, 20, 130);
   else if (key == "clock_factor")
-    f->clock_factor = Num(v, 0.05, 1);
+    f->clock_factor = readNum(v, 0.05, 1);
   else if (key == "watts")
-    f->watts = Num(v, 1, 2000);
+    f->watts = readNum(v, 1, 2000);
   else
-    Fail(v, "internal: parameter '" + key + "' has no parser");
+    fail(v, "internal: parameter '" + key + "' has no parser");
 }
 
-FaultConfig ParseFault(const N& n, const Scenario& s) {
-  ExpectMap(n);
-  auto type = Child(n, "type");
-  if (!type) Fail(n, "a fault needs a type (" + FaultTypeList() + ")");
-  std::string tname = Str(*type);
-  const FaultTypeInfo* info = FindFaultType(tname);
-  if (!info) Fail(*type, "unknown fault type '" + tname + "' (expected " + FaultTypeList() + ")");
-  CheckKeys(n, {"type", "gpu", "at", "duration", "note"}, info->params);
+FaultConfig parseFault(const N& n, const Scenario& s) {
+  expectMap(n);
+  auto type = child(n, "type");
+  if (!type) fail(n, "a fault needs a type (" + faultTypeList() + ")");
+  std::string tname = readStr(*type);
+  const FaultTypeInfo* info = findFaultType(tname);
+  if (!info) fail(*type, "unknown fault type '" + tname + "' (expected " + faultTypeList() + ")");
+  checkKeys(n, {"type", "gpu", "at", "duration", "note"}, info->params);
   FaultConfig f;
   f.type = info->type;
   f.type_name = tname;
   f.count = 1;
-  auto gpu = Child(n, "gpu");
-  if (info->per_gpu && !gpu) Fail(n, tname + " needs gpu: (an index, a list, or all)");
-  if (!info->per_gpu && gpu) Fail(*gpu, tname + " affects the whole machine; remove gpu");
+  auto gpu = child(n, "gpu");
+  if (info->per_gpu && !gpu) fail(n, tname + " needs gpu: (an index, a list, or all)");
+  if (!info->per_gpu && gpu) fail(*gpu, tname + " affects the whole machine; remove gpu");
   if (gpu) {
     auto add = [&](const N& g) {
-      long long i = Int(g, 0, 1023);
+      long long i = readInt(g, 0, 1023);
       if (i >= static_cast<long long>(s.gpus.size())) {
-        Fail(g,
+        fail(g,
              "GPU " + std::to_string(i) + " does not exist (the scenario has " + std::to_string(s.gpus.size()) + ")");
       }
       f.gpus.push_back(static_cast<unsigned>(i));
@@ -568,24 +569,24 @@ FaultConfig ParseFault(const N& n, const Scenario& s) {
     if (gpu->node.IsScalar() && gpu->node.Scalar() == "all") {
       for (unsigned i = 0; i < s.gpus.size(); ++i) f.gpus.push_back(i);
     } else if (gpu->node.IsSequence()) {
-      for (std::size_t i = 0; i < gpu->node.size(); ++i) add(Item(*gpu, i));
+      for (std::size_t i = 0; i < gpu->node.size(); ++i) add(itemAt(*gpu, i));
     } else {
       add(*gpu);
     }
   }
-  if (auto at = Child(n, "at")) f.at = Seconds(*at, 0, 1e9);
-  if (auto d = Child(n, "duration")) {
-    if (!info->allows_duration) Fail(*d, tname + " has no duration (it happens once, or is permanent)");
-    f.duration = Seconds(*d, 0.001, 1e9);
+  if (auto at = child(n, "at")) f.at = readSeconds(*at, 0, 1e9);
+  if (auto d = child(n, "duration")) {
+    if (!info->allows_duration) fail(*d, tname + " has no duration (it happens once, or is permanent)");
+    f.duration = readSeconds(*d, 0.001, 1e9);
   }
-  if (auto note = Child(n, "note")) Str(*note);
+  if (auto note = child(n, "note")) readStr(*note);
   for (auto key : info->params) {
-    if (auto v = Child(n, std::string(key))) ParseFaultParam(*v, std::string(key), &f);
+    if (auto v = child(n, std::string(key))) parseFaultParam(*v, std::string(key), &f);
   }
   for (auto key : info->required) {
-    if (!Child(n, std::string(key))) Fail(n, tname + " needs " + std::string(key));
+    if (!child(n, std::string(key))) fail(n, tname + " needs " + std::string(key));
   }
-  if (f.type == FaultType::kPcieDowntrain && !f.gen && !f.width) Fail(n, "pcie_downtrain needs gen or width");
+  if (f.type == FaultType::kPcieDowntrain && !f.gen && !f.width) fail(n, "pcie_downtrain needs gen or width");
   // Checks against the GPUs named.
   for (unsigned i : f.gpus) {
     const GpuConfig& g = s.gpus[i];
@@ -593,26 +594,26 @@ FaultConfig ParseFault(const N& n, const Scenario& s) {
     std::string who = "GPU " + std::to_string(i) + " (" + std::string(P.id) + ")";
     switch (f.type) {
       case FaultType::kFanFailure:
-        if (P.fans == 0) Fail(*type, who + " has no fans");
+        if (P.fans == 0) fail(*type, who + " has no fans");
         break;
       case FaultType::kNvlinkDown:
       case FaultType::kNvlinkErrors:
-        if (P.nvlink_links == 0) Fail(*type, who + " has no NVLink");
+        if (P.nvlink_links == 0) fail(*type, who + " has no NVLink");
         if (f.link >= static_cast<int>(P.nvlink_links))
-          Fail(*Child(n, "link"), who + " has links 0-" + std::to_string(P.nvlink_links - 1));
+          fail(*child(n, "link"), who + " has links 0-" + std::to_string(P.nvlink_links - 1));
         break;
       case FaultType::kPcieDowntrain:
-        if (f.gen > P.pcie_max_gen) Fail(*Child(n, "gen"), who + " runs at most Gen" + std::to_string(P.pcie_max_gen));
+        if (f.gen > P.pcie_max_gen) fail(*child(n, "gen"), who + " runs at most Gen" + std::to_string(P.pcie_max_gen));
         if (f.width > P.pcie_max_width)
-          Fail(*Child(n, "width"), who + " is at most x" + std::to_string(P.pcie_max_width));
+          fail(*child(n, "width"), who + " is at most x" + std::to_string(P.pcie_max_width));
         break;
       case FaultType::kEccSbe:
       case FaultType::kEccDbe:
       case FaultType::kRetiredPages:
-        if (!g.ecc) Fail(*type, "ECC is disabled on " + who);
+        if (!g.ecc) fail(*type, "ECC is disabled on " + who);
         break;
       case FaultType::kRowRemap:
-        if (!P.row_remapping || !g.ecc) Fail(*type, who + " has no row remapping (or ECC is off)");
+        if (!P.row_remapping || !g.ecc) fail(*type, who + " has no row remapping (or ECC is off)");
         break;
       default:
         break;
@@ -623,7 +624,7 @@ FaultConfig ParseFault(const N& n, const Scenario& s) {
 
 // ---------------------------------------------------------------------------------------------
 
-Scenario Build(Merged& m, const std::string& top_path) {
+Scenario build(Merged& m, const std::string& top_path) {
   Scenario s;
   auto get = [&](const char* key) -> std::optional<N> {
     auto it = m.keys.find(key);
@@ -631,27 +632,27 @@ Scenario Build(Merged& m, const std::string& top_path) {
     return it->second;
   };
   s.name = std::filesystem::path(top_path).stem().string();
-  if (auto v = get("name")) s.name = Str(*v);
-  if (auto v = get("description")) s.description = Str(*v);
+  if (auto v = get("name")) s.name = readStr(*v);
+  if (auto v = get("description")) s.description = readStr(*v);
   if (auto v = get("seed")) {
     unsigned long long seed = 0;
     if (!v->node.IsScalar() || !YAML::convert<unsigned long long>::decode(v->node, seed))
-      Fail(*v, "expected a non-negative integer");
+      fail(*v, "expected a non-negative integer");
     s.seed = seed;
   }
   if (auto v = get("driver_version")) {
-    s.driver_version = Str(*v);
+    s.driver_version = readStr(*v);
     bool ok = !s.driver_version.empty() && s.driver_version.size() < 32 &&
               std::all_of(s.driver_version.begin(), s.driver_version.end(),
                           [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
-    if (!ok) Fail(*v, "expected a version like 550.54.15, got '" + s.driver_version + "'");
+    if (!ok) fail(*v, "expected a version like 550.54.15, got '" + s.driver_version + "'");
   }
   s.nvml_version = "12." + s.driver_version;
-  if (auto v = get("nvml_version")) s.nvml_version = Str(*v);
-  if (auto v = get("cuda_driver_version")) s.cuda_driver_version = static_cast<int>(Int(*v, 1000, 99990));
-  if (auto v = get("privileged")) s.privileged = Bool(*v);
+  if (auto v = get("nvml_version")) s.nvml_version = readStr(*v);
+  if (auto v = get("cuda_driver_version")) s.cuda_driver_version = static_cast<int>(readInt(*v, 1000, 99990));
+  if (auto v = get("privileged")) s.privileged = readBool(*v);
   if (auto v = get("init_error")) {
-    std::string e = Str(*v);
+    std::string e = readStr(*v);
     if (e == "none")
       s.init_error = InitError::kNone;
     else if (e == "driver_not_loaded")
@@ -661,21 +662,22 @@ Scenario Build(Merged& m, const std::string& top_path) {
     else if (e == "no_permission")
       s.init_error = InitError::kNoPermission;
     else
-      Fail(*v,
+      fail(*v,
            "unknown init_error '" + e + "' (expected none, driver_not_loaded, lib_rm_version_mismatch, no_permission)");
   }
 
   HostInfo host;
   if (auto h = get("host")) {
-    CheckKeys(*h, {"numa_nodes"});
-    if (auto nodes = Child(*h, "numa_nodes")) {
-      ExpectMap(*nodes);
+    checkKeys(*h, {"numa_nodes"});
+    if (auto nodes = child(*h, "numa_nodes")) {
+      expectMap(*nodes);
       for (auto it = nodes->node.begin(); it != nodes->node.end(); ++it) {
-        N key{it->first, nodes->file, nodes->path + "." + it->first.Scalar(), LineOf(*nodes)};
-        int node = static_cast<int>(Int(key, 0, 63));
-        N val{it->second, nodes->file, key.path, LineOf(key)};
+        N key{it->first, nodes->file, nodes->path + "." + it->first.Scalar(), lineOf(*nodes)};
+        int node = static_cast<int>(readInt(key, 0, 63));
+        N val{it->second, nodes->file, key.path, lineOf(key)};
         std::vector<std::pair<unsigned, unsigned>> cpus;
-        if (!ParseCpuList(Str(val), &cpus)) Fail(val, "expected a CPU list like 0-55,112-167, got '" + Str(val) + "'");
+        if (!parseCpuList(readStr(val), &cpus))
+          fail(val, "expected a CPU list like 0-55,112-167, got '" + readStr(val) + "'");
         host.numa_cpus[node] = cpus;
       }
     }
@@ -686,15 +688,15 @@ Scenario Build(Merged& m, const std::string& top_path) {
   auto count = get("count");
   auto gpus = get("gpus");
   auto defaults = get("defaults");
-  if (defaults) CheckKeys(*defaults, kGpuKeys);
+  if (defaults) checkKeys(*defaults, kGpuKeys);
   std::size_t n = 0;
-  if (gpus) ExpectSeq(*gpus);
+  if (gpus) expectSeq(*gpus);
   if (count)
-    n = static_cast<std::size_t>(Int(*count, 0, 64));
+    n = static_cast<std::size_t>(readInt(*count, 0, 64));
   else if (gpus)
     n = gpus->node.size();
   if (gpus && gpus->node.size() > n)
-    Fail(*gpus, std::to_string(gpus->node.size()) + " entries but count is " + std::to_string(n));
+    fail(*gpus, std::to_string(gpus->node.size()) + " entries but count is " + std::to_string(n));
   if (n == 0 && s.init_error == InitError::kNone) {
     throw Failure{m.files.front() + ":1: the scenario has no GPUs (give count and defaults, or a gpus list)"};
   }
@@ -707,23 +709,23 @@ Scenario Build(Merged& m, const std::string& top_path) {
     GpuSource src;
     src.defaults = defaults;
     if (gpus && i < gpus->node.size()) {
-      src.own = Item(*gpus, i);
-      CheckKeys(*src.own, kGpuKeys);
+      src.own = itemAt(*gpus, i);
+      checkKeys(*src.own, kGpuKeys);
     }
     const N& at = src.own ? *src.own : where;
-    GpuConfig g = ParseGpu(src, static_cast<unsigned>(i), host, at);
+    GpuConfig g = parseGpu(src, static_cast<unsigned>(i), host, at);
     if (!bus_ids.insert({g.pci_domain, g.pci_bus, g.pci_device, g.pci_function}).second)
-      Fail(at, "GPU " + std::to_string(i) + " has the same bus_id as another GPU");
+      fail(at, "GPU " + std::to_string(i) + " has the same bus_id as another GPU");
     if (!g.uuid.empty() && !uuids.insert(g.uuid).second)
-      Fail(at, "GPU " + std::to_string(i) + " has the same uuid as another GPU");
+      fail(at, "GPU " + std::to_string(i) + " has the same uuid as another GPU");
     if (g.pcie_switch >= 0) {
       auto [it, fresh] = switch_bridge.emplace(g.pcie_switch, g.host_bridge);
       if (!fresh && it->second != g.host_bridge)
-        Fail(at, "pcie_switch " + std::to_string(g.pcie_switch) + " is already under another host_bridge");
+        fail(at, "pcie_switch " + std::to_string(g.pcie_switch) + " is already under another host_bridge");
     }
     auto [bit, bfresh] = bridge_numa.emplace(g.host_bridge, g.numa_node);
     if (!bfresh && bit->second != g.numa_node)
-      Fail(at,
+      fail(at,
            "its host bridge is on NUMA node " + std::to_string(bit->second) + ", not " + std::to_string(g.numa_node));
     s.gpus.push_back(std::move(g));
   }
@@ -732,41 +734,41 @@ Scenario Build(Merged& m, const std::string& top_path) {
   s.nvlinks.resize(s.gpus.size());
   for (auto& g : s.gpus) s.nvlinks[g.index].resize(g.profile->nvlink_links);
   if (auto nv = get("nvlink")) {
-    CheckKeys(*nv, {"nvswitch", "switches", "bridges"});
-    auto sw = Child(*nv, "nvswitch");
-    auto br = Child(*nv, "bridges");
-    bool nvswitch = sw && Bool(*sw);
-    if (nvswitch && br) Fail(*br, "an NVSwitch system has no point-to-point bridges");
+    checkKeys(*nv, {"nvswitch", "switches", "bridges"});
+    auto sw = child(*nv, "nvswitch");
+    auto br = child(*nv, "bridges");
+    bool nvswitch = sw && readBool(*sw);
+    if (nvswitch && br) fail(*br, "an NVSwitch system has no point-to-point bridges");
     if (nvswitch) {
       s.nvswitch_count = 4;
-      if (auto c = Child(*nv, "switches")) s.nvswitch_count = static_cast<unsigned>(Int(*c, 1, 16));
+      if (auto c = child(*nv, "switches")) s.nvswitch_count = static_cast<unsigned>(readInt(*c, 1, 16));
       for (auto& g : s.gpus) {
         unsigned links = g.profile->nvlink_links;
         if (links == 0)
-          Fail(*sw, "GPU " + std::to_string(g.index) + " (" + std::string(g.profile->id) + ") has no NVLink");
+          fail(*sw, "GPU " + std::to_string(g.index) + " (" + std::string(g.profile->id) + ") has no NVLink");
         for (unsigned l = 0; l < links; ++l) {
           s.nvlinks[g.index][l] = {NvLinkRemote::kSwitch, 0, l * s.nvswitch_count / links};
         }
       }
     }
     if (br) {
-      ExpectSeq(*br);
+      expectSeq(*br);
       std::vector<unsigned> next(s.gpus.size(), 0);
       for (std::size_t i = 0; i < br->node.size(); ++i) {
-        N item = Item(*br, i);
-        CheckKeys(item, {"gpus", "links"});
-        auto gp = Child(item, "gpus");
-        if (!gp || !gp->node.IsSequence() || gp->node.size() != 2) Fail(gp ? *gp : item, "expected gpus: [a, b]");
-        unsigned a = static_cast<unsigned>(Int(Item(*gp, 0), 0, 1023));
-        unsigned b = static_cast<unsigned>(Int(Item(*gp, 1), 0, 1023));
+        N item = itemAt(*br, i);
+        checkKeys(item, {"gpus", "links"});
+        auto gp = child(item, "gpus");
+        if (!gp || !gp->node.IsSequence() || gp->node.size() != 2) fail(gp ? *gp : item, "expected gpus: [a, b]");
+        unsigned a = static_cast<unsigned>(readInt(itemAt(*gp, 0), 0, 1023));
+        unsigned b = static_cast<unsigned>(readInt(itemAt(*gp, 1), 0, 1023));
         if (a >= s.gpus.size() || b >= s.gpus.size())
-          Fail(*gp, "no such GPU (the scenario has " + std::to_string(s.gpus.size()) + ")");
-        if (a == b) Fail(*gp, "a bridge joins two different GPUs");
-        auto lk = Child(item, "links");
-        unsigned links = lk ? static_cast<unsigned>(Int(*lk, 1, NVML_NVLINK_MAX_LINKS)) : 1;
+          fail(*gp, "no such GPU (the scenario has " + std::to_string(s.gpus.size()) + ")");
+        if (a == b) fail(*gp, "a bridge joins two different GPUs");
+        auto lk = child(item, "links");
+        unsigned links = lk ? static_cast<unsigned>(readInt(*lk, 1, NVML_NVLINK_MAX_LINKS)) : 1;
         for (unsigned g : {a, b}) {
           if (next[g] + links > s.gpus[g].profile->nvlink_links) {
-            Fail(item, "GPU " + std::to_string(g) + " has only " + std::to_string(s.gpus[g].profile->nvlink_links) +
+            fail(item, "GPU " + std::to_string(g) + " has only " + std::to_string(s.gpus[g].profile->nvlink_links) +
                            " NVLink links");
           }
         }
@@ -778,13 +780,13 @@ Scenario Build(Merged& m, const std::string& top_path) {
     }
   }
 
-  for (const N& f : m.faults) s.faults.push_back(ParseFault(f, s));
+  for (const N& f : m.faults) s.faults.push_back(parseFault(f, s));
   return s;
 }
 
 }  // namespace
 
-bool ParseCpuList(const std::string& text, std::vector<std::pair<unsigned, unsigned>>* out) {
+bool parseCpuList(const std::string& text, std::vector<std::pair<unsigned, unsigned>>* out) {
   out->clear();
   std::stringstream ss(text);
   std::string part;
@@ -805,12 +807,12 @@ bool ParseCpuList(const std::string& text, std::vector<std::pair<unsigned, unsig
   return !out->empty();
 }
 
-LoadResult LoadScenarioFile(const std::string& path) {
+LoadResult loadScenarioFile(const std::string& path) {
   LoadResult r;
   Merged m;
   try {
-    LoadMerged(path, 0, &m, nullptr);
-    r.scenario = Build(m, path);
+    loadMerged(path, 0, &m, nullptr);
+    r.scenario = build(m, path);
     r.ok = true;
   } catch (const Failure& f) {
     r.error = f.message;

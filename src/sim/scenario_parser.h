@@ -17,9 +17,9 @@ struct LoadResult {
   std::string sources;
 };
 
-LoadResult LoadScenarioFile(const std::string& path);
+LoadResult loadScenarioFile(const std::string& path);
 
 // Parses "0-55,112-167" into inclusive ranges; false when malformed.
-bool ParseCpuList(const std::string& text, std::vector<std::pair<unsigned, unsigned>>* out);
+bool parseCpuList(const std::string& text, std::vector<std::pair<unsigned, unsigned>>* out);
 
 }  // namespace gw::sim

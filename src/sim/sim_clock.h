@@ -14,22 +14,22 @@ struct ClockSettings {
 
 // Monotonic wall seconds from the coarse clock: a few ms of resolution is plenty for a
 // simulation stepped in seconds, and it costs a fraction of a precise clock read.
-double WallSeconds();
+double wallSeconds();
 
 class SimClock {
  public:
   explicit SimClock(ClockSettings s);
   // Starts the wall-clock origin; later calls do nothing.
-  void Start();
-  double Now() const;
-  void Set(double t);
+  void start();
+  double now() const;
+  void set(double t);
   bool manual() const { return settings_.manual; }
   double speed() const { return settings_.speed; }
 
  private:
   ClockSettings settings_;
   std::atomic<bool> started_{false};
-  double origin_ = 0;  // WallSeconds() at Start()
+  double origin_ = 0;  // wallSeconds() at start()
   std::atomic<double> manual_t_;
   std::atomic<double> offset_{0};  // added by gwSimSetTime in real mode
 };

@@ -10,9 +10,9 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-double Clamp(double v) { return std::clamp(v, 0.0, 100.0); }
+double clamp(double v) { return std::clamp(v, 0.0, 100.0); }
 
-double CurveAt(const Workload& w, double t) {
+double curveAt(const Workload& w, double t) {
   const auto& c = w.curve;
   if (t <= c.front().first) return c.front().second;
   for (std::size_t i = 1; i < c.size(); ++i) {
@@ -26,40 +26,40 @@ double CurveAt(const Workload& w, double t) {
 
 }  // namespace
 
-double UtilizationAt(const Workload& w, std::uint64_t seed, unsigned gpu, std::int64_t step) {
-  double n = Noise(seed, gpu, Signal::kUtil, step);
+double utilizationAt(const Workload& w, std::uint64_t seed, unsigned gpu, std::int64_t step) {
+  double n = noise(seed, gpu, Signal::kUtil, step);
   switch (w.preset) {
     case WorkloadPreset::kIdle: {
       double base = w.level.value_or(0);
-      return Clamp(base + (n > 0.8 ? 1 : 0));
+      return clamp(base + (n > 0.8 ? 1 : 0));
     }
     case WorkloadPreset::kTraining: {
       // Steady near the top, with a short dip every 10 minutes (checkpoint / evaluation).
       double base = w.level.value_or(95);
       std::int64_t phase = step % 600;
-      if (step >= 600 && phase < 5) return Clamp(base * 0.1 + 3 * n);
-      return Clamp(base + 2.5 * n);
+      if (step >= 600 && phase < 5) return clamp(base * 0.1 + 3 * n);
+      return clamp(base + 2.5 * n);
     }
     case WorkloadPreset::kInference: {
       // Request load swings with a 5-minute period, phase-shifted per GPU.
       double base = w.level.value_or(55);
       double wave = std::sin(2 * kPi * static_cast<double>(step) / 300.0 + gpu);
-      return Clamp(base + 0.45 * base * wave + 0.15 * base * n);
+      return clamp(base + 0.45 * base * wave + 0.15 * base * n);
     }
     case WorkloadPreset::kBursty: {
       // Each minute starts with a burst of 10-40 s at high load, then near idle.
       std::int64_t period = step / 60;
-      double len = 10 + 30 * (Noise(seed, gpu, Signal::kBurst, period) + 1) / 2;
-      if (static_cast<double>(step % 60) < len) return Clamp(w.level.value_or(90) + 4 * n);
-      return Clamp(2 + std::abs(n));
+      double len = 10 + 30 * (noise(seed, gpu, Signal::kBurst, period) + 1) / 2;
+      if (static_cast<double>(step % 60) < len) return clamp(w.level.value_or(90) + 4 * n);
+      return clamp(2 + std::abs(n));
     }
     case WorkloadPreset::kCurve:
-      return Clamp(CurveAt(w, static_cast<double>(step)) + n);
+      return clamp(curveAt(w, static_cast<double>(step)) + n);
   }
   return 0;
 }
 
-double MemoryUtilRatio(const Workload& w) {
+double memoryUtilRatio(const Workload& w) {
   switch (w.preset) {
     case WorkloadPreset::kTraining:
       return 0.45;
@@ -75,7 +75,7 @@ double MemoryUtilRatio(const Workload& w) {
   return 0.4;
 }
 
-double PowerIntensity(const Workload& w) {
+double powerIntensity(const Workload& w) {
   switch (w.preset) {
     case WorkloadPreset::kTraining:
       return 1.0;
@@ -86,7 +86,7 @@ double PowerIntensity(const Workload& w) {
   }
 }
 
-void PcieShare(const Workload& w, double* tx, double* rx) {
+void pcieShare(const Workload& w, double* tx, double* rx) {
   switch (w.preset) {
     case WorkloadPreset::kTraining:
       *tx = 0.02;
@@ -107,6 +107,6 @@ void PcieShare(const Workload& w, double* tx, double* rx) {
   }
 }
 
-double NvlinkShare(const Workload& w) { return w.preset == WorkloadPreset::kTraining ? 0.35 : 0.05; }
+double nvlinkShare(const Workload& w) { return w.preset == WorkloadPreset::kTraining ? 0.35 : 0.05; }
 
 }  // namespace gw::sim

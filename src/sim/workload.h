@@ -8,14 +8,14 @@
 namespace gw::sim {
 
 // GPU utilisation in percent at integration step `step` (one step = kStepSeconds).
-double UtilizationAt(const Workload& w, std::uint64_t seed, unsigned gpu, std::int64_t step);
+double utilizationAt(const Workload& w, std::uint64_t seed, unsigned gpu, std::int64_t step);
 // Memory-controller utilisation as a fraction of GPU utilisation, per preset.
-double MemoryUtilRatio(const Workload& w);
+double memoryUtilRatio(const Workload& w);
 // How hard the preset drives the power rail relative to a compute-bound load.
-double PowerIntensity(const Workload& w);
+double powerIntensity(const Workload& w);
 // Share of PCIe bandwidth used at 100 % utilisation: {tx, rx}.
-void PcieShare(const Workload& w, double* tx, double* rx);
+void pcieShare(const Workload& w, double* tx, double* rx);
 // Share of NVLink bandwidth used at 100 % utilisation.
-double NvlinkShare(const Workload& w);
+double nvlinkShare(const Workload& w);
 
 }  // namespace gw::sim

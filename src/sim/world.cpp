@@ -8,7 +8,7 @@
 
 namespace gw::sim {
 
-std::string FormatUuid(const char* prefix, std::uint64_t a, std::uint64_t b) {
+std::string formatUuid(const char* prefix, std::uint64_t a, std::uint64_t b) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%s%08x-%04x-%04x-%04x-%04x%08x", prefix, static_cast<unsigned>(a >> 32),
                 static_cast<unsigned>((a >> 16) & 0xFFFF), static_cast<unsigned>(a & 0xFFFF),
@@ -17,7 +17,7 @@ std::string FormatUuid(const char* prefix, std::uint64_t a, std::uint64_t b) {
   return buf;
 }
 
-nvmlPciInfo_t MakePciInfo(unsigned domain, unsigned bus, unsigned device, unsigned function, unsigned device_id,
+nvmlPciInfo_t makePciInfo(unsigned domain, unsigned bus, unsigned device, unsigned function, unsigned device_id,
                           unsigned subsystem_id) {
   nvmlPciInfo_t p{};
   p.domain = domain;
@@ -45,16 +45,16 @@ World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)
     d->name = std::string(g.profile->name);
     d->uuid = !g.uuid.empty()
                   ? g.uuid
-                  : FormatUuid("GPU-", Hash(seed, g.index, Signal::kUuid, 0), Hash(seed, g.index, Signal::kUuid, 1));
+                  : formatUuid("GPU-", hash(seed, g.index, Signal::kUuid, 0), hash(seed, g.index, Signal::kUuid, 1));
     if (!g.serial.empty()) {
       d->serial = g.serial;
     } else if (!g.profile->serial_prefix.empty()) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%s%07llu", std::string(g.profile->serial_prefix).c_str(),
-                    static_cast<unsigned long long>(Hash(seed, g.index, Signal::kSerial, 0) % 10000000ULL));
+                    static_cast<unsigned long long>(hash(seed, g.index, Signal::kSerial, 0) % 10000000ULL));
       d->serial = buf;
     }
-    d->pci = MakePciInfo(g.pci_domain, g.pci_bus, g.pci_device, g.pci_function, g.profile->pci_device_id,
+    d->pci = makePciInfo(g.pci_domain, g.pci_bus, g.pci_device, g.pci_function, g.profile->pci_device_id,
                          g.profile->pci_subsystem_id);
     d->persistence = g.persistence;
     std::vector<const FaultConfig*> faults;
@@ -81,8 +81,8 @@ World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)
       m->mig = &inst;
       m->name = d->name + " MIG " + std::string(inst.profile->name);
       std::uint64_t salt = (static_cast<std::uint64_t>(inst.gpu_instance_id) << 8) | inst.compute_instance_id;
-      m->uuid = FormatUuid("MIG-", Hash(seed, g.index, Signal::kUuid, 100 + salt),
-                           Hash(seed, g.index, Signal::kUuid, 200 + salt));
+      m->uuid = formatUuid("MIG-", hash(seed, g.index, Signal::kUuid, 100 + salt),
+                           hash(seed, g.index, Signal::kUuid, 200 + salt));
       m->serial = d->serial;
       m->pci = d->pci;
       m->gates = d->gates;
@@ -101,20 +101,20 @@ World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)
   std::stable_sort(events.begin(), events.end(), [](const TimedEvent& a, const TimedEvent& b) { return a.t < b.t; });
 }
 
-bool World::DriverUnloadedAt(double t) const {
-  return std::any_of(driver_faults.begin(), driver_faults.end(), [&](const FaultConfig* f) { return f->ActiveAt(t); });
+bool World::driverUnloadedAt(double t) const {
+  return std::any_of(driver_faults.begin(), driver_faults.end(), [&](const FaultConfig* f) { return f->activeAt(t); });
 }
 
-bool World::SessionStale(double t) const {
+bool World::sessionStale(double t) const {
   const double s = session_start.load(std::memory_order_relaxed);
   return std::any_of(driver_faults.begin(), driver_faults.end(),
                      [&](const FaultConfig* f) { return s < f->at && t >= f->at; });
 }
 
-const ProcessConfig* World::FindProcess(unsigned pid, double t) const {
+const ProcessConfig* World::findProcess(unsigned pid, double t) const {
   for (const auto& g : scenario.gpus) {
     for (const auto& p : g.processes) {
-      if (p.pid == pid && ProcessPresent(p, t)) return &p;
+      if (p.pid == pid && processPresent(p, t)) return &p;
     }
   }
   return nullptr;

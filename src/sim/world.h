@@ -58,23 +58,23 @@ struct World {
   std::atomic<double> session_start{0};  // simulated time of the last 0 → 1 nvmlInit
   long long epoch_us_at_zero = 0;        // wall clock (µs since 1970) at simulated t = 0
 
-  long long EpochUs(double t) const { return epoch_us_at_zero + static_cast<long long>(t * 1e6); }
-  bool DriverUnloadedAt(double t) const;
+  long long epochUs(double t) const { return epoch_us_at_zero + static_cast<long long>(t * 1e6); }
+  bool driverUnloadedAt(double t) const;
   // True when the driver went away after this session's nvmlInit: the session is dead until
   // the caller shuts down and initialises again.
-  bool SessionStale(double t) const;
+  bool sessionStale(double t) const;
   // The process with this pid on any GPU that exists (running or zombie) at t.
-  const ProcessConfig* FindProcess(unsigned pid, double t) const;
+  const ProcessConfig* findProcess(unsigned pid, double t) const;
 };
 
 // Is the process present at t (listed by nvmlDeviceGetComputeRunningProcesses)?
-inline bool ProcessPresent(const ProcessConfig& p, double t) { return t >= p.start && (t < p.stop || p.zombie); }
-inline bool ProcessRunning(const ProcessConfig& p, double t) { return t >= p.start && t < p.stop; }
+inline bool processPresent(const ProcessConfig& p, double t) { return t >= p.start && (t < p.stop || p.zombie); }
+inline bool processRunning(const ProcessConfig& p, double t) { return t >= p.start && t < p.stop; }
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from two 64-bit hashes.
-std::string FormatUuid(const char* prefix, std::uint64_t a, std::uint64_t b);
+std::string formatUuid(const char* prefix, std::uint64_t a, std::uint64_t b);
 // PCI info of a GPU or an NVSwitch.
-nvmlPciInfo_t MakePciInfo(unsigned domain, unsigned bus, unsigned device, unsigned function, unsigned device_id,
+nvmlPciInfo_t makePciInfo(unsigned domain, unsigned bus, unsigned device, unsigned function, unsigned device_id,
                           unsigned subsystem_id);
 
 }  // namespace gw::sim
