@@ -1,5 +1,7 @@
 #include "alert/queue.h"
 
+#include "platform/clock.h"
+
 namespace gw::alert {
 
 using platform::Query;
@@ -96,7 +98,7 @@ Status DiskQueue::reject(int64_t seq, const std::string& error) {
   std::lock_guard lock(mu_);
   Transaction tx(*db_);
   if (!tx.begun().ok()) return tx.begun();
-  Status s = bury_.use().bind(1, error).bind(2, nowMs()).bind(3, seq).run();
+  Status s = bury_.use().bind(1, error).bind(2, platform::wallMs()).bind(3, seq).run();
   if (s.ok()) s = delete_.use().bind(1, seq).run();
   if (!s.ok()) return Status::Error(db_->describe("reject: " + s.message()), s.code());
   return tx.commit();

@@ -9,6 +9,8 @@
 
 #include <httplib.h>
 
+#include "platform/clock.h"
+
 namespace gw::alert {
 namespace {
 
@@ -84,8 +86,8 @@ nlohmann::json AlertmanagerSink::payload(const Alert& a, const std::string& gene
   nlohmann::json one;
   one["labels"] = labels;
   one["annotations"] = annotations;
-  one["startsAt"] = rfc3339(a.starts_at_ms != 0 ? a.starts_at_ms : nowMs());
-  if (!a.firing()) one["endsAt"] = rfc3339(a.ends_at_ms);
+  one["startsAt"] = platform::formatRfc3339(a.starts_at_ms != 0 ? a.starts_at_ms : platform::wallMs());
+  if (!a.firing()) one["endsAt"] = platform::formatRfc3339(a.ends_at_ms);
   if (!generator_url.empty()) one["generatorURL"] = generator_url;
   return nlohmann::json::array({one});
 }

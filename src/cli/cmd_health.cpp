@@ -18,6 +18,7 @@
 #include "health/incidents.h"
 #include "health/rules.h"
 #include "nvml/nvml.h"
+#include "platform/clock.h"
 #include "server/api_params.h"
 #include "server/config.h"
 #include "server/health_service.h"
@@ -28,10 +29,7 @@ namespace {
 
 using json = nlohmann::json;
 
-std::int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+using platform::wallMs;
 
 // GET from the agent with a short connect timeout; nullopt when nobody answers with JSON.
 std::optional<std::pair<int, json>> agentGet(const std::string& agent, const std::string& path) {
@@ -179,9 +177,9 @@ Result<std::unique_ptr<health::IncidentStore>> openStore(const std::string& dir)
 }
 
 void printIncidentLine(const health::Incident& i) {
-  std::cout << "#" << i.id << "  " << server::formatRfc3339(i.opened_ms) << "  " << health::statusName(i.status) << "  "
-            << health::severityName(i.severity) << "  " << i.rule << "  GPU " << i.gpu_index << " " << i.gpu_uuid
-            << "  " << i.summary << "\n";
+  std::cout << "#" << i.id << "  " << platform::formatRfc3339(i.opened_ms) << "  " << health::statusName(i.status)
+            << "  " << health::severityName(i.severity) << "  " << i.rule << "  GPU " << i.gpu_index << " "
+            << i.gpu_uuid << "  " << i.summary << "\n";
 }
 
 }  // namespace
@@ -269,7 +267,7 @@ void addHealth(CLI::App& app, Run& run) {
           printIncidentLine(*i);
           std::cout << "  action:   " << i->action << "\n  evidence: " << i->evidence << "\n";
           if (!i->kb_id.empty()) std::cout << "  kb:       " << i->kb_id << "\n";
-          std::cout << "  seen " << i->occurrences << " time(s), last " << server::formatRfc3339(i->last_seen_ms)
+          std::cout << "  seen " << i->occurrences << " time(s), last " << platform::formatRfc3339(i->last_seen_ms)
                     << (i->escalated ? ", escalated (recurred across agent restarts)" : "") << "\n";
           if (!i->resolved_by.empty()) std::cout << "  resolved by " << i->resolved_by << "\n";
           std::cout << "  context:  " << j["context"].dump() << "\n";
@@ -361,7 +359,7 @@ void addHealth(CLI::App& app, Run& run) {
       if (arr.empty()) std::cout << "no GPU events since " << o->since << " (" << source << ")\n";
       for (const auto& e : arr) {
         std::int64_t ts = e.value("ts_ms", std::int64_t{0});
-        std::cout << (ts > 0 ? server::formatRfc3339(ts) : std::string("-")) << "  " << e.value("source", "") << "  "
+        std::cout << (ts > 0 ? platform::formatRfc3339(ts) : std::string("-")) << "  " << e.value("source", "") << "  "
                   << e.value("kind", "");
         if (e.value("code", 0) != 0) std::cout << " " << e.value("code", 0);
         std::cout << "  GPU " << e.value("gpu", -1) << " " << e.value("uuid", "") << "  " << e.value("message", "")

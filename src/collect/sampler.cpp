@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "platform/clock.h"
+
 namespace gw::collect {
 namespace {
 
@@ -13,13 +15,8 @@ std::uint64_t nextViewVersion() { return g_view_version.fetch_add(1, std::memory
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-std::int64_t monoMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
-}
+using platform::monoMs;
+using platform::wallMs;
 
 bool driverGone(int code) {
   return code == NVML_ERROR_UNINITIALIZED || code == NVML_ERROR_DRIVER_NOT_LOADED ||

@@ -4,14 +4,10 @@
 #include <chrono>
 
 #include "nvml/errors.h"
+#include "platform/clock.h"
 
 namespace gw::events {
 namespace {
-
-std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Errors after which the session is unusable until the owner re-initialises it.
 bool isDriverGone(nvmlReturn_t r) {
@@ -180,7 +176,7 @@ NvmlEventSource::GpuInfo NvmlEventSource::infoFor(nvmlDevice_t h) {
 
 GpuEvent NvmlEventSource::toEvent(const nvmlEventData_t& d) {
   GpuEvent e;
-  e.timestamp_ms = nowMs();
+  e.timestamp_ms = platform::wallMs();
   e.source = EventSource::Nvml;
   const GpuInfo info = infoFor(d.device);
   e.gpu_index = info.index;

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "export/gzip.h"
+#include "platform/clock.h"
 #include "server/api_params.h"
 #include "server/log.h"
 
@@ -20,11 +21,6 @@ namespace gw::server {
 namespace {
 
 using json = nlohmann::json;
-
-std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 void sendJson(httplib::Response& res, const json& j, int status = 200) {
   res.status = status;
@@ -491,7 +487,7 @@ void Agent::registerRoutes() {
     });
 
     exporter::SelfMetrics self;
-    self.now_ms = nowMs();
+    self.now_ms = platform::wallMs();
     self.scrapes = scrapes_.fetch_add(1) + 1;
     self.last_scrape_duration_seconds = static_cast<double>(last_scrape_us_.load()) / 1e6;
     double lag = 0;
@@ -556,7 +552,7 @@ void Agent::registerRoutes() {
       std::lock_guard l(inventory_->mu);
       inv = inventory_->inventory;
     }
-    const auto now = nowMs();
+    const auto now = platform::wallMs();
     json gpus = json::array();
     for (const auto& v : views) {
       if (v.id.is_mig) continue;
@@ -596,7 +592,7 @@ void Agent::registerRoutes() {
       jsonError(res, 404, "no GPU '" + id + "' (give an index or a UUID; see /api/v1/gpus)", "id");
       return;
     }
-    const auto now = nowMs();
+    const auto now = platform::wallMs();
     json fields = json::array();
     for (const auto& f : fields::all()) {
       if (f.type == fields::Type::Label) continue;
@@ -610,7 +606,7 @@ void Agent::registerRoutes() {
                             {"unit", f.unit},
                             {"value", fv.value},
                             {"timestamp_ms", fv.timestamp_ms},
-                            {"timestamp", formatRfc3339(fv.timestamp_ms)},
+                            {"timestamp", platform::formatRfc3339(fv.timestamp_ms)},
                             {"stale", v->state != collect::GpuState::Up}});
     }
     sendJson(res, json{{"gpu", identityJson(*v, now)}, {"fields", fields}});
@@ -635,7 +631,7 @@ void Agent::registerRoutes() {
       jsonError(res, 400, "unknown numeric field '" + field_name + "' (see `gpuwarden fields`)", "field");
       return;
     }
-    const auto now = nowMs();
+    const auto now = platform::wallMs();
     std::int64_t since = now - 3600 * 1000, until = now, step = 0;
     if (req.has_param("since")) {
       auto r = parseTimeSpec(req.get_param_value("since"), now);

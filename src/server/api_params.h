@@ -17,7 +17,4 @@ Result<std::int64_t> parseTimeSpec(std::string_view text, std::int64_t now_ms);
 // A query step ("1m", "10s", "500ms"); "0" or "raw" mean every sample (returns 0).
 Result<std::int64_t> parseStepMs(std::string_view text);
 
-// "2024-05-01T12:00:00.123Z" from ms since the epoch.
-std::string formatRfc3339(std::int64_t ms);
-
 }  // namespace gw::server

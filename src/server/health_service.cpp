@@ -9,6 +9,7 @@
 
 #include "health/health_metrics.h"
 #include "nvml/nvml.h"
+#include "platform/clock.h"
 #include "platform/fs_root.h"
 #include "server/api_params.h"
 #include "server/log.h"
@@ -19,10 +20,7 @@ using json = nlohmann::json;
 
 namespace {
 
-std::int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+using platform::wallMs;
 
 void sendJson(httplib::Response& res, const json& j, int status = 200) {
   res.status = status;
@@ -80,7 +78,7 @@ json incidentJson(const health::Incident& i, bool with_context) {
          {"sticky", i.sticky},
          {"escalated", i.escalated},
          {"opened_ms", i.opened_ms},
-         {"opened", formatRfc3339(i.opened_ms)},
+         {"opened", platform::formatRfc3339(i.opened_ms)},
          {"last_seen_ms", i.last_seen_ms},
          {"updated_ms", i.updated_ms},
          {"resolved_ms", i.resolved_ms},

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "platform/clock.h"
 #include "store/aggregate.h"
 #include "store/store_impl.h"
 
@@ -129,9 +130,9 @@ Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
         if (std::chrono::steady_clock::now() >= next_compact) {
           next_compact += im.opt.downsample_step;
           // Leave the collector a flush interval to deliver samples of the step just ended.
-          const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::chrono::system_clock::now().time_since_epoch() - im.opt.flush_interval);
-          s = self->compact(now.count());
+          const int64_t now_ms =
+              platform::wallMs() - std::chrono::duration_cast<std::chrono::milliseconds>(im.opt.flush_interval).count();
+          s = self->compact(now_ms);
         } else {
           s = self->flush();
         }
