@@ -17,6 +17,7 @@
 #include "diag/diag.h"
 #include "doctor/doctor.h"
 #include "nvml/inventory.h"
+#include "platform/atomic_file.h"
 #include "server/config.h"
 
 namespace gw::cli {
@@ -128,21 +129,8 @@ void storeReport(const diag::DiagReport& report, const std::string& data_dir) {
   const std::string base = std::string(stamp) + "-r" + std::to_string(report.level);
   fs::path path = dir / (base + ".json");
   for (int n = 2; fs::exists(path, ec) && n < 1000; ++n) path = dir / (base + "-" + std::to_string(n) + ".json");
-  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp");
-  {
-    std::ofstream out(tmp);
-    out << diag::toJson(report).dump(2) << "\n";
-    if (!out) {
-      std::cerr << "note: report not stored (cannot write " << tmp.string() << ")\n";
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::cerr << "note: report not stored (" << path.string() << ": " << ec.message() << ")\n";
-    fs::remove(tmp, ec);
-  }
+  if (Status s = platform::writeFileAtomic(path.string(), diag::toJson(report).dump(2) + "\n"); !s.ok())
+    std::cerr << "note: report not stored (" << s.message() << ")\n";
 }
 
 }  // namespace

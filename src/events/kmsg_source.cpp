@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platform/atomic_file.h"
 #include "platform/clock.h"
 
 namespace gw::events {
@@ -180,19 +181,9 @@ void KmsgSource::savePosition() {
     j["offset"] = pos_.offset;
     j["inode"] = pos_.inode;
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) {
-      std::lock_guard lock(mu_);
-      last_error_ = "cannot write " + tmp + ": " + std::strerror(errno);
-      return;
-    }
-    out << j.dump() << "\n";
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (Status s = platform::writeFileAtomic(path, j.dump() + "\n"); !s.ok()) {
     std::lock_guard lock(mu_);
-    last_error_ = "cannot rename " + tmp + ": " + std::strerror(errno);
+    last_error_ = s.message();
   }
 }
 
