@@ -61,14 +61,14 @@ Result<bool> DiskQueue::submit(const Alert& alert, const std::vector<std::string
     Query q = dedupe_get_.use();
     q.bind(1, alert.id);
     if (q.step() && q.text(0) == state && now_ms - q.int64(1) < repeat_ms) return false;  // nothing written
-    if (!q.status().ok()) return Status::Error(db_->describe("dedupe: " + q.status().message()), q.status().code());
+    if (!q.status().ok()) return q.status().withMessage(db_->describe("dedupe: " + q.status().message()));
   }
   if (Status s = dedupe_put_.use().bind(1, alert.id).bind(2, state).bind(3, now_ms).run(); !s.ok())
-    return Status::Error(db_->describe("dedupe: " + s.message()), s.code());
+    return s.withMessage(db_->describe("dedupe: " + s.message()));
   const std::string payload = toJson(alert).dump();
   for (const auto& sink : sinks) {
     if (Status s = enqueue_.use().bind(1, sink).bind(2, alert.id).bind(3, payload).bind(4, now_ms).run(); !s.ok())
-      return Status::Error(db_->describe("enqueue: " + s.message()), s.code());
+      return s.withMessage(db_->describe("enqueue: " + s.message()));
   }
   if (Status s = tx.commit(); !s.ok()) return s;
   return true;
@@ -89,8 +89,7 @@ std::optional<QueuedAlert> DiskQueue::head(const std::string& sink) {
 
 Status DiskQueue::ack(int64_t seq) {
   std::lock_guard lock(mu_);
-  if (Status s = delete_.use().bind(1, seq).run(); !s.ok())
-    return Status::Error(db_->describe("ack: " + s.message()), s.code());
+  if (Status s = delete_.use().bind(1, seq).run(); !s.ok()) return s.withMessage(db_->describe("ack: " + s.message()));
   return Status::Ok();
 }
 
@@ -100,7 +99,7 @@ Status DiskQueue::reject(int64_t seq, const std::string& error) {
   if (!tx.begun().ok()) return tx.begun();
   Status s = bury_.use().bind(1, error).bind(2, platform::wallMs()).bind(3, seq).run();
   if (s.ok()) s = delete_.use().bind(1, seq).run();
-  if (!s.ok()) return Status::Error(db_->describe("reject: " + s.message()), s.code());
+  if (!s.ok()) return s.withMessage(db_->describe("reject: " + s.message()));
   return tx.commit();
 }
 

@@ -167,7 +167,7 @@ void addDmon(CLI::App& app, Run& run) {
             continue;
           }
           auto v = readColumn(*c, d);
-          if (!v && nvml::isLost(v.status().code())) errors[g] = "lost";
+          if (!v && nvml::isLost(v.status().nvmlCode())) errors[g] = "lost";
           values[g].push_back(v ? std::optional<double>(*v * c->scale) : std::nullopt);
         }
         if (!d.valid()) errors[g] = "lost";

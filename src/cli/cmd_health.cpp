@@ -106,7 +106,7 @@ int standaloneHealth(Run& run, double seconds) {
   health::RuleEngine engine(health::RuleConfig{}, run.ctx.options.root);
   auto opened = nvml::Session::open({library});
   if (!opened) {
-    if (opened.status().code() == NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
+    if (opened.status().nvmlCode() == NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
       const auto now = wallMs();
       engine.setNvmlInitError(NVML_ERROR_LIB_RM_VERSION_MISMATCH, now);
       json r = server::healthReport({}, engine.evaluate(now), nullptr);

@@ -85,7 +85,7 @@ void addPmon(CLI::App& app, Run& run) {
         if (!sel.matches(i, uuid, bus)) continue;
         auto procs = d->computeProcesses();
         if (!procs) {
-          if (nvml::isLost(procs.status().code())) {
+          if (nvml::isLost(procs.status().nvmlCode())) {
             any_error = true;
             if (!json) std::cout << fmt::format("  {:>3} GPU is lost: {}\n", i, procs.error());
           }

@@ -140,9 +140,9 @@ void addQuery(CLI::App& app, Run& run) {
         nlohmann::json row;
         for (std::size_t k = 0; k < selected.size(); ++k) {
           // A GPU that cannot even be opened still has its index; every other value is unknown.
-          std::string v = dev || selected[k]->key == "index"  ? fields::formatForSmi(*selected[k], ctx, units)
-                          : nvml::isLost(dev.status().code()) ? "[GPU is lost]"
-                                                              : "[Unknown Error]";
+          std::string v = dev || selected[k]->key == "index"      ? fields::formatForSmi(*selected[k], ctx, units)
+                          : nvml::isLost(dev.status().nvmlCode()) ? "[GPU is lost]"
+                                                                  : "[Unknown Error]";
           if (v == "[GPU is lost]" || v == "[Unknown Error]") any_error = true;
           line += k ? ", " : "";
           line += v;

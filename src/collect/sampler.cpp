@@ -133,7 +133,7 @@ struct Sampler::Worker {
       if (sink) sink->onSample(t.id, f, now, *r);
       return;
     }
-    const int code = r.status().code();
+    const int code = r.status().nvmlCode();
     t.values[idx].valid = false;
     if (nvml::isUnsupported(code)) {
       t.unsupported[idx] = 1;
@@ -309,7 +309,7 @@ Status Sampler::enumerate() {
       id.name = dev->name().value_or("");
       if (auto pci = dev->pciInfo()) id.pci_bus_id = pci->bus_id;
       if (auto minor = dev->minorNumber()) id.device = "nvidia" + std::to_string(*minor);
-      const bool lost = !uuid && nvml::isLost(uuid.status().code());
+      const bool lost = !uuid && nvml::isLost(uuid.status().nvmlCode());
       add(id, *dev, lost ? GpuState::Lost : GpuState::Up, lost ? uuid.error() : "");
       if (!lost && dev->migEnabled().value_or(false)) {
         unsigned max = dev->maxMigDevices().value_or(0);

@@ -53,7 +53,7 @@ Status NvmlEventSource::registerAll() {
   freeSet();
   gpus_.clear();
   if (!api.nvmlEventSetCreate || !api.nvmlDeviceRegisterEvents || (!api.nvmlEventSetWait_v2 && !api.nvmlEventSetWait)) {
-    return Status::Error("NVML events are not supported by this library", NVML_ERROR_FUNCTION_NOT_FOUND);
+    return Status::Nvml(NVML_ERROR_FUNCTION_NOT_FOUND, "NVML events are not supported by this library");
   }
   nvmlReturn_t r = api.nvmlEventSetCreate(&set_);
   if (r != NVML_SUCCESS) {
@@ -74,7 +74,7 @@ Status NvmlEventSource::registerAll() {
   for (unsigned i = 0; i < *count; ++i) {
     auto dev = session_.deviceByIndex(i);
     if (!dev.ok()) {
-      if (nvml::isLost(dev.status().code()) &&
+      if (nvml::isLost(dev.status().nvmlCode()) &&
           std::find(st.lost.begin(), st.lost.end(), static_cast<int>(i)) == st.lost.end()) {
         st.lost.push_back(static_cast<int>(i));
       }
@@ -221,7 +221,7 @@ bool NvmlEventSource::dropLostGpus() {
   for (const auto& [h, info] : gpus_) {
     nvml::Device dev(&session_.api(), h);
     auto p = dev.pstate();  // a live query: a lost GPU answers GPU_IS_LOST
-    if (!p.ok() && nvml::isLost(p.status().code())) {
+    if (!p.ok() && nvml::isLost(p.status().nvmlCode())) {
       lost_handles_.push_back(h);
       lost_now.push_back(info.index);
       any = true;

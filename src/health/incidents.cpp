@@ -210,7 +210,7 @@ IncidentStore::~IncidentStore() = default;
 Status IncidentStore::insert(Incident& inc) {
   platform::Query q = insert_.use();
   bindIncident(q, inc);
-  if (Status st = q.run(); !st.ok()) return Status::Error(db_->describe("insert: " + st.message()), st.code());
+  if (Status st = q.run(); !st.ok()) return st.withMessage(db_->describe("insert: " + st.message()));
   inc.id = db_->lastInsertRowId();
   return Status::Ok();
 }
@@ -219,7 +219,7 @@ Status IncidentStore::update(const Incident& inc) {
   platform::Query q = update_.use();
   bindIncident(q, inc);
   q.bind(22, inc.id);
-  if (Status st = q.run(); !st.ok()) return Status::Error(db_->describe("update: " + st.message()), st.code());
+  if (Status st = q.run(); !st.ok()) return st.withMessage(db_->describe("update: " + st.message()));
   return Status::Ok();
 }
 

@@ -81,7 +81,7 @@ Result<Inventory> readInventory(const Session& s) {
     g.index = i;
     auto dev = s.deviceByIndex(i);
     if (!dev) {
-      g.state = isLost(dev.status().code()) ? "lost" : "error";
+      g.state = isLost(dev.status().nvmlCode()) ? "lost" : "error";
       g.error = dev.error();
       inv.gpus.push_back(std::move(g));
       continue;
@@ -91,7 +91,7 @@ Result<Inventory> readInventory(const Session& s) {
     auto name = d.name();
     if (!name) {
       // The first call decides: a lost GPU answers nothing else either.
-      g.state = isLost(name.status().code()) ? "lost" : "error";
+      g.state = isLost(name.status().nvmlCode()) ? "lost" : "error";
       g.error = name.error();
       if (auto pci = d.pciInfo()) g.pci = *pci;
       inv.gpus.push_back(std::move(g));

@@ -12,7 +12,7 @@ namespace gw::platform {
 namespace {
 
 Status failure(const std::string& path, const std::string& what, int err) {
-  return Status::Error("cannot write " + path + ": " + what + ": " + std::strerror(err), err);
+  return Status::Errno(err, "cannot write " + path + ": " + what + ": " + std::strerror(err));
 }
 
 }  // namespace

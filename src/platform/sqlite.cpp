@@ -84,7 +84,7 @@ bool Query::step() {
   if (done_ || !st_) return false;
   const int rc = sqlite3_step(st_->stmt_);
   if (rc == SQLITE_ROW) return true;
-  if (rc != SQLITE_DONE) status_ = Status::Error(sqlite3_errmsg(st_->db_), rc);
+  if (rc != SQLITE_DONE) status_ = Status::Sqlite(rc, sqlite3_errmsg(st_->db_));
   // Done or failed: reset now, so that neither a read snapshot nor an unfinished write (a step
   // that failed with SQLITE_BUSY is not halted) outlives this call.
   finish();
@@ -125,7 +125,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, std::s
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
-    return Status::Error("cannot open " + label + " '" + path + "': " + msg, rc);
+    return Status::Sqlite(rc, "cannot open " + label + " '" + path + "': " + msg);
   }
   sqlite3_extended_result_codes(db, 1);
   // Another process (the CLI, a second agent) may hold the lock for a moment: wait, don't fail.
@@ -160,13 +160,13 @@ Status Database::exec(const char* sql) {
   if (rc == SQLITE_OK) return Status::Ok();
   std::string msg = err ? err : sqlite3_errstr(rc);
   sqlite3_free(err);
-  return Status::Error(describe(msg), rc);
+  return Status::Sqlite(rc, describe(msg));
 }
 
 Result<Statement> Database::prepare(const char* sql) {
   sqlite3_stmt* stmt = nullptr;
   const int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-  if (rc != SQLITE_OK) return Status::Error(describe(sqlite3_errmsg(db_)), rc);
+  if (rc != SQLITE_OK) return Status::Sqlite(rc, describe(sqlite3_errmsg(db_)));
   return Statement(db_, stmt);
 }
 
@@ -175,7 +175,7 @@ Result<std::string> Database::queryText(const char* sql) {
   if (!st) return st.status();
   Query q = st->use();
   if (q.step()) return q.text(0);
-  if (!q.status().ok()) return Status::Error(describe(q.status().message()), q.status().code());
+  if (!q.status().ok()) return q.status().withMessage(describe(q.status().message()));
   return std::string();
 }
 
@@ -184,7 +184,7 @@ Result<int64_t> Database::queryInt(const char* sql) {
   if (!st) return st.status();
   Query q = st->use();
   if (q.step()) return q.int64(0);
-  if (!q.status().ok()) return Status::Error(describe(q.status().message()), q.status().code());
+  if (!q.status().ok()) return q.status().withMessage(describe(q.status().message()));
   return int64_t{0};
 }
 

@@ -63,7 +63,7 @@ TEST(AtomicFile, AMissingFolderIsReportedWithThePathAndTheReason) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
   EXPECT_NE(s.message().find(std::strerror(ENOENT)), std::string::npos) << s.message();
-  EXPECT_EQ(s.code(), ENOENT);
+  EXPECT_EQ(s.errnoCode(), ENOENT);
 }
 
 TEST(AtomicFile, AFailedRenameLeavesTheOldFileAndNoTemporary) {
@@ -89,7 +89,7 @@ TEST(AtomicFile, AReadOnlyFolderIsReported) {
   Status s = writeFileAtomic(ro + "/state.json", "new");
   ::chmod(ro.c_str(), 0755);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.code(), EACCES);
+  EXPECT_EQ(s.errnoCode(), EACCES);
   EXPECT_NE(s.message().find(ro + "/state.json"), std::string::npos) << s.message();
   EXPECT_EQ(slurp(ro + "/state.json"), "old");
 }
