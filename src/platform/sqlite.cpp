@@ -6,9 +6,11 @@
 
 namespace gw::platform {
 
-Statement::Statement(Statement&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), stmt_(std::exchange(other.stmt_, nullptr)) {
+Statement::Statement(Statement&& other) noexcept {
+  // The running use resets the statement while `other` still holds it.
   if (other.active_) other.active_->finish();
+  db_ = std::exchange(other.db_, nullptr);
+  stmt_ = std::exchange(other.stmt_, nullptr);
 }
 
 Statement& Statement::operator=(Statement&& other) noexcept {

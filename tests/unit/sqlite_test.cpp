@@ -108,6 +108,13 @@ TEST(Sqlite, AStepLoopToTheEndAndANewUseResetTheStatement) {
   EXPECT_FALSE(first.step());
   ASSERT_TRUE(second.step());
   EXPECT_EQ(second.text(0), "a");
+
+  Statement moved(std::move(*scan));  // ends `second`, and resets the statement it had
+  EXPECT_FALSE(second.step());
+  EXPECT_EQ(agent->busyStatements(), 0);
+  auto again = moved.use();
+  ASSERT_TRUE(again.step());
+  EXPECT_EQ(again.text(0), "a");
 }
 
 TEST(Sqlite, ASecondWriterWaitsForTheBusyTimeout) {
