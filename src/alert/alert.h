@@ -32,8 +32,4 @@ struct Alert {
 nlohmann::json toJson(const Alert& alert);
 Alert alertFromJson(const nlohmann::json& j);
 
-// RFC 3339 in UTC with milliseconds: 2026-01-02T03:04:05.678Z
-std::string rfc3339(int64_t unix_ms);
-int64_t nowMs();
-
 }  // namespace gw::alert

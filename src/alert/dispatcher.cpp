@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <random>
 
+#include "platform/clock.h"
+
 namespace gw::alert {
 
 using Clock = std::chrono::steady_clock;
@@ -85,10 +87,10 @@ void Dispatcher::stop() {
 Result<bool> Dispatcher::submit(Alert alert) {
   if (alert.id.empty()) alert.id = alert.rule + "/" + alert.gpu_uuid;
   if (alert.hostname.empty()) alert.hostname = config_.hostname;
-  if (alert.starts_at_ms == 0) alert.starts_at_ms = nowMs();
+  if (alert.starts_at_ms == 0) alert.starts_at_ms = platform::wallMs();
   std::vector<std::string> names;
   for (const auto& w : workers_) names.push_back(w->sink->name());
-  auto r = queue_->submit(alert, names, nowMs(), config_.repeat_interval.count());
+  auto r = queue_->submit(alert, names, platform::wallMs(), config_.repeat_interval.count());
   if (r.ok() && r.value()) {
     {
       std::lock_guard lock(mu_);

@@ -1,48 +1,18 @@
 #include "alert/queue.h"
 
-#include <sqlite3.h>
+#include "platform/clock.h"
 
 namespace gw::alert {
-namespace {
 
-// A prepared statement that finalizes itself.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-  bool ok() const { return rc_ == SQLITE_OK; }
-  void bind(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  }
-  void bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
-  int step() { return sqlite3_step(s_); }
-  int64_t i64(int c) { return sqlite3_column_int64(s_, c); }
-  std::string text(int c) {
-    const unsigned char* p = sqlite3_column_text(s_, c);
-    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, c)))
-             : std::string();
-  }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-  int rc_;
-};
-
-}  // namespace
+using platform::Query;
+using platform::Transaction;
 
 Result<std::unique_ptr<DiskQueue>> DiskQueue::open(const std::string& db_path) {
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
-  if (rc != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return Status::Error("alert queue " + db_path + ": " + msg);
-  }
-  sqlite3_busy_timeout(db, 5000);
-  std::unique_ptr<DiskQueue> q(new DiskQueue(db));
+  auto db = platform::Database::open(db_path, "alert queue");
+  if (!db) return db.status();
+  std::unique_ptr<DiskQueue> q(new DiskQueue());
+  q->db_ = std::move(db.value());
+  platform::Database& d = *q->db_;
   for (const char* sql : {
            "PRAGMA journal_mode=WAL",
            "PRAGMA synchronous=FULL",
@@ -54,80 +24,63 @@ Result<std::unique_ptr<DiskQueue>> DiskQueue::open(const std::string& db_path) {
            "CREATE TABLE IF NOT EXISTS dead (seq INTEGER PRIMARY KEY, sink TEXT NOT NULL, "
            "alert_id TEXT NOT NULL, payload TEXT NOT NULL, error TEXT NOT NULL, at_ms INTEGER)",
        }) {
-    Status s = q->exec(sql);
-    if (!s.ok()) return s;
+    if (Status s = d.exec(sql); !s.ok()) return s;
+  }
+  const std::pair<platform::Statement*, const char*> statements[] = {
+      {&q->dedupe_get_, "SELECT state, last_ms FROM dedupe WHERE alert_id = ?"},
+      {&q->dedupe_put_,
+       "INSERT INTO dedupe(alert_id, state, last_ms) VALUES(?, ?, ?) ON CONFLICT(alert_id) "
+       "DO UPDATE SET state = excluded.state, last_ms = excluded.last_ms"},
+      {&q->enqueue_, "INSERT INTO queue(sink, alert_id, payload, enqueued_ms) VALUES(?, ?, ?, ?)"},
+      {&q->head_, "SELECT seq, payload FROM queue WHERE sink = ? ORDER BY seq LIMIT 1"},
+      {&q->delete_, "DELETE FROM queue WHERE seq = ?"},
+      {&q->bury_,
+       "INSERT OR REPLACE INTO dead(seq, sink, alert_id, payload, error, at_ms) "
+       "SELECT seq, sink, alert_id, payload, ?, ? FROM queue WHERE seq = ?"},
+      {&q->count_all_, "SELECT count(*) FROM queue"},
+      {&q->count_sink_, "SELECT count(*) FROM queue WHERE sink = ?"},
+      {&q->count_dead_, "SELECT count(*) FROM dead"},
+  };
+  for (const auto& [out, sql] : statements) {
+    auto st = d.prepare(sql);
+    if (!st) return st.status();
+    *out = std::move(st.value());
   }
   return q;
 }
 
-DiskQueue::~DiskQueue() { sqlite3_close(db_); }
-
-Status DiskQueue::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown";
-    sqlite3_free(err);
-    return Status::Error(std::string("alert queue: ") + msg + " in: " + sql);
-  }
-  return Status::Ok();
-}
+DiskQueue::~DiskQueue() = default;
 
 Result<bool> DiskQueue::submit(const Alert& alert, const std::vector<std::string>& sinks, int64_t now_ms,
                                int64_t repeat_ms) {
   std::lock_guard lock(mu_);
   const std::string state = alert.status();
-  Status s = exec("BEGIN IMMEDIATE");
-  if (!s.ok()) return s;
-  auto fail = [&](const std::string& what) -> Result<bool> {
-    std::string msg = what + ": " + sqlite3_errmsg(db_);
-    exec("ROLLBACK");
-    return Status::Error("alert queue: " + msg);
-  };
+  Transaction tx(*db_);
+  if (!tx.begun().ok()) return tx.begun();
   {
-    Stmt q(db_, "SELECT state, last_ms FROM dedupe WHERE alert_id = ?");
-    if (!q.ok()) return fail("prepare");
+    Query q = dedupe_get_.use();
     q.bind(1, alert.id);
-    if (q.step() == SQLITE_ROW && q.text(0) == state && now_ms - q.i64(1) < repeat_ms) {
-      exec("COMMIT");
-      return false;
-    }
+    if (q.step() && q.text(0) == state && now_ms - q.int64(1) < repeat_ms) return false;  // nothing written
+    if (!q.status().ok()) return q.status().withMessage(db_->describe("dedupe: " + q.status().message()));
   }
-  {
-    Stmt up(db_,
-            "INSERT INTO dedupe(alert_id, state, last_ms) VALUES(?, ?, ?) ON CONFLICT(alert_id) "
-            "DO UPDATE SET state = excluded.state, last_ms = excluded.last_ms");
-    if (!up.ok()) return fail("prepare");
-    up.bind(1, alert.id);
-    up.bind(2, state);
-    up.bind(3, now_ms);
-    if (up.step() != SQLITE_DONE) return fail("dedupe");
-  }
+  if (Status s = dedupe_put_.use().bind(1, alert.id).bind(2, state).bind(3, now_ms).run(); !s.ok())
+    return s.withMessage(db_->describe("dedupe: " + s.message()));
   const std::string payload = toJson(alert).dump();
   for (const auto& sink : sinks) {
-    Stmt ins(db_, "INSERT INTO queue(sink, alert_id, payload, enqueued_ms) VALUES(?, ?, ?, ?)");
-    if (!ins.ok()) return fail("prepare");
-    ins.bind(1, sink);
-    ins.bind(2, alert.id);
-    ins.bind(3, payload);
-    ins.bind(4, now_ms);
-    if (ins.step() != SQLITE_DONE) return fail("enqueue");
+    if (Status s = enqueue_.use().bind(1, sink).bind(2, alert.id).bind(3, payload).bind(4, now_ms).run(); !s.ok())
+      return s.withMessage(db_->describe("enqueue: " + s.message()));
   }
-  s = exec("COMMIT");
-  if (!s.ok()) {
-    exec("ROLLBACK");
-    return s;
-  }
+  if (Status s = tx.commit(); !s.ok()) return s;
   return true;
 }
 
 std::optional<QueuedAlert> DiskQueue::head(const std::string& sink) {
   std::lock_guard lock(mu_);
-  Stmt q(db_, "SELECT seq, payload FROM queue WHERE sink = ? ORDER BY seq LIMIT 1");
-  if (!q.ok()) return std::nullopt;
+  Query q = head_.use();
   q.bind(1, sink);
-  if (q.step() != SQLITE_ROW) return std::nullopt;
+  if (!q.step()) return std::nullopt;
   QueuedAlert out;
-  out.seq = q.i64(0);
+  out.seq = q.int64(0);
   out.sink = sink;
   auto j = nlohmann::json::parse(q.text(1), nullptr, false);
   if (!j.is_discarded()) out.alert = alertFromJson(j);
@@ -136,49 +89,31 @@ std::optional<QueuedAlert> DiskQueue::head(const std::string& sink) {
 
 Status DiskQueue::ack(int64_t seq) {
   std::lock_guard lock(mu_);
-  Stmt d(db_, "DELETE FROM queue WHERE seq = ?");
-  if (!d.ok()) return Status::Error(sqlite3_errmsg(db_));
-  d.bind(1, seq);
-  if (d.step() != SQLITE_DONE) return Status::Error(std::string("ack: ") + sqlite3_errmsg(db_));
+  if (Status s = delete_.use().bind(1, seq).run(); !s.ok()) return s.withMessage(db_->describe("ack: " + s.message()));
   return Status::Ok();
 }
 
 Status DiskQueue::reject(int64_t seq, const std::string& error) {
   std::lock_guard lock(mu_);
-  Status s = exec("BEGIN IMMEDIATE");
-  if (!s.ok()) return s;
-  Stmt m(db_,
-         "INSERT OR REPLACE INTO dead(seq, sink, alert_id, payload, error, at_ms) "
-         "SELECT seq, sink, alert_id, payload, ?, ? FROM queue WHERE seq = ?");
-  Stmt d(db_, "DELETE FROM queue WHERE seq = ?");
-  if (!m.ok() || !d.ok()) {
-    exec("ROLLBACK");
-    return Status::Error(sqlite3_errmsg(db_));
-  }
-  m.bind(1, error);
-  m.bind(2, nowMs());
-  m.bind(3, seq);
-  d.bind(1, seq);
-  if (m.step() != SQLITE_DONE || d.step() != SQLITE_DONE) {
-    std::string msg = sqlite3_errmsg(db_);
-    exec("ROLLBACK");
-    return Status::Error("reject: " + msg);
-  }
-  return exec("COMMIT");
+  Transaction tx(*db_);
+  if (!tx.begun().ok()) return tx.begun();
+  Status s = bury_.use().bind(1, error).bind(2, platform::wallMs()).bind(3, seq).run();
+  if (s.ok()) s = delete_.use().bind(1, seq).run();
+  if (!s.ok()) return s.withMessage(db_->describe("reject: " + s.message()));
+  return tx.commit();
 }
 
 int64_t DiskQueue::pending(const std::string& sink) {
   std::lock_guard lock(mu_);
-  Stmt q(db_, sink.empty() ? "SELECT count(*) FROM queue" : "SELECT count(*) FROM queue WHERE sink = ?");
-  if (!q.ok()) return -1;
+  Query q = sink.empty() ? count_all_.use() : count_sink_.use();
   if (!sink.empty()) q.bind(1, sink);
-  return q.step() == SQLITE_ROW ? q.i64(0) : -1;
+  return q.step() ? q.int64(0) : -1;
 }
 
 int64_t DiskQueue::rejected() {
   std::lock_guard lock(mu_);
-  Stmt q(db_, "SELECT count(*) FROM dead");
-  return q.ok() && q.step() == SQLITE_ROW ? q.i64(0) : -1;
+  Query q = count_dead_.use();
+  return q.step() ? q.int64(0) : -1;
 }
 
 }  // namespace gw::alert

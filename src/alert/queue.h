@@ -13,8 +13,7 @@
 
 #include "alert/alert.h"
 #include "common/result.h"
-
-struct sqlite3;
+#include "platform/sqlite.h"
 
 namespace gw::alert {
 
@@ -42,10 +41,10 @@ class DiskQueue {
   int64_t rejected();
 
  private:
-  explicit DiskQueue(sqlite3* db) : db_(db) {}
-  Status exec(const char* sql);
+  DiskQueue() = default;
   std::mutex mu_;
-  sqlite3* db_;
+  std::unique_ptr<platform::Database> db_;
+  platform::Statement dedupe_get_, dedupe_put_, enqueue_, head_, delete_, bury_, count_all_, count_sink_, count_dead_;
 };
 
 }  // namespace gw::alert

@@ -9,6 +9,9 @@
 
 #include <httplib.h>
 
+#include "platform/atomic_file.h"
+#include "platform/clock.h"
+
 namespace gw::alert {
 namespace {
 
@@ -84,8 +87,8 @@ nlohmann::json AlertmanagerSink::payload(const Alert& a, const std::string& gene
   nlohmann::json one;
   one["labels"] = labels;
   one["annotations"] = annotations;
-  one["startsAt"] = rfc3339(a.starts_at_ms != 0 ? a.starts_at_ms : nowMs());
-  if (!a.firing()) one["endsAt"] = rfc3339(a.ends_at_ms);
+  one["startsAt"] = platform::formatRfc3339(a.starts_at_ms != 0 ? a.starts_at_ms : platform::wallMs());
+  if (!a.firing()) one["endsAt"] = platform::formatRfc3339(a.ends_at_ms);
   if (!generator_url.empty()) one["generatorURL"] = generator_url;
   return nlohmann::json::array({one});
 }
@@ -103,21 +106,8 @@ Delivery CommandSink::deliver(const Alert& a) {
   std::string json = toJson(a).dump();
   std::filesystem::path file = std::filesystem::path(temp_dir_) / ("alert-" + std::to_string(::getpid()) + "-" +
                                                                    std::to_string(counter.fetch_add(1)) + ".json");
-  {
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return Delivery::retry("cannot create " + file.string());
-    std::size_t done = 0;
-    while (done < json.size()) {
-      ssize_t n = ::write(fd, json.data() + done, json.size() - done);
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-    if (done != json.size()) {
-      std::filesystem::remove(file);
-      return Delivery::retry("cannot write " + file.string());
-    }
-  }
+  // The command may read the file while we are still running: it sees all of it or nothing.
+  if (Status s = platform::writeFileAtomic(file.string(), json, 0600); !s.ok()) return Delivery::retry(s.message());
   platform::RunOptions opts;
   opts.timeout = config_.timeout;
   opts.env = {{"GPUWARDEN_ALERT_JSON", json},

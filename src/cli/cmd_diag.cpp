@@ -18,6 +18,7 @@
 #include "doctor/doctor.h"
 #include "nvml/inventory.h"
 #include "node/data_dir.h"
+#include "platform/atomic_file.h"
 #include "platform/clock.h"
 
 namespace gw::cli {
@@ -125,21 +126,8 @@ void storeReport(const diag::DiagReport& report, const std::string& data_dir) {
   fs::path path = dir / node::DataDir::diagReportName(now, report.level);
   for (int n = 2; fs::exists(path, ec) && n < 1000; ++n)
     path = dir / node::DataDir::diagReportName(now, report.level, n);
-  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp");
-  {
-    std::ofstream out(tmp);
-    out << diag::toJson(report).dump(2) << "\n";
-    if (!out) {
-      std::cerr << "note: report not stored (cannot write " << tmp.string() << ")\n";
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::cerr << "note: report not stored (" << path.string() << ": " << ec.message() << ")\n";
-    fs::remove(tmp, ec);
-  }
+  if (Status s = platform::writeFileAtomic(path.string(), diag::toJson(report).dump(2) + "\n"); !s.ok())
+    std::cerr << "note: report not stored (" << s.message() << ")\n";
 }
 
 }  // namespace

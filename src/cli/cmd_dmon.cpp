@@ -192,7 +192,7 @@ void addDmon(CLI::App& app, Run& run) {
                 continue;
               }
               auto v = readColumn(*c, d);
-              if (!v && nvml::isLost(v.status().code())) r.error = "lost";
+              if (!v && nvml::isLost(v.status().nvmlCode())) r.error = "lost";
               r.values.push_back(v ? std::optional<double>(*v * c->scale) : std::nullopt);
             }
             if (!d.valid()) r.error = "lost";

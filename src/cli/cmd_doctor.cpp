@@ -27,14 +27,14 @@ bool gatherNvmlFacts(Context& ctx, doctor::NvmlFacts& facts) {
       printError(st.message());
       return false;
     }
-    if (st.code() == NVML_ERROR_LIBRARY_NOT_FOUND || st.code() == kExitNoDriver) {
+    if (st.nvmlCode() == NVML_ERROR_LIBRARY_NOT_FOUND) {
       // Could not load the library (or find the simulator): nvmlInit was never attempted.
       facts.library_loaded = false;
       facts.load_error = st.message();
       facts.init_return = -1;
     } else {
       facts.library_loaded = true;
-      facts.init_return = st.code();
+      facts.init_return = st.nvmlCode();
       facts.init_error = st.message();
     }
     return true;

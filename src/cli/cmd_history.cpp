@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/url_encode.h"
+#include "platform/clock.h"
 #include "server/api_params.h"
 
 namespace gw::cli {
@@ -78,7 +79,7 @@ void addHistory(CLI::App& app, Run& run) {
     std::string unit = j["field"].value("unit", "");
     std::cout << "timestamp," << j["field"].value("key", o->field) << (unit.empty() ? "" : " [" + unit + "]") << "\n";
     for (const auto& p : j["points"]) {
-      std::cout << server::formatRfc3339(p[0].get<std::int64_t>()) << "," << p[1].get<double>() << "\n";
+      std::cout << platform::formatRfc3339(p[0].get<std::int64_t>()) << "," << p[1].get<double>() << "\n";
     }
   });
 }

@@ -99,7 +99,7 @@ void addPmon(CLI::App& app, Run& run) {
             r.matched = true;
             auto procs = d->computeProcesses();
             if (!procs) {
-              if (nvml::isLost(procs.status().code())) r.lost = procs.error();
+              if (nvml::isLost(procs.status().nvmlCode())) r.lost = procs.error();
               return r;
             }
             r.procs = std::move(procs).value();

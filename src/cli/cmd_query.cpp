@@ -150,7 +150,7 @@ void addQuery(CLI::App& app, Run& run) {
             for (const auto* f : selected) {
               // A GPU that cannot even be opened still has its index; every other value is unknown.
               std::string v = dev || f->key == "index"            ? fields::formatForSmi(*f, ctx, units)
-                              : nvml::isLost(dev.status().code()) ? "[GPU is lost]"
+                              : nvml::isLost(dev.status().nvmlCode()) ? "[GPU is lost]"
                                                                   : "[Unknown Error]";
               if (v == "[GPU is lost]" || v == "[Unknown Error]") row.error = true;
               row.values.push_back(std::move(v));

@@ -44,10 +44,11 @@ void addServe(CLI::App& app, Run& run) {
     if (!o->naming.empty()) ao.naming = exporter::parseNaming(o->naming);
 
     // What Context::nvml() does, as a function the sampler calls again after a driver reload.
-    auto target = resolveNvmlTarget(run.ctx.options);
+    bool usage_error = false;
+    auto target = resolveNvmlTarget(run.ctx.options, &usage_error);
     if (!target) {
       printError(target.error());
-      run.exit_code = target.status().code() == kExitUsage ? kExitUsage : kExitNoDriver;
+      run.exit_code = usage_error ? kExitUsage : kExitNoDriver;
       return;
     }
     if (!target->scenario.empty()) ::setenv("GPUWARDEN_SIM_SCENARIO", target->scenario.c_str(), 1);

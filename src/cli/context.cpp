@@ -55,7 +55,12 @@ std::vector<std::string> listScenarios() {
   return names;
 }
 
-Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& o) {
+Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& o, bool* usage_error) {
+  if (usage_error) *usage_error = false;
+  auto usage = [&](std::string message) {
+    if (usage_error) *usage_error = true;
+    return Status::Error(std::move(message));
+  };
   NvmlTarget t;
   if (o.simulate.empty()) {
     if (!o.nvml_lib.empty()) {
@@ -71,7 +76,7 @@ Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& o) {
   // Simulation, only because it was asked for.
   const std::string& s = o.simulate;
   if (s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml")) {
-    if (!isFile(s)) return Status::Error("scenario file " + s + " does not exist", kExitUsage);
+    if (!isFile(s)) return usage("scenario file " + s + " does not exist");
     t.scenario = fs::absolute(s).string();
   } else {
     for (const auto& dir : scenarioDirectories()) {
@@ -83,7 +88,7 @@ Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& o) {
     if (t.scenario.empty()) {
       std::string known;
       for (const auto& n : listScenarios()) known += (known.empty() ? "" : ", ") + n;
-      return Status::Error("unknown scenario '" + s + "' (known: " + known + ")", kExitUsage);
+      return usage("unknown scenario '" + s + "' (known: " + known + ")");
     }
   }
   if (!o.nvml_lib.empty()) {
@@ -95,8 +100,8 @@ Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& o) {
     t.library = firstExisting(
         {exe + "/../lib/libnvml-sim.so", exe + "/../lib/gpuwarden/libnvml-sim.so", exe + "/libnvml-sim.so"});
     if (t.library.empty())
-      return Status::Error(
-          "the NVML simulator libnvml-sim.so was not found next to " + exe + " (set GPUWARDEN_SIM_LIB)", kExitNoDriver);
+      return Status::Nvml(NVML_ERROR_LIBRARY_NOT_FOUND, "the NVML simulator libnvml-sim.so was not found next to " +
+                                                            exe + " (set GPUWARDEN_SIM_LIB)");
   }
   return t;
 }
@@ -104,10 +109,9 @@ Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& o) {
 nvml::Session* Context::nvml() {
   if (tried_) return session_.get();
   tried_ = true;
-  auto target = resolveNvmlTarget(options);
+  auto target = resolveNvmlTarget(options, &usage_error_);
   if (!target) {
     nvml_status_ = target.status();
-    usage_error_ = target.status().code() == kExitUsage;
     if (!quiet_) printError(target.error());
     return nullptr;
   }

@@ -38,7 +38,7 @@ class Context {
   // The reason the last nvml() failed, for JSON error output.
   const Status& nvmlStatus() const { return nvml_status_; }
   // Exit code after nvml() failed: usage for a bad --simulate, else "no driver".
-  int failureExit() const { return nvml_status_.code() == kExitUsage && usage_error_ ? kExitUsage : kExitNoDriver; }
+  int failureExit() const { return usage_error_ ? kExitUsage : kExitNoDriver; }
 
  private:
   std::unique_ptr<nvml::Session> session_;
@@ -54,7 +54,9 @@ struct NvmlTarget {
   std::string library;
   std::string scenario;  // resolved scenario path when simulating, else empty
 };
-Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& options);
+// On failure, *usage_error (when given) says whether the user's --simulate argument is at fault
+// (exit kExitUsage) rather than a missing library (kExitNoDriver).
+Result<NvmlTarget> resolveNvmlTarget(const GlobalOptions& options, bool* usage_error = nullptr);
 std::vector<std::string> scenarioDirectories();
 std::vector<std::string> listScenarios();
 std::string executableDirectory();

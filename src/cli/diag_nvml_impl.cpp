@@ -9,7 +9,7 @@ namespace {
 
 // A function the driver lacks is, for the diagnostics, a query the GPU does not support.
 Status normalise(const Status& st) {
-  if (st.code() == NVML_ERROR_FUNCTION_NOT_FOUND) return Status::Error(st.message(), diag::kNvmlNotSupported);
+  if (st.nvmlCode() == NVML_ERROR_FUNCTION_NOT_FOUND) return Status::Nvml(diag::kNvmlNotSupported, st.message());
   return st;
 }
 
@@ -20,7 +20,7 @@ DiagNvmlImpl::~DiagNvmlImpl() {
 }
 
 Result<nvml::Device> DiagNvmlImpl::device(int gpu) {
-  if (gpu < 0) return Status::Error("invalid GPU index " + std::to_string(gpu), NVML_ERROR_INVALID_ARGUMENT);
+  if (gpu < 0) return Status::Nvml(NVML_ERROR_INVALID_ARGUMENT, "invalid GPU index " + std::to_string(gpu));
   auto idx = static_cast<size_t>(gpu);
   if (idx < devices_.size() && devices_[idx].valid()) return devices_[idx];
   auto d = s_.deviceByIndex(static_cast<unsigned>(gpu));
@@ -172,7 +172,7 @@ Result<bool> DiagNvmlImpl::inforomValid(int gpu) {
   GW_DEV(d, gpu);
   Status st = d.validateInforom();
   if (st.ok()) return true;
-  if (st.code() == NVML_ERROR_CORRUPTED_INFOROM) return false;
+  if (st.nvmlCode() == NVML_ERROR_CORRUPTED_INFOROM) return false;
   return normalise(st);
 }
 
@@ -198,7 +198,7 @@ Result<int> DiagNvmlImpl::nvlinkActiveLinks(int gpu) {
     auto v = d.nvlinkActive(link);
     if (!v) {
       // Not supported / no such link: the GPU has no (more) NVLink. A lost GPU is an error.
-      if (nvml::isLost(v.status().code())) return v.status();
+      if (nvml::isLost(v.status().nvmlCode())) return v.status();
       continue;
     }
     if (*v) ++active;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "platform/clock.h"
+
 namespace gw::collect {
 namespace {
 
@@ -15,13 +17,8 @@ std::uint64_t nextViewVersion() { return g_view_version.fetch_add(1, std::memory
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-std::int64_t monoMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
-}
+using platform::monoMs;
+using platform::wallMs;
 
 bool driverGone(int code) {
   return code == NVML_ERROR_UNINITIALIZED || code == NVML_ERROR_DRIVER_NOT_LOADED ||
@@ -130,7 +127,7 @@ struct Sampler::Worker {
     };
     auto dev = timed([&] { return session->deviceByIndex(index); });
     if (!dev) {
-      if (driverGone(dev.status().code())) driver_gone = true;
+      if (driverGone(dev.status().nvmlCode())) driver_gone = true;
       add(id, nvml::Device(), GpuState::Lost, dev.error());
     } else {
       auto uuid = timed([&] { return dev->uuid(); });
@@ -138,7 +135,7 @@ struct Sampler::Worker {
       id.name = timed([&] { return dev->name(); }).value_or("");
       if (auto pci = timed([&] { return dev->pciInfo(); })) id.pci_bus_id = pci->bus_id;
       if (auto minor = timed([&] { return dev->minorNumber(); })) id.device = "nvidia" + std::to_string(*minor);
-      const bool lost = !uuid && nvml::isLost(uuid.status().code());
+      const bool lost = !uuid && nvml::isLost(uuid.status().nvmlCode());
       add(id, *dev, lost ? GpuState::Lost : GpuState::Up, lost ? uuid.error() : "");
       if (!lost && timed([&] { return dev->migEnabled(); }).value_or(false)) {
         unsigned max = timed([&] { return dev->maxMigDevices(); }).value_or(0);
@@ -215,7 +212,7 @@ struct Sampler::Worker {
       if (sink) sink->onSample(t.id, f, now, *r);
       return;
     }
-    const int code = r.status().code();
+    const int code = r.status().nvmlCode();
     t.values[idx].valid = false;
     if (nvml::isUnsupported(code)) {
       t.unsupported[idx] = 1;

@@ -86,7 +86,7 @@ class CudaPartBackend : public GpuBackend {
     if (state_ != BackendState::Ready) return Status::Error(reason_);
     T out{};
     GwError e{};
-    if (f(&out, &e) != 0) return Status::Error(describeError(e), e.code ? e.code : 1);
+    if (f(&out, &e) != 0) return Status::Error(describeError(e));
     return out;
   }
 

@@ -37,7 +37,7 @@ Check unreadable(Check c, const Status& s) {
   if (isNotSupported(s)) {
     c.verdict = Verdict::Skip;
     c.summary = "not supported on this GPU";
-  } else if (s.code() == 15 || s.code() == 16) {
+  } else if (s.nvmlCode() == 15 || s.nvmlCode() == 16) {
     // NVML_ERROR_GPU_IS_LOST / RESET_REQUIRED: the card stopped answering; that is a failed card.
     c.verdict = Verdict::Fail;
     c.summary = "GPU does not answer: " + s.message();
@@ -81,7 +81,7 @@ const char* precisionName(int p) {
 
 }  // namespace
 
-bool isNotSupported(const Status& s) { return !s.ok() && s.code() == kNvmlNotSupported; }
+bool isNotSupported(const Status& s) { return !s.ok() && s.nvmlCode() == kNvmlNotSupported; }
 
 double pcieTheoreticalGBps(int gen, int width) {
   static const double perLane[] = {0, 0.25, 0.5, 0.984615, 1.969231, 3.938462, 7.876923};
@@ -228,7 +228,7 @@ Check judgeInforom(int gpu, const Result<bool>& r) {
   Check c = make("inforom", "InfoROM", gpu);
   if (!r.ok()) {
     // NVML reports a corrupt InfoROM as an error of its own, not as "false".
-    if (r.status().code() == 14) {
+    if (r.status().nvmlCode() == 14) {
       c.verdict = Verdict::Fail;
       c.summary = "InfoROM corrupted";
       c.evidence.push_back(r.status().message());

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platform/atomic_file.h"
+
 namespace gw::events {
 namespace {
 
@@ -268,12 +270,10 @@ void EventLog::load() {
   if (bad > 0) load_error_ = std::to_string(bad) + " unreadable line(s) in " + opt_.persist_path + " skipped";
   // Compact: rewrite the file when it holds much more than what we keep.
   if (lines > 2 * opt_.capacity || bad > 0) {
-    const std::string tmp = opt_.persist_path + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      for (const auto& e : ring_) out << eventToJsonLine(e) << '\n';
-    }
-    std::rename(tmp.c_str(), opt_.persist_path.c_str());
+    std::string text;
+    for (const auto& e : ring_) text += eventToJsonLine(e) + '\n';
+    if (Status s = platform::writeFileAtomic(opt_.persist_path, text); !s.ok())
+      load_error_ += (load_error_.empty() ? "" : "; ") + s.message();
   }
 }
 

@@ -14,20 +14,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platform/atomic_file.h"
+#include "platform/clock.h"
+
 namespace gw::events {
 namespace {
 
-std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Kernel monotonic time (µs since boot, as in kmsg records) → wall clock ms.
 std::int64_t monotonicToWallMs(std::uint64_t mono_us) {
-  timespec mono{};
-  clock_gettime(CLOCK_MONOTONIC, &mono);
-  const std::int64_t now_mono_us = static_cast<std::int64_t>(mono.tv_sec) * 1000000 + mono.tv_nsec / 1000;
-  return nowMs() - (now_mono_us - static_cast<std::int64_t>(mono_us)) / 1000;
+  return platform::wallMs() - (platform::monoMs() - static_cast<std::int64_t>(mono_us / 1000));
 }
 
 std::optional<std::int64_t> wallClockMs(const WallClock& w) {
@@ -129,7 +124,7 @@ std::optional<GpuEvent> KmsgSource::handleLine(std::string_view line, bool from_
   if (e.timestamp_ms == 0 && from_device && k.monotonicUs) {
     e.timestamp_ms = monotonicToWallMs(*k.monotonicUs);
   }
-  if (e.timestamp_ms == 0) e.timestamp_ms = nowMs();
+  if (e.timestamp_ms == 0) e.timestamp_ms = platform::wallMs();
   if (!e.pci_bus_id.empty()) {
     if (opt_.lookup) {
       auto [idx, uuid] = opt_.lookup(e.pci_bus_id);
@@ -186,19 +181,9 @@ void KmsgSource::savePosition() {
     j["offset"] = pos_.offset;
     j["inode"] = pos_.inode;
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) {
-      std::lock_guard lock(mu_);
-      last_error_ = "cannot write " + tmp + ": " + std::strerror(errno);
-      return;
-    }
-    out << j.dump() << "\n";
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (Status s = platform::writeFileAtomic(path, j.dump() + "\n"); !s.ok()) {
     std::lock_guard lock(mu_);
-    last_error_ = "cannot rename " + tmp + ": " + std::strerror(errno);
+    last_error_ = s.message();
   }
 }
 

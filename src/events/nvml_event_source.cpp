@@ -4,14 +4,10 @@
 #include <chrono>
 
 #include "nvml/errors.h"
+#include "platform/clock.h"
 
 namespace gw::events {
 namespace {
-
-std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Errors after which the session is unusable until the owner re-initialises it.
 bool isDriverGone(nvmlReturn_t r) {
@@ -57,7 +53,7 @@ Status NvmlEventSource::registerAll() {
   freeSet();
   gpus_.clear();
   if (!api.nvmlEventSetCreate || !api.nvmlDeviceRegisterEvents || (!api.nvmlEventSetWait_v2 && !api.nvmlEventSetWait)) {
-    return Status::Error("NVML events are not supported by this library", NVML_ERROR_FUNCTION_NOT_FOUND);
+    return Status::Nvml(NVML_ERROR_FUNCTION_NOT_FOUND, "NVML events are not supported by this library");
   }
   nvmlReturn_t r = api.nvmlEventSetCreate(&set_);
   if (r != NVML_SUCCESS) {
@@ -78,7 +74,7 @@ Status NvmlEventSource::registerAll() {
   for (unsigned i = 0; i < *count; ++i) {
     auto dev = session_.deviceByIndex(i);
     if (!dev.ok()) {
-      if (nvml::isLost(dev.status().code()) &&
+      if (nvml::isLost(dev.status().nvmlCode()) &&
           std::find(st.lost.begin(), st.lost.end(), static_cast<int>(i)) == st.lost.end()) {
         st.lost.push_back(static_cast<int>(i));
       }
@@ -180,7 +176,7 @@ NvmlEventSource::GpuInfo NvmlEventSource::infoFor(nvmlDevice_t h) {
 
 GpuEvent NvmlEventSource::toEvent(const nvmlEventData_t& d) {
   GpuEvent e;
-  e.timestamp_ms = nowMs();
+  e.timestamp_ms = platform::wallMs();
   e.source = EventSource::Nvml;
   const GpuInfo info = infoFor(d.device);
   e.gpu_index = info.index;
@@ -225,7 +221,7 @@ bool NvmlEventSource::dropLostGpus() {
   for (const auto& [h, info] : gpus_) {
     nvml::Device dev(&session_.api(), h);
     auto p = dev.pstate();  // a live query: a lost GPU answers GPU_IS_LOST
-    if (!p.ok() && nvml::isLost(p.status().code())) {
+    if (!p.ok() && nvml::isLost(p.status().nvmlCode())) {
       lost_handles_.push_back(h);
       lost_now.push_back(info.index);
       any = true;

@@ -7,12 +7,12 @@
 #include <array>
 #include <bitset>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <tuple>
 
 #include "export/dcgm_compat.h"
+#include "platform/clock.h"
 
 #ifndef GW_VERSION
 #define GW_VERSION "0.0.0"
@@ -609,9 +609,7 @@ void renderScrapeMetrics(std::string& out, const std::vector<GpuView>& gpus, con
   const std::string_view agent_labels = std::string_view(s.agent_labels).substr(1);
 
   std::int64_t now_ms = self.now_ms;
-  if (now_ms == 0)
-    now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                 .count();
+  if (now_ms == 0) now_ms = platform::wallMs();
   const std::size_t mark = out.size();
   out += t.sample_lag.header[fi];
   bool any = false;

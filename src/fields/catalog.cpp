@@ -164,7 +164,7 @@ Result<double> nvlinkTotal(const Device& d, nvmlNvLinkErrorCounter_t c) {
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
     auto r = d.nvlinkErrorCounter(link, c);
     if (!r) {
-      if (nvml::isLost(r.status().code())) return r.status();
+      if (nvml::isLost(r.status().nvmlCode())) return r.status();
       continue;
     }
     any = true;
@@ -183,7 +183,7 @@ constexpr NumericReader kNvlActive = [](const Device& d) -> Result<double> {
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
     auto r = d.nvlinkActive(link);
     if (!r) {
-      if (nvml::isLost(r.status().code())) return r.status();
+      if (nvml::isLost(r.status().nvmlCode())) return r.status();
       continue;
     }
     any = true;
@@ -482,9 +482,9 @@ std::size_t indexOf(const Field& f) { return static_cast<std::size_t>(&f - kFiel
 
 std::string formatForSmi(const Field& f, const ReadContext& ctx, bool with_units) {
   auto describe = [](const Status& s) -> std::string {
-    if (nvml::isUnsupported(s.code())) return "[N/A]";
-    if (s.code() == NVML_ERROR_GPU_IS_LOST) return "[GPU is lost]";
-    if (s.code() == NVML_ERROR_NO_PERMISSION) return "[Insufficient Permissions]";
+    if (nvml::isUnsupported(s.nvmlCode())) return "[N/A]";
+    if (s.nvmlCode() == NVML_ERROR_GPU_IS_LOST) return "[GPU is lost]";
+    if (s.nvmlCode() == NVML_ERROR_NO_PERMISSION) return "[Insufficient Permissions]";
     return "[Unknown Error]";
   };
   if (f.read_text) {

@@ -2,8 +2,6 @@
 
 #include "knowledge/xid_catalog.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -89,80 +87,61 @@ constexpr const char* kColumns =
     "id, key, rule, gpu_index, gpu_uuid, severity, summary, action, kb_id, evidence, xid, sticky, escalated, "
     "status, opened_ms, last_seen_ms, updated_ms, resolved_ms, resolved_by, boot, occurrences, context";
 
-std::string text(sqlite3_stmt* st, int col) {
-  const unsigned char* p = sqlite3_column_text(st, col);
-  return p ? reinterpret_cast<const char*>(p) : "";
-}
-
-Incident readRow(sqlite3_stmt* st) {
+Incident readRow(const platform::Query& q) {
   Incident i;
-  i.id = sqlite3_column_int64(st, 0);
-  i.key = text(st, 1);
-  i.rule = text(st, 2);
-  i.gpu_index = sqlite3_column_int(st, 3);
-  i.gpu_uuid = text(st, 4);
-  i.severity = static_cast<Severity>(std::clamp(sqlite3_column_int(st, 5), 0, 3));
-  i.summary = text(st, 6);
-  i.action = text(st, 7);
-  i.kb_id = text(st, 8);
-  i.evidence = text(st, 9);
-  i.xid = sqlite3_column_int(st, 10);
-  i.sticky = sqlite3_column_int(st, 11) != 0;
-  i.escalated = sqlite3_column_int(st, 12) != 0;
-  i.status = static_cast<IncidentStatus>(std::clamp(sqlite3_column_int(st, 13), 0, 2));
-  i.opened_ms = sqlite3_column_int64(st, 14);
-  i.last_seen_ms = sqlite3_column_int64(st, 15);
-  i.updated_ms = sqlite3_column_int64(st, 16);
-  i.resolved_ms = sqlite3_column_int64(st, 17);
-  i.resolved_by = text(st, 18);
-  i.boot = sqlite3_column_int64(st, 19);
-  i.occurrences = sqlite3_column_int(st, 20);
-  i.context_json = text(st, 21);
+  i.id = q.int64(0);
+  i.key = q.text(1);
+  i.rule = q.text(2);
+  i.gpu_index = q.int32(3);
+  i.gpu_uuid = q.text(4);
+  i.severity = static_cast<Severity>(std::clamp(q.int32(5), 0, 3));
+  i.summary = q.text(6);
+  i.action = q.text(7);
+  i.kb_id = q.text(8);
+  i.evidence = q.text(9);
+  i.xid = q.int32(10);
+  i.sticky = q.int32(11) != 0;
+  i.escalated = q.int32(12) != 0;
+  i.status = static_cast<IncidentStatus>(std::clamp(q.int32(13), 0, 2));
+  i.opened_ms = q.int64(14);
+  i.last_seen_ms = q.int64(15);
+  i.updated_ms = q.int64(16);
+  i.resolved_ms = q.int64(17);
+  i.resolved_by = q.text(18);
+  i.boot = q.int64(19);
+  i.occurrences = q.int32(20);
+  i.context_json = q.text(21);
   return i;
 }
 
-void bindText(sqlite3_stmt* st, int idx, const std::string& s) {
-  sqlite3_bind_text(st, idx, s.c_str(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
-}
-
 // Binds every column but id, starting at parameter 1 (key) .. 21 (context).
-void bindIncident(sqlite3_stmt* st, const Incident& i) {
-  bindText(st, 1, i.key);
-  bindText(st, 2, i.rule);
-  sqlite3_bind_int(st, 3, i.gpu_index);
-  bindText(st, 4, i.gpu_uuid);
-  sqlite3_bind_int(st, 5, static_cast<int>(i.severity));
-  bindText(st, 6, i.summary);
-  bindText(st, 7, i.action);
-  bindText(st, 8, i.kb_id);
-  bindText(st, 9, i.evidence);
-  sqlite3_bind_int(st, 10, i.xid);
-  sqlite3_bind_int(st, 11, i.sticky ? 1 : 0);
-  sqlite3_bind_int(st, 12, i.escalated ? 1 : 0);
-  sqlite3_bind_int(st, 13, static_cast<int>(i.status));
-  sqlite3_bind_int64(st, 14, i.opened_ms);
-  sqlite3_bind_int64(st, 15, i.last_seen_ms);
-  sqlite3_bind_int64(st, 16, i.updated_ms);
-  sqlite3_bind_int64(st, 17, i.resolved_ms);
-  bindText(st, 18, i.resolved_by);
-  sqlite3_bind_int64(st, 19, i.boot);
-  sqlite3_bind_int(st, 20, i.occurrences);
-  bindText(st, 21, i.context_json);
+void bindIncident(platform::Query& q, const Incident& i) {
+  q.bind(1, i.key)
+      .bind(2, i.rule)
+      .bind(3, i.gpu_index)
+      .bind(4, i.gpu_uuid)
+      .bind(5, static_cast<int>(i.severity))
+      .bind(6, i.summary)
+      .bind(7, i.action)
+      .bind(8, i.kb_id)
+      .bind(9, i.evidence)
+      .bind(10, i.xid)
+      .bind(11, i.sticky ? 1 : 0)
+      .bind(12, i.escalated ? 1 : 0)
+      .bind(13, static_cast<int>(i.status))
+      .bind(14, i.opened_ms)
+      .bind(15, i.last_seen_ms)
+      .bind(16, i.updated_ms)
+      .bind(17, i.resolved_ms)
+      .bind(18, i.resolved_by)
+      .bind(19, i.boot)
+      .bind(20, i.occurrences)
+      .bind(21, i.context_json);
 }
 
 }  // namespace
 
 HealthState worstOf(HealthState a, HealthState b) { return rank(a) >= rank(b) ? a : b; }
-
-Status IncidentStore::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string m = err ? err : "unknown error";
-    sqlite3_free(err);
-    return Status::Error(std::string("incidents.db: ") + m);
-  }
-  return Status::Ok();
-}
 
 Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::string& data_dir, IncidentConfig config) {
   std::error_code ec;
@@ -170,10 +149,10 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::string& da
   const std::string path = (std::filesystem::path(data_dir) / "incidents.db").string();
   std::unique_ptr<IncidentStore> s(new IncidentStore());
   s->config_ = config;
-  if (sqlite3_open_v2(path.c_str(), &s->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      nullptr) != SQLITE_OK)
-    return Status::Error(path + ": " + (s->db_ ? sqlite3_errmsg(s->db_) : "cannot open"));
-  sqlite3_busy_timeout(s->db_, 2000);
+  auto db = platform::Database::open(path, "incident database");
+  if (!db) return db.status();
+  s->db_ = std::move(db.value());
+  platform::Database& d = *s->db_;
   for (const char* sql : {
            "PRAGMA journal_mode=WAL;",
            "PRAGMA synchronous=NORMAL;",
@@ -186,78 +165,69 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::string& da
            "CREATE INDEX IF NOT EXISTS incidents_key ON incidents(key, boot);",
            "CREATE INDEX IF NOT EXISTS incidents_status ON incidents(status);",
        }) {
-    if (auto st = s->exec(sql); !st.ok()) return Status::Error(path + ": " + st.message());
+    if (auto st = d.exec(sql); !st.ok()) return st;
   }
-  if (auto st = s->exec(config.new_lifetime
-                            ? "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1;"
-                            : "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO NOTHING;");
+  if (auto st = d.exec(config.new_lifetime
+                           ? "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1;"
+                           : "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO NOTHING;");
       !st.ok())
-    return Status::Error(path + ": " + st.message());
-  {
-    sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(s->db_, "SELECT v FROM meta WHERE k='boot'", -1, &st, nullptr);
-    if (st && sqlite3_step(st) == SQLITE_ROW) s->boot_ = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-  }
-  auto prep = [&](const std::string& sql, sqlite3_stmt** out) -> Status {
-    if (sqlite3_prepare_v3(s->db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, out, nullptr) != SQLITE_OK)
-      return Status::Error(path + ": " + sqlite3_errmsg(s->db_));
+    return st;
+  auto boot = d.queryInt("SELECT v FROM meta WHERE k='boot'");
+  if (!boot) return boot.status();
+  s->boot_ = *boot;
+  auto prep = [&](const std::string& sql, platform::Statement& out) -> Status {
+    auto st = d.prepare(sql);
+    if (!st) return st.status();
+    out = std::move(st.value());
     return Status::Ok();
   };
   if (auto st = prep("INSERT INTO incidents (key, rule, gpu_index, gpu_uuid, severity, summary, action, kb_id, "
                      "evidence, xid, sticky, escalated, status, opened_ms, last_seen_ms, updated_ms, resolved_ms, "
                      "resolved_by, boot, occurrences, context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                     &s->insert_);
+                     s->insert_);
       !st.ok())
     return st;
   if (auto st = prep("UPDATE incidents SET key=?, rule=?, gpu_index=?, gpu_uuid=?, severity=?, summary=?, action=?, "
                      "kb_id=?, evidence=?, xid=?, sticky=?, escalated=?, status=?, opened_ms=?, last_seen_ms=?, "
                      "updated_ms=?, resolved_ms=?, resolved_by=?, boot=?, occurrences=?, context=? WHERE id=?",
-                     &s->update_);
+                     s->update_);
       !st.ok())
     return st;
-  if (auto st = prep("SELECT COUNT(*) FROM incidents WHERE key=? AND boot<?", &s->prior_); !st.ok()) return st;
-  for (auto& i : s->query("status<>2", {}, 100000)) s->live_[i.key] = i;
+  if (auto st = prep("SELECT COUNT(*) FROM incidents WHERE key=? AND boot<?", s->prior_); !st.ok()) return st;
+  // ?1: one incident by id (0: any); ?2: unresolved only; ?3: at most this many.
+  if (auto st = prep(std::string("SELECT ") + kColumns +
+                         " FROM incidents WHERE (?1 = 0 OR id = ?1) AND (?2 = 0 OR status <> 2) "
+                         "ORDER BY id DESC LIMIT ?3",
+                     s->select_);
+      !st.ok())
+    return st;
+  for (auto& i : s->query(0, true, 100000)) s->live_[i.key] = i;
   return s;
 }
 
-IncidentStore::~IncidentStore() {
-  sqlite3_finalize(insert_);
-  sqlite3_finalize(update_);
-  sqlite3_finalize(prior_);
-  if (db_) sqlite3_close(db_);
-}
+IncidentStore::~IncidentStore() = default;
 
 Status IncidentStore::insert(Incident& inc) {
-  sqlite3_reset(insert_);
-  sqlite3_clear_bindings(insert_);
-  bindIncident(insert_, inc);
-  if (sqlite3_step(insert_) != SQLITE_DONE)
-    return Status::Error(std::string("incidents.db insert: ") + sqlite3_errmsg(db_));
-  inc.id = sqlite3_last_insert_rowid(db_);
+  platform::Query q = insert_.use();
+  bindIncident(q, inc);
+  if (Status st = q.run(); !st.ok()) return st.withMessage(db_->describe("insert: " + st.message()));
+  inc.id = db_->lastInsertRowId();
   return Status::Ok();
 }
 
 Status IncidentStore::update(const Incident& inc) {
-  sqlite3_reset(update_);
-  sqlite3_clear_bindings(update_);
-  bindIncident(update_, inc);
-  sqlite3_bind_int64(update_, 22, inc.id);
-  if (sqlite3_step(update_) != SQLITE_DONE)
-    return Status::Error(std::string("incidents.db update: ") + sqlite3_errmsg(db_));
+  platform::Query q = update_.use();
+  bindIncident(q, inc);
+  q.bind(22, inc.id);
+  if (Status st = q.run(); !st.ok()) return st.withMessage(db_->describe("update: " + st.message()));
   return Status::Ok();
 }
 
-std::vector<Incident> IncidentStore::query(const std::string& where, const std::vector<std::string>& args,
-                                           int limit) const {
+std::vector<Incident> IncidentStore::query(std::int64_t id, bool unresolved_only, int limit) const {
   std::vector<Incident> out;
-  std::string sql = std::string("SELECT ") + kColumns + " FROM incidents" + (where.empty() ? "" : " WHERE " + where) +
-                    " ORDER BY id DESC LIMIT " + std::to_string(limit);
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) return out;
-  for (std::size_t k = 0; k < args.size(); ++k) bindText(st, static_cast<int>(k + 1), args[k]);
-  while (sqlite3_step(st) == SQLITE_ROW) out.push_back(readRow(st));
-  sqlite3_finalize(st);
+  platform::Query q = select_.use();
+  q.bind(1, id).bind(2, unresolved_only ? 1 : 0).bind(3, limit);
+  while (q.step()) out.push_back(readRow(q));
   return out;
 }
 
@@ -266,7 +236,10 @@ Result<std::vector<Incident>> IncidentStore::apply(const std::vector<Finding>& f
   std::lock_guard lock(mu_);
   std::vector<Incident> opened;
   std::set<std::string> seen;
-  exec("BEGIN");
+  // BEGIN IMMEDIATE waits (busy timeout) for a CLI that is writing; rolled back on any return
+  // before the commit.
+  platform::Transaction tx(*db_);
+  if (!tx.begun().ok()) return tx.begun();
   for (const auto& f : findings) {
     seen.insert(f.key);
     if (auto sil = silenced_.find(f.key); sil != silenced_.end()) {
@@ -292,10 +265,7 @@ Result<std::vector<Incident>> IncidentStore::apply(const std::vector<Finding>& f
       ++inc.occurrences;
       if (changed) {
         inc.last_written_ms = now;
-        if (auto st = update(inc); !st.ok()) {
-          exec("ROLLBACK");
-          return st;
-        }
+        if (auto st = update(inc); !st.ok()) return st;
       }
       continue;
     }
@@ -317,11 +287,9 @@ Result<std::vector<Incident>> IncidentStore::apply(const std::vector<Finding>& f
     if (engine && !f.gpu_uuid.empty()) inc.context_json = engine->contextSnapshot(f.gpu_uuid, now).dump();
     // An Xid that this GPU already had in an earlier agent lifetime: hardware inspection.
     if (f.rule == "xid" && f.severity >= Severity::Warning) {
-      sqlite3_reset(prior_);
-      sqlite3_clear_bindings(prior_);
-      bindText(prior_, 1, f.key);
-      sqlite3_bind_int64(prior_, 2, boot_);
-      if (sqlite3_step(prior_) == SQLITE_ROW && sqlite3_column_int64(prior_, 0) > 0) {
+      platform::Query prior = prior_.use();
+      prior.bind(1, f.key).bind(2, boot_);
+      if (prior.step() && prior.int64(0) > 0) {
         inc.escalated = true;
         inc.sticky = true;
         inc.severity = f.severity >= Severity::Critical ? Severity::Fatal : Severity::Critical;
@@ -330,10 +298,7 @@ Result<std::vector<Incident>> IncidentStore::apply(const std::vector<Finding>& f
       }
     }
     inc.last_written_ms = now;
-    if (auto st = insert(inc); !st.ok()) {
-      exec("ROLLBACK");
-      return st;
-    }
+    if (auto st = insert(inc); !st.ok()) return st;
     live_[inc.key] = inc;
     opened.push_back(inc);
   }
@@ -346,16 +311,13 @@ Result<std::vector<Incident>> IncidentStore::apply(const std::vector<Finding>& f
       inc.status = IncidentStatus::Resolved;
       inc.resolved_ms = inc.updated_ms = now;
       inc.resolved_by = "auto";
-      if (auto st = update(inc); !st.ok()) {
-        exec("ROLLBACK");
-        return st;
-      }
+      if (auto st = update(inc); !st.ok()) return st;
       it = live_.erase(it);
     } else {
       ++it;
     }
   }
-  if (auto st = exec("COMMIT"); !st.ok()) return st;
+  if (auto st = tx.commit(); !st.ok()) return st;
   return opened;
 }
 
@@ -418,12 +380,12 @@ std::vector<Incident> IncidentStore::unresolved() const {
 
 std::vector<Incident> IncidentStore::recent(int limit) const {
   std::lock_guard lock(mu_);
-  return query("", {}, limit);
+  return query(0, false, limit);
 }
 
 std::optional<Incident> IncidentStore::get(std::int64_t id) const {
   std::lock_guard lock(mu_);
-  auto r = query("id=" + std::to_string(id), {}, 1);
+  auto r = query(id, false, 1);
   if (r.empty()) return std::nullopt;
   return r.front();
 }

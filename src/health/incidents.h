@@ -17,9 +17,7 @@
 #include "collect/gpu_view.h"
 #include "common/result.h"
 #include "health/rules.h"
-
-struct sqlite3;
-struct sqlite3_stmt;
+#include "platform/sqlite.h"
 
 namespace gw::health {
 
@@ -97,16 +95,16 @@ class IncidentStore {
 
  private:
   IncidentStore() = default;
-  Status exec(const char* sql);
-  std::vector<Incident> query(const std::string& where, const std::vector<std::string>& args, int limit) const;
+  // Newest first; `id` > 0 selects that incident only, `unresolved_only` open and acknowledged.
+  std::vector<Incident> query(std::int64_t id, bool unresolved_only, int limit) const;
   Status insert(Incident& inc);
   Status update(const Incident& inc);
 
   IncidentConfig config_;
-  sqlite3* db_ = nullptr;
-  sqlite3_stmt* insert_ = nullptr;
-  sqlite3_stmt* update_ = nullptr;
-  sqlite3_stmt* prior_ = nullptr;  // an earlier-boot incident with the same key
+  std::unique_ptr<platform::Database> db_;
+  platform::Statement insert_, update_;
+  platform::Statement prior_;  // an earlier-boot incident with the same key
+  mutable platform::Statement select_;
   std::int64_t boot_ = 0;
   mutable std::mutex mu_;
   std::map<std::string, Incident> live_;  // unresolved incidents by key (cache of the table)

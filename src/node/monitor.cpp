@@ -58,7 +58,7 @@ Status Monitor::startSampler() {
   if (!st) {
     sampler_error_ = st.message();
     // A library/driver version mismatch is a finding of its own (the rules say what to do).
-    engine_->setNvmlInitError(st.code() == NVML_ERROR_LIB_RM_VERSION_MISMATCH ? st.code() : 0, wallMs());
+    engine_->setNvmlInitError(st.nvmlCode() == NVML_ERROR_LIB_RM_VERSION_MISMATCH ? st.nvmlCode() : 0, wallMs());
     return st;
   }
   engine_->setNvmlInitError(0, wallMs());

@@ -119,7 +119,7 @@ std::string errorMeaning(nvmlReturn_t r) {
 }
 
 Status nvmlError(nvmlReturn_t r, const char* call) {
-  return Status::Error(std::string(call) + ": " + errorMeaning(r), static_cast<int>(r));
+  return Status::Nvml(static_cast<int>(r), std::string(call) + ": " + errorMeaning(r));
 }
 
 }  // namespace gw::nvml

@@ -12,7 +12,7 @@ namespace gw::nvml {
 const char* errorName(nvmlReturn_t r);
 // What it means and what to do, in one sentence ("Driver/library version mismatch: ...").
 std::string errorMeaning(nvmlReturn_t r);
-// A Status whose code() is the nvmlReturn_t and whose message is "<call>: <meaning>".
+// A Status whose nvmlCode() is the nvmlReturn_t and whose message is "<call>: <meaning>".
 Status nvmlError(nvmlReturn_t r, const char* call);
 
 // Errors that mean "this value does not exist here" rather than "something is wrong".

@@ -78,7 +78,7 @@ GpuInfo readGpu(const Session& s, unsigned i) {
   {
     auto dev = s.deviceByIndex(i);
     if (!dev) {
-      g.state = isLost(dev.status().code()) ? "lost" : "error";
+      g.state = isLost(dev.status().nvmlCode()) ? "lost" : "error";
       g.error = dev.error();
       return g;
     }
@@ -87,7 +87,7 @@ GpuInfo readGpu(const Session& s, unsigned i) {
     auto name = d.name();
     if (!name) {
       // The first call decides: a lost GPU answers nothing else either.
-      g.state = isLost(name.status().code()) ? "lost" : "error";
+      g.state = isLost(name.status().nvmlCode()) ? "lost" : "error";
       g.error = name.error();
       if (auto pci = d.pciInfo()) g.pci = *pci;
       return g;

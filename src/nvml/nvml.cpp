@@ -10,8 +10,8 @@ namespace {
 constexpr unsigned kInvalidId = 0xffffffffU;
 
 Status missing(const char* fn) {
-  return Status::Error(std::string(fn) + ": the installed driver does not provide this function",
-                       NVML_ERROR_FUNCTION_NOT_FOUND);
+  return Status::Nvml(NVML_ERROR_FUNCTION_NOT_FOUND,
+                      std::string(fn) + ": the installed driver does not provide this function");
 }
 
 // A Device without a handle has no api_: every call says so instead of dereferencing null.
@@ -494,16 +494,16 @@ Status Device::fieldValues(nvmlFieldValue_t* values, int count) const {
 Result<std::unique_ptr<Session>> Session::open(const OpenOptions& options) {
   auto lib = platform::DynamicLibrary::open(options.library);
   if (!lib) {
-    return Status::Error("cannot load the NVML library " + options.library +
-                             ": no NVIDIA driver is installed on this host, or its library is not on the "
-                             "loader path (" +
-                             lib.error() + ")",
-                         NVML_ERROR_LIBRARY_NOT_FOUND);
+    return Status::Nvml(NVML_ERROR_LIBRARY_NOT_FOUND,
+                        "cannot load the NVML library " + options.library +
+                            ": no NVIDIA driver is installed on this host, or its library is not on the "
+                            "loader path (" +
+                            lib.error() + ")");
   }
   std::unique_ptr<Session> s(new Session());
   s->lib_ = std::move(lib).value();
   auto api = loadNvmlApi(s->lib_);
-  if (!api) return Status::Error(api.error(), NVML_ERROR_LIBRARY_NOT_FOUND);
+  if (!api) return Status::Nvml(NVML_ERROR_LIBRARY_NOT_FOUND, api.error());
   s->api_ = std::move(api).value();
   Status st = s->initialise();
   if (!st.ok()) return st;
@@ -523,7 +523,7 @@ Status Session::initialise() {
                                       : msg + " (simulator: " + std::string(detail) + ")";
       }
     }
-    return Status::Error(msg, static_cast<int>(r));
+    return Status::Nvml(static_cast<int>(r), msg);
   }
   initialised_ = true;
   return Status::Ok();

@@ -1,14 +1,27 @@
 #include "platform/clock.h"
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 
 namespace gw::platform {
 
-std::string formatRfc3339(std::int64_t ms) {
-  std::int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
-  int rem = static_cast<int>(ms - secs * 1000);
-  std::time_t t = static_cast<std::time_t>(secs);
+std::int64_t wallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t monoMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+std::string formatRfc3339(std::int64_t unix_ms) {
+  // Floor division, so that instants before 1970 keep a 0..999 millisecond part.
+  const std::int64_t secs = unix_ms >= 0 ? unix_ms / 1000 : (unix_ms - 999) / 1000;
+  const int rem = static_cast<int>(unix_ms - secs * 1000);
+  const std::time_t t = static_cast<std::time_t>(secs);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];

@@ -1,24 +1,21 @@
-// The one clock: wall time for what is stored and shown, monotonic time for durations and
-// deadlines, and the one RFC 3339 rendering of a wall time.
+// The one clock. Everything that stamps, schedules or prints time asks here, so that there is one
+// definition of "now" and one text form of a timestamp. (The simulator keeps its own scenario
+// clock: src/sim does not depend on platform/.)
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 
 namespace gw::platform {
 
-inline std::int64_t wallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+// Milliseconds since the Unix epoch: timestamps that are stored, shown or sent.
+std::int64_t wallMs();
 
-inline std::int64_t monoMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+// Milliseconds of CLOCK_MONOTONIC (time since boot, never stepped): durations and deadlines. The
+// kernel log stamps its records on this clock, and std::chrono::steady_clock is this clock too.
+std::int64_t monoMs();
 
-// "2024-05-01T12:00:00.123Z" (UTC, milliseconds).
-std::string formatRfc3339(std::int64_t ms);
+// "2024-05-01T12:00:00.123Z" (RFC 3339, UTC, milliseconds) from milliseconds since the epoch.
+std::string formatRfc3339(std::int64_t unix_ms);
 
 }  // namespace gw::platform

@@ -503,7 +503,7 @@ void Agent::registerRoutes() {
                             {"unit", f.unit},
                             {"value", fv.value},
                             {"timestamp_ms", fv.timestamp_ms},
-                            {"timestamp", formatRfc3339(fv.timestamp_ms)},
+                            {"timestamp", platform::formatRfc3339(fv.timestamp_ms)},
                             {"stale", v->state != collect::GpuState::Up}});
     }
     sendJson(res, json{{"gpu", identityJson(*v, now)}, {"fields", fields}});

@@ -18,6 +18,4 @@ Result<std::int64_t> parseTimeSpec(std::string_view text, std::int64_t now_ms);
 // A query step ("1m", "10s", "500ms"); "0" or "raw" mean every sample (returns 0).
 Result<std::int64_t> parseStepMs(std::string_view text);
 
-using platform::formatRfc3339;
-
 }  // namespace gw::server

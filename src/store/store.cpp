@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "platform/clock.h"
 #include "store/aggregate.h"
 #include "store/store_impl.h"
 
@@ -48,7 +49,7 @@ Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
   impl->opt = options;
   impl->downsample_ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.downsample_step).count();
 
-  auto wdb = Database::open(options.path);
+  auto wdb = Database::open(options.path, "history database");
   if (!wdb) return wdb.status();
   impl->wdb = std::move(wdb.value());
   Database& db = *impl->wdb;
@@ -93,25 +94,25 @@ Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
     GW_STORE_TRY(prepareInto(db, "SELECT id, gpu_uuid, field, rolled_until FROM series ORDER BY id", all));
     GW_STORE_TRY(
         prepareInto(db, "SELECT end_ms FROM chunks WHERE series_id = ?1 ORDER BY start_ms DESC LIMIT 1", last));
-    all.use();
-    while (all.step()) {
-      const auto id = static_cast<SeriesId>(all.int64(0));
-      auto state = std::make_unique<SeriesState>(id, all.text(1), all.text(2));
-      state->rolled_until = all.int64(3);
-      last.use().bind(1, static_cast<int64_t>(id));
-      if (last.step()) state->last_ts = last.int64(0);
-      GW_STORE_TRY(last.status());
+    Query rows = all.use();
+    while (rows.step()) {
+      const auto id = static_cast<SeriesId>(rows.int64(0));
+      auto state = std::make_unique<SeriesState>(id, rows.text(1), rows.text(2));
+      state->rolled_until = rows.int64(3);
+      Query end = last.use();
+      end.bind(1, static_cast<int64_t>(id));
+      if (end.step()) state->last_ts = end.int64(0);
+      GW_STORE_TRY(end.status());
       impl->by_name.emplace(state->gpu_uuid + '\x1f' + state->field, id);
       if (impl->by_id.size() <= id) impl->by_id.resize(id + 1);
       impl->by_id[id] = std::move(state);
     }
-    GW_STORE_TRY(all.status());
+    GW_STORE_TRY(rows.status());
   }
 
-  auto rdb = Database::open(options.path);
+  auto rdb = Database::open(options.path, "history database", {.read_only = true});
   if (!rdb) return rdb.status();
   impl->rdb = std::move(rdb.value());
-  GW_STORE_TRY(impl->rdb->exec("PRAGMA query_only=1"));
   GW_STORE_TRY(prepareInto(*impl->rdb, kScanChunksSql, impl->scan_chunks_r));
   GW_STORE_TRY(prepareInto(*impl->rdb, kScanRollupsSql, impl->scan_rollups_r));
   GW_STORE_TRY(prepareInto(*impl->rdb, "SELECT rolled_until FROM series WHERE id = ?1", impl->get_rolled_r));
@@ -129,9 +130,9 @@ Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
         if (std::chrono::steady_clock::now() >= next_compact) {
           next_compact += im.opt.downsample_step;
           // Leave the collector a flush interval to deliver samples of the step just ended.
-          const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::chrono::system_clock::now().time_since_epoch() - im.opt.flush_interval);
-          s = self->compact(now.count());
+          const int64_t now_ms =
+              platform::wallMs() - std::chrono::duration_cast<std::chrono::milliseconds>(im.opt.flush_interval).count();
+          s = self->compact(now_ms);
         } else {
           s = self->flush();
         }
@@ -185,10 +186,11 @@ Result<SeriesId> Store::series(std::string_view gpu_uuid, std::string_view field
   }
   std::lock_guard write(impl_->write_mu);
   GW_STORE_TRY(impl_->insert_series.use().bind(1, gpu_uuid).bind(2, field).bind(3, kNever).run());
-  Statement& find = impl_->find_series.use().bind(1, gpu_uuid).bind(2, field);
+  Query find = impl_->find_series.use();
+  find.bind(1, gpu_uuid).bind(2, field);
   if (!find.step()) return Status::Error("history store: cannot register series: " + find.status().message());
   const auto id = static_cast<SeriesId>(find.int64(0));
-  find.use();
+  find.finish();
   std::unique_lock lock(impl_->series_mu);
   if (!impl_->by_name.contains(key)) {
     impl_->by_name.emplace(key, id);
@@ -279,12 +281,13 @@ Status Store::Impl::flushLocked() {
   return Status::Ok();
 }
 
-Status Store::Impl::readRaw(Statement& scan, SeriesState& s, int64_t from, int64_t to, std::vector<Sample>& out,
+Status Store::Impl::readRaw(Statement& scan_chunks, SeriesState& s, int64_t from, int64_t to, std::vector<Sample>& out,
                             const std::vector<ChunkRow>& in_memory) const {
   // Disk rows and the in-memory snapshot may hold the same chunk (same start); the copy with
   // more samples is the newer one, so it wins.
   std::vector<ChunkRow> rows = in_memory;
-  scan.use().bind(1, static_cast<int64_t>(s.id)).bind(2, from).bind(3, to);
+  Query scan = scan_chunks.use();
+  scan.bind(1, static_cast<int64_t>(s.id)).bind(2, from).bind(3, to);
   while (scan.step()) {
     ChunkRow r{s.id, scan.int64(0), scan.int64(1), static_cast<uint32_t>(scan.int64(2)), {}};
     if (!overlaps(r, from, to)) continue;
@@ -346,11 +349,8 @@ Result<std::vector<Point>> Store::query(SeriesId id, int64_t since_ms, int64_t u
 
   std::lock_guard read(impl_->read_mu);
   Database& db = *impl_->rdb;
-  GW_STORE_TRY(db.exec("BEGIN"));  // one snapshot for rolled_until, rollups and chunks
-  struct EndRead {
-    Database& db;
-    ~EndRead() { (void)db.exec("COMMIT"); }
-  } end_read{db};
+  Transaction snapshot(db, Transaction::Mode::Read);  // one snapshot for rolled_until, rollups and chunks
+  GW_STORE_TRY(snapshot.begun());
 
   std::vector<Sample> raw;
   if (step_ms == 0) {
@@ -376,13 +376,17 @@ Result<std::vector<Point>> Store::query(SeriesId id, int64_t since_ms, int64_t u
 
   int64_t raw_from = from;
   if (step_ms % impl_->downsample_ms == 0) {
-    Statement& rolled = impl_->get_rolled_r.use().bind(1, static_cast<int64_t>(id));
-    const int64_t rolled_until = rolled.step() ? rolled.int64(0) : kNever;
-    GW_STORE_TRY(rolled.status());
-    rolled.use();
+    int64_t rolled_until = kNever;
+    {
+      Query rolled = impl_->get_rolled_r.use();
+      rolled.bind(1, static_cast<int64_t>(id));
+      if (rolled.step()) rolled_until = rolled.int64(0);
+      GW_STORE_TRY(rolled.status());
+    }
     if (rolled_until > from) {
       const int64_t rollup_to = std::min(to, rolled_until - 1);
-      Statement& scan = impl_->scan_rollups_r.use().bind(1, static_cast<int64_t>(id)).bind(2, from).bind(3, rollup_to);
+      Query scan = impl_->scan_rollups_r.use();
+      scan.bind(1, static_cast<int64_t>(id)).bind(2, from).bind(3, rollup_to);
       while (scan.step()) {
         auto reader = ChunkReader::open(scan.blob(3));
         if (!reader || reader->columns() != kRollupColumns)
@@ -429,11 +433,13 @@ Stats Store::stats() const {
   std::lock_guard read(impl_->read_mu);
   Database& db = *impl_->rdb;
   auto sums = [&](const char* sql, uint64_t& rows, uint64_t& samples, uint64_t& bytes) {
-    auto q = db.prepare(sql);
-    if (q && q->step()) {
-      rows = static_cast<uint64_t>(q->int64(0));
-      samples = static_cast<uint64_t>(q->int64(1));
-      bytes = static_cast<uint64_t>(q->int64(2));
+    auto stmt = db.prepare(sql);
+    if (!stmt) return;
+    Query q = stmt->use();
+    if (q.step()) {
+      rows = static_cast<uint64_t>(q.int64(0));
+      samples = static_cast<uint64_t>(q.int64(1));
+      bytes = static_cast<uint64_t>(q.int64(2));
     }
   };
   uint64_t rollup_chunks = 0;

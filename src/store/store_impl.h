@@ -13,10 +13,15 @@
 #include <vector>
 
 #include "store/chunk_codec.h"
-#include "store/sqlite_db.h"
+#include "platform/sqlite.h"
 #include "store/store.h"
 
 namespace gw::store {
+
+using platform::Database;
+using platform::Query;
+using platform::Statement;
+using platform::Transaction;
 
 // Returns the Status of `expr` from the enclosing function when it is an error.
 #define GW_STORE_TRY(expr)                           \

@@ -67,7 +67,6 @@ TEST(AlertJson, RoundTripsAndFormatsTimes) {
   EXPECT_EQ(b.labels, a.labels);
   EXPECT_EQ(b.gpu_index, 3);
   EXPECT_EQ(b.ends_at_ms, a.ends_at_ms);
-  EXPECT_EQ(rfc3339(1700000000123), "2023-11-14T22:13:20.123Z");
 }
 
 TEST(AlertmanagerPayload, HasV2Shape) {

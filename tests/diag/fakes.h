@@ -22,7 +22,7 @@ struct FakeGpu {
   Clocks clocks{1980, 2619};
   uint64_t reasons = 0;
   EccCounts ecc{};
-  Result<RetiredPages> retired = Status::Error("not supported", kNvmlNotSupported);
+  Result<RetiredPages> retired = Status::Nvml(kNvmlNotSupported, "not supported");
   Result<RowRemap> remap = RowRemap{};
   bool persistence = true;
   bool inforom = true;

@@ -220,7 +220,7 @@ TEST(RunDiag, StragglerAndPowerShortfall) {
 TEST(RunDiag, CudaErrorMidTestIsAFailureWithTheCall) {
   FakeNvml nvml = fleet(1);
   RecordedBackend b(nvml);
-  b.vecadd.insert_or_assign(0, Result<GwVecAddResult>(Status::Error("cudaMalloc(d_a): out of memory", 2)));
+  b.vecadd.insert_or_assign(0, Result<GwVecAddResult>(Status::Error("cudaMalloc(d_a): out of memory")));
   NullProgress p;
   auto r = runDiag(opts(1), nvml, &b, p);
   EXPECT_EQ(r.exitCode(), 1);

@@ -208,15 +208,15 @@ TEST(Verdicts, WatcherFindings) {
 
 TEST(Verdicts, NvmlStateChecks) {
   const auto& t = h100();
-  Status unsupported = Status::Error("Not Supported", kNvmlNotSupported);
+  Status unsupported = Status::Nvml(kNvmlNotSupported, "Not Supported");
   EXPECT_EQ(judgeRetiredPages(0, unsupported, t).verdict, Verdict::Skip);
   EXPECT_EQ(judgeRetiredPages(0, RetiredPages{2, 1, false}, t).verdict, Verdict::Pass);
   EXPECT_EQ(judgeRetiredPages(0, RetiredPages{2, 1, true}, t).verdict, Verdict::Warn);
   EXPECT_EQ(judgeRetiredPages(0, RetiredPages{40, 30, false}, t).verdict, Verdict::Fail);
   // A GPU that stopped answering fails; any other read error only warns.
-  EXPECT_EQ(judgeRetiredPages(0, Status::Error("GPU is lost", 15), t).verdict, Verdict::Fail);
-  EXPECT_EQ(judgeRetiredPages(0, Status::Error("reset required", 16), t).verdict, Verdict::Fail);
-  EXPECT_EQ(judgeRetiredPages(0, Status::Error("unknown error", 999), t).verdict, Verdict::Warn);
+  EXPECT_EQ(judgeRetiredPages(0, Status::Nvml(15, "GPU is lost"), t).verdict, Verdict::Fail);
+  EXPECT_EQ(judgeRetiredPages(0, Status::Nvml(16, "reset required"), t).verdict, Verdict::Fail);
+  EXPECT_EQ(judgeRetiredPages(0, Status::Nvml(999, "unknown error"), t).verdict, Verdict::Warn);
   EXPECT_EQ(judgeRowRemap(0, RowRemap{1, 0, false, false}).verdict, Verdict::Pass);
   EXPECT_EQ(judgeRowRemap(0, RowRemap{0, 1, true, false}).verdict, Verdict::Warn);
   EXPECT_EQ(judgeRowRemap(0, RowRemap{0, 1, false, true}).verdict, Verdict::Fail);
@@ -228,7 +228,7 @@ TEST(Verdicts, NvmlStateChecks) {
   EXPECT_TRUE(mentions(p, "pid 1234 (python) holds 2048 MiB"));
   EXPECT_EQ(judgePersistence(0, false).verdict, Verdict::Warn);
   EXPECT_EQ(judgeInforom(0, false).verdict, Verdict::Fail);
-  EXPECT_EQ(judgeInforom(0, Status::Error("Corrupted infoROM", 14)).verdict, Verdict::Fail);
+  EXPECT_EQ(judgeInforom(0, Status::Nvml(14, "Corrupted infoROM")).verdict, Verdict::Fail);
   EXPECT_EQ(judgePcieLink(0, PcieLink{1, 16, 5, 16}, t).verdict, Verdict::Pass);  // idle
   EXPECT_EQ(judgePcieLink(0, PcieLink{5, 8, 5, 16}, t).verdict, Verdict::Warn);
   EXPECT_EQ(judgePcieLink(0, PcieLink{4, 16, 4, 16}, t).verdict, Verdict::Warn);  // Gen5 card

@@ -171,3 +171,41 @@ TEST(Incidents, OperatorOpenIsNotANewLifetime) {
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->empty());
 }
+
+// The field bug: `gpuwarden incidents resolve` (a second connection) committed while the agent's
+// connection still had a statement mid-read from its last pass; from then on every pass of the
+// agent failed with "cannot commit transaction - SQL statements in progress".
+TEST(Incidents, AgentKeepsWritingAfterAnotherProcessResolves) {
+  const auto dir = freshDir("wedge");
+  auto agent = IncidentStore::open(dir);
+  ASSERT_TRUE(agent.ok()) << agent.error();
+  auto xid = finding("xid", "GPU-5", Severity::Critical, true, 79);
+  auto temp = finding("gpu_temperature", "GPU-5", Severity::Warning, false);
+  auto first = (*agent)->apply({xid, temp}, 1000);
+  ASSERT_TRUE(first.ok()) << first.error();
+  ASSERT_EQ(first->size(), 2u);
+
+  IncidentConfig cli_config;
+  cli_config.new_lifetime = false;
+  {
+    auto cli = IncidentStore::open(dir, cli_config);
+    ASSERT_TRUE(cli.ok()) << cli.error();
+    ASSERT_TRUE((*cli)->resolve((*first)[0].id, 2000).ok());
+  }
+
+  // Passes ten seconds apart so that each one writes (last_seen is written every 10 s).
+  for (int pass = 1; pass <= 5; ++pass) {
+    auto r = (*agent)->apply({xid, temp}, 1000 + pass * 11'000);
+    EXPECT_TRUE(r.ok()) << "pass " << pass << ": " << r.error();
+  }
+  auto ecc = finding("ecc_dbe", "GPU-5", Severity::Critical, true);
+  auto r = (*agent)->apply({xid, temp, ecc}, 70'000);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->size(), 1u);
+
+  auto cli = IncidentStore::open(dir, cli_config);
+  ASSERT_TRUE(cli.ok()) << cli.error();
+  auto stored = (*cli)->get((*r)[0].id);
+  ASSERT_TRUE(stored.has_value()) << "the agent's new incident reached the file";
+  EXPECT_EQ(stored->rule, "ecc_dbe");
+}

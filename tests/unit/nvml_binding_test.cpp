@@ -13,7 +13,7 @@ namespace {
 TEST(NvmlBinding, MissingLibraryIsAClearTypedError) {
   auto s = Session::open({"/nonexistent/libnvidia-ml.so.1"});
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().code(), NVML_ERROR_LIBRARY_NOT_FOUND);
+  EXPECT_EQ(s.status().nvmlCode(), NVML_ERROR_LIBRARY_NOT_FOUND);
   EXPECT_NE(s.error().find("no NVIDIA driver is installed"), std::string::npos) << s.error();
 }
 
@@ -52,8 +52,8 @@ TEST(NvmlBinding, SymbolTheDriverLacksIsUnsupportedNotACrash) {
   ASSERT_TRUE(d.ok());
   auto t = d->temperature();
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.status().code(), NVML_ERROR_FUNCTION_NOT_FOUND);
-  EXPECT_TRUE(isUnsupported(t.status().code()));
+  EXPECT_EQ(t.status().nvmlCode(), NVML_ERROR_FUNCTION_NOT_FOUND);
+  EXPECT_TRUE(isUnsupported(t.status().nvmlCode()));
   EXPECT_NE(t.error().find("nvmlDeviceGetTemperature"), std::string::npos);
   // The inventory still reads what exists.
   auto inv = readInventory(**s, std::chrono::seconds(10));
@@ -83,9 +83,9 @@ TEST(NvmlBinding, ErrorMeaningsNameTheFailure) {
   EXPECT_NE(errorMeaning(NVML_ERROR_DRIVER_NOT_LOADED).find("driver is not loaded"), std::string::npos);
   EXPECT_STREQ(errorName(NVML_ERROR_RESET_REQUIRED), "RESET_REQUIRED");
   Status st = nvmlError(NVML_ERROR_GPU_IS_LOST, "nvmlDeviceGetTemperature");
-  EXPECT_EQ(st.code(), NVML_ERROR_GPU_IS_LOST);
-  EXPECT_TRUE(isLost(st.code()));
-  EXPECT_FALSE(isUnsupported(st.code()));
+  EXPECT_EQ(st.nvmlCode(), NVML_ERROR_GPU_IS_LOST);
+  EXPECT_TRUE(isLost(st.nvmlCode()));
+  EXPECT_FALSE(isUnsupported(st.nvmlCode()));
 }
 
 TEST(NvmlHelpers, BusIdNormalisation) {

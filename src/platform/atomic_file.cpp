@@ -1,0 +1,68 @@
+#include "platform/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace gw::platform {
+namespace {
+
+Status failure(const std::string& path, const std::string& what, int err) {
+  return Status::Errno(err, "cannot write " + path + ": " + what + ": " + std::strerror(err));
+}
+
+}  // namespace
+
+Status writeFileAtomic(const std::string& path, std::string_view bytes, mode_t mode) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  // Unique per process and call: two writers of one file never share a temporary name.
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+                                  std::to_string(counter.fetch_add(1))))
+                              .string();
+
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return failure(path, "cannot create " + tmp, errno);
+  auto abandon = [&](const std::string& what, int err) {
+    ::unlink(tmp.c_str());
+    return failure(path, what, err);
+  };
+
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      return abandon("wrote " + std::to_string(done) + " of " + std::to_string(bytes.size()) + " bytes", err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return abandon("fsync", err);
+  }
+  // Some file systems (NFS) report a failed write only at close.
+  if (::close(fd) != 0) return abandon("close", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return abandon("rename from " + tmp, errno);
+
+  // The rename is durable only once the folder is.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return failure(path, "replaced, but cannot open the folder to sync it", errno);
+  const int rc = ::fsync(dfd);
+  const int err = errno;
+  ::close(dfd);
+  // EINVAL: this file system does not sync folders; the rename is as durable as it can be.
+  if (rc != 0 && err != EINVAL) return failure(path, "replaced, but cannot sync the folder " + dir.string(), err);
+  return Status::Ok();
+}
+
+}  // namespace gw::platform

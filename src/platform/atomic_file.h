@@ -1,0 +1,20 @@
+// Whole-file replacement that a crash or a concurrent reader can never see half done.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace gw::platform {
+
+// Replaces (or creates) `path` with `bytes`: writes a temporary file in the same folder, checks
+// that every byte was written, fsyncs it, renames it over `path` and fsyncs the folder, so the
+// file holds the old bytes or the new ones, also after a power cut. `mode` is as for open(2)
+// (the umask applies). On failure the temporary file is removed, `path` is untouched, and the
+// Status (origin Errno) names the path and the reason. Not for logs that grow by appending.
+Status writeFileAtomic(const std::string& path, std::string_view bytes, mode_t mode = 0644);
+
+}  // namespace gw::platform

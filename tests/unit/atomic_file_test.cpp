@@ -1,0 +1,98 @@
+// Whole-file replacement: the new bytes or the old ones, never a mix, and errors that say where.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "../support/temp_dir.h"
+#include "platform/atomic_file.h"
+
+namespace gw::platform {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t entries(const std::string& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
+TEST(AtomicFile, CreatesAndReplacesWithNoTemporaryLeftBehind) {
+  testsupport::TempDir dir;
+  const std::string path = dir.file("position.json");
+  ASSERT_TRUE(writeFileAtomic(path, "{\"seq\":1}\n").ok());
+  EXPECT_EQ(slurp(path), "{\"seq\":1}\n");
+  std::string big(1 << 20, 'x');
+  ASSERT_TRUE(writeFileAtomic(path, big).ok());
+  EXPECT_EQ(slurp(path), big);
+  ASSERT_TRUE(writeFileAtomic(path, "").ok());
+  EXPECT_EQ(slurp(path), "");
+  EXPECT_EQ(entries(dir.path()), 1u) << "only the file itself";
+}
+
+TEST(AtomicFile, UsesTheModeUnderTheUmask) {
+  testsupport::TempDir dir;
+  const std::string path = dir.file("secret.json");
+  const mode_t old = ::umask(022);
+  Status s = writeFileAtomic(path, "x", 0600);
+  Status t = writeFileAtomic(dir.file("public.json"), "x", 0666);
+  ::umask(old);
+  ASSERT_TRUE(s.ok() && t.ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(dir.file("public.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
+TEST(AtomicFile, AMissingFolderIsReportedWithThePathAndTheReason) {
+  testsupport::TempDir dir;
+  const std::string path = dir.file("no/such/folder/state.json");
+  Status s = writeFileAtomic(path, "x");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(std::strerror(ENOENT)), std::string::npos) << s.message();
+  EXPECT_EQ(s.errnoCode(), ENOENT);
+}
+
+TEST(AtomicFile, AFailedRenameLeavesTheOldFileAndNoTemporary) {
+  testsupport::TempDir dir;
+  // A folder where the file should go: the rename fails after the data was written.
+  const std::string path = dir.file("report.json");
+  std::filesystem::create_directories(path + "/inside");
+  Status s = writeFileAtomic(path, "new");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("rename"), std::string::npos) << s.message();
+  EXPECT_TRUE(std::filesystem::is_directory(path + "/inside"));
+  EXPECT_EQ(entries(dir.path()), 1u) << "the temporary file was removed";
+}
+
+TEST(AtomicFile, AReadOnlyFolderIsReported) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes into read-only folders";
+  testsupport::TempDir dir;
+  const std::string ro = dir.file("ro");
+  std::filesystem::create_directories(ro);
+  ASSERT_TRUE(writeFileAtomic(ro + "/state.json", "old").ok());
+  ::chmod(ro.c_str(), 0555);
+  Status s = writeFileAtomic(ro + "/state.json", "new");
+  ::chmod(ro.c_str(), 0755);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.errnoCode(), EACCES);
+  EXPECT_NE(s.message().find(ro + "/state.json"), std::string::npos) << s.message();
+  EXPECT_EQ(slurp(ro + "/state.json"), "old");
+}
+
+}  // namespace
+}  // namespace gw::platform
