@@ -149,9 +149,9 @@ void addQuery(CLI::App& app, Run& run) {
             fields::ReadContext ctx{*s, d, i};
             for (const auto* f : selected) {
               // A GPU that cannot even be opened still has its index; every other value is unknown.
-              std::string v = dev || f->key == "index"            ? fields::formatForSmi(*f, ctx, units)
+              std::string v = dev || f->key == "index"                ? fields::formatForSmi(*f, ctx, units)
                               : nvml::isLost(dev.status().nvmlCode()) ? "[GPU is lost]"
-                                                                  : "[Unknown Error]";
+                                                                      : "[Unknown Error]";
               if (v == "[GPU is lost]" || v == "[Unknown Error]") row.error = true;
               row.values.push_back(std::move(v));
             }
