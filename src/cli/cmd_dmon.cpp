@@ -126,6 +126,7 @@ void addDmon(CLI::App& app, Run& run) {
     }
     const GpuSelection sel = parseSelection(o->ids);
     std::vector<std::pair<unsigned, nvml::Device>> gpus;
+    std::vector<char> unopened;  // per entry of gpus: stalled before it could be opened
     {
       // Opened in parallel under the call deadline; a GPU that does not answer is shown stalled.
       auto opened = platform::runEachWithDeadline<std::pair<bool, nvml::Device>>(
@@ -142,8 +143,9 @@ void addDmon(CLI::App& app, Run& run) {
           },
           kCallDeadline);
       for (unsigned i = 0; i < *count; ++i) {
-        if (opened[i] ? opened[i]->first : sel.empty() || sel.matches(i, "", ""))
-          gpus.emplace_back(i, opened[i] ? opened[i]->second : nvml::Device());
+        if (!(opened[i] ? opened[i]->first : sel.empty() || sel.matches(i, "", ""))) continue;
+        gpus.emplace_back(i, opened[i] ? opened[i]->second : nvml::Device());
+        unopened.push_back(!opened[i]);
       }
     }
     if (gpus.empty()) {
@@ -177,7 +179,7 @@ void addDmon(CLI::App& app, Run& run) {
       };
       auto reads = platform::runEachWithDeadline<Read>(
           gpus.size(),
-          [gpus, cols, inflight](std::size_t g) {
+          [gpus, cols, inflight, unopened](std::size_t g) {
             Read r;
             // Still inside the call that stalled it last round: do not pile another thread on it.
             if ((*inflight)[g].exchange(true)) {
@@ -195,7 +197,7 @@ void addDmon(CLI::App& app, Run& run) {
               if (!v && nvml::isLost(v.status().nvmlCode())) r.error = "lost";
               r.values.push_back(v ? std::optional<double>(*v * c->scale) : std::nullopt);
             }
-            if (!d.valid()) r.error = "lost";
+            if (!d.valid()) r.error = unopened[g] ? "stalled" : "lost";
             if (auto u = d.valid() ? d.utilization() : Result<nvmlUtilization_t>(Status::Error("lost")); u)
               r.util = u->gpu;
             (*inflight)[g] = false;

@@ -31,6 +31,15 @@ struct GpuIdentity {
   std::string mig_profile;       // "1g.10gb", MIG only
   unsigned gpu_instance_id = 0;  // MIG only
   unsigned compute_instance_id = 0;
+
+  // What tells this GPU apart everywhere (rules, incidents): its UUID, or "index:N" for a GPU that
+  // never answered with one (lost, or stalled, before it could be identified).
+  std::string key() const { return uuid.empty() ? "index:" + std::to_string(index) : uuid; }
+  // Whether `gpu_uuid`/`gpu_index`, as a finding or an incident records them, name this GPU.
+  bool names(const std::string& gpu_uuid, int gpu_index) const {
+    return uuid.empty() ? gpu_uuid.empty() && gpu_index >= 0 && static_cast<unsigned>(gpu_index) == index
+                        : gpu_uuid == uuid;
+  }
 };
 
 struct FieldValue {

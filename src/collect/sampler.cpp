@@ -383,7 +383,16 @@ Status Sampler::enumerate(bool threads) {
   const auto until = Clock::now() + config_.call_deadline;
   for (auto& w : workers) {
     std::unique_lock lock(w->mu);
-    w->identified_cv.wait_until(lock, until, [&] { return w->identified; });
+    if (w->identified_cv.wait_until(lock, until, [&] { return w->identified; })) continue;
+    // Still inside its first call: stalled from the start, so that nothing else asks it now.
+    w->stalled = true;
+    w->stalled_reason =
+        "no answer from NVML within " + std::to_string(config_.call_deadline.count()) + " ms while identifying the GPU";
+    for (auto& v : w->published) {
+      v.version = nextViewVersion();
+      v.state = GpuState::Stalled;
+      v.state_reason = w->stalled_reason;
+    }
   }
 
   AgentStats stats;

@@ -70,8 +70,12 @@ Status NvmlEventSource::registerAll() {
     std::lock_guard lock(mu_);
     st.lost = stats_.lost;
   }
-  std::vector<int> registered, unsupported;
+  std::vector<int> registered, unsupported, skipped;
   for (unsigned i = 0; i < *count; ++i) {
+    if (opt_.skip && opt_.skip(i)) {
+      skipped.push_back(static_cast<int>(i));
+      continue;
+    }
     auto dev = session_.deviceByIndex(i);
     if (!dev.ok()) {
       if (nvml::isLost(dev.status().nvmlCode()) &&
@@ -125,6 +129,7 @@ Status NvmlEventSource::registerAll() {
   std::lock_guard lock(mu_);
   stats_.registered = std::move(registered);
   stats_.unsupported = std::move(unsupported);
+  stats_.skipped = std::move(skipped);
   stats_.lost = std::move(st.lost);
   return Status::Ok();
 }

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -31,6 +32,9 @@ struct NvmlEventSourceOptions {
   // When a wait answers "timeout" much sooner than asked (the simulator's manual clock does),
   // sleep this long before waiting again, so the thread does not spin.
   unsigned idle_ms = 20;
+  // GPUs not to register now (the caller knows them stalled: every call on a hung GPU blocks for
+  // as long as the hang, and registration must not). Listed in stats as skipped.
+  std::function<bool(unsigned index)> skip;
 };
 
 struct NvmlEventSourceStats {
@@ -40,6 +44,7 @@ struct NvmlEventSourceStats {
   std::vector<int> registered;   // GPU indices in the event set
   std::vector<int> lost;         // GPU indices dropped as lost
   std::vector<int> unsupported;  // GPU indices that support none of the wanted types
+  std::vector<int> skipped;      // GPU indices the caller asked to leave out (stalled)
 };
 
 class NvmlEventSource {

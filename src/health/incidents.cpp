@@ -403,7 +403,12 @@ std::vector<std::pair<collect::GpuIdentity, HealthState>> IncidentStore::healthS
   std::vector<std::pair<collect::GpuIdentity, HealthState>> out;
   for (const auto& v : views) {
     if (v.id.is_mig) continue;
-    HealthState h = healthOf(v.id.uuid);
+    HealthState h = HealthState::Healthy;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [k, i] : live_)
+        if (v.id.names(i.gpu_uuid, i.gpu_index)) h = worstOf(h, fromSeverity(i.severity));
+    }
     if ((v.state == collect::GpuState::Down || v.state == collect::GpuState::Stalled) &&
         rank(h) < rank(HealthState::Unknown))
       h = HealthState::Unknown;

@@ -227,7 +227,7 @@ std::vector<const fields::Field*> RuleEngine::requiredFields() {
 }
 
 RuleEngine::GpuState& RuleEngine::gpu(const collect::GpuIdentity& id) {
-  auto it = by_uuid_.find(id.uuid);
+  auto it = by_uuid_.find(id.key());
   if (it != by_uuid_.end()) {
     it->second->id = id;
     return *it->second;
@@ -235,7 +235,7 @@ RuleEngine::GpuState& RuleEngine::gpu(const collect::GpuIdentity& id) {
   gpus_.push_back(std::make_unique<GpuState>());
   GpuState* g = gpus_.back().get();
   g->id = id;
-  by_uuid_[id.uuid] = g;
+  by_uuid_[id.key()] = g;
   return *g;
 }
 
@@ -264,7 +264,7 @@ void RuleEngine::observe(const std::vector<collect::GpuView>& views, std::int64_
   std::vector<std::pair<GpuState*, const collect::GpuView*>> seen;
   int visible = 0;
   for (const auto& v : views) {
-    if (v.id.is_mig || v.id.uuid.empty()) continue;
+    if (v.id.is_mig) continue;
     ++visible;
     GpuState& g = gpu(v.id);
     g.state = v.state;
@@ -398,7 +398,7 @@ Finding RuleEngine::makeFinding(const GpuState* g, const std::string& rule, cons
   f.action = cur.cond.action;
   f.evidence = cur.cond.evidence;
   f.kb_id = cur.cond.kb_id ? *cur.cond.kb_id : std::string(r ? r->info.kb_id : "");
-  f.key = rule + "|" + (g ? g->id.uuid : std::string("node"));
+  f.key = rule + "|" + (g ? g->id.key() : std::string("node"));
   f.sticky = cur.cond.sticky ? *cur.cond.sticky : r && r->info.sticky;
   f.since_ms = cur.since;
   return f;

@@ -100,12 +100,12 @@ json healthVerdict(const std::vector<collect::GpuView>& views, const std::vector
     HealthState st = HealthState::Healthy;
     if (states) {
       for (const auto& [id, s] : *states)
-        if (id.uuid == v.id.uuid) st = s;
+        if (id.key() == v.id.key()) st = s;
     }
     json fj = json::array();
     HealthState from_findings = HealthState::Healthy;
     for (const auto& f : findings) {
-      if (f.gpu_uuid != v.id.uuid) continue;
+      if (!v.id.names(f.gpu_uuid, f.gpu_index)) continue;
       fj.push_back(findingJson(f));
       from_findings = health::worstOf(from_findings, stateOfSeverity(f.severity));
     }
@@ -126,8 +126,9 @@ json healthVerdict(const std::vector<collect::GpuView>& views, const std::vector
   }
   json node = json::array();
   for (const auto& f : findings) {
-    bool matched = std::any_of(views.begin(), views.end(),
-                               [&](const collect::GpuView& v) { return !v.id.is_mig && v.id.uuid == f.gpu_uuid; });
+    bool matched = std::any_of(views.begin(), views.end(), [&](const collect::GpuView& v) {
+      return !v.id.is_mig && v.id.names(f.gpu_uuid, f.gpu_index);
+    });
     if (matched) continue;
     node.push_back(findingJson(f));
     overall = health::worstOf(overall, stateOfSeverity(f.severity));

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "node/health_json.h"
 #include "nvml/nvml.h"
 #include "platform/clock.h"
+#include "platform/deadline.h"
 #include "platform/fs_root.h"
 #include "platform/log.h"
 
@@ -70,6 +72,11 @@ Status Monitor::startSampler() {
 std::shared_ptr<collect::Sampler> Monitor::sampler() const {
   std::lock_guard l(sampler_mu_);
   return sampler_;
+}
+
+std::chrono::milliseconds Monitor::callDeadline() const {
+  std::lock_guard l(sampler_mu_);
+  return opt_.sampler.call_deadline;
 }
 
 std::string Monitor::samplerError() const {
@@ -197,10 +204,18 @@ void Monitor::pollEvents() {
   }
   auto session = s->session();
   if (!session) return;
+  // GPUs that do not answer now are left out of the event set (registering one would block for
+  // as long as it hangs) and added once they answer again.
+  std::set<unsigned> not_up;
+  for (const auto& v : s->snapshot())
+    if (!v.id.is_mig && v.state != collect::GpuState::Up) not_up.insert(v.id.index);
   std::lock_guard l(nvml_mu_);
   const bool fresh = session != nvml_session_ || stats.nvml_reinits != nvml_reinits_;
   const bool broken = nvml_source_ && !nvml_source_->healthy();
-  if (nvml_source_ && !fresh && !broken) return;
+  bool recovered = false;
+  if (nvml_source_)
+    for (int i : nvml_source_->stats().skipped) recovered = recovered || !not_up.count(static_cast<unsigned>(i));
+  if (nvml_source_ && !fresh && !broken && !recovered) return;
   if (!fresh && std::chrono::steady_clock::now() < nvml_retry_) return;
   if (nvml_source_) {
     if (broken) logLine("warning", "NVML events stopped: " + nvml_source_->lastError() + "; restarting");
@@ -209,7 +224,9 @@ void Monitor::pollEvents() {
   }
   nvml_session_ = session;
   nvml_reinits_ = stats.nvml_reinits;
-  auto src = std::make_unique<events::NvmlEventSource>(*nvml_session_, in_);
+  events::NvmlEventSourceOptions eo;
+  eo.skip = [not_up](unsigned index) { return not_up.count(index) > 0; };
+  auto src = std::make_unique<events::NvmlEventSource>(*nvml_session_, in_, eo);
   if (Status st = src->start(); !st) {
     if (!nvml_error_logged_) logLine("warning", "NVML events unavailable: " + st.message() + " (retrying every 10 s)");
     nvml_error_logged_ = true;
@@ -217,7 +234,11 @@ void Monitor::pollEvents() {
     return;
   }
   nvml_error_logged_ = false;
-  logLine("info", "NVML events: " + std::to_string(src->stats().registered.size()) + " GPUs registered");
+  // A source that left GPUs out is renewed (at most every 10 s) until they are back.
+  nvml_retry_ = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto es = src->stats();
+  logLine("info", "NVML events: " + std::to_string(es.registered.size()) + " GPUs registered" +
+                      (es.skipped.empty() ? "" : ", " + std::to_string(es.skipped.size()) + " not answering left out"));
   nvml_source_ = std::move(src);
 }
 
@@ -258,16 +279,26 @@ void Monitor::tick(std::int64_t now_ms, bool processes) {
         session.reset();
       }
       if (session) {
-        for (const auto& v : views) {
-          if (v.id.is_mig || v.state != collect::GpuState::Up) continue;
-          auto dev = session->deviceByIndex(v.id.index);
-          if (!dev) continue;
-          auto procs = dev->computeProcesses();
-          if (!procs) continue;
-          std::vector<health::ProcessSample> ps;
-          for (const auto& p : *procs) ps.push_back({p.pid, p.used_bytes});
-          engine_->observeProcesses(v.id.index, ps, now_ms);
-        }
+        // Each GPU's process list under the call deadline: a GPU that starts hanging must not
+        // hold up the health evaluation of the others.
+        std::vector<unsigned> up;
+        for (const auto& v : views)
+          if (!v.id.is_mig && v.state == collect::GpuState::Up) up.push_back(v.id.index);
+        using Procs = std::optional<std::vector<health::ProcessSample>>;
+        auto lists = platform::runEachWithDeadline<Procs>(
+            up.size(),
+            [session, up](std::size_t k) -> Procs {
+              auto dev = session->deviceByIndex(up[k]);
+              if (!dev) return std::nullopt;
+              auto procs = dev->computeProcesses();
+              if (!procs) return std::nullopt;
+              std::vector<health::ProcessSample> ps;
+              for (const auto& p : *procs) ps.push_back({p.pid, p.used_bytes});
+              return ps;
+            },
+            callDeadline());
+        for (std::size_t k = 0; k < up.size(); ++k)
+          if (lists[k] && *lists[k]) engine_->observeProcesses(up[k], **lists[k], now_ms);
       }
     }
   }

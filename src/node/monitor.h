@@ -98,6 +98,7 @@ class Monitor {
  private:
   explicit Monitor(MonitorOptions options);
   Status startSampler();
+  std::chrono::milliseconds callDeadline() const;
   void run();
   void pollSampler();  // retry NVML, follow driver and GPU state changes
   void pollEvents();   // (re)start the NVML event source on a new session

@@ -2,6 +2,8 @@
 // or a GPU has fallen off the bus.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <regex>
 
 #include "gw_run.h"
@@ -67,6 +69,39 @@ TEST(Scenario, UnknownScenarioNameIsAUsageError) {
   EXPECT_EQ(r.code, 2) << describe(r);
   EXPECT_NE(r.err.find("unknown scenario 'dgx-h900'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("dgx-h100"), std::string::npos) << "lists the known ones: " << r.err;
+}
+
+// Every NVML call on GPU 5 blocks for 30 s from t=10 s: each command shows GPU 5 stalled after the
+// 2 s call deadline, the other GPUs answer, and the command exits 1 at once instead of waiting
+// out the hang (the exit through _Exit leaves the stuck thread inside NVML alone).
+TEST(HungGpu, CommandsShowItStalledAndDoNotWaitForIt) {
+  std::map<std::string, std::string> during{{"GPUWARDEN_SIM_START", "15"}};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto q = runGw({"--simulate", "fault-hang", "query", "--query-gpu=index,temperature.gpu", "--format=csv,noheader"},
+                 during, std::chrono::milliseconds(25000));
+  EXPECT_EQ(q.code, 1) << describe(q);
+  auto lines = q.lines();
+  ASSERT_EQ(lines.size(), 8u) << q.out;
+  EXPECT_EQ(lines[5], "5, [N/A]");
+  for (int i : {0, 1, 2, 3, 4, 6, 7})
+    EXPECT_TRUE(std::regex_match(lines[i], std::regex(std::to_string(i) + ", [0-9]+"))) << lines[i];
+  // Well inside one 30 s hang: the command did not wait for it.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+
+  auto d = runGw({"--simulate", "fault-hang", "--json", "discovery"}, during, std::chrono::milliseconds(25000));
+  EXPECT_EQ(d.code, 1) << describe(d);
+  auto j = d.json();
+  EXPECT_EQ(j["gpus"][5]["state"], "stalled") << j["gpus"][5].dump(2);
+  EXPECT_EQ(j["gpus"][4]["state"], "ok");
+
+  auto dm =
+      runGw({"--simulate", "fault-hang", "dmon", "-c", "2", "-d", "0.2"}, during, std::chrono::milliseconds(25000));
+  EXPECT_EQ(dm.code, 1) << describe(dm);
+  EXPECT_NE(dm.out.find("<- GPU stalled"), std::string::npos) << dm.out;
+
+  auto pm = runGw({"--simulate", "fault-hang", "pmon", "-c", "1"}, during, std::chrono::milliseconds(25000));
+  EXPECT_EQ(pm.code, 1) << describe(pm);
+  EXPECT_NE(pm.out.find("5 GPU stalled"), std::string::npos) << pm.out;
 }
 
 TEST(LostGpu, LostGpuShowsAsLostWhileTheOthersAnswer) {

@@ -31,5 +31,35 @@ TEST(HealthCli, NoNvmlExitsThree) {
   EXPECT_NE(r.out.find("unknown"), std::string::npos) << describe(r);
 }
 
+// A GPU already lost when the check starts (it fell off the bus at t=30 s): it has no UUID to be
+// known by, and must still be judged, by its index — not crash the check, not read as "unknown".
+TEST(HealthCli, GpuLostBeforeTheCheckStartsIsFatal) {
+  auto r = runGw({"--json", "health", "--standalone", "--simulate", "fault-gpu-lost", "--seconds", "1"},
+                 {{"GPUWARDEN_SIM_START", "40"}}, 20000ms);
+  EXPECT_EQ(r.code, 2) << describe(r);
+  auto j = r.json();
+  EXPECT_EQ(j["status"], "fatal") << j.dump(2);
+  const auto& g3 = j["gpus"][3];
+  EXPECT_EQ(g3["index"], 3);
+  EXPECT_EQ(g3["gpu_state"], "lost");
+  EXPECT_EQ(g3["state"], "fatal") << g3.dump(2);
+  ASSERT_FALSE(g3["findings"].empty()) << g3.dump(2);
+  EXPECT_EQ(g3["findings"][0]["rule"], "gpu_lost");
+  EXPECT_TRUE(j["node_findings"].empty()) << "the lost GPU's finding belongs to GPU 3, not the node";
+  for (int i : {0, 1, 2, 4, 5, 6, 7}) EXPECT_EQ(j["gpus"][i]["state"], "healthy") << i;
+}
+
+// Every call on GPU 5 blocks for 30 s (t=10..70 s): the check still answers within seconds, with
+// GPU 5 unknown (stalled) and the others judged.
+TEST(HealthCli, HungGpuDoesNotHoldUpTheCheck) {
+  auto r = runGw({"--json", "health", "--standalone", "--simulate", "fault-hang", "--seconds", "1"},
+                 {{"GPUWARDEN_SIM_START", "25"}}, 20000ms);
+  EXPECT_EQ(r.code, 3) << describe(r);  // unknown: one GPU could not be judged
+  auto j = r.json();
+  EXPECT_EQ(j["gpus"][5]["gpu_state"], "stalled") << j.dump(2);
+  EXPECT_EQ(j["gpus"][5]["state"], "unknown");
+  EXPECT_EQ(j["gpus"][0]["state"], "healthy");
+}
+
 }  // namespace
 }  // namespace gw::test
