@@ -20,27 +20,29 @@ struct Dispatcher::Worker {
 };
 
 Result<std::unique_ptr<Dispatcher>> Dispatcher::create(DispatcherConfig config) {
+  if (config.work_dir.empty()) config.work_dir = std::filesystem::path(config.queue_path).parent_path().string();
   std::error_code ec;
-  std::filesystem::create_directories(config.data_dir, ec);
+  std::filesystem::create_directories(config.work_dir, ec);
   std::vector<std::unique_ptr<Sink>> sinks;
   for (auto& sc : config.sinks) {
     if (sc.name.empty()) sc.name = toString(sc.type);
-    sinks.push_back(makeSink(sc, config.data_dir));
+    sinks.push_back(makeSink(sc, config.work_dir));
   }
   return create(std::move(config), std::move(sinks));
 }
 
 Result<std::unique_ptr<Dispatcher>> Dispatcher::create(DispatcherConfig config,
                                                        std::vector<std::unique_ptr<Sink>> sinks) {
-  if (config.data_dir.empty()) return Status::Error("alert dispatcher: no data directory");
+  if (config.queue_path.empty()) return Status::Error("alert dispatcher: no queue path");
+  const auto folder = std::filesystem::path(config.queue_path).parent_path();
   std::error_code ec;
-  std::filesystem::create_directories(config.data_dir, ec);
-  if (ec) return Status::Error("alert dispatcher: " + config.data_dir + ": " + ec.message());
+  std::filesystem::create_directories(folder, ec);
+  if (ec) return Status::Error("alert dispatcher: " + folder.string() + ": " + ec.message());
   for (std::size_t i = 0; i < sinks.size(); ++i)
     for (std::size_t k = 0; k < i; ++k)
       if (sinks[i]->name() == sinks[k]->name())
         return Status::Error("alert dispatcher: two sinks named " + sinks[i]->name());
-  auto q = DiskQueue::open((std::filesystem::path(config.data_dir) / "alerts.db").string());
+  auto q = DiskQueue::open(config.queue_path);
   if (!q.ok()) return q.status();
   return std::unique_ptr<Dispatcher>(new Dispatcher(std::move(config), std::move(q).value(), std::move(sinks)));
 }

@@ -20,7 +20,8 @@
 namespace gw::alert {
 
 struct DispatcherConfig {
-  std::string data_dir;  // holds alerts.db (the queue) and temporary files of the command sink
+  std::string queue_path;  // the on-disk queue (node::DataDir::alertsDb())
+  std::string work_dir;    // temporary files of the command sink (the queue's folder when empty)
   std::vector<SinkConfig> sinks;
   // An alert with the same id and state is not resent within this interval.
   std::chrono::milliseconds repeat_interval{std::chrono::hours(4)};

@@ -22,7 +22,7 @@ constexpr int kExitFailed = 1;
 Result<std::unique_ptr<health::IncidentStore>> openStore(const std::string& dir) {
   health::IncidentConfig config;
   config.new_lifetime = false;  // an operator looking is not an agent start
-  auto s = health::IncidentStore::open(dir, config);
+  auto s = health::IncidentStore::open(node::DataDir(dir).incidentsDb(), config);
   if (!s)
     return Status::Error("cannot open the incidents in " + dir + ": " + s.error() +
                          " (give --data-dir, and run as a user who may write there)");

@@ -74,9 +74,7 @@ KmsgSourceStats KmsgSource::stats() const {
   return stats_;
 }
 
-std::string KmsgSource::statePath() const {
-  return opt_.state_dir.empty() ? std::string() : opt_.state_dir + "/kmsg-position.json";
-}
+std::string KmsgSource::statePath() const { return opt_.position_path; }
 
 std::string KmsgSource::bootId() const {
   auto r = root_.readLine("/proc/sys/kernel/random/boot_id");

@@ -10,7 +10,7 @@
 //
 // Position kept across restarts: with a state directory, the last kmsg sequence number (device,
 // plus the boot id so that a reboot starts over) or the byte offset and inode (plain file) is
-// written to <state_dir>/kmsg-position.json after every batch. On restart records with a sequence
+// written to position_path (node::DataDir::kmsgPosition()) after every batch. On restart records with a sequence
 // number ≤ the saved one are skipped; a plain file resumes at the saved offset unless it shrank
 // or was replaced, in which case it is read from the start.
 //
@@ -41,9 +41,9 @@ namespace gw::events {
 using BusIdLookup = std::function<std::pair<int, std::string>(const std::string& bus_id)>;
 
 struct KmsgSourceOptions {
-  std::string state_dir;   // where the position is kept; empty: not kept
-  BusIdLookup lookup;      // may be empty
-  unsigned poll_ms = 200;  // how often a plain file is checked for growth; device poll timeout
+  std::string position_path;  // the file the position is kept in; empty: not kept
+  BusIdLookup lookup;         // may be empty
+  unsigned poll_ms = 200;     // how often a plain file is checked for growth; device poll timeout
   std::size_t keep_malformed = 10;
 };
 

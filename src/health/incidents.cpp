@@ -143,10 +143,9 @@ void bindIncident(platform::Query& q, const Incident& i) {
 
 HealthState worstOf(HealthState a, HealthState b) { return rank(a) >= rank(b) ? a : b; }
 
-Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::string& data_dir, IncidentConfig config) {
+Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::string& path, IncidentConfig config) {
   std::error_code ec;
-  std::filesystem::create_directories(data_dir, ec);
-  const std::string path = (std::filesystem::path(data_dir) / "incidents.db").string();
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::unique_ptr<IncidentStore> s(new IncidentStore());
   s->config_ = config;
   auto db = platform::Database::open(path, "incident database");

@@ -59,8 +59,9 @@ struct IncidentConfig {
 
 class IncidentStore {
  public:
-  // Opens (creating) <data_dir>/incidents.db; counts a new agent lifetime when config says so.
-  static Result<std::unique_ptr<IncidentStore>> open(const std::string& data_dir, IncidentConfig config = {});
+  // Opens (creating) the database at `path` (node::DataDir::incidentsDb()); counts a new agent
+  // lifetime when config says so.
+  static Result<std::unique_ptr<IncidentStore>> open(const std::string& path, IncidentConfig config = {});
   ~IncidentStore();
   IncidentStore(const IncidentStore&) = delete;
   IncidentStore& operator=(const IncidentStore&) = delete;

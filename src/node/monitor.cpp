@@ -24,7 +24,7 @@ Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
   if (!m->opt_.data_dir.empty()) {
     const DataDir dir(m->opt_.data_dir);
     if (Status st = dir.create(); !st) return st;
-    auto inc = health::IncidentStore::open(dir.root());
+    auto inc = health::IncidentStore::open(dir.incidentsDb());
     if (!inc) return Status::Error("incident store: " + inc.error());
     m->incidents_ = std::move(inc).value();
     lo.persist_path = dir.eventsLog();
@@ -109,7 +109,7 @@ void Monitor::start() {
   }
   if (!opt_.data_dir.empty()) {
     events::KmsgSourceOptions ko;
-    ko.state_dir = DataDir(opt_.data_dir).root();
+    ko.position_path = DataDir(opt_.data_dir).kmsgPosition();
     ko.lookup = [this](const std::string& bus_id) -> std::pair<int, std::string> {
       auto s = sampler();
       if (!s) return {-1, ""};

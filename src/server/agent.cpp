@@ -181,7 +181,7 @@ Status Agent::start() {
   mo.interval = cfg.fast_interval;
   if (!cfg.alerts.sinks.empty()) {
     alert::DispatcherConfig dc;
-    dc.data_dir = cfg.data_dir;
+    dc.queue_path = dir.alertsDb();
     dc.sinks = cfg.alerts.sinks;
     dc.repeat_interval = cfg.alerts.effectiveRepeatInterval();
     char host[256] = {};

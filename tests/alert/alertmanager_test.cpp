@@ -143,7 +143,7 @@ TEST(Alertmanager, DeliversAndSurvivesAlertmanagerRestart) {
   ASSERT_TRUE(am.start()) << am.log();
 
   DispatcherConfig cfg;
-  cfg.data_dir = dir + "/queue";
+  cfg.queue_path = dir + "/queue/alerts.db";
   cfg.retry_initial = 50ms;
   cfg.retry_max = 300ms;
   SinkConfig s;

@@ -41,7 +41,7 @@ Alert makeAlert(int n, const std::string& rule = "GpuTemperatureHigh") {
 
 DispatcherConfig webhookConfig(const std::string& dir, int port, int rate = 1000) {
   DispatcherConfig c;
-  c.data_dir = dir;
+  c.queue_path = dir + "/alerts.db";
   c.retry_initial = 20ms;
   c.retry_max = 200ms;
   SinkConfig s;
@@ -271,7 +271,7 @@ TEST(CommandSink, RunsProgramWithEnvAndFile) {
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   ::setenv("OUT_FILE", out.c_str(), 1);
   DispatcherConfig c;
-  c.data_dir = dir.path() + "/data";
+  c.queue_path = dir.path() + "/data/alerts.db";
   c.retry_initial = 20ms;
   SinkConfig s;
   s.type = SinkConfig::Type::command;
@@ -303,7 +303,7 @@ TEST(CommandSink, RunsProgramWithEnvAndFile) {
   EXPECT_EQ(nlohmann::json::parse(file_line)["gpu_uuid"], "GPU-4");
   // The temporary file is removed after the run.
   int left = 0;
-  for (const auto& e : std::filesystem::directory_iterator(c.data_dir))
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/data"))
     if (e.path().filename().string().rfind("alert-", 0) == 0) ++left;
   EXPECT_EQ(left, 0);
 }
@@ -318,7 +318,7 @@ TEST(CommandSink, FailingCommandIsRetriedUntilItSucceeds) {
   }
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   DispatcherConfig c;
-  c.data_dir = dir.path() + "/data";
+  c.queue_path = dir.path() + "/data/alerts.db";
   c.retry_initial = 20ms;
   c.retry_max = 100ms;
   SinkConfig s;

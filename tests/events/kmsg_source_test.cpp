@@ -31,7 +31,7 @@ class KmsgSourceTest : public ::testing::Test {
     std::filesystem::create_directories(root_.path() + "/dev");
     kmsg_ = root_.path() + "/dev/kmsg";
     appendFile(kmsg_, "");
-    opt_.state_dir = state_.path();
+    opt_.position_path = state_.path() + "/kmsg-position.json";
     opt_.poll_ms = 10;
     opt_.lookup = [](const std::string& bus) -> std::pair<int, std::string> {
       if (bus == "00000000:3B:00.0") return {2, "GPU-two"};

@@ -103,7 +103,7 @@ Outcome runScenario(const Spec& spec) {
   }
 
   RuleEngine engine({}, (dir / "root").string());
-  auto store = IncidentStore::open((dir / "data").string());
+  auto store = IncidentStore::open((dir / "data" / "incidents.db").string());
   EXPECT_TRUE(store.ok());
   const std::int64_t t0 = 1'700'000'000'000;
   for (double t = spec.step_s; t <= spec.duration_s + 1e-9; t += spec.step_s) {

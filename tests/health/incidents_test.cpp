@@ -38,7 +38,7 @@ Finding finding(const std::string& rule, const std::string& uuid, Severity s, bo
 }  // namespace
 
 TEST(Incidents, OpenAutoResolveAndSticky) {
-  auto s = IncidentStore::open(freshDir("a"), {.grace_ms = 60'000});
+  auto s = IncidentStore::open(freshDir("a") + "/incidents.db", {.grace_ms = 60'000});
   ASSERT_TRUE(s.ok()) << s.error();
   auto& st = **s;
   auto temp = finding("gpu_temperature", "GPU-1", Severity::Warning, false);
@@ -61,7 +61,7 @@ TEST(Incidents, OpenAutoResolveAndSticky) {
 }
 
 TEST(Incidents, AcknowledgeResolveMarkHealthy) {
-  auto s = IncidentStore::open(freshDir("b"));
+  auto s = IncidentStore::open(freshDir("b") + "/incidents.db");
   ASSERT_TRUE(s.ok());
   auto& st = **s;
   auto r = st.apply(
@@ -91,7 +91,7 @@ TEST(Incidents, PersistAcrossReopenAndEscalateRecurringXid) {
   const auto dir = freshDir("c");
   std::int64_t firstId = 0;
   {
-    auto s = IncidentStore::open(dir);
+    auto s = IncidentStore::open(dir + "/incidents.db");
     ASSERT_TRUE(s.ok());
     auto r = (*s)->apply({finding("xid", "GPU-9", Severity::Critical, true, 48),
                           finding("gpu_temperature", "GPU-9", Severity::Warning, false)},
@@ -100,7 +100,7 @@ TEST(Incidents, PersistAcrossReopenAndEscalateRecurringXid) {
     EXPECT_FALSE((*r)[0].escalated);
   }
   {
-    auto s = IncidentStore::open(dir);
+    auto s = IncidentStore::open(dir + "/incidents.db");
     ASSERT_TRUE(s.ok());
     auto& st = **s;
     EXPECT_EQ(st.unresolved().size(), 2u) << "open incidents survive the restart";
@@ -110,7 +110,7 @@ TEST(Incidents, PersistAcrossReopenAndEscalateRecurringXid) {
     ASSERT_TRUE(st.markHealthy("GPU-9", 6000).ok());
   }
   {
-    auto s = IncidentStore::open(dir);  // a third lifetime: the Xid comes back after a reboot
+    auto s = IncidentStore::open(dir + "/incidents.db");  // a third lifetime: the Xid comes back after a reboot
     auto& st = **s;
     EXPECT_TRUE(st.unresolved().empty());
     auto r = st.apply({finding("xid", "GPU-9", Severity::Critical, true, 48)}, 9000);
@@ -139,7 +139,7 @@ TEST(Incidents, ContextSnapshotFromRuleEngine) {
     set("ecc_dbe_volatile", 0);
     e.observe({v}, 10'000 + s * 1000);
   }
-  auto s = IncidentStore::open(freshDir("d"));
+  auto s = IncidentStore::open(freshDir("d") + "/incidents.db");
   auto r = (*s)->apply({finding("gpu_temperature", "GPU-7", Severity::Warning, false)}, 129'000, &e);
   ASSERT_EQ(r->size(), 1u);
   auto j = nlohmann::json::parse((*r)[0].context_json);
@@ -153,7 +153,7 @@ TEST(Incidents, OperatorOpenIsNotANewLifetime) {
   const auto dir = freshDir("lifetime");
   std::int64_t agentBoot = 0;
   {
-    auto s = IncidentStore::open(dir);
+    auto s = IncidentStore::open(dir + "/incidents.db");
     ASSERT_TRUE(s.ok());
     agentBoot = (*s)->bootId();
     ASSERT_TRUE((*s)->apply({finding("xid", "GPU-7", Severity::Critical, true, 48)}, 1000).ok());
@@ -161,12 +161,12 @@ TEST(Incidents, OperatorOpenIsNotANewLifetime) {
   IncidentConfig look;
   look.new_lifetime = false;
   for (int i = 0; i < 3; ++i) {
-    auto s = IncidentStore::open(dir, look);
+    auto s = IncidentStore::open(dir + "/incidents.db", look);
     ASSERT_TRUE(s.ok());
     EXPECT_EQ((*s)->bootId(), agentBoot) << "`gpuwarden incidents` must not count as an agent start";
   }
   // The same Xid again in the agent's same lifetime merges; it is not a recurrence after a reboot.
-  auto s = IncidentStore::open(dir, look);
+  auto s = IncidentStore::open(dir + "/incidents.db", look);
   auto r = (*s)->apply({finding("xid", "GPU-7", Severity::Critical, true, 48)}, 2000);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->empty());
@@ -177,7 +177,7 @@ TEST(Incidents, OperatorOpenIsNotANewLifetime) {
 // agent failed with "cannot commit transaction - SQL statements in progress".
 TEST(Incidents, AgentKeepsWritingAfterAnotherProcessResolves) {
   const auto dir = freshDir("wedge");
-  auto agent = IncidentStore::open(dir);
+  auto agent = IncidentStore::open(dir + "/incidents.db");
   ASSERT_TRUE(agent.ok()) << agent.error();
   auto xid = finding("xid", "GPU-5", Severity::Critical, true, 79);
   auto temp = finding("gpu_temperature", "GPU-5", Severity::Warning, false);
@@ -188,7 +188,7 @@ TEST(Incidents, AgentKeepsWritingAfterAnotherProcessResolves) {
   IncidentConfig cli_config;
   cli_config.new_lifetime = false;
   {
-    auto cli = IncidentStore::open(dir, cli_config);
+    auto cli = IncidentStore::open(dir + "/incidents.db", cli_config);
     ASSERT_TRUE(cli.ok()) << cli.error();
     ASSERT_TRUE((*cli)->resolve((*first)[0].id, 2000).ok());
   }
@@ -203,7 +203,7 @@ TEST(Incidents, AgentKeepsWritingAfterAnotherProcessResolves) {
   ASSERT_TRUE(r.ok()) << r.error();
   ASSERT_EQ(r->size(), 1u);
 
-  auto cli = IncidentStore::open(dir, cli_config);
+  auto cli = IncidentStore::open(dir + "/incidents.db", cli_config);
   ASSERT_TRUE(cli.ok()) << cli.error();
   auto stored = (*cli)->get((*r)[0].id);
   ASSERT_TRUE(stored.has_value()) << "the agent's new incident reached the file";
