@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/agent_link.h"
 #include "cli/commands.h"
 #include "cli/stack_facts.h"
 #include "cli/diag_nvml_impl.h"
@@ -105,10 +106,20 @@ bool resolveIds(nvml::Session& s, const std::string& spec, std::vector<int>& out
   return true;
 }
 
-// Keeps the JSON report with the agent: <data_dir>/diag/<UTC timestamp>-r<level>.json (served by
-// the agent at /api/v1/diag). A data directory that is missing or not writable is skipped with a
-// note: diag works without an agent.
+// Keeps the JSON report with the agent (served at /api/v1/diag): handed to the agent that owns
+// the data folder over its control socket, or, with no agent, written there under the folder's
+// lock. A data folder that is missing or not writable is skipped with a note: diag works without
+// an agent.
 void storeReport(const diag::DiagReport& report, const std::string& data_dir) {
+  const nlohmann::json doc = diag::toJson(report);
+  auto reply = askAgent(data_dir, "diag.store", nlohmann::json{{"report", doc}});
+  if (reply.reached) {
+    if (!reply.error.empty() || !reply.body.value("ok", false))
+      std::cerr << "note: report not stored ("
+                << (reply.error.empty() ? reply.body.value("error", std::string("the agent refused")) : reply.error)
+                << ")\n";
+    return;
+  }
   namespace fs = std::filesystem;
   std::error_code ec;
   if (data_dir.empty() || !fs::is_directory(data_dir, ec) || ::access(data_dir.c_str(), W_OK | X_OK) != 0) {
@@ -116,18 +127,13 @@ void storeReport(const diag::DiagReport& report, const std::string& data_dir) {
               << " missing or not writable; give --data-dir)\n";
     return;
   }
-  const fs::path dir = node::DataDir(data_dir).diagReports();
-  fs::create_directories(dir, ec);
-  if (ec || ::access(dir.c_str(), W_OK | X_OK) != 0) {
-    std::cerr << "note: report not stored (" << dir.string() << " not writable)\n";
+  auto lock = lockWithoutAgent(data_dir);
+  if (!lock) {
+    std::cerr << "note: report not stored (" << lock.error() << ")\n";
     return;
   }
-  const std::int64_t now = platform::wallMs();
-  fs::path path = dir / node::DataDir::diagReportName(now, report.level);
-  for (int n = 2; fs::exists(path, ec) && n < 1000; ++n)
-    path = dir / node::DataDir::diagReportName(now, report.level, n);
-  if (Status s = platform::writeFileAtomic(path.string(), diag::toJson(report).dump(2) + "\n"); !s.ok())
-    std::cerr << "note: report not stored (" << s.message() << ")\n";
+  auto name = node::DataDir(data_dir).storeDiagReport(doc.dump(2) + "\n", report.level, platform::wallMs());
+  if (!name) std::cerr << "note: report not stored (" << name.error() << ")\n";
 }
 
 }  // namespace

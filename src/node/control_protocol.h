@@ -19,7 +19,7 @@
 namespace gw::node::control {
 
 inline constexpr int kProtocolVersion = 1;
-inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+inline constexpr std::size_t kMaxRequestBytes = 1024 * 1024;  // a diag report fits
 inline constexpr std::size_t kMaxReplyBytes = 16 * 1024 * 1024;
 inline constexpr int kMaxDepth = 64;
 

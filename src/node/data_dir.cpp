@@ -1,5 +1,7 @@
 #include "node/data_dir.h"
 
+#include "platform/atomic_file.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -59,6 +61,17 @@ std::optional<DataDir::DiagReportName> DataDir::parseDiagReportName(const std::s
   return DiagReportName{t.substr(0, 4) + "-" + t.substr(4, 2) + "-" + t.substr(6, 2) + "T" + t.substr(9, 2) + ":" +
                             t.substr(11, 2) + ":" + t.substr(13, 2) + "Z",
                         m[2].str()[0] - '0'};
+}
+
+Result<std::string> DataDir::storeDiagReport(const std::string& json_text, int level, std::int64_t wall_ms) const {
+  const std::filesystem::path dir = diagReports();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Error("cannot create " + dir.string() + ": " + ec.message());
+  std::string name = diagReportName(wall_ms, level);
+  for (int n = 2; std::filesystem::exists(dir / name, ec) && n < 1000; ++n) name = diagReportName(wall_ms, level, n);
+  if (Status st = platform::writeFileAtomic((dir / name).string(), json_text, 0640); !st) return st;
+  return name;
 }
 
 std::string runtimeDir() {

@@ -35,6 +35,9 @@ class DataDir {
   };
   // Only names of that shape (anything else in the folder is not a report).
   static std::optional<DiagReportName> parseDiagReportName(const std::string& file);
+  // Writes a report (JSON text) atomically under a fresh name; returns the name. The caller owns
+  // the folder: the agent, or a CLI holding the lock.
+  Result<std::string> storeDiagReport(const std::string& json_text, int level, std::int64_t wall_ms) const;
   // Held (flock, exclusive) by the agent for its whole life and by a CLI that changes the folder
   // while no agent runs, so that the two never write at once.
   std::string lockFile() const { return root_ + "/.lock"; }

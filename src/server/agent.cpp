@@ -679,6 +679,18 @@ json Agent::control(const std::string& op, const json& args, const control::Peer
              {"sources", {{"kernel_log", monitor_->kernelLogFollowed()}, {"nvml", monitor_->nvmlEventsHealthy()}}},
              {"events", arr}});
   }
+  if (op == "diag.store") {
+    // `gpuwarden diag` hands its report to the owner of the folder instead of writing behind it.
+    if (!args.contains("report") || !args["report"].is_object() || !args["report"].contains("level") ||
+        !args["report"]["level"].is_number_integer())
+      return control::errorReply("args.report must be a diag report (an object with an integer level)", "bad_request");
+    const int level = args["report"]["level"].get<int>();
+    if (level < 1 || level > 3) return control::errorReply("report level must be 1, 2 or 3", "bad_request");
+    auto name = node::DataDir(config().data_dir).storeDiagReport(args["report"].dump(2) + "\n", level, wallMs());
+    if (!name) return control::errorReply(name.error());
+    logLine("info", "diag report " + *name + " stored for " + peer.describe());
+    return control::okReply(json{{"name", *name}});
+  }
   if (op.starts_with("incidents.")) {
     health::IncidentStore* store = monitor_->incidents();
     if (!store) return control::errorReply("this agent keeps no incidents", "failed");

@@ -1,7 +1,7 @@
 // The agent's control socket (node/control_protocol.h): a unix stream socket in the runtime
 // folder, mode 0660, group `gpuwarden` when that group exists, through which the CLI changes what
 // the agent owns. One thread accepts and answers connections one at a time; each connection has a
-// 2 s budget to send its request, which is bounded to 64 KiB and 64 levels of nesting.
+// 2 s budget to send its request, which is bounded to 1 MiB and 64 levels of nesting.
 #pragma once
 
 #include <atomic>

@@ -253,6 +253,14 @@ TEST(DiagStore, ReportIsStoredAndServed) {
   EXPECT_EQ(json::parse(one.body), stored);
   EXPECT_EQ(httpGet(port, "/api/v1/diag/20200101T000000Z-r1.json").status, 404);
   EXPECT_EQ(httpGet(port, "/api/v1/diag/..%2Fincidents.db").status, 404);
+
+  // With the agent running, the report goes through it (the owner of the folder) and shows at once.
+  auto d2 = runCli("--simulate dgx-h100 diag -r 1 --data-dir " + data);
+  ASSERT_TRUE(d2.first == 0 || d2.first == 1) << d2.second;
+  EXPECT_NE(proc->log().find("diag report "), std::string::npos) << proc->log();
+  EXPECT_NE(proc->log().find(" stored for uid "), std::string::npos) << proc->log();
+  auto list2 = json::parse(httpGet(port, "/api/v1/diag").body);
+  EXPECT_EQ(list2["reports"].size(), 2u) << list2.dump(2);
   proc->signal(SIGTERM);
   EXPECT_TRUE(proc->wait(10s).has_value());
 }

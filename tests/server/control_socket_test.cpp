@@ -19,11 +19,19 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
+// The socket the agent logged; the line follows "listening on", so wait for it.
 std::string socketOf(const AgentProcess& a) {
-  std::smatch m;
-  const std::string log = a.log();
-  static const std::regex re("control socket ([^ \n]+)");
-  return std::regex_search(log, m, re) ? m[1].str() : std::string();
+  static const std::regex re("control socket ([^ \n]+)\n");
+  std::string path;
+  eventually(
+      [&] {
+        std::smatch m;
+        const std::string log = a.log();
+        if (std::regex_search(log, m, re)) path = m[1].str();
+        return !path.empty();
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(20));
+  return path;
 }
 
 // Sends raw bytes on the socket and returns the reply line ("" when the agent closed without one).
@@ -168,13 +176,14 @@ TEST(ControlSocket, MalformedRequestsGetAnErrorAndTheAgentStaysUp) {
   a.start("dgx-h100", "0");
   ASSERT_GT(a.port, 0) << a.proc->log();
   const std::string sock = socketOf(*a.proc);
+  ASSERT_FALSE(sock.empty()) << a.proc->log();
   auto code = [](const std::string& reply) {
     auto j = json::parse(reply, nullptr, false);
     return j.is_object() && j.value("ok", true) == false ? j.value("code", std::string()) : "not an error: " + reply;
   };
   EXPECT_EQ(code(rawRequest(sock, "not json\n")), "bad_request");
   EXPECT_EQ(code(rawRequest(sock, "[1,2]\n")), "bad_request");
-  EXPECT_EQ(code(rawRequest(sock, std::string(100000, '[') + "\n")), "bad_request");  // over the size limit
+  EXPECT_EQ(code(rawRequest(sock, std::string(2 << 20, '[') + "\n")), "bad_request");  // over the size limit
   EXPECT_EQ(code(rawRequest(sock, std::string(1000, '[') + std::string(1000, ']') + "\n")), "bad_request");  // depth
   EXPECT_EQ(code(rawRequest(sock, R"({"op":"nope"})"
                                   "\n")),
