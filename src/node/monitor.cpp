@@ -284,21 +284,25 @@ void Monitor::tick(std::int64_t now_ms, bool processes) {
         std::vector<unsigned> up;
         for (const auto& v : views)
           if (!v.id.is_mig && v.state == collect::GpuState::Up) up.push_back(v.id.index);
-        using Procs = std::optional<std::vector<health::ProcessSample>>;
+        struct Procs {
+          bool read = false;  // NVML answered (an empty list is an answer)
+          std::vector<health::ProcessSample> list;
+        };
         auto lists = platform::runEachWithDeadline<Procs>(
             up.size(),
-            [session, up](std::size_t k) -> Procs {
+            [session, up](std::size_t k) {
+              Procs out;
               auto dev = session->deviceByIndex(up[k]);
-              if (!dev) return std::nullopt;
+              if (!dev) return out;
               auto procs = dev->computeProcesses();
-              if (!procs) return std::nullopt;
-              std::vector<health::ProcessSample> ps;
-              for (const auto& p : *procs) ps.push_back({p.pid, p.used_bytes});
-              return ps;
+              if (!procs) return out;
+              out.read = true;
+              for (const auto& p : *procs) out.list.push_back({p.pid, p.used_bytes});
+              return out;
             },
             callDeadline());
         for (std::size_t k = 0; k < up.size(); ++k)
-          if (lists[k] && *lists[k]) engine_->observeProcesses(up[k], **lists[k], now_ms);
+          if (lists[k] && lists[k]->read) engine_->observeProcesses(up[k], lists[k]->list, now_ms);
       }
     }
   }
