@@ -69,6 +69,21 @@ Result<json> parseBounded(std::string_view text, int max_depth) {
   }
 }
 
+std::string sendAll(int fd, std::string_view data, Clock::time_point end) {
+  std::size_t sent = 0;
+  while (sent < data.size()) {
+    ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return std::strerror(errno);
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, remainingMs(end)) <= 0) return "not taken within the deadline";
+  }
+  return {};
+}
+
 json okReply(json result) { return json{{"ok", true}, {"result", std::move(result)}}; }
 
 json errorReply(const std::string& message, const std::string& code) {
@@ -118,23 +133,9 @@ Reply call(const std::string& socket_path, const json& request, std::chrono::mil
               ", neither root nor this user";
     return r;
   }
-  std::string out = request.dump() + "\n";
-  std::size_t sent = 0;
-  while (sent < out.size()) {
-    ssize_t n = ::send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno != EAGAIN && errno != EINTR) {
-      r.error = std::string("sending to the agent: ") + std::strerror(errno);
-      return r;
-    }
-    pollfd p{fd, POLLOUT, 0};
-    if (::poll(&p, 1, remainingMs(end)) <= 0) {
-      r.error = "the agent did not take the request within the deadline";
-      return r;
-    }
+  if (std::string why = sendAll(fd, request.dump() + "\n", end); !why.empty()) {
+    r.error = "sending to the agent: " + why;
+    return r;
   }
   std::string in;
   char buf[65536];

@@ -36,6 +36,10 @@ Result<Peer> peerOf(int fd);
 // Parses one JSON document, refusing nesting deeper than max_depth (nlohmann's parser recurses).
 Result<nlohmann::json> parseBounded(std::string_view text, int max_depth = kMaxDepth);
 
+// Writes all of `data` to a non-blocking socket before `end`: an empty string when done, else why
+// not (the peer went away, or the deadline passed). Both ends of the protocol send with it.
+std::string sendAll(int fd, std::string_view data, std::chrono::steady_clock::time_point end);
+
 nlohmann::json okReply(nlohmann::json result = nlohmann::json::object());
 // code: a stable word scripts can test ("bad_request", "not_found", "unknown_op", "failed").
 nlohmann::json errorReply(const std::string& message, const std::string& code = "failed");

@@ -169,19 +169,9 @@ void ControlServer::serve(int fd) {
       reply = control::errorReply(std::string("bad arguments: ") + e.what(), "bad_request");
     }
   }
-  std::string out = reply.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  const auto wend = Clock::now() + kReplyBudget;
-  std::size_t sent = 0;
-  while (sent < out.size()) {
-    ssize_t n = ::send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno != EAGAIN && errno != EINTR) return;
-    pollfd p{fd, POLLOUT, 0};
-    if (::poll(&p, 1, remainingMs(wend)) <= 0) return;
-  }
+  // A client that does not read its reply within the budget is given up on.
+  (void)control::sendAll(fd, reply.dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+                         Clock::now() + kReplyBudget);
 }
 
 }  // namespace gw::server
