@@ -61,7 +61,7 @@ class FakeNvml : public DiagNvml {
   Result<EccCounts> ecc(int g) override {
     EccCounts e = gpus[g].ecc;
     std::lock_guard lk(*reads_mu);
-    if (eccReads[g]++ > 1 && gpus[g].dbeDuringTest) e.volatileDbe = gpus[g].dbeDuringTest;
+    if (eccReads[g]++ > 1 && gpus[g].dbeDuringTest) e.volatile_dbe = gpus[g].dbeDuringTest;
     return e;
   }
   Result<RetiredPages> retiredPages(int g) override { return gpus[g].retired; }
