@@ -169,7 +169,7 @@ TEST(RunDiag, MemtestErrorFailsOnlyThatGpu) {
 TEST(RunDiag, NewXidDuringTestsFailsTheGpu) {
   FakeNvml nvml = fleet(2);
   nvml.gpus[0].xid = 48;
-  nvml.gpus[0].pollsBeforeXid = 1;  // appears on the second poll: during the first GPU step
+  nvml.gpus[0].polls_before_xid = 1;  // appears on the second poll: during the first GPU step
   RecordedBackend b(nvml);
   NullProgress p;
   auto r = runDiag(opts(1), nvml, &b, p);
@@ -184,8 +184,8 @@ TEST(RunDiag, NewXidDuringTestsFailsTheGpu) {
 
 TEST(RunDiag, DbeAndOverheatDuringTests) {
   FakeNvml nvml = fleet(2);
-  nvml.gpus[0].dbeDuringTest = 1;
-  nvml.gpus[1].tempDuringTest = 95;
+  nvml.gpus[0].dbe_during_test = 1;
+  nvml.gpus[1].temp_during_test = 95;
   RecordedBackend b(nvml);
   NullProgress p;
   auto r = runDiag(opts(2), nvml, &b, p);
@@ -196,7 +196,7 @@ TEST(RunDiag, DbeAndOverheatDuringTests) {
 
 TEST(RunDiag, StragglerAndPowerShortfall) {
   FakeNvml nvml = fleet(4);
-  nvml.gpus[3].powerDraw = 300;  // cannot reach 85 % of 700 W
+  nvml.gpus[3].power_draw = 300;  // cannot reach 85 % of 700 W
   RecordedBackend b(nvml);
   GwGemmResult slow{};
   slow.precision = GW_GEMM_FP16;

@@ -37,8 +37,8 @@ TEST(Verdicts, HostBandwidthAgainstTheLink) {
   auto width = judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, narrowed, h100());
   EXPECT_EQ(width.verdict, Verdict::Fail);
   EXPECT_TRUE(mentions(width, "x8 of x16"));
-  PcieLink lowGen{4, 16, 5, 16};
-  EXPECT_EQ(judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, lowGen, h100()).verdict, Verdict::Warn);
+  PcieLink low_gen{4, 16, 5, 16};
+  EXPECT_EQ(judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, low_gen, h100()).verdict, Verdict::Warn);
   auto unknown = judgeHostBandwidth(0, GwBandwidthResult{1, 1, 5, 5, 0, 0}, PcieLink{}, h100());
   EXPECT_EQ(unknown.verdict, Verdict::Pass);
   auto err = judgeHostBandwidth(0, Status::Error("cudaMemcpyAsync: unspecified launch failure"), gen5, h100());
@@ -163,8 +163,8 @@ TEST(Verdicts, TargetedPower) {
   EXPECT_EQ(judgeTargetedPower(0, r, ok, t).verdict, Verdict::Pass);
   PowerRun low{700, 595, 540, 560, 20, ""};
   EXPECT_EQ(judgeTargetedPower(0, r, low, t).verdict, Verdict::Warn);
-  PowerRun veryLow{700, 595, 300, 320, 20, ""};
-  auto f = judgeTargetedPower(0, r, veryLow, t);
+  PowerRun very_low{700, 595, 300, 320, 20, ""};
+  auto f = judgeTargetedPower(0, r, very_low, t);
   EXPECT_EQ(f.verdict, Verdict::Fail);
   EXPECT_NE(f.action.find("power cable"), std::string::npos);
   PowerRun unread{700, 595, 0, 0, 0, "power draw: not supported"};
