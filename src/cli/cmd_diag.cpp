@@ -172,10 +172,10 @@ void addDiag(CLI::App& app, Run& run) {
       run.exit_code = kExitUsage;
       return;
     }
-    if (dur->count() > 0) opt.durationSeconds = *duration;
-    opt.thresholdsPath = *thresholds;
+    if (dur->count() > 0) opt.duration_seconds = *duration;
+    opt.thresholds_path = *thresholds;
     Context& ctx = run.ctx;
-    opt.deploymentChecks = [&ctx, s]() { return deploymentChecks(ctx, *s); };
+    opt.deployment_checks = [&ctx, s]() { return deploymentChecks(ctx, *s); };
     installStopHandlers();
     opt.cancelled = [] { return stopRequested(); };
 

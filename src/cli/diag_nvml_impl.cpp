@@ -75,15 +75,15 @@ Result<diag::PcieLink> DiagNvmlImpl::pcieLink(int gpu) {
   if (!gen) return normalise(gen.status());
   auto width = d.pcieWidth();
   if (!width) return normalise(width.status());
-  auto maxGen = d.pcieMaxGen();
-  if (!maxGen) return normalise(maxGen.status());
-  auto maxWidth = d.pcieMaxWidth();
-  if (!maxWidth) return normalise(maxWidth.status());
+  auto max_gen = d.pcieMaxGen();
+  if (!max_gen) return normalise(max_gen.status());
+  auto max_width = d.pcieMaxWidth();
+  if (!max_width) return normalise(max_width.status());
   diag::PcieLink l;
-  l.curGen = static_cast<int>(*gen);
-  l.curWidth = static_cast<int>(*width);
-  l.maxGen = static_cast<int>(*maxGen);
-  l.maxWidth = static_cast<int>(*maxWidth);
+  l.cur_gen = static_cast<int>(*gen);
+  l.cur_width = static_cast<int>(*width);
+  l.max_gen = static_cast<int>(*max_gen);
+  l.max_width = static_cast<int>(*max_width);
   return l;
 }
 
@@ -184,7 +184,7 @@ Result<std::vector<diag::GpuProcess>> DiagNvmlImpl::computeProcesses(int gpu) {
   for (const auto& p : *v) {
     diag::GpuProcess g;
     g.pid = p.pid;
-    g.usedBytes = p.used_bytes;
+    g.used_bytes = p.used_bytes;
     if (auto n = s_.processName(p.pid)) g.name = *n;
     out.push_back(std::move(g));
   }
@@ -209,8 +209,8 @@ Result<int> DiagNvmlImpl::nvlinkActiveLinks(int gpu) {
 std::vector<diag::XidEvent> DiagNvmlImpl::pollXids() {
   std::vector<diag::XidEvent> out;
   const auto& api = s_.api();
-  if (!watchArmed_) {
-    watchArmed_ = true;
+  if (!watch_armed_) {
+    watch_armed_ = true;
     if (!api.nvmlEventSetCreate || !api.nvmlDeviceRegisterEvents || !api.nvmlEventSetWait_v2) return out;
     if (api.nvmlEventSetCreate(&events_) != NVML_SUCCESS) {
       events_ = nullptr;

@@ -40,7 +40,7 @@ class DiagNvmlImpl : public diag::DiagNvml {
   nvml::Session& s_;
   std::vector<nvml::Device> devices_;  // by index; invalid until first looked up
   nvmlEventSet_t events_ = nullptr;
-  bool watchArmed_ = false;
+  bool watch_armed_ = false;
 };
 
 }  // namespace gw::cli

@@ -26,9 +26,9 @@ std::string cudaPartBuildPath() {
 #endif
 }
 
-std::vector<std::string> cudaPartCandidates(const std::string& explicitPath) {
+std::vector<std::string> cudaPartCandidates(const std::string& explicit_path) {
   std::vector<std::string> c;
-  if (!explicitPath.empty()) return {explicitPath};
+  if (!explicit_path.empty()) return {explicit_path};
   if (const char* env = std::getenv("GPUWARDEN_CUDA_PART"); env && *env) return {env};
   char exe[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -64,7 +64,7 @@ namespace {
 
 class CudaPartBackend : public GpuBackend {
  public:
-  explicit CudaPartBackend(const std::string& explicitPath) { open(explicitPath); }
+  explicit CudaPartBackend(const std::string& explicit_path) { open(explicit_path); }
 
   BackendState state() const override { return state_; }
   std::string reason() const override { return reason_; }
@@ -93,10 +93,10 @@ class CudaPartBackend : public GpuBackend {
   Result<GwVecAddResult> vectorAdd(int dev, size_t n) override {
     return call<GwVecAddResult>([&](auto* o, GwError* e) { return fn_.gwcuda_vector_add(dev, n, o, e); });
   }
-  Result<GwMemtestResult> memtest(int dev, double fraction, unsigned patterns, double minSeconds,
+  Result<GwMemtestResult> memtest(int dev, double fraction, unsigned patterns, double min_seconds,
                                   const ProgressFn& progress) override {
     return call<GwMemtestResult>([&](auto* o, GwError* e) {
-      return fn_.gwcuda_memtest(dev, fraction, patterns, minSeconds, &CudaPartBackend::onProgress,
+      return fn_.gwcuda_memtest(dev, fraction, patterns, min_seconds, &CudaPartBackend::onProgress,
                                 const_cast<ProgressFn*>(&progress), o, e);
     });
   }
@@ -114,9 +114,9 @@ class CudaPartBackend : public GpuBackend {
                                   const_cast<ProgressFn*>(&progress), o, e);
     });
   }
-  Result<GwTriadResult> streamTriad(int dev, size_t bytesPerArray, int iterations) override {
+  Result<GwTriadResult> streamTriad(int dev, size_t bytes_per_array, int iterations) override {
     return call<GwTriadResult>(
-        [&](auto* o, GwError* e) { return fn_.gwcuda_stream_triad(dev, bytesPerArray, iterations, o, e); });
+        [&](auto* o, GwError* e) { return fn_.gwcuda_stream_triad(dev, bytes_per_array, iterations, o, e); });
   }
   Result<GwPowerResult> targetedPower(int dev, double seconds, int precision, const PowerControlFn& control) override {
     return call<GwPowerResult>([&](auto* o, GwError* e) {
@@ -135,47 +135,47 @@ class CudaPartBackend : public GpuBackend {
     return *fn ? (*fn)(f) : 1.0;
   }
 
-  void open(const std::string& explicitPath) {
-    auto candidates = cudaPartCandidates(explicitPath);
-    std::string lastError;
-    std::string triedFound;
+  void open(const std::string& explicit_path) {
+    auto candidates = cudaPartCandidates(explicit_path);
+    std::string last_error;
+    std::string tried_found;
     for (const auto& path : candidates) {
       std::error_code ec;
       if (!std::filesystem::exists(path, ec)) continue;
       auto lib = platform::DynamicLibrary::open(path);
       if (!lib.ok()) {
-        lastError = path + ": " + lib.error();
+        last_error = path + ": " + lib.error();
         continue;
       }
       lib_ = std::move(lib).value();
-      triedFound = path;
+      tried_found = path;
       break;
     }
     if (!lib_.isOpen()) {
-      if (lastError.empty() && !builtWithCudaPart()) {
+      if (last_error.empty() && !builtWithCudaPart()) {
         state_ = BackendState::BuiltWithoutCuda;
         reason_ = "built without CUDA";
       } else {
         state_ = BackendState::PartNotLoadable;
-        reason_ = lastError.empty() ? "CUDA part libgpuwarden-cuda.so not found (set "
-                                      "GPUWARDEN_CUDA_PART)"
-                                    : "CUDA part not loadable: " + lastError;
+        reason_ = last_error.empty() ? "CUDA part libgpuwarden-cuda.so not found (set "
+                                       "GPUWARDEN_CUDA_PART)"
+                                     : "CUDA part not loadable: " + last_error;
       }
       return;
     }
-#define GW_RESOLVE(name)                                                     \
-  fn_.name = reinterpret_cast<decltype(&::name)>(lib_.symbol(#name));        \
-  if (!fn_.name) {                                                           \
-    state_ = BackendState::PartNotLoadable;                                  \
-    reason_ = "CUDA part " + triedFound + " lacks " #name " (stale build?)"; \
-    return;                                                                  \
+#define GW_RESOLVE(name)                                                      \
+  fn_.name = reinterpret_cast<decltype(&::name)>(lib_.symbol(#name));         \
+  if (!fn_.name) {                                                            \
+    state_ = BackendState::PartNotLoadable;                                   \
+    reason_ = "CUDA part " + tried_found + " lacks " #name " (stale build?)"; \
+    return;                                                                   \
   }
     GW_PART_FUNCTIONS(GW_RESOLVE)
 #undef GW_RESOLVE
     int v = fn_.gwcuda_abi_version();
     if (v != GWCUDA_ABI_VERSION) {
       state_ = BackendState::PartNotLoadable;
-      reason_ = "CUDA part " + triedFound + " has ABI version " + std::to_string(v) + ", expected " +
+      reason_ = "CUDA part " + tried_found + " has ABI version " + std::to_string(v) + ", expected " +
                 std::to_string(GWCUDA_ABI_VERSION);
       return;
     }
@@ -192,7 +192,7 @@ class CudaPartBackend : public GpuBackend {
       reason_ = "CUDA cannot initialise: " + describeError(e);
     } else {
       state_ = BackendState::Ready;
-      reason_ = "ready (" + triedFound + ", " + std::to_string(count_) + " device(s))";
+      reason_ = "ready (" + tried_found + ", " + std::to_string(count_) + " device(s))";
     }
   }
 
@@ -209,8 +209,8 @@ class CudaPartBackend : public GpuBackend {
 
 }  // namespace
 
-std::unique_ptr<GpuBackend> openCudaBackend(const std::string& explicitPath) {
-  return std::make_unique<CudaPartBackend>(explicitPath);
+std::unique_ptr<GpuBackend> openCudaBackend(const std::string& explicit_path) {
+  return std::make_unique<CudaPartBackend>(explicit_path);
 }
 
 }  // namespace gw::diag

@@ -24,28 +24,28 @@
 namespace gw::diag {
 
 struct DiagOptions {
-  int level = 1;                          // -r
-  std::vector<int> gpus;                  // -i, NVML indices; empty = every GPU
-  std::optional<double> durationSeconds;  // --duration: total of the timed tests
-  std::string thresholdsPath;             // --thresholds FILE; empty = the built-in table
-  std::string gemmPrecision = "fp16";     // fp32 | tf32 | fp16 | bf16 (GEMM burn, power load)
-  double watchIntervalSeconds = 1.0;      // watcher sampling period during GPU tests
-  std::string cudaPartPath;               // explicit libgpuwarden-cuda.so (when backend is null)
+  int level = 1;                           // -r
+  std::vector<int> gpus;                   // -i, NVML indices; empty = every GPU
+  std::optional<double> duration_seconds;  // --duration: total of the timed tests
+  std::string thresholds_path;             // --thresholds FILE; empty = the built-in table
+  std::string gemm_precision = "fp16";     // fp32 | tf32 | fp16 | bf16 (GEMM burn, power load)
+  double watch_interval_seconds = 1.0;     // watcher sampling period during GPU tests
+  std::string cuda_part_path;              // explicit libgpuwarden-cuda.so (when backend is null)
 
   // The r1 "deployment" step: the doctor's checks, supplied by the CLI (node-wide checks,
   // gpu = -1). Unset: the step is reported as skipped.
-  std::function<std::vector<Check>()> deploymentChecks;
+  std::function<std::vector<Check>()> deployment_checks;
   // Polled between and during tests (Ctrl-C): true stops the run; what ran is reported.
   std::function<bool()> cancelled;
 
   // Test sizes (defaults suit real GPUs).
-  size_t vectorAddElements = size_t(1) << 22;
-  size_t bandwidthBytes = size_t(256) << 20;
-  int bandwidthIterations = 10;
-  size_t p2pBytes = size_t(256) << 20;
-  int p2pIterations = 5;
-  size_t triadMaxBytesPerArray = size_t(1) << 30;
-  int triadIterations = 20;
+  size_t vector_add_elements = size_t(1) << 22;
+  size_t bandwidth_bytes = size_t(256) << 20;
+  int bandwidth_iterations = 10;
+  size_t p2p_bytes = size_t(256) << 20;
+  int p2p_iterations = 5;
+  size_t triad_max_bytes_per_array = size_t(1) << 30;
+  int triad_iterations = 20;
 };
 
 int gemmPrecisionFromName(const std::string& name);  // -1 when unknown

@@ -19,17 +19,17 @@ namespace gw::diag {
 inline constexpr int kNvmlNotSupported = 3;  // NVML_ERROR_NOT_SUPPORTED
 
 struct PcieLink {
-  int curGen = 0, curWidth = 0;  // right now (an idle link may train down its generation)
-  int maxGen = 0, maxWidth = 0;  // what the GPU and slot can do
+  int cur_gen = 0, cur_width = 0;  // right now (an idle link may train down its generation)
+  int max_gen = 0, max_width = 0;  // what the GPU and slot can do
 };
 
 struct Clocks {
-  unsigned smMHz = 0, memMHz = 0;
+  unsigned sm_mhz = 0, mem_mhz = 0;
 };
 
 struct EccCounts {
-  uint64_t volatileDbe = 0;   // uncorrected since the driver loaded
-  uint64_t aggregateDbe = 0;  // uncorrected over the card's life
+  uint64_t volatile_dbe = 0;   // uncorrected since the driver loaded
+  uint64_t aggregate_dbe = 0;  // uncorrected over the card's life
 };
 
 struct RetiredPages {
@@ -46,7 +46,7 @@ struct RowRemap {
 struct GpuProcess {
   unsigned pid = 0;
   std::string name;
-  uint64_t usedBytes = 0;
+  uint64_t used_bytes = 0;
 };
 
 struct XidEvent {

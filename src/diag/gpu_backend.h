@@ -37,26 +37,26 @@ class GpuBackend {
 
   virtual Result<std::vector<GwDeviceProps>> devices() = 0;
   virtual Result<GwVecAddResult> vectorAdd(int dev, size_t n) = 0;
-  virtual Result<GwMemtestResult> memtest(int dev, double fraction, unsigned patterns, double minSeconds,
+  virtual Result<GwMemtestResult> memtest(int dev, double fraction, unsigned patterns, double min_seconds,
                                           const ProgressFn& progress) = 0;
   virtual Result<GwBandwidthResult> hostBandwidth(int dev, size_t bytes, int iterations) = 0;
   virtual Result<GwP2PResult> p2pBandwidth(int src, int dst, size_t bytes, int iterations) = 0;
   virtual Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const ProgressFn& progress) = 0;
-  virtual Result<GwTriadResult> streamTriad(int dev, size_t bytesPerArray, int iterations) = 0;
+  virtual Result<GwTriadResult> streamTriad(int dev, size_t bytes_per_array, int iterations) = 0;
   virtual Result<GwPowerResult> targetedPower(int dev, double seconds, int precision,
                                               const PowerControlFn& control) = 0;
 };
 
 // Candidate paths of the part, in search order: explicit, $GPUWARDEN_CUDA_PART,
 // <exe dir>/../lib/libgpuwarden-cuda.so, the build tree's copy (when built with CUDA).
-std::vector<std::string> cudaPartCandidates(const std::string& explicitPath);
+std::vector<std::string> cudaPartCandidates(const std::string& explicit_path);
 // True when this build produced the part (GW_HAVE_CUDA_PART).
 bool builtWithCudaPart();
 // Path of the part in the build tree ("" when not built with CUDA).
 std::string cudaPartBuildPath();
 
 // Loads the part and asks it for devices. Never fails: a backend that cannot run says why.
-std::unique_ptr<GpuBackend> openCudaBackend(const std::string& explicitPath = "");
+std::unique_ptr<GpuBackend> openCudaBackend(const std::string& explicit_path = "");
 
 // "cudaMalloc(...): out of memory" from the part's error record.
 std::string describeError(const GwError& e);

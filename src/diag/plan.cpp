@@ -33,9 +33,9 @@ const PlanStep* DiagPlan::find(const std::string& id) const {
   return nullptr;
 }
 
-std::optional<DiagPlan> buildPlan(int level, std::optional<double> durationSeconds) {
+std::optional<DiagPlan> buildPlan(int level, std::optional<double> duration_seconds) {
   if (level < 1 || level > 3) return std::nullopt;
-  if (durationSeconds && !(*durationSeconds > 0)) return std::nullopt;
+  if (duration_seconds && !(*duration_seconds > 0)) return std::nullopt;
   DiagPlan p;
   p.level = level;
   auto add = [&](std::string id, std::string title, StepKind kind, bool cuda, bool timed, double seconds) {
@@ -61,12 +61,12 @@ std::optional<DiagPlan> buildPlan(int level, std::optional<double> durationSecon
     add("stream_triad", "memory bandwidth (STREAM triad)", StepKind::PerGpuSerial, true, false, 3);
     add("targeted_power", "targeted power", StepKind::PerGpuParallel, true, true, 120);
   }
-  if (durationSeconds) {
+  if (duration_seconds) {
     double nominal = 0;
     for (const auto& s : p.steps)
       if (s.timed) nominal += s.seconds;
     if (nominal > 0) {
-      double scale = *durationSeconds / nominal;
+      double scale = *duration_seconds / nominal;
       for (auto& s : p.steps)
         if (s.timed) s.seconds = std::max(1.0, s.seconds * scale);
     }

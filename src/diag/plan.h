@@ -19,7 +19,7 @@ struct PlanStep {
   std::string id;     // "memtest"
   std::string title;  // "device memory test"
   StepKind kind = StepKind::Node;
-  bool needsCuda = false;
+  bool needs_cuda = false;
   bool timed = false;  // runs for `seconds` (scaled by --duration); others take what they take
   double seconds = 0;  // timed: how long; untimed: estimate per GPU (or per pair)
 };
@@ -33,9 +33,9 @@ struct DiagPlan {
   const PlanStep* find(const std::string& id) const;
 };
 
-// Level 1, 2 or 3. durationSeconds (--duration) sets the total of the timed steps, which keep
+// Level 1, 2 or 3. duration_seconds (--duration) sets the total of the timed steps, which keep
 // their nominal proportions; each timed step keeps a floor of one second.
-std::optional<DiagPlan> buildPlan(int level, std::optional<double> durationSeconds = {});
+std::optional<DiagPlan> buildPlan(int level, std::optional<double> duration_seconds = {});
 
 double estimateStep(const PlanStep& s, int gpus);
 

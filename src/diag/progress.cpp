@@ -38,7 +38,7 @@ void TextProgress::stepStarted(int index, int count, const std::string& title, d
   out_.flush();
 }
 
-void TextProgress::progress(double fraction, double etaSeconds, const std::string& activity) {
+void TextProgress::progress(double fraction, double eta_seconds, const std::string& activity) {
   std::lock_guard<std::mutex> lk(mu_);
   if (!interactive_) return;
   auto now = std::chrono::steady_clock::now();
@@ -47,7 +47,7 @@ void TextProgress::progress(double fraction, double etaSeconds, const std::strin
   char pct[16];
   std::snprintf(pct, sizeof pct, "%3d%%", static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 100));
   out_ << "\r\033[K" << bar(fraction, 30) << " " << pct << "  " << activity.substr(0, 40) << "  ETA "
-       << formatEta(etaSeconds);
+       << formatEta(eta_seconds);
   out_.flush();
   drawn_ = true;
 }

@@ -18,8 +18,8 @@ class ProgressSink {
     (void)index, (void)count, (void)title, (void)estimate;
   }
   // Overall fraction done in [0,1] and estimated seconds left.
-  virtual void progress(double fraction, double etaSeconds, const std::string& activity) {
-    (void)fraction, (void)etaSeconds, (void)activity;
+  virtual void progress(double fraction, double eta_seconds, const std::string& activity) {
+    (void)fraction, (void)eta_seconds, (void)activity;
   }
   virtual void checkDone(const Check& c) { (void)c; }
   virtual void finished(const DiagReport& r) { (void)r; }
@@ -33,7 +33,7 @@ class TextProgress : public ProgressSink {
  public:
   TextProgress(std::ostream& out, bool interactive) : out_(out), interactive_(interactive) {}
   void stepStarted(int index, int count, const std::string& title, double estimate) override;
-  void progress(double fraction, double etaSeconds, const std::string& activity) override;
+  void progress(double fraction, double eta_seconds, const std::string& activity) override;
   void checkDone(const Check& c) override;
   void finished(const DiagReport& r) override;
 

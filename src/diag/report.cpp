@@ -34,15 +34,15 @@ void DiagReport::finalize() {
     g.verdict = Verdict::Pass;
     g.reasons.clear();
   }
-  std::map<int, GpuSummary*> byIndex;
-  for (auto& g : gpus) byIndex[g.gpu] = &g;
+  std::map<int, GpuSummary*> by_index;
+  for (auto& g : gpus) by_index[g.gpu] = &g;
   for (const auto& c : checks) {
     overall = worst(overall, c.verdict == Verdict::Skip ? Verdict::Pass : c.verdict);
-    std::vector<int> involved = c.gpusInvolved;
+    std::vector<int> involved = c.gpus_involved;
     if (c.gpu >= 0) involved.push_back(c.gpu);
     for (int gi : involved) {
-      auto it = byIndex.find(gi);
-      if (it == byIndex.end() || c.verdict == Verdict::Skip) continue;
+      auto it = by_index.find(gi);
+      if (it == by_index.end() || c.verdict == Verdict::Skip) continue;
       it->second->verdict = worst(it->second->verdict, c.verdict);
       if (c.verdict >= Verdict::Warn)
         it->second->reasons.push_back(std::string(verdictName(c.verdict)) + " " + c.test + ": " + c.summary);
@@ -67,7 +67,7 @@ std::string renderText(const DiagReport& r) {
     o << "error: " << r.error << "\n";
     return o.str();
   }
-  if (!r.cudaStatus.empty()) o << "CUDA tests: " << r.cudaStatus << "\n";
+  if (!r.cuda_status.empty()) o << "CUDA tests: " << r.cuda_status << "\n";
   auto printCheck = [&](const Check& c) {
     std::snprintf(buf, sizeof buf, "  %-5s %-32s ", upper(verdictName(c.verdict)).c_str(), c.title.c_str());
     o << buf << c.summary << "\n";
@@ -78,13 +78,13 @@ std::string renderText(const DiagReport& r) {
   };
   bool node = false;
   for (const auto& c : r.checks)
-    if (c.gpu < 0 && c.gpusInvolved.empty()) {
+    if (c.gpu < 0 && c.gpus_involved.empty()) {
       if (!node) o << "\nNode\n";
       node = true;
       printCheck(c);
     }
   for (const auto& g : r.gpus) {
-    o << "\nGPU " << g.gpu << "  " << g.name << "  " << g.pciBusId;
+    o << "\nGPU " << g.gpu << "  " << g.name << "  " << g.pci_bus_id;
     if (!g.sku.empty()) o << "  [thresholds: " << g.sku << "]";
     o << "\n";
     for (const auto& c : r.checks)
@@ -92,7 +92,7 @@ std::string renderText(const DiagReport& r) {
   }
   bool pairs = false;
   for (const auto& c : r.checks)
-    if (c.gpu < 0 && !c.gpusInvolved.empty()) {
+    if (c.gpu < 0 && !c.gpus_involved.empty()) {
       if (!pairs) o << "\nGPU pairs\n";
       pairs = true;
       printCheck(c);
@@ -118,13 +118,13 @@ nlohmann::json toJson(const DiagReport& r) {
   j["overall"] = verdictName(r.overall);
   j["exit_code"] = r.exitCode();
   if (!r.error.empty()) j["error"] = r.error;
-  j["cuda"] = r.cudaStatus;
+  j["cuda"] = r.cuda_status;
   j["gpus"] = nlohmann::json::array();
   for (const auto& g : r.gpus)
     j["gpus"].push_back({{"index", g.gpu},
                          {"name", g.name},
                          {"uuid", g.uuid},
-                         {"pci_bus_id", g.pciBusId},
+                         {"pci_bus_id", g.pci_bus_id},
                          {"thresholds", g.sku},
                          {"verdict", verdictName(g.verdict)},
                          {"reasons", g.reasons}});
@@ -134,7 +134,7 @@ nlohmann::json toJson(const DiagReport& r) {
                          {"summary", c.summary}, {"evidence", c.evidence}, {"measured", c.measured},
                          {"seconds", c.seconds}};
     if (c.gpu >= 0) cj["gpu"] = c.gpu;
-    if (!c.gpusInvolved.empty()) cj["gpus"] = c.gpusInvolved;
+    if (!c.gpus_involved.empty()) cj["gpus"] = c.gpus_involved;
     if (!c.action.empty()) cj["action"] = c.action;
     j["checks"].push_back(std::move(cj));
   }

@@ -24,12 +24,12 @@ struct Check {
   std::string action;                 // what to do about a warn/fail
   nlohmann::json measured = nlohmann::json::object();
   double seconds = 0;
-  std::vector<int> gpusInvolved;  // pair tests: both GPUs (they share its verdict)
+  std::vector<int> gpus_involved;  // pair tests: both GPUs (they share its verdict)
 };
 
 struct GpuSummary {
   int gpu = -1;
-  std::string name, uuid, pciBusId, sku;
+  std::string name, uuid, pci_bus_id, sku;
   Verdict verdict = Verdict::Pass;
   std::vector<std::string> reasons;  // "memtest: 12 memory errors ..." for each warn/fail
 };
@@ -37,8 +37,8 @@ struct GpuSummary {
 struct DiagReport {
   int level = 1;
   double seconds = 0;
-  std::string cudaStatus;  // "ready", or why the GPU tests were skipped
-  std::string error;       // the diagnostic could not run at all (bad options, NVML failed)
+  std::string cuda_status;  // "ready", or why the GPU tests were skipped
+  std::string error;        // the diagnostic could not run at all (bad options, NVML failed)
   std::vector<Check> checks;
   std::vector<GpuSummary> gpus;
   Verdict overall = Verdict::Pass;

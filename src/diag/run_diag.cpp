@@ -75,7 +75,7 @@ struct GpuCtx {
   int index = -1;
   std::string name;
   SkuThresholds sku;
-  int cudaDev = -1;  // -1: not visible to CUDA
+  int cuda_dev = -1;  // -1: not visible to CUDA
   GwDeviceProps props{};
 };
 
@@ -94,14 +94,14 @@ class Runner {
           break;
         }
         runStep(static_cast<int>(i));
-        doneEstimate_ += estimateStep(plan_.steps[i], static_cast<int>(gpus_.size()));
+        done_estimate_ += estimateStep(plan_.steps[i], static_cast<int>(gpus_.size()));
       }
       if (watcher_) {
         watcher_->endStep();
         for (const auto& g : gpus_)
           if (watcher_->watched(g.index)) add(judgeWatch(g.index, watcher_->summary(g.index), g.sku));
       }
-      report_.cudaStatus = backendChecked_ ? backendStatus() : "not needed";
+      report_.cuda_status = backend_checked_ ? backendStatus() : "not needed";
     }
     report_.seconds = since(t0);
     report_.finalize();
@@ -113,7 +113,7 @@ class Runner {
   bool cancelled() const { return opt_.cancelled && opt_.cancelled(); }
 
   bool setup() {
-    auto plan = buildPlan(opt_.level, opt_.durationSeconds);
+    auto plan = buildPlan(opt_.level, opt_.duration_seconds);
     if (!plan) {
       report_.error =
           "invalid level or duration: -r takes 1, 2 or 3 and --duration a positive "
@@ -121,13 +121,13 @@ class Runner {
       return false;
     }
     plan_ = *plan;
-    precision_ = gemmPrecisionFromName(opt_.gemmPrecision);
+    precision_ = gemmPrecisionFromName(opt_.gemm_precision);
     if (precision_ < 0) {
-      report_.error = "unknown GEMM precision '" + opt_.gemmPrecision + "' (fp32, tf32, fp16, bf16)";
+      report_.error = "unknown GEMM precision '" + opt_.gemm_precision + "' (fp32, tf32, fp16, bf16)";
       return false;
     }
-    if (!opt_.thresholdsPath.empty()) {
-      auto t = ThresholdTable::loadFile(opt_.thresholdsPath);
+    if (!opt_.thresholds_path.empty()) {
+      auto t = ThresholdTable::loadFile(opt_.thresholds_path);
       if (!t.ok()) {
         report_.error = t.error();
         return false;
@@ -154,14 +154,14 @@ class Runner {
       GpuCtx c;
       c.index = g;
       c.name = nvml_.name(g).value_or("unknown");
-      uint32_t pciId = nvml_.pciDeviceId(g).value_or(0);
-      c.sku = table_.lookup(c.name, pciId);
+      uint32_t pci_id = nvml_.pciDeviceId(g).value_or(0);
+      c.sku = table_.lookup(c.name, pci_id);
       gpus_.push_back(c);
       GpuSummary s;
       s.gpu = g;
       s.name = c.name;
       s.uuid = nvml_.uuid(g).value_or("");
-      s.pciBusId = nvml_.pciBusId(g).value_or("");
+      s.pci_bus_id = nvml_.pciBusId(g).value_or("");
       s.sku = c.sku.key;
       report_.gpus.push_back(s);
     }
@@ -169,7 +169,7 @@ class Runner {
       report_.error = "no GPU found";
       return false;
     }
-    totalEstimate_ = plan_.estimateSeconds(static_cast<int>(gpus_.size()));
+    total_estimate_ = plan_.estimateSeconds(static_cast<int>(gpus_.size()));
     return true;
   }
 
@@ -178,34 +178,34 @@ class Runner {
     report_.checks.push_back(std::move(c));
   }
 
-  void reportProgress(double stepFraction, const std::string& activity) {
-    double est = estimateStep(plan_.steps[curStep_], static_cast<int>(gpus_.size()));
-    double done = doneEstimate_ + std::clamp(stepFraction, 0.0, 1.0) * est;
-    double f = totalEstimate_ > 0 ? done / totalEstimate_ : 1.0;
-    progress_.progress(f, std::max(0.0, totalEstimate_ - done), activity);
+  void reportProgress(double step_fraction, const std::string& activity) {
+    double est = estimateStep(plan_.steps[cur_step_], static_cast<int>(gpus_.size()));
+    double done = done_estimate_ + std::clamp(step_fraction, 0.0, 1.0) * est;
+    double f = total_estimate_ > 0 ? done / total_estimate_ : 1.0;
+    progress_.progress(f, std::max(0.0, total_estimate_ - done), activity);
   }
 
   // --- the CUDA part ---------------------------------------------------------------------
   GpuBackend* backend() {
-    if (!backendChecked_) {
-      backendChecked_ = true;
+    if (!backend_checked_) {
+      backend_checked_ = true;
       if (!backend_) {
-        owned_ = openCudaBackend(opt_.cudaPartPath);
+        owned_ = openCudaBackend(opt_.cuda_part_path);
         backend_ = owned_.get();
       }
       if (backend_->state() == BackendState::Ready) {
         auto devs = backend_->devices();
         if (!devs.ok()) {
-          mapError_ = "cannot list CUDA devices: " + devs.error();
+          map_error_ = "cannot list CUDA devices: " + devs.error();
         } else {
-          std::map<std::string, int> byBus;
+          std::map<std::string, int> by_bus;
           for (size_t d = 0; d < devs->size(); ++d)
-            byBus[normalizePciBusId((*devs)[d].pci_bus_id)] = static_cast<int>(d);
+            by_bus[normalizePciBusId((*devs)[d].pci_bus_id)] = static_cast<int>(d);
           for (auto& g : gpus_) {
             auto bus = nvml_.pciBusId(g.index);
-            auto it = bus.ok() ? byBus.find(normalizePciBusId(*bus)) : byBus.end();
-            if (it != byBus.end()) {
-              g.cudaDev = it->second;
+            auto it = bus.ok() ? by_bus.find(normalizePciBusId(*bus)) : by_bus.end();
+            if (it != by_bus.end()) {
+              g.cuda_dev = it->second;
               g.props = (*devs)[it->second];
             }
           }
@@ -220,20 +220,20 @@ class Runner {
     return backend_->state() == BackendState::Ready ? backend_->reason() : "skipped: " + backend_->reason();
   }
 
-  // Why a GPU test cannot run on g ("" when it can). failNotSkip: CUDA itself is broken.
-  std::string cannotRun(const GpuCtx& g, bool* failNotSkip) {
-    *failNotSkip = false;
+  // Why a GPU test cannot run on g ("" when it can). fail_not_skip: CUDA itself is broken.
+  std::string cannotRun(const GpuCtx& g, bool* fail_not_skip) {
+    *fail_not_skip = false;
     GpuBackend* b = backend();
     if (b->state() == BackendState::CudaBroken) {
-      *failNotSkip = true;
+      *fail_not_skip = true;
       return b->reason();
     }
     if (b->state() != BackendState::Ready) return "skipped: " + b->reason();
-    if (!mapError_.empty()) {
-      *failNotSkip = true;
-      return mapError_;
+    if (!map_error_.empty()) {
+      *fail_not_skip = true;
+      return map_error_;
     }
-    if (g.cudaDev < 0) return "skipped: not visible to CUDA (CUDA_VISIBLE_DEVICES?)";
+    if (g.cuda_dev < 0) return "skipped: not visible to CUDA (CUDA_VISIBLE_DEVICES?)";
     return "";
   }
 
@@ -266,7 +266,7 @@ class Runner {
       if (!watcher_) {
         std::vector<int> idx;
         for (auto* g : out) idx.push_back(g->index);
-        watcher_ = std::make_unique<Watcher>(nvml_, idx, opt_.watchIntervalSeconds);
+        watcher_ = std::make_unique<Watcher>(nvml_, idx, opt_.watch_interval_seconds);
       }
       watcher_->beginStep(s.id);
     }
@@ -300,24 +300,24 @@ class Runner {
   }
 
   void runStep(int i) {
-    curStep_ = i;
+    cur_step_ = i;
     const PlanStep& s = plan_.steps[i];
     const int n = static_cast<int>(gpus_.size());
     progress_.stepStarted(i + 1, static_cast<int>(plan_.steps.size()), s.title, estimateStep(s, n));
     reportProgress(0, s.title);
     const auto t0 = Clock::now();
-    const size_t firstCheck = report_.checks.size();
+    const size_t first_check = report_.checks.size();
 
     if (s.id == "deployment") {
-      if (opt_.deploymentChecks) {
-        for (auto& c : opt_.deploymentChecks()) {
+      if (opt_.deployment_checks) {
+        for (auto& c : opt_.deployment_checks()) {
           if (c.test.empty()) c.test = "deployment";
           add(std::move(c));
         }
       } else {
         add(unavailable(s, -1, "skipped: run `gpuwarden doctor` for the deployment checks", false));
       }
-    } else if (!s.needsCuda) {
+    } else if (!s.needs_cuda) {
       for (const auto& g : gpus_) {
         const int x = g.index;
         if (s.id == "pcie_link")
@@ -343,7 +343,7 @@ class Runner {
       if (watcher_) watcher_->endStep();
     }
     double took = since(t0);
-    for (size_t c = firstCheck; c < report_.checks.size(); ++c)
+    for (size_t c = first_check; c < report_.checks.size(); ++c)
       if (report_.checks[c].seconds == 0) report_.checks[c].seconds = took;
     reportProgress(1.0, s.title);
   }
@@ -351,38 +351,38 @@ class Runner {
   void runCudaStep(const PlanStep& s, const std::vector<GpuCtx*>& gs) {
     GpuBackend* b = backend_;
     if (s.id == "cuda_deploy") {
-      for (auto* g : gs) add(judgeVectorAdd(g->index, b->vectorAdd(g->cudaDev, opt_.vectorAddElements)));
+      for (auto* g : gs) add(judgeVectorAdd(g->index, b->vectorAdd(g->cuda_dev, opt_.vector_add_elements)));
     } else if (s.id == "memtest") {
       auto rs = parallel<Result<GwMemtestResult>>(gs, s.title, [&](GpuCtx& g, const ProgressFn& pf) {
-        return b->memtest(g.cudaDev, g.sku.memtestFraction, GW_MEMTEST_ALL, s.seconds, pf);
+        return b->memtest(g.cuda_dev, g.sku.memtest_fraction, GW_MEMTEST_ALL, s.seconds, pf);
       });
       for (size_t i = 0; i < gs.size(); ++i) add(judgeMemtest(gs[i]->index, rs[i]));
     } else if (s.id == "pcie_bandwidth") {
       for (auto* g : gs) {
-        auto r = b->hostBandwidth(g->cudaDev, opt_.bandwidthBytes, opt_.bandwidthIterations);
+        auto r = b->hostBandwidth(g->cuda_dev, opt_.bandwidth_bytes, opt_.bandwidth_iterations);
         PcieLink seen;
         auto l = nvml_.pcieLink(g->index);  // right after the transfers, still trained up
         if (l.ok()) seen = *l;
         watcher_->sampleNow();
         WatchSummary w = watcher_->summary(g->index);
-        seen.curGen = std::max(seen.curGen, w.bestCurGen);
-        seen.curWidth = std::max(seen.curWidth, w.bestCurWidth);
+        seen.cur_gen = std::max(seen.cur_gen, w.best_cur_gen);
+        seen.cur_width = std::max(seen.cur_width, w.best_cur_width);
         add(judgeHostBandwidth(g->index, r, seen, g->sku));
       }
     } else if (s.id == "gemm_burn") {
       auto rs = parallel<Result<GwGemmResult>>(gs, s.title, [&](GpuCtx& g, const ProgressFn& pf) {
-        return b->gemmBurn(g.cudaDev, s.seconds, precision_, pf);
+        return b->gemmBurn(g.cuda_dev, s.seconds, precision_, pf);
       });
       std::vector<GemmInput> in;
       for (size_t i = 0; i < gs.size(); ++i)
-        in.push_back({gs[i]->index, gs[i]->name, gs[i]->sku, opt_.gemmPrecision, rs[i]});
+        in.push_back({gs[i]->index, gs[i]->name, gs[i]->sku, opt_.gemm_precision, rs[i]});
       for (auto& c : judgeGemmBurn(in)) add(std::move(c));
     } else if (s.id == "stream_triad") {
       for (auto* g : gs) {
-        size_t bytes = opt_.triadMaxBytesPerArray;
+        size_t bytes = opt_.triad_max_bytes_per_array;
         if (g->props.free_mem > 0) bytes = std::min(bytes, g->props.free_mem / 4);
-        double peak = g->sku.peakMemBwGBps > 0 ? g->sku.peakMemBwGBps : g->props.peak_mem_bw_gbps;
-        add(judgeTriad(g->index, b->streamTriad(g->cudaDev, bytes, opt_.triadIterations), peak, g->sku));
+        double peak = g->sku.peak_mem_bw_gbps > 0 ? g->sku.peak_mem_bw_gbps : g->props.peak_mem_bw_gbps;
+        add(judgeTriad(g->index, b->streamTriad(g->cuda_dev, bytes, opt_.triad_iterations), peak, g->sku));
       }
     } else if (s.id == "targeted_power") {
       runPower(s, gs);
@@ -397,29 +397,29 @@ class Runner {
       PowerRun pr;
       auto limit = nvml_.powerLimitW(g.index);
       if (limit.ok()) {
-        pr.limitW = *limit;
-        pr.targetW = *limit * g.sku.powerTargetFraction;
+        pr.limit_w = *limit;
+        pr.target_w = *limit * g.sku.power_target_fraction;
       } else {
-        pr.readError = "power limit: " + limit.error();
+        pr.read_error = "power limit: " + limit.error();
       }
       double duty = 0.5, sum = 0;
       PowerControlFn control = [&](double f) -> double {
         if (!pf(f)) return -1.0;
         auto w = nvml_.powerDrawW(g.index);
         if (!w.ok()) {
-          if (pr.readError.empty()) pr.readError = "power draw: " + w.error();
+          if (pr.read_error.empty()) pr.read_error = "power draw: " + w.error();
           return 1.0;
         }
-        pr.maxW = std::max(pr.maxW, *w);
+        pr.max_w = std::max(pr.max_w, *w);
         if (f >= 0.5) {  // after the ramp
           sum += *w;
           pr.samples++;
         }
-        if (pr.targetW > 0) duty = std::clamp(duty + 0.5 * (pr.targetW - *w) / pr.targetW, 0.05, 1.0);
+        if (pr.target_w > 0) duty = std::clamp(duty + 0.5 * (pr.target_w - *w) / pr.target_w, 0.05, 1.0);
         return duty;
       };
-      auto r = backend_->targetedPower(g.cudaDev, s.seconds, precision_, control);
-      pr.meanW = pr.samples ? sum / pr.samples : 0;
+      auto r = backend_->targetedPower(g.cuda_dev, s.seconds, precision_, control);
+      pr.mean_w = pr.samples ? sum / pr.samples : 0;
       std::lock_guard<std::mutex> lk(mu);
       runs[i] = pr;
       return r;
@@ -444,7 +444,7 @@ class Runner {
     if (!watcher_) {
       std::vector<int> idx;
       for (auto* g : gs) idx.push_back(g->index);
-      watcher_ = std::make_unique<Watcher>(nvml_, idx, opt_.watchIntervalSeconds);
+      watcher_ = std::make_unique<Watcher>(nvml_, idx, opt_.watch_interval_seconds);
     }
     watcher_->beginStep(s.id);
     size_t pairs = gs.size() * (gs.size() - 1), done = 0;
@@ -454,14 +454,14 @@ class Runner {
         if (cancelled()) break;
         bool nvlink =
             nvml_.nvlinkActiveLinks(a->index).value_or(0) > 0 && nvml_.nvlinkActiveLinks(b->index).value_or(0) > 0;
-        double expected = nvlink ? a->sku.nvlinkP2PGBps : 0;
+        double expected = nvlink ? a->sku.nvlink_p2p_gbps : 0;
         if (!nvlink) {
           auto la = nvml_.pcieLink(a->index), lb = nvml_.pcieLink(b->index);
           if (la.ok() && lb.ok())
-            expected =
-                std::min(pcieTheoreticalGBps(la->maxGen, la->maxWidth), pcieTheoreticalGBps(lb->maxGen, lb->maxWidth));
+            expected = std::min(pcieTheoreticalGBps(la->max_gen, la->max_width),
+                                pcieTheoreticalGBps(lb->max_gen, lb->max_width));
         }
-        auto r = backend_->p2pBandwidth(a->cudaDev, b->cudaDev, opt_.p2pBytes, opt_.p2pIterations);
+        auto r = backend_->p2pBandwidth(a->cuda_dev, b->cuda_dev, opt_.p2p_bytes, opt_.p2p_iterations);
         add(judgeP2P(a->index, b->index, r, nvlink, expected, a->sku));
         reportProgress(static_cast<double>(++done) / pairs, s.title);
       }
@@ -478,11 +478,11 @@ class Runner {
   ThresholdTable table_;
   std::vector<GpuCtx> gpus_;
   int precision_ = GW_GEMM_FP16;
-  bool backendChecked_ = false;
-  std::string mapError_;
+  bool backend_checked_ = false;
+  std::string map_error_;
   std::unique_ptr<Watcher> watcher_;
-  int curStep_ = 0;
-  double totalEstimate_ = 0, doneEstimate_ = 0;
+  int cur_step_ = 0;
+  double total_estimate_ = 0, done_estimate_ = 0;
 };
 
 }  // namespace

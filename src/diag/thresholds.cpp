@@ -11,8 +11,8 @@
 namespace gw::diag {
 
 double SkuThresholds::expectedTflops(const std::string& precision) const {
-  auto it = gemmTflops.find(precision);
-  return it == gemmTflops.end() ? 0.0 : it->second;
+  auto it = gemm_tflops.find(precision);
+  return it == gemm_tflops.end() ? 0.0 : it->second;
 }
 
 namespace {
@@ -60,51 +60,51 @@ void apply(const YAML::Node& m, SkuThresholds& t, const std::string& where, bool
     const YAML::Node& v = kv.second;
     const std::string at = where + "." + key;
     if (key == "max_temp_c")
-      t.maxTempC = nonNegative(v, at);
+      t.max_temp_c = nonNegative(v, at);
     else if (key == "pcie_min_fraction")
-      t.pcieMinFraction = fraction(v, at);
+      t.pcie_min_fraction = fraction(v, at);
     else if (key == "pcie_warn_fraction")
-      t.pcieWarnFraction = fraction(v, at);
+      t.pcie_warn_fraction = fraction(v, at);
     else if (key == "membw_min_fraction")
-      t.membwMinFraction = fraction(v, at);
+      t.membw_min_fraction = fraction(v, at);
     else if (key == "membw_warn_fraction")
-      t.membwWarnFraction = fraction(v, at);
+      t.membw_warn_fraction = fraction(v, at);
     else if (key == "gemm_min_fraction")
-      t.gemmMinFraction = fraction(v, at);
+      t.gemm_min_fraction = fraction(v, at);
     else if (key == "peer_slow_warn_pct")
-      t.peerSlowWarnPct = nonNegative(v, at);
+      t.peer_slow_warn_pct = nonNegative(v, at);
     else if (key == "peer_slow_fail_pct")
-      t.peerSlowFailPct = nonNegative(v, at);
+      t.peer_slow_fail_pct = nonNegative(v, at);
     else if (key == "p2p_min_fraction")
-      t.p2pMinFraction = fraction(v, at);
+      t.p2p_min_fraction = fraction(v, at);
     else if (key == "p2p_warn_fraction")
-      t.p2pWarnFraction = fraction(v, at);
+      t.p2p_warn_fraction = fraction(v, at);
     else if (key == "power_target_fraction")
-      t.powerTargetFraction = fraction(v, at);
+      t.power_target_fraction = fraction(v, at);
     else if (key == "power_min_fraction")
-      t.powerMinFraction = fraction(v, at);
+      t.power_min_fraction = fraction(v, at);
     else if (key == "power_warn_fraction")
-      t.powerWarnFraction = fraction(v, at);
+      t.power_warn_fraction = fraction(v, at);
     else if (key == "memtest_fraction") {
-      t.memtestFraction = fraction(v, at);
-      if (t.memtestFraction <= 0 || t.memtestFraction > 0.98) throw ParseError{at + ": must be in (0, 0.98]"};
+      t.memtest_fraction = fraction(v, at);
+      if (t.memtest_fraction <= 0 || t.memtest_fraction > 0.98) throw ParseError{at + ": must be in (0, 0.98]"};
     } else if (key == "max_retired_pages")
-      t.maxRetiredPages = as<uint64_t>(v, at);
+      t.max_retired_pages = as<uint64_t>(v, at);
     else if (key == "peak_mem_bw_gbps")
-      t.peakMemBwGBps = nonNegative(v, at);
+      t.peak_mem_bw_gbps = nonNegative(v, at);
     else if (key == "pcie_gen")
-      t.pcieGen = as<int>(v, at);
+      t.pcie_gen = as<int>(v, at);
     else if (key == "pcie_width")
-      t.pcieWidth = as<int>(v, at);
+      t.pcie_width = as<int>(v, at);
     else if (key == "nvlink_p2p_gbps")
-      t.nvlinkP2PGBps = nonNegative(v, at);
+      t.nvlink_p2p_gbps = nonNegative(v, at);
     else if (key == "gemm_tflops") {
       if (!v.IsMap()) throw ParseError{at + ": expected a mapping of precision: TFLOPS"};
       for (const auto& p : v) {
         std::string prec = lower(as<std::string>(p.first, at));
         if (prec != "fp32" && prec != "tf32" && prec != "fp16" && prec != "bf16")
           throw ParseError{at + ": unknown precision '" + prec + "' (fp32, tf32, fp16, bf16)"};
-        t.gemmTflops[prec] = nonNegative(p.second, at + "." + prec);
+        t.gemm_tflops[prec] = nonNegative(p.second, at + "." + prec);
       }
     } else if (sku && key == "key")
       t.key = as<std::string>(v, at);
@@ -114,20 +114,20 @@ void apply(const YAML::Node& m, SkuThresholds& t, const std::string& where, bool
       t.names.clear();
       for (const auto& n : v) t.names.push_back(trim(as<std::string>(n, at)));
     } else if (sku && key == "pci_device_ids") {
-      t.pciDeviceIds.clear();
+      t.pci_device_ids.clear();
       for (const auto& n : v) {
         uint32_t id = as<uint32_t>(n, at);
         if (id > 0xFFFF) throw ParseError{at + ": a 16-bit PCI device id, e.g. 0x2330"};
-        t.pciDeviceIds.push_back(id);
+        t.pci_device_ids.push_back(id);
       }
     } else {
       throw ParseError{at + ": unknown key"};
     }
   }
-  if (t.pcieWarnFraction < t.pcieMinFraction || t.membwWarnFraction < t.membwMinFraction ||
-      t.p2pWarnFraction < t.p2pMinFraction || t.powerWarnFraction < t.powerMinFraction)
+  if (t.pcie_warn_fraction < t.pcie_min_fraction || t.membw_warn_fraction < t.membw_min_fraction ||
+      t.p2p_warn_fraction < t.p2p_min_fraction || t.power_warn_fraction < t.power_min_fraction)
     throw ParseError{where + ": a *_warn_fraction is below its *_min_fraction"};
-  if (t.peerSlowFailPct < t.peerSlowWarnPct)
+  if (t.peer_slow_fail_pct < t.peer_slow_warn_pct)
     throw ParseError{where + ": peer_slow_fail_pct is below peer_slow_warn_pct"};
 }
 
@@ -185,11 +185,11 @@ const ThresholdTable& ThresholdTable::builtin() {
   return table;
 }
 
-const SkuThresholds& ThresholdTable::lookup(const std::string& name, uint32_t pciDeviceId) const {
-  uint32_t dev = pciDeviceId > 0xFFFF ? (pciDeviceId >> 16) : pciDeviceId;
+const SkuThresholds& ThresholdTable::lookup(const std::string& name, uint32_t pci_device_id) const {
+  uint32_t dev = pci_device_id > 0xFFFF ? (pci_device_id >> 16) : pci_device_id;
   if (dev != 0)
     for (const auto& s : skus_)
-      if (std::find(s.pciDeviceIds.begin(), s.pciDeviceIds.end(), dev) != s.pciDeviceIds.end()) return s;
+      if (std::find(s.pci_device_ids.begin(), s.pci_device_ids.end(), dev) != s.pci_device_ids.end()) return s;
   std::string n = lower(trim(name));
   for (const auto& s : skus_)
     for (const auto& candidate : s.names)

@@ -15,22 +15,22 @@ namespace gw::diag {
 struct SkuThresholds {
   std::string key = "generic";
   std::string name = "generic";
-  std::vector<uint32_t> pciDeviceIds;  // 16-bit device ids (0x2330)
-  std::vector<std::string> names;      // NVML names, compared case-insensitively
+  std::vector<uint32_t> pci_device_ids;  // 16-bit device ids (0x2330)
+  std::vector<std::string> names;        // NVML names, compared case-insensitively
 
-  double maxTempC = 87;
-  double pcieMinFraction = 0.60, pcieWarnFraction = 0.70;
-  double membwMinFraction = 0.70, membwWarnFraction = 0.80;
-  double gemmMinFraction = 0.60;
-  double peerSlowWarnPct = 5, peerSlowFailPct = 15;
-  double p2pMinFraction = 0.50, p2pWarnFraction = 0.70;
-  double powerTargetFraction = 0.85, powerMinFraction = 0.80, powerWarnFraction = 0.95;
-  double memtestFraction = 0.90;
-  uint64_t maxRetiredPages = 60;
-  double peakMemBwGBps = 0;  // 0: unknown
-  int pcieGen = 0, pcieWidth = 0;
-  double nvlinkP2PGBps = 0;
-  std::map<std::string, double> gemmTflops;  // "fp32", "tf32", "fp16", "bf16"
+  double max_temp_c = 87;
+  double pcie_min_fraction = 0.60, pcie_warn_fraction = 0.70;
+  double membw_min_fraction = 0.70, membw_warn_fraction = 0.80;
+  double gemm_min_fraction = 0.60;
+  double peer_slow_warn_pct = 5, peer_slow_fail_pct = 15;
+  double p2p_min_fraction = 0.50, p2p_warn_fraction = 0.70;
+  double power_target_fraction = 0.85, power_min_fraction = 0.80, power_warn_fraction = 0.95;
+  double memtest_fraction = 0.90;
+  uint64_t max_retired_pages = 60;
+  double peak_mem_bw_gbps = 0;  // 0: unknown
+  int pcie_gen = 0, pcie_width = 0;
+  double nvlink_p2p_gbps = 0;
+  std::map<std::string, double> gemm_tflops;  // "fp32", "tf32", "fp16", "bf16"
 
   double expectedTflops(const std::string& precision) const;  // 0 when unknown
 };
@@ -45,7 +45,7 @@ class ThresholdTable {
 
   // PCI device id first (either NVML's 32-bit 0xDDDDVVVV or the bare 16-bit id), then name;
   // the generic defaults when nothing matches.
-  const SkuThresholds& lookup(const std::string& name, uint32_t pciDeviceId) const;
+  const SkuThresholds& lookup(const std::string& name, uint32_t pci_device_id) const;
   const SkuThresholds& generic() const { return defaults_; }
   const std::vector<SkuThresholds>& skus() const { return skus_; }
 

@@ -84,37 +84,37 @@ const char* precisionName(int p) {
 bool isNotSupported(const Status& s) { return !s.ok() && s.nvmlCode() == kNvmlNotSupported; }
 
 double pcieTheoreticalGBps(int gen, int width) {
-  static const double perLane[] = {0, 0.25, 0.5, 0.984615, 1.969231, 3.938462, 7.876923};
+  static const double kPerLane[] = {0, 0.25, 0.5, 0.984615, 1.969231, 3.938462, 7.876923};
   if (gen < 1 || gen > 6 || width <= 0) return 0;
-  return perLane[gen] * width;
+  return kPerLane[gen] * width;
 }
 
 Check judgePcieLink(int gpu, const Result<PcieLink>& link, const SkuThresholds& t) {
   Check c = make("pcie_link", "PCIe link state", gpu);
   if (!link.ok()) return unreadable(c, link.status());
   const PcieLink& l = *link;
-  c.measured = {{"cur_gen", l.curGen}, {"cur_width", l.curWidth}, {"max_gen", l.maxGen}, {"max_width", l.maxWidth}};
-  c.summary = "Gen" + std::to_string(l.curGen) + " x" + std::to_string(l.curWidth) + " (max Gen" +
-              std::to_string(l.maxGen) + " x" + std::to_string(l.maxWidth) + ")";
-  if (l.curWidth > 0 && l.maxWidth > 0 && l.curWidth < l.maxWidth) {
+  c.measured = {{"cur_gen", l.cur_gen}, {"cur_width", l.cur_width}, {"max_gen", l.max_gen}, {"max_width", l.max_width}};
+  c.summary = "Gen" + std::to_string(l.cur_gen) + " x" + std::to_string(l.cur_width) + " (max Gen" +
+              std::to_string(l.max_gen) + " x" + std::to_string(l.max_width) + ")";
+  if (l.cur_width > 0 && l.max_width > 0 && l.cur_width < l.max_width) {
     c.verdict = Verdict::Warn;
-    c.evidence.push_back("link width x" + std::to_string(l.curWidth) + " below its maximum x" +
-                         std::to_string(l.maxWidth) + " (a degraded link)");
+    c.evidence.push_back("link width x" + std::to_string(l.cur_width) + " below its maximum x" +
+                         std::to_string(l.max_width) + " (a degraded link)");
     c.action = "reseat the card / check the riser; run diag -r 2 to measure the bandwidth";
   }
-  if (t.pcieGen > 0 && l.maxGen > 0 && l.maxGen < t.pcieGen) {
+  if (t.pcie_gen > 0 && l.max_gen > 0 && l.max_gen < t.pcie_gen) {
     c.verdict = Verdict::Warn;
-    c.evidence.push_back("slot or card limited to Gen" + std::to_string(l.maxGen) + "; " + t.name + " is a Gen" +
-                         std::to_string(t.pcieGen) + " card");
+    c.evidence.push_back("slot or card limited to Gen" + std::to_string(l.max_gen) + "; " + t.name + " is a Gen" +
+                         std::to_string(t.pcie_gen) + " card");
     c.action = "check the slot, riser and BIOS PCIe settings";
   }
-  if (t.pcieWidth > 0 && l.maxWidth > 0 && l.maxWidth < t.pcieWidth) {
+  if (t.pcie_width > 0 && l.max_width > 0 && l.max_width < t.pcie_width) {
     c.verdict = Verdict::Warn;
-    c.evidence.push_back("link limited to x" + std::to_string(l.maxWidth) + "; " + t.name + " expects x" +
-                         std::to_string(t.pcieWidth));
+    c.evidence.push_back("link limited to x" + std::to_string(l.max_width) + "; " + t.name + " expects x" +
+                         std::to_string(t.pcie_width));
     c.action = "check the slot, riser and BIOS PCIe settings";
   }
-  if (l.curGen > 0 && l.maxGen > 0 && l.curGen < l.maxGen)
+  if (l.cur_gen > 0 && l.max_gen > 0 && l.cur_gen < l.max_gen)
     c.evidence.push_back("generation below maximum at idle is normal power saving");
   return c;
 }
@@ -130,10 +130,10 @@ Check judgeRetiredPages(int gpu, const Result<RetiredPages>& r, const SkuThresho
   c.measured = {{"sbe", r->sbe}, {"dbe", r->dbe}, {"pending", r->pending}};
   c.summary = std::to_string(total) + " retired pages (" + std::to_string(r->sbe) + " SBE, " + std::to_string(r->dbe) +
               " DBE)" + (r->pending ? ", retirement pending" : "");
-  if (t.maxRetiredPages > 0 && total > t.maxRetiredPages) {
+  if (t.max_retired_pages > 0 && total > t.max_retired_pages) {
     c.verdict = Verdict::Fail;
     c.evidence.push_back(std::to_string(total) + " retired pages exceed the limit of " +
-                         std::to_string(t.maxRetiredPages));
+                         std::to_string(t.max_retired_pages));
     c.action = kReplace;
   } else if (r->pending) {
     c.verdict = Verdict::Warn;
@@ -177,10 +177,10 @@ Check judgeEcc(int gpu, const Result<EccCounts>& r) {
     if (c.verdict == Verdict::Skip) c.summary = "ECC not supported or disabled";
     return c;
   }
-  c.measured = {{"volatile_dbe", r->volatileDbe}, {"aggregate_dbe", r->aggregateDbe}};
-  c.summary = std::to_string(r->volatileDbe) + " uncorrectable since driver load, " + std::to_string(r->aggregateDbe) +
-              " over the card's life";
-  if (r->volatileDbe > 0) {
+  c.measured = {{"volatile_dbe", r->volatile_dbe}, {"aggregate_dbe", r->aggregate_dbe}};
+  c.summary = std::to_string(r->volatile_dbe) + " uncorrectable since driver load, " +
+              std::to_string(r->aggregate_dbe) + " over the card's life";
+  if (r->volatile_dbe > 0) {
     c.verdict = Verdict::Warn;
     c.evidence.push_back("uncorrectable (double-bit) ECC errors since the driver loaded");
     c.action = "if the count keeps rising the memory is failing: drain and RMA (R20)";
@@ -193,9 +193,9 @@ Check judgeProcesses(int gpu, const Result<std::vector<GpuProcess>>& r) {
   if (!r.ok()) return unreadable(c, r.status());
   c.measured = nlohmann::json::array();
   for (const auto& p : *r) {
-    c.measured.push_back({{"pid", p.pid}, {"name", p.name}, {"used_bytes", p.usedBytes}});
-    c.evidence.push_back("pid " + std::to_string(p.pid) + " (" + p.name + ") holds " + num(p.usedBytes / 1048576.0, 0) +
-                         " MiB");
+    c.measured.push_back({{"pid", p.pid}, {"name", p.name}, {"used_bytes", p.used_bytes}});
+    c.evidence.push_back("pid " + std::to_string(p.pid) + " (" + p.name + ") holds " +
+                         num(p.used_bytes / 1048576.0, 0) + " MiB");
   }
   if (r->empty()) {
     c.summary = "no compute process";
@@ -297,10 +297,10 @@ Check judgeMemtest(int gpu, const Result<GwMemtestResult>& r) {
 Check judgeHostBandwidth(int gpu, const Result<GwBandwidthResult>& r, const PcieLink& link, const SkuThresholds& t) {
   Check c = make("pcie_bandwidth", "host<->device bandwidth", gpu);
   if (!r.ok()) return cudaFailed(c, r.status());
-  double theo = pcieTheoreticalGBps(link.maxGen, link.maxWidth);
+  double theo = pcieTheoreticalGBps(link.max_gen, link.max_width);
   c.measured = {{"h2d_gbps", r->h2d_gbps},         {"d2h_gbps", r->d2h_gbps},  {"h2d_avg_gbps", r->h2d_avg_gbps},
-                {"d2h_avg_gbps", r->d2h_avg_gbps}, {"theoretical_gbps", theo}, {"max_gen", link.maxGen},
-                {"max_width", link.maxWidth},      {"seen_gen", link.curGen},  {"seen_width", link.curWidth}};
+                {"d2h_avg_gbps", r->d2h_avg_gbps}, {"theoretical_gbps", theo}, {"max_gen", link.max_gen},
+                {"max_width", link.max_width},     {"seen_gen", link.cur_gen}, {"seen_width", link.cur_width}};
   c.summary = "H2D " + num(r->h2d_gbps) + " GB/s, D2H " + num(r->d2h_gbps) + " GB/s";
   if (theo <= 0) {
     c.summary += " (link rate unknown, not judged)";
@@ -308,45 +308,45 @@ Check judgeHostBandwidth(int gpu, const Result<GwBandwidthResult>& r, const Pcie
   }
   double worst = std::min(r->h2d_gbps, r->d2h_gbps);
   double frac = worst / theo;
-  c.summary += " of " + num(theo, 2) + " GB/s theoretical (Gen" + std::to_string(link.maxGen) + " x" +
-               std::to_string(link.maxWidth) + "), " + num(frac * 100, 0) + " %";
-  if (frac < t.pcieMinFraction) {
+  c.summary += " of " + num(theo, 2) + " GB/s theoretical (Gen" + std::to_string(link.max_gen) + " x" +
+               std::to_string(link.max_width) + "), " + num(frac * 100, 0) + " %";
+  if (frac < t.pcie_min_fraction) {
     c.verdict = Verdict::Fail;
-    c.evidence.push_back(num(worst) + " GB/s is below " + num(t.pcieMinFraction * 100, 0) +
+    c.evidence.push_back(num(worst) + " GB/s is below " + num(t.pcie_min_fraction * 100, 0) +
                          " % of the link's theoretical rate");
     c.action = "reseat the card, check riser/cable and the slot's lane wiring; then retest";
-  } else if (frac < t.pcieWarnFraction) {
+  } else if (frac < t.pcie_warn_fraction) {
     c.verdict = Verdict::Warn;
-    c.evidence.push_back(num(worst) + " GB/s is below " + num(t.pcieWarnFraction * 100, 0) +
+    c.evidence.push_back(num(worst) + " GB/s is below " + num(t.pcie_warn_fraction * 100, 0) +
                          " % of the link's theoretical rate");
     c.action = "check the link (gpuwarden dmon -s t) and the CPU/NUMA affinity of the test";
   }
-  if (link.curWidth > 0 && link.maxWidth > 0 && link.curWidth < link.maxWidth) {
+  if (link.cur_width > 0 && link.max_width > 0 && link.cur_width < link.max_width) {
     c.verdict = Verdict::Fail;
-    c.evidence.push_back("under load the link ran at x" + std::to_string(link.curWidth) + " of x" +
-                         std::to_string(link.maxWidth));
+    c.evidence.push_back("under load the link ran at x" + std::to_string(link.cur_width) + " of x" +
+                         std::to_string(link.max_width));
     c.action = "a degraded PCIe link: reseat the card, check the riser; replace if it persists";
-  } else if (link.curGen > 0 && link.maxGen > 0 && link.curGen < link.maxGen) {
+  } else if (link.cur_gen > 0 && link.max_gen > 0 && link.cur_gen < link.max_gen) {
     c.verdict = std::max(c.verdict, Verdict::Warn);
-    c.evidence.push_back("under load the link ran at Gen" + std::to_string(link.curGen) + " of Gen" +
-                         std::to_string(link.maxGen));
+    c.evidence.push_back("under load the link ran at Gen" + std::to_string(link.cur_gen) + " of Gen" +
+                         std::to_string(link.max_gen));
     if (c.action.empty()) c.action = "check the slot, riser and BIOS PCIe settings";
   }
   return c;
 }
 
-Check judgeP2P(int srcGpu, int dstGpu, const Result<GwP2PResult>& r, bool nvlink, double expectedGBps,
+Check judgeP2P(int src_gpu, int dst_gpu, const Result<GwP2PResult>& r, bool nvlink, double expected_gbps,
                const SkuThresholds& t) {
   Check c = make("p2p_bandwidth", "peer-to-peer bandwidth", -1);
-  c.gpusInvolved = {srcGpu, dstGpu};
-  std::string pair = "GPU" + std::to_string(srcGpu) + "->GPU" + std::to_string(dstGpu);
+  c.gpus_involved = {src_gpu, dst_gpu};
+  std::string pair = "GPU" + std::to_string(src_gpu) + "->GPU" + std::to_string(dst_gpu);
   if (!r.ok()) {
     c = cudaFailed(c, r.status());
     c.summary = pair + ": " + c.summary;
     return c;
   }
-  c.measured = {{"src", srcGpu},           {"dst", dstGpu},    {"peer_access", r->peer_access != 0}, {"gbps", r->gbps},
-                {"avg_gbps", r->avg_gbps}, {"nvlink", nvlink}, {"expected_gbps", expectedGBps}};
+  c.measured = {{"src", src_gpu},          {"dst", dst_gpu},   {"peer_access", r->peer_access != 0}, {"gbps", r->gbps},
+                {"avg_gbps", r->avg_gbps}, {"nvlink", nvlink}, {"expected_gbps", expected_gbps}};
   if (!r->peer_access) {
     if (nvlink) {
       c.verdict = Verdict::Fail;
@@ -359,32 +359,32 @@ Check judgeP2P(int srcGpu, int dstGpu, const Result<GwP2PResult>& r, bool nvlink
     return c;
   }
   c.summary = pair + " " + num(r->gbps) + " GB/s over " + (nvlink ? "NVLink" : "PCIe");
-  if (expectedGBps <= 0) return c;
-  double frac = r->gbps / expectedGBps;
-  c.summary += ", " + num(frac * 100, 0) + " % of " + num(expectedGBps, 1) + " GB/s expected";
-  if (frac < t.p2pMinFraction) {
+  if (expected_gbps <= 0) return c;
+  double frac = r->gbps / expected_gbps;
+  c.summary += ", " + num(frac * 100, 0) + " % of " + num(expected_gbps, 1) + " GB/s expected";
+  if (frac < t.p2p_min_fraction) {
     // Over PCIe the path (switch, root complex, CPU interconnect) decides as much as the card:
     // a warning; over NVLink a slow pair is a hardware fault.
     c.verdict = nvlink ? Verdict::Fail : Verdict::Warn;
-    c.evidence.push_back("below " + num(t.p2pMinFraction * 100, 0) + " % of the expected rate");
+    c.evidence.push_back("below " + num(t.p2p_min_fraction * 100, 0) + " % of the expected rate");
     c.action = nvlink ? "check NVLink errors and link state (nvidia-smi nvlink -e); replace the "
                         "card or baseboard if links are down"
                       : "peer traffic may cross the CPU (see gpuwarden topo); check ACS settings";
-  } else if (frac < t.p2pWarnFraction) {
+  } else if (frac < t.p2p_warn_fraction) {
     c.verdict = Verdict::Warn;
-    c.evidence.push_back("below " + num(t.p2pWarnFraction * 100, 0) + " % of the expected rate");
+    c.evidence.push_back("below " + num(t.p2p_warn_fraction * 100, 0) + " % of the expected rate");
     c.action = "see gpuwarden topo for the path between the two GPUs";
   }
   return c;
 }
 
-Check judgeTriad(int gpu, const Result<GwTriadResult>& r, double peakGBps, const SkuThresholds& t) {
+Check judgeTriad(int gpu, const Result<GwTriadResult>& r, double peak_gbps, const SkuThresholds& t) {
   Check c = make("stream_triad", "memory bandwidth (STREAM triad)", gpu);
   if (!r.ok()) return cudaFailed(c, r.status());
   c.measured = {{"best_gbps", r->best_gbps},
                 {"avg_gbps", r->avg_gbps},
                 {"wrong_elements", r->wrong_elements},
-                {"peak_gbps", peakGBps},
+                {"peak_gbps", peak_gbps},
                 {"bytes_per_array", r->bytes_per_array}};
   c.summary = num(r->best_gbps, 0) + " GB/s";
   if (r->wrong_elements) {
@@ -394,39 +394,39 @@ Check judgeTriad(int gpu, const Result<GwTriadResult>& r, double peakGBps, const
     c.action = kReplace;
     return c;
   }
-  if (peakGBps <= 0) {
+  if (peak_gbps <= 0) {
     c.summary += " (peak unknown, not judged)";
     return c;
   }
-  double frac = r->best_gbps / peakGBps;
-  c.summary += " of " + num(peakGBps, 0) + " GB/s peak, " + num(frac * 100, 0) + " %";
-  if (frac < t.membwMinFraction) {
+  double frac = r->best_gbps / peak_gbps;
+  c.summary += " of " + num(peak_gbps, 0) + " GB/s peak, " + num(frac * 100, 0) + " %";
+  if (frac < t.membw_min_fraction) {
     c.verdict = Verdict::Fail;
-    c.evidence.push_back("below " + num(t.membwMinFraction * 100, 0) + " % of the peak");
+    c.evidence.push_back("below " + num(t.membw_min_fraction * 100, 0) + " % of the peak");
     c.action =
         "check memory clocks and throttling (gpuwarden dmon -s c); a card that stays "
         "slow must be replaced";
-  } else if (frac < t.membwWarnFraction) {
+  } else if (frac < t.membw_warn_fraction) {
     c.verdict = Verdict::Warn;
-    c.evidence.push_back("below " + num(t.membwWarnFraction * 100, 0) + " % of the peak");
+    c.evidence.push_back("below " + num(t.membw_warn_fraction * 100, 0) + " % of the peak");
     c.action = "check memory clocks and throttling (gpuwarden dmon -s c)";
   }
   return c;
 }
 
-std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double warnPct, double failPct) {
+std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double warn_pct, double fail_pct) {
   std::vector<PeerStanding> out(values.size());
   if (values.size() < 2) return out;
   double sum = 0;
   for (double v : values) sum += v;
   for (size_t i = 0; i < values.size(); ++i) {
     PeerStanding& s = out[i];
-    s.hasPeers = true;
-    s.peerMean = (sum - values[i]) / (values.size() - 1);
-    s.slowerPct = s.peerMean > 0 ? (s.peerMean - values[i]) / s.peerMean * 100.0 : 0;
-    if (s.slowerPct > failPct)
+    s.has_peers = true;
+    s.peer_mean = (sum - values[i]) / (values.size() - 1);
+    s.slower_pct = s.peer_mean > 0 ? (s.peer_mean - values[i]) / s.peer_mean * 100.0 : 0;
+    if (s.slower_pct > fail_pct)
       s.verdict = Verdict::Fail;
-    else if (s.slowerPct > warnPct)
+    else if (s.slower_pct > warn_pct)
       s.verdict = Verdict::Warn;
   }
   return out;
@@ -472,7 +472,7 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
     if (expected > 0) {
       c.measured["expected_tflops"] = expected;
       double frac = g.gflops / 1000.0 / expected;
-      if (frac < in.sku.gemmMinFraction) {
+      if (frac < in.sku.gemm_min_fraction) {
         c.verdict = std::max(c.verdict, Verdict::Warn);
         c.evidence.push_back(num(g.gflops / 1000.0) + " TFLOPS is " + num(frac * 100, 0) + " % of the " +
                              num(expected, 0) + " TFLOPS expected of " + in.sku.name);
@@ -489,20 +489,20 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
     std::vector<double> values;
     for (size_t ci : members) values.push_back(checks[ci].measured["gflops"].get<double>());
     const SkuThresholds& sku = runs[checks[members[0]].measured["input_index"].get<size_t>()].sku;
-    auto standing = comparePeers(values, sku.peerSlowWarnPct, sku.peerSlowFailPct);
+    auto standing = comparePeers(values, sku.peer_slow_warn_pct, sku.peer_slow_fail_pct);
     // Identical inputs on the same SKU give identical bits: a minority checksum is suspect.
     std::map<std::string, int> votes;
     for (size_t ci : members) votes[checks[ci].measured["checksum"].get<std::string>()]++;
     for (size_t k = 0; k < members.size(); ++k) {
       Check& c = checks[members[k]];
       const PeerStanding& s = standing[k];
-      if (s.hasPeers) {
-        c.measured["peer_mean_gflops"] = s.peerMean;
-        c.measured["slower_than_peers_pct"] = s.slowerPct;
+      if (s.has_peers) {
+        c.measured["peer_mean_gflops"] = s.peer_mean;
+        c.measured["slower_than_peers_pct"] = s.slower_pct;
         if (s.verdict != Verdict::Pass) {
           c.verdict = std::max(c.verdict, s.verdict);
-          c.evidence.push_back(num(s.slowerPct, 1) + " % slower than the mean of its " +
-                               std::to_string(members.size() - 1) + " peer(s) (" + num(s.peerMean / 1000.0, 1) +
+          c.evidence.push_back(num(s.slower_pct, 1) + " % slower than the mean of its " +
+                               std::to_string(members.size() - 1) + " peer(s) (" + num(s.peer_mean / 1000.0, 1) +
                                " TFLOPS)");
           if (c.action.empty())
             c.action =
@@ -535,10 +535,10 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
 Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun& p, const SkuThresholds& t) {
   Check c = make("targeted_power", "targeted power", gpu);
   if (!r.ok()) return cudaFailed(c, r.status());
-  c.measured = {{"limit_w", p.limitW},
-                {"target_w", p.targetW},
-                {"mean_w", p.meanW},
-                {"max_w", p.maxW},
+  c.measured = {{"limit_w", p.limit_w},
+                {"target_w", p.target_w},
+                {"mean_w", p.mean_w},
+                {"max_w", p.max_w},
                 {"mean_duty", r->mean_duty},
                 {"iterations", r->iterations},
                 {"failed_iterations", r->failed_iterations},
@@ -549,18 +549,18 @@ Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun
     c.action = kReplace;
     return c;
   }
-  if (!p.readError.empty() || p.samples == 0 || p.targetW <= 0) {
+  if (!p.read_error.empty() || p.samples == 0 || p.target_w <= 0) {
     c.verdict = Verdict::Warn;
     c.summary = "load ran, but the power draw could not be judged";
-    if (!p.readError.empty()) c.evidence.push_back(p.readError);
+    if (!p.read_error.empty()) c.evidence.push_back(p.read_error);
     return c;
   }
-  double frac = p.meanW / p.targetW;
-  c.summary = num(p.meanW, 0) + " W mean of " + num(p.targetW, 0) + " W target (" +
-              num(t.powerTargetFraction * 100, 0) + " % of the " + num(p.limitW, 0) + " W limit), " +
+  double frac = p.mean_w / p.target_w;
+  c.summary = num(p.mean_w, 0) + " W mean of " + num(p.target_w, 0) + " W target (" +
+              num(t.power_target_fraction * 100, 0) + " % of the " + num(p.limit_w, 0) + " W limit), " +
               num(frac * 100, 0) + " %";
-  if (frac < t.powerWarnFraction) {
-    c.verdict = frac < t.powerMinFraction ? Verdict::Fail : Verdict::Warn;
+  if (frac < t.power_warn_fraction) {
+    c.verdict = frac < t.power_min_fraction ? Verdict::Fail : Verdict::Warn;
     c.evidence.push_back("could not reach the target power at duty " + num(r->mean_duty * 100, 0) + " %");
     c.action =
         "a power cap, throttling or a loose power cable (R18): check clock event "
@@ -592,15 +592,15 @@ std::string clockReasonsText(uint64_t reasons) {
 
 Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t) {
   Check c = make("watch", "health during the tests", gpu);
-  c.measured = {{"samples", w.samples},     {"max_temp_c", w.maxTempC},   {"min_sm_mhz", w.minSmMHz},
-                {"max_sm_mhz", w.maxSmMHz}, {"max_power_w", w.maxPowerW}, {"clock_event_reasons", w.reasonsSeen},
-                {"dbe_start", w.dbeStart},  {"dbe_end", w.dbeEnd}};
+  c.measured = {{"samples", w.samples},       {"max_temp_c", w.max_temp_c},   {"min_sm_mhz", w.min_sm_mhz},
+                {"max_sm_mhz", w.max_sm_mhz}, {"max_power_w", w.max_power_w}, {"clock_event_reasons", w.reasons_seen},
+                {"dbe_start", w.dbe_start},   {"dbe_end", w.dbe_end}};
   nlohmann::json xids = nlohmann::json::array();
   for (auto& [step, x] : w.xids) xids.push_back({{"step", step}, {"xid", x}});
   c.measured["xids"] = xids;
-  c.summary = w.tempKnown ? "max " + std::to_string(w.maxTempC) + " C" : "temperature unknown";
-  if (w.maxSmMHz) c.summary += ", SM " + std::to_string(w.minSmMHz) + "-" + std::to_string(w.maxSmMHz) + " MHz";
-  if (w.maxPowerW > 0) c.summary += ", max " + num(w.maxPowerW, 0) + " W";
+  c.summary = w.temp_known ? "max " + std::to_string(w.max_temp_c) + " C" : "temperature unknown";
+  if (w.max_sm_mhz) c.summary += ", SM " + std::to_string(w.min_sm_mhz) + "-" + std::to_string(w.max_sm_mhz) + " MHz";
+  if (w.max_power_w > 0) c.summary += ", max " + num(w.max_power_w, 0) + " W";
   for (auto& [step, x] : w.xids) {
     c.verdict = Verdict::Fail;
     std::string m = xidMeaning(x);
@@ -610,29 +610,29 @@ Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t) {
         "gpuwarden explain xid " +
         std::to_string(x) + ", replace if hardware";
   }
-  if (w.dbeKnown && w.dbeEnd > w.dbeStart) {
+  if (w.dbe_known && w.dbe_end > w.dbe_start) {
     c.verdict = Verdict::Fail;
-    c.evidence.push_back(std::to_string(w.dbeEnd - w.dbeStart) + " new uncorrectable (double-bit) ECC error(s)" +
-                         (w.dbeDuring.empty() ? "" : " during " + w.dbeDuring));
+    c.evidence.push_back(std::to_string(w.dbe_end - w.dbe_start) + " new uncorrectable (double-bit) ECC error(s)" +
+                         (w.dbe_during.empty() ? "" : " during " + w.dbe_during));
     c.action = kReplace;
   }
-  if (w.tempKnown && w.maxTempC > t.maxTempC) {
+  if (w.temp_known && w.max_temp_c > t.max_temp_c) {
     c.verdict = Verdict::Fail;
-    c.evidence.push_back("reached " + std::to_string(w.maxTempC) + " C during " + w.hottestDuring + ", above the " +
-                         num(t.maxTempC, 0) + " C allowed for " + t.name);
+    c.evidence.push_back("reached " + std::to_string(w.max_temp_c) + " C during " + w.hottest_during + ", above the " +
+                         num(t.max_temp_c, 0) + " C allowed for " + t.name);
     if (c.action.empty())
       c.action =
           "check airflow, fans, heatsink contact and the room; a card that overheats "
           "under load with good cooling must be replaced";
   }
   const uint64_t kHw = 0x8 | 0x40 | 0x80, kSwThermal = 0x20;
-  if (w.reasonsSeen & (kHw | kSwThermal)) {
+  if (w.reasons_seen & (kHw | kSwThermal)) {
     c.verdict = std::max(c.verdict, Verdict::Warn);
-    c.evidence.push_back("clock event reasons seen: " + clockReasonsText(w.reasonsSeen & (kHw | kSwThermal)));
+    c.evidence.push_back("clock event reasons seen: " + clockReasonsText(w.reasons_seen & (kHw | kSwThermal)));
     if (c.action.empty()) c.action = "thermal or power slowdown under load: check cooling and power delivery";
   }
-  if (w.reasonsSeen & 0x4) c.evidence.push_back("SW power cap reached (normal at full load)");
-  for (const auto& e : w.readErrors) c.evidence.push_back("could not read: " + e);
+  if (w.reasons_seen & 0x4) c.evidence.push_back("SW power cap reached (normal at full load)");
+  for (const auto& e : w.read_errors) c.evidence.push_back("could not read: " + e);
   return c;
 }
 

@@ -33,22 +33,22 @@ Check judgeInforom(int gpu, const Result<bool>& r);
 // CUDA tests.
 Check judgeVectorAdd(int gpu, const Result<GwVecAddResult>& r);
 Check judgeMemtest(int gpu, const Result<GwMemtestResult>& r);
-// linkDuring: the best current gen/width seen while the test ran (NVML), max gen/width too.
-Check judgeHostBandwidth(int gpu, const Result<GwBandwidthResult>& r, const PcieLink& linkDuring,
+// link_during: the best current gen/width seen while the test ran (NVML), max gen/width too.
+Check judgeHostBandwidth(int gpu, const Result<GwBandwidthResult>& r, const PcieLink& link_during,
                          const SkuThresholds& t);
-// expectedGBps: NVLink expectation (t.nvlinkP2PGBps) or the PCIe theoretical rate of the pair.
-Check judgeP2P(int srcGpu, int dstGpu, const Result<GwP2PResult>& r, bool nvlink, double expectedGBps,
+// expected_gbps: NVLink expectation (t.nvlink_p2p_gbps) or the PCIe theoretical rate of the pair.
+Check judgeP2P(int src_gpu, int dst_gpu, const Result<GwP2PResult>& r, bool nvlink, double expected_gbps,
                const SkuThresholds& t);
-Check judgeTriad(int gpu, const Result<GwTriadResult>& r, double peakGBps, const SkuThresholds& t);
+Check judgeTriad(int gpu, const Result<GwTriadResult>& r, double peak_gbps, const SkuThresholds& t);
 
 // Straggler detection: each value against the mean of the others in its group.
 struct PeerStanding {
-  bool hasPeers = false;
-  double peerMean = 0;
-  double slowerPct = 0;  // positive: this much slower than the peers' mean
+  bool has_peers = false;
+  double peer_mean = 0;
+  double slower_pct = 0;  // positive: this much slower than the peers' mean
   Verdict verdict = Verdict::Pass;
 };
-std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double warnPct, double failPct);
+std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double warn_pct, double fail_pct);
 
 struct GemmInput {
   int gpu = -1;
@@ -60,29 +60,29 @@ struct GemmInput {
 std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs);
 
 struct PowerRun {
-  double limitW = 0, targetW = 0;
-  double meanW = 0;  // mean draw over the second half of the run (after the ramp)
-  double maxW = 0;
+  double limit_w = 0, target_w = 0;
+  double mean_w = 0;  // mean draw over the second half of the run (after the ramp)
+  double max_w = 0;
   int samples = 0;
-  std::string readError;  // power could not be read
+  std::string read_error;  // power could not be read
 };
 Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun& p, const SkuThresholds& t);
 
 // What the watcher saw on one GPU while the GPU tests ran.
 struct WatchSummary {
   int samples = 0;
-  bool tempKnown = false;
-  unsigned maxTempC = 0;
-  std::string hottestDuring;
-  unsigned minSmMHz = 0, maxSmMHz = 0;
-  double maxPowerW = 0;
-  uint64_t reasonsSeen = 0;  // OR of clock event reasons
-  bool dbeKnown = false;
-  uint64_t dbeStart = 0, dbeEnd = 0;
-  std::string dbeDuring;
+  bool temp_known = false;
+  unsigned max_temp_c = 0;
+  std::string hottest_during;
+  unsigned min_sm_mhz = 0, max_sm_mhz = 0;
+  double max_power_w = 0;
+  uint64_t reasons_seen = 0;  // OR of clock event reasons
+  bool dbe_known = false;
+  uint64_t dbe_start = 0, dbe_end = 0;
+  std::string dbe_during;
   std::vector<std::pair<std::string, uint64_t>> xids;  // (step, xid) - new during the tests
-  int bestCurGen = 0, bestCurWidth = 0;                // PCIe link seen under load
-  std::vector<std::string> readErrors;
+  int best_cur_gen = 0, best_cur_width = 0;            // PCIe link seen under load
+  std::vector<std::string> read_errors;
 };
 Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t);
 

@@ -5,8 +5,8 @@
 
 namespace gw::diag {
 
-Watcher::Watcher(DiagNvml& nvml, std::vector<int> gpus, double intervalSeconds)
-    : nvml_(nvml), gpus_(std::move(gpus)), interval_(intervalSeconds > 0 ? intervalSeconds : 1.0) {
+Watcher::Watcher(DiagNvml& nvml, std::vector<int> gpus, double interval_seconds)
+    : nvml_(nvml), gpus_(std::move(gpus)), interval_(interval_seconds > 0 ? interval_seconds : 1.0) {
   for (int g : gpus_) sums_[g] = WatchSummary{};
 }
 
@@ -78,33 +78,33 @@ void Watcher::sampleNow() {
     auto noteErr = [&](const char* what, const Status& st) {
       if (isNotSupported(st)) return;
       std::string e = std::string(what) + ": " + st.message();
-      if (std::find(s.readErrors.begin(), s.readErrors.end(), e) == s.readErrors.end() && s.readErrors.size() < 8)
-        s.readErrors.push_back(e);
+      if (std::find(s.read_errors.begin(), s.read_errors.end(), e) == s.read_errors.end() && s.read_errors.size() < 8)
+        s.read_errors.push_back(e);
     };
     if (temp.ok()) {
-      if (!s.tempKnown || *temp > s.maxTempC) s.hottestDuring = step;
-      s.maxTempC = s.tempKnown ? std::max(s.maxTempC, *temp) : *temp;
-      s.tempKnown = true;
+      if (!s.temp_known || *temp > s.max_temp_c) s.hottest_during = step;
+      s.max_temp_c = s.temp_known ? std::max(s.max_temp_c, *temp) : *temp;
+      s.temp_known = true;
     } else {
       noteErr("temperature", temp.status());
     }
-    if (clk.ok() && clk->smMHz > 0) {
-      s.minSmMHz = s.maxSmMHz == 0 ? clk->smMHz : std::min(s.minSmMHz, clk->smMHz);
-      s.maxSmMHz = std::max(s.maxSmMHz, clk->smMHz);
+    if (clk.ok() && clk->sm_mhz > 0) {
+      s.min_sm_mhz = s.max_sm_mhz == 0 ? clk->sm_mhz : std::min(s.min_sm_mhz, clk->sm_mhz);
+      s.max_sm_mhz = std::max(s.max_sm_mhz, clk->sm_mhz);
     } else if (!clk.ok()) {
       noteErr("clocks", clk.status());
     }
-    if (pw.ok()) s.maxPowerW = std::max(s.maxPowerW, *pw);
-    if (reasons.ok()) s.reasonsSeen |= *reasons & ~uint64_t{0x1};  // idle is not news
+    if (pw.ok()) s.max_power_w = std::max(s.max_power_w, *pw);
+    if (reasons.ok()) s.reasons_seen |= *reasons & ~uint64_t{0x1};  // idle is not news
     if (ecc.ok()) {
-      if (!s.dbeKnown) s.dbeStart = s.dbeEnd = ecc->volatileDbe;
-      if (ecc->volatileDbe > s.dbeEnd && s.dbeDuring.empty()) s.dbeDuring = step;
-      s.dbeEnd = std::max(s.dbeEnd, ecc->volatileDbe);
-      s.dbeKnown = true;
+      if (!s.dbe_known) s.dbe_start = s.dbe_end = ecc->volatile_dbe;
+      if (ecc->volatile_dbe > s.dbe_end && s.dbe_during.empty()) s.dbe_during = step;
+      s.dbe_end = std::max(s.dbe_end, ecc->volatile_dbe);
+      s.dbe_known = true;
     }
     if (link.ok()) {
-      s.bestCurGen = std::max(s.bestCurGen, link->curGen);
-      s.bestCurWidth = std::max(s.bestCurWidth, link->curWidth);
+      s.best_cur_gen = std::max(s.best_cur_gen, link->cur_gen);
+      s.best_cur_width = std::max(s.best_cur_width, link->cur_width);
     }
   }
   std::lock_guard<std::mutex> lk(mu_);

@@ -17,7 +17,7 @@ namespace gw::diag {
 
 class Watcher {
  public:
-  Watcher(DiagNvml& nvml, std::vector<int> gpus, double intervalSeconds);
+  Watcher(DiagNvml& nvml, std::vector<int> gpus, double interval_seconds);
   ~Watcher();
   Watcher(const Watcher&) = delete;
   Watcher& operator=(const Watcher&) = delete;

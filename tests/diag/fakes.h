@@ -14,10 +14,10 @@ namespace gw::diag::test {
 
 struct FakeGpu {
   std::string name = "NVIDIA H100 80GB HBM3";
-  uint32_t pciDeviceId = 0x233010DE;
-  std::string busId = "00000000:17:00.0";
+  uint32_t pci_device_id = 0x233010DE;
+  std::string bus_id = "00000000:17:00.0";
   PcieLink link{5, 16, 5, 16};
-  double powerLimit = 700, powerDraw = 650;
+  double power_limit = 700, power_draw = 650;
   unsigned temp = 60;
   Clocks clocks{1980, 2619};
   uint64_t reasons = 0;
@@ -28,40 +28,40 @@ struct FakeGpu {
   bool inforom = true;
   std::vector<GpuProcess> procs;
   int nvlinks = 18;
-  // Injected during tests: after `pollsBeforeXid` polls, this Xid appears once.
+  // Injected during tests: after `polls_before_xid` polls, this Xid appears once.
   uint64_t xid = 0;
-  int pollsBeforeXid = 1;
-  unsigned tempDuringTest = 0;  // if set, temperature after the first sample
-  uint64_t dbeDuringTest = 0;   // if set, volatile DBE from the 3rd read (after r1 ecc + first watch)
+  int polls_before_xid = 1;
+  unsigned temp_during_test = 0;  // if set, temperature after the first sample
+  uint64_t dbe_during_test = 0;   // if set, volatile DBE from the 3rd read (after r1 ecc + first watch)
 };
 
 class FakeNvml : public DiagNvml {
  public:
   std::vector<FakeGpu> gpus;
   int polls = 0;
-  std::map<int, int> tempReads;
+  std::map<int, int> temp_reads;
 
   Result<int> gpuCount() override { return static_cast<int>(gpus.size()); }
   Result<std::string> name(int g) override { return gpus[g].name; }
   Result<std::string> uuid(int g) override { return "GPU-" + std::to_string(g); }
-  Result<std::string> pciBusId(int g) override { return gpus[g].busId; }
-  Result<uint32_t> pciDeviceId(int g) override { return gpus[g].pciDeviceId; }
+  Result<std::string> pciBusId(int g) override { return gpus[g].bus_id; }
+  Result<uint32_t> pciDeviceId(int g) override { return gpus[g].pci_device_id; }
   Result<PcieLink> pcieLink(int g) override { return gpus[g].link; }
-  Result<double> powerLimitW(int g) override { return gpus[g].powerLimit; }
-  Result<double> powerDrawW(int g) override { return gpus[g].powerDraw; }
+  Result<double> powerLimitW(int g) override { return gpus[g].power_limit; }
+  Result<double> powerDrawW(int g) override { return gpus[g].power_draw; }
   // The diag runner reads from a thread per GPU and the watcher at once: the read counters are
   // shared, so they are guarded (an unguarded std::map insert loses nodes, which LSan reports).
   Result<unsigned> temperatureC(int g) override {
-    std::lock_guard lk(*reads_mu);
-    int n = tempReads[g]++;
-    return (n > 0 && gpus[g].tempDuringTest) ? gpus[g].tempDuringTest : gpus[g].temp;
+    std::lock_guard lk(*reads_mu_);
+    int n = temp_reads[g]++;
+    return (n > 0 && gpus[g].temp_during_test) ? gpus[g].temp_during_test : gpus[g].temp;
   }
   Result<Clocks> clocks(int g) override { return gpus[g].clocks; }
   Result<uint64_t> clockEventReasons(int g) override { return gpus[g].reasons; }
   Result<EccCounts> ecc(int g) override {
     EccCounts e = gpus[g].ecc;
-    std::lock_guard lk(*reads_mu);
-    if (eccReads[g]++ > 1 && gpus[g].dbeDuringTest) e.volatileDbe = gpus[g].dbeDuringTest;
+    std::lock_guard lk(*reads_mu_);
+    if (ecc_reads_[g]++ > 1 && gpus[g].dbe_during_test) e.volatile_dbe = gpus[g].dbe_during_test;
     return e;
   }
   Result<RetiredPages> retiredPages(int g) override { return gpus[g].retired; }
@@ -74,13 +74,13 @@ class FakeNvml : public DiagNvml {
     ++polls;
     std::vector<XidEvent> out;
     for (size_t g = 0; g < gpus.size(); ++g)
-      if (gpus[g].xid && polls == gpus[g].pollsBeforeXid + 1) out.push_back({static_cast<int>(g), gpus[g].xid});
+      if (gpus[g].xid && polls == gpus[g].polls_before_xid + 1) out.push_back({static_cast<int>(g), gpus[g].xid});
     return out;
   }
 
  private:
-  std::map<int, int> eccReads;
-  std::unique_ptr<std::mutex> reads_mu = std::make_unique<std::mutex>();  // a pointer: FakeNvml is moved
+  std::map<int, int> ecc_reads_;
+  std::unique_ptr<std::mutex> reads_mu_ = std::make_unique<std::mutex>();  // a pointer: FakeNvml is moved
 };
 
 inline FakeNvml fleet(int n) {
@@ -89,7 +89,7 @@ inline FakeNvml fleet(int n) {
     FakeGpu g;
     char bus[32];
     std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x17 + i);
-    g.busId = bus;
+    g.bus_id = bus;
     f.gpus.push_back(g);
   }
   return f;
@@ -106,8 +106,8 @@ class RecordedBackend : public GpuBackend {
   std::map<int, GwBandwidthResult> bw;
   std::map<int, GwGemmResult> gemm;
   std::map<int, GwTriadResult> triad;
-  std::map<int, uint64_t> powerFailures;
-  double defaultGflops = 700000;
+  std::map<int, uint64_t> power_failures;
+  double default_gflops = 700000;
   std::mutex mu;
   std::vector<std::string> calls;
 
@@ -115,7 +115,7 @@ class RecordedBackend : public GpuBackend {
     // CUDA order deliberately reversed against NVML order: mapping goes by PCI bus id.
     for (int i = static_cast<int>(nvml.gpus.size()) - 1; i >= 0; --i) {
       GwDeviceProps p{};
-      std::snprintf(p.pci_bus_id, sizeof p.pci_bus_id, "%s", nvml.gpus[i].busId.c_str() + 4);
+      std::snprintf(p.pci_bus_id, sizeof p.pci_bus_id, "%s", nvml.gpus[i].bus_id.c_str() + 4);
       p.free_mem = size_t(80) << 30;
       p.peak_mem_bw_gbps = 3352;
       devs.push_back(p);
@@ -169,7 +169,7 @@ class RecordedBackend : public GpuBackend {
     g.n = 8192;
     g.iterations = 1000;
     g.checksum = 42;
-    g.gflops = defaultGflops;
+    g.gflops = default_gflops;
     g.seconds = seconds;
     return g;
   }
@@ -187,8 +187,8 @@ class RecordedBackend : public GpuBackend {
     r.seconds = seconds;
     r.mean_duty = duty / 11;
     r.iterations = 100;
-    const auto pf = powerFailures.find(nvmlOf(dev));  // find, not []: called from a thread per GPU
-    r.failed_iterations = pf == powerFailures.end() ? 0 : pf->second;
+    const auto pf = power_failures.find(nvmlOf(dev));  // find, not []: called from a thread per GPU
+    r.failed_iterations = pf == power_failures.end() ? 0 : pf->second;
     r.used_cublas = 1;
     return r;
   }

@@ -11,7 +11,7 @@ namespace {
 DiagReport sample() {
   DiagReport r;
   r.level = 2;
-  r.cudaStatus = "ready";
+  r.cuda_status = "ready";
   r.gpus = {{0, "NVIDIA H200", "GPU-a", "00000000:17:00.0", "h200", Verdict::Pass, {}},
             {1, "NVIDIA H200", "GPU-b", "00000000:18:00.0", "h200", Verdict::Pass, {}}};
   Check ok{"memtest", "device memory test", 0, Verdict::Pass, "0 errors", {}, "", {}, 1, {}};

@@ -14,7 +14,7 @@ namespace {
 DiagOptions opts(int level) {
   DiagOptions o;
   o.level = level;
-  o.watchIntervalSeconds = 0.01;
+  o.watch_interval_seconds = 0.01;
   return o;
 }
 
@@ -58,7 +58,7 @@ TEST(RunDiag, R1OnASimulatorSkipsCudaAndPasses) {
   EXPECT_EQ(count(r, "watch"), 0);
   EXPECT_EQ(count(r, "persistence"), 2);
   EXPECT_EQ(find(r, "deployment", -1)->verdict, Verdict::Skip);
-  EXPECT_NE(r.cudaStatus.find("skipped: no GPU"), std::string::npos);
+  EXPECT_NE(r.cuda_status.find("skipped: no GPU"), std::string::npos);
 }
 
 TEST(RunDiag, BuiltWithoutCudaAndBrokenCuda) {
@@ -83,7 +83,7 @@ TEST(RunDiag, DeploymentHookResultsAreMerged) {
   FakeNvml nvml = fleet(1);
   RecordedBackend b(nvml);
   DiagOptions o = opts(1);
-  o.deploymentChecks = [] {
+  o.deployment_checks = [] {
     Check c;
     c.title = "kernel module";
     c.verdict = Verdict::Fail;
@@ -140,10 +140,10 @@ TEST(RunDiag, BadOptionsExitTwo) {
   DiagOptions o = opts(4);
   EXPECT_EQ(runDiag(o, nvml, &b, p).exitCode(), 2);
   o = opts(1);
-  o.thresholdsPath = "/nonexistent.yaml";
+  o.thresholds_path = "/nonexistent.yaml";
   EXPECT_EQ(runDiag(o, nvml, &b, p).exitCode(), 2);
   o = opts(3);
-  o.gemmPrecision = "fp8";
+  o.gemm_precision = "fp8";
   EXPECT_EQ(runDiag(o, nvml, &b, p).exitCode(), 2);
   FakeNvml empty;
   EXPECT_EQ(runDiag(opts(1), empty, &b, p).exitCode(), 2);
@@ -169,7 +169,7 @@ TEST(RunDiag, MemtestErrorFailsOnlyThatGpu) {
 TEST(RunDiag, NewXidDuringTestsFailsTheGpu) {
   FakeNvml nvml = fleet(2);
   nvml.gpus[0].xid = 48;
-  nvml.gpus[0].pollsBeforeXid = 1;  // appears on the second poll: during the first GPU step
+  nvml.gpus[0].polls_before_xid = 1;  // appears on the second poll: during the first GPU step
   RecordedBackend b(nvml);
   NullProgress p;
   auto r = runDiag(opts(1), nvml, &b, p);
@@ -184,8 +184,8 @@ TEST(RunDiag, NewXidDuringTestsFailsTheGpu) {
 
 TEST(RunDiag, DbeAndOverheatDuringTests) {
   FakeNvml nvml = fleet(2);
-  nvml.gpus[0].dbeDuringTest = 1;
-  nvml.gpus[1].tempDuringTest = 95;
+  nvml.gpus[0].dbe_during_test = 1;
+  nvml.gpus[1].temp_during_test = 95;
   RecordedBackend b(nvml);
   NullProgress p;
   auto r = runDiag(opts(2), nvml, &b, p);
@@ -196,7 +196,7 @@ TEST(RunDiag, DbeAndOverheatDuringTests) {
 
 TEST(RunDiag, StragglerAndPowerShortfall) {
   FakeNvml nvml = fleet(4);
-  nvml.gpus[3].powerDraw = 300;  // cannot reach 85 % of 700 W
+  nvml.gpus[3].power_draw = 300;  // cannot reach 85 % of 700 W
   RecordedBackend b(nvml);
   GwGemmResult slow{};
   slow.precision = GW_GEMM_FP16;
@@ -208,7 +208,7 @@ TEST(RunDiag, StragglerAndPowerShortfall) {
   b.gemm[2] = slow;
   NullProgress p;
   DiagOptions o = opts(3);
-  o.durationSeconds = 10;
+  o.duration_seconds = 10;
   auto r = runDiag(o, nvml, &b, p);
   EXPECT_EQ(find(r, "gemm_burn", 2)->verdict, Verdict::Fail);
   EXPECT_EQ(find(r, "gemm_burn", 0)->verdict, Verdict::Pass);

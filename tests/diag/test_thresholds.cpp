@@ -28,13 +28,13 @@ TEST(Thresholds, LookupByPciIdThenNameThenGeneric) {
 TEST(Thresholds, SkuValuesAndInheritance) {
   const auto& t = ThresholdTable::builtin();
   const auto& h200 = t.lookup("NVIDIA H200", 0);
-  EXPECT_DOUBLE_EQ(h200.peakMemBwGBps, 4800);
-  EXPECT_EQ(h200.pcieGen, 5);
+  EXPECT_DOUBLE_EQ(h200.peak_mem_bw_gbps, 4800);
+  EXPECT_EQ(h200.pcie_gen, 5);
   EXPECT_DOUBLE_EQ(h200.expectedTflops("fp16"), 700);
-  EXPECT_DOUBLE_EQ(h200.pcieMinFraction, 0.60);  // inherited from defaults
-  EXPECT_DOUBLE_EQ(t.lookup("NVIDIA A100-SXM4-80GB", 0).maxTempC, 85);
+  EXPECT_DOUBLE_EQ(h200.pcie_min_fraction, 0.60);  // inherited from defaults
+  EXPECT_DOUBLE_EQ(t.lookup("NVIDIA A100-SXM4-80GB", 0).max_temp_c, 85);
   EXPECT_DOUBLE_EQ(t.generic().expectedTflops("fp16"), 0);
-  EXPECT_DOUBLE_EQ(t.generic().peakMemBwGBps, 0);
+  EXPECT_DOUBLE_EQ(t.generic().peak_mem_bw_gbps, 0);
 }
 
 TEST(Thresholds, RejectsTyposAndBadValues) {
@@ -59,7 +59,7 @@ TEST(Thresholds, OverridesApplyPerSku) {
       "    pci_device_ids: [0x1234]\n    max_temp_c: 90\n    gemm_tflops: {FP16: 100}\n",
       "t");
   ASSERT_TRUE(t.ok()) << t.error();
-  EXPECT_DOUBLE_EQ(t->lookup("x", 0).maxTempC, 90);
+  EXPECT_DOUBLE_EQ(t->lookup("x", 0).max_temp_c, 90);
   EXPECT_DOUBLE_EQ(t->lookup("x", 0).expectedTflops("fp16"), 100);
-  EXPECT_DOUBLE_EQ(t->lookup("y", 0).maxTempC, 80);
+  EXPECT_DOUBLE_EQ(t->lookup("y", 0).max_temp_c, 80);
 }

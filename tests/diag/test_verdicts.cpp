@@ -37,8 +37,8 @@ TEST(Verdicts, HostBandwidthAgainstTheLink) {
   auto width = judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, narrowed, h100());
   EXPECT_EQ(width.verdict, Verdict::Fail);
   EXPECT_TRUE(mentions(width, "x8 of x16"));
-  PcieLink lowGen{4, 16, 5, 16};
-  EXPECT_EQ(judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, lowGen, h100()).verdict, Verdict::Warn);
+  PcieLink low_gen{4, 16, 5, 16};
+  EXPECT_EQ(judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, low_gen, h100()).verdict, Verdict::Warn);
   auto unknown = judgeHostBandwidth(0, GwBandwidthResult{1, 1, 5, 5, 0, 0}, PcieLink{}, h100());
   EXPECT_EQ(unknown.verdict, Verdict::Pass);
   auto err = judgeHostBandwidth(0, Status::Error("cudaMemcpyAsync: unspecified launch failure"), gen5, h100());
@@ -77,13 +77,13 @@ TEST(Verdicts, VectorAddMustBeExact) {
 TEST(Verdicts, PeerComparisonFindsTheStraggler) {
   auto s = comparePeers({100, 100, 100, 80}, 5, 15);
   EXPECT_EQ(s[0].verdict, Verdict::Pass);
-  EXPECT_LT(s[0].slowerPct, 0);  // faster than peers that include the straggler
+  EXPECT_LT(s[0].slower_pct, 0);  // faster than peers that include the straggler
   EXPECT_EQ(s[3].verdict, Verdict::Fail);
-  EXPECT_NEAR(s[3].slowerPct, 20, 1e-9);
+  EXPECT_NEAR(s[3].slower_pct, 20, 1e-9);
   auto w = comparePeers({100, 92}, 5, 15);
   EXPECT_EQ(w[1].verdict, Verdict::Warn);
   auto alone = comparePeers({50}, 5, 15);
-  EXPECT_FALSE(alone[0].hasPeers);
+  EXPECT_FALSE(alone[0].has_peers);
   EXPECT_EQ(alone[0].verdict, Verdict::Pass);
 }
 
@@ -151,7 +151,7 @@ TEST(Verdicts, P2P) {
   EXPECT_EQ(judgeP2P(0, 1, GwP2PResult{0, 1, 0, 0, 0}, false, 63, t).verdict, Verdict::Skip);
   auto nolink = judgeP2P(0, 1, GwP2PResult{0, 1, 0, 0, 0}, true, 360, t);
   EXPECT_EQ(nolink.verdict, Verdict::Fail);
-  EXPECT_EQ(nolink.gpusInvolved, (std::vector<int>{0, 1}));
+  EXPECT_EQ(nolink.gpus_involved, (std::vector<int>{0, 1}));
 }
 
 TEST(Verdicts, TargetedPower) {
@@ -163,8 +163,8 @@ TEST(Verdicts, TargetedPower) {
   EXPECT_EQ(judgeTargetedPower(0, r, ok, t).verdict, Verdict::Pass);
   PowerRun low{700, 595, 540, 560, 20, ""};
   EXPECT_EQ(judgeTargetedPower(0, r, low, t).verdict, Verdict::Warn);
-  PowerRun veryLow{700, 595, 300, 320, 20, ""};
-  auto f = judgeTargetedPower(0, r, veryLow, t);
+  PowerRun very_low{700, 595, 300, 320, 20, ""};
+  auto f = judgeTargetedPower(0, r, very_low, t);
   EXPECT_EQ(f.verdict, Verdict::Fail);
   EXPECT_NE(f.action.find("power cable"), std::string::npos);
   PowerRun unread{700, 595, 0, 0, 0, "power draw: not supported"};
@@ -177,12 +177,12 @@ TEST(Verdicts, WatcherFindings) {
   const auto& t = h100();
   WatchSummary w;
   w.samples = 3;
-  w.tempKnown = true;
-  w.maxTempC = 70;
+  w.temp_known = true;
+  w.max_temp_c = 70;
   EXPECT_EQ(judgeWatch(0, w, t).verdict, Verdict::Pass);
   WatchSummary hot = w;
-  hot.maxTempC = 91;
-  hot.hottestDuring = "gemm_burn";
+  hot.max_temp_c = 91;
+  hot.hottest_during = "gemm_burn";
   auto h = judgeWatch(0, hot, t);
   EXPECT_EQ(h.verdict, Verdict::Fail);
   EXPECT_TRUE(mentions(h, "91 C during gemm_burn"));
@@ -192,17 +192,17 @@ TEST(Verdicts, WatcherFindings) {
   EXPECT_EQ(xc.verdict, Verdict::Fail);
   EXPECT_TRUE(mentions(xc, "new Xid 79 (GPU has fallen off the bus) during memtest"));
   WatchSummary dbe = w;
-  dbe.dbeKnown = true;
-  dbe.dbeStart = 0;
-  dbe.dbeEnd = 2;
+  dbe.dbe_known = true;
+  dbe.dbe_start = 0;
+  dbe.dbe_end = 2;
   EXPECT_EQ(judgeWatch(0, dbe, t).verdict, Verdict::Fail);
   WatchSummary slow = w;
-  slow.reasonsSeen = 0x40 | 0x4;
+  slow.reasons_seen = 0x40 | 0x4;
   auto sc = judgeWatch(0, slow, t);
   EXPECT_EQ(sc.verdict, Verdict::Warn);
   EXPECT_TRUE(mentions(sc, "HW thermal slowdown"));
   WatchSummary capped = w;
-  capped.reasonsSeen = 0x4;
+  capped.reasons_seen = 0x4;
   EXPECT_EQ(judgeWatch(0, capped, t).verdict, Verdict::Pass);
 }
 

@@ -28,12 +28,12 @@ namespace {
 struct Cublas {
   decltype(&cublasCreate_v2) create = nullptr;
   decltype(&cublasDestroy_v2) destroy = nullptr;
-  decltype(&cublasSetStream_v2) setStream = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
   // cublasGemmEx is overloaded in C++ (cudaDataType vs cublasComputeType_t): name the C one.
   using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
                                       const void*, cudaDataType, int, const void*, cudaDataType, int, const void*,
                                       void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-  GemmExFn gemmEx = nullptr;
+  GemmExFn gemm_ex = nullptr;
   bool ok = false;
 };
 
@@ -47,9 +47,9 @@ const Cublas& cublas() {
       if (!h) continue;
       c.create = reinterpret_cast<decltype(c.create)>(dlsym(h, "cublasCreate_v2"));
       c.destroy = reinterpret_cast<decltype(c.destroy)>(dlsym(h, "cublasDestroy_v2"));
-      c.setStream = reinterpret_cast<decltype(c.setStream)>(dlsym(h, "cublasSetStream_v2"));
-      c.gemmEx = reinterpret_cast<decltype(c.gemmEx)>(dlsym(h, "cublasGemmEx"));
-      c.ok = c.create && c.destroy && c.setStream && c.gemmEx;
+      c.set_stream = reinterpret_cast<decltype(c.set_stream)>(dlsym(h, "cublasSetStream_v2"));
+      c.gemm_ex = reinterpret_cast<decltype(c.gemm_ex)>(dlsym(h, "cublasGemmEx"));
+      c.ok = c.create && c.destroy && c.set_stream && c.gemm_ex;
       if (c.ok) return;
     }
   });
@@ -154,9 +154,9 @@ class GemmLoad {
     n_ = free_b > (size_t(3) << 30) ? 8192 : 4096;
     precision_ = precision;
 #if GW_WITH_CUBLAS
-    useCublas_ = cublas().ok;
+    use_cublas_ = cublas().ok;
 #endif
-    if (!useCublas_) precision_ = GW_GEMM_FP32;
+    if (!use_cublas_) precision_ = GW_GEMM_FP32;
     size_t count = static_cast<size_t>(n_) * n_;
     bool half = precision_ == GW_GEMM_FP16, bf = precision_ == GW_GEMM_BF16;
     GW_CHECK(cudaMalloc(&A_, count * (half || bf ? 2 : 4)));
@@ -175,9 +175,9 @@ class GemmLoad {
       GW_CHECK(cudaGetLastError());
     }
 #if GW_WITH_CUBLAS
-    if (useCublas_) {
+    if (use_cublas_) {
       checkBlas(cublas().create(&handle_), "cublasCreate", err);
-      checkBlas(cublas().setStream(handle_, stream_), "cublasSetStream", err);
+      checkBlas(cublas().set_stream(handle_, stream_), "cublasSetStream", err);
     }
 #endif
     multiply(ref_);
@@ -231,7 +231,7 @@ class GemmLoad {
 
   int n() const { return n_; }
   int precision() const { return precision_; }
-  bool usedCublas() const { return useCublas_; }
+  bool usedCublas() const { return use_cublas_; }
   unsigned long long iterations() const { return iterations_; }
   unsigned long long checksum() const { return checksum_; }
 
@@ -239,15 +239,15 @@ class GemmLoad {
   void multiply(void* C) {
     GwError* err = err_;
 #if GW_WITH_CUBLAS
-    if (useCublas_) {
+    if (use_cublas_) {
       const float alpha = 1.0f, beta = 0.0f;
       cudaDataType_t t = CUDA_R_32F;
       cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
       if (precision_ == GW_GEMM_TF32) ct = CUBLAS_COMPUTE_32F_FAST_TF32;
       if (precision_ == GW_GEMM_FP16) t = CUDA_R_16F;
       if (precision_ == GW_GEMM_BF16) t = CUDA_R_16BF;
-      checkBlas(cublas().gemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n_, n_, n_, &alpha, A_, t, n_, B_, t, n_, &beta, C,
-                                CUDA_R_32F, n_, ct, CUBLAS_GEMM_DEFAULT),
+      checkBlas(cublas().gemm_ex(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n_, n_, n_, &alpha, A_, t, n_, B_, t, n_, &beta, C,
+                                 CUDA_R_32F, n_, ct, CUBLAS_GEMM_DEFAULT),
                 "cublasGemmEx", err);
       return;
     }
@@ -260,7 +260,7 @@ class GemmLoad {
 
   GwError* err_;
   int sms_ = 0, n_ = 0, precision_ = GW_GEMM_FP32;
-  bool useCublas_ = false;
+  bool use_cublas_ = false;
   void *A_ = nullptr, *B_ = nullptr, *ref_ = nullptr, *work_ = nullptr;
   unsigned long long* counters_ = nullptr;
   cudaStream_t stream_ = nullptr;
