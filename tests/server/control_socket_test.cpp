@@ -171,6 +171,32 @@ TEST(ControlSocket, TwoAgentsNeverShareADataFolderAndEachCliFindsItsOwn) {
       << second.log();
 }
 
+TEST(ControlSocket, ReloadAsksTheAgentAndABadFileIsRefused) {
+  Agent a;
+  a.start("dgx-h100", "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_FALSE(socketOf(*a.proc).empty());
+  // A good change: the metric names.
+  a.dir.write("agent.yaml", std::string(kFastAgentConfig) + "metrics:\n  naming: native\n");
+  auto ok = a.cli("reload --data-dir " + a.data);
+  EXPECT_EQ(ok.first, 0) << ok.second;
+  EXPECT_NE(ok.second.find("configuration reloaded from"), std::string::npos) << ok.second;
+  EXPECT_TRUE(eventually(
+      [&] { return httpGet(a.port, "/metrics").body.find("gpuwarden_gpu_temperature") != std::string::npos; }, 5s))
+      << "the native naming did not take effect";
+  EXPECT_NE(a.proc->log().find("reload requested by uid"), std::string::npos) << a.proc->log();
+  // A bad file: refused with the reason, exit 1, the agent keeps running on the old one.
+  a.dir.write("agent.yaml", "sampling:\n  fast_interval: soon\n");
+  auto bad = a.cli("reload --data-dir " + a.data);
+  EXPECT_EQ(bad.first, 1) << bad.second;
+  EXPECT_NE(bad.second.find("fast_interval"), std::string::npos) << bad.second;
+  EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
+  // No agent on a folder: exit 3, said plainly.
+  auto none = a.cli("reload --data-dir " + a.dir.file("elsewhere"));
+  EXPECT_EQ(none.first, 3) << none.second;
+  EXPECT_NE(none.second.find("no agent owns"), std::string::npos) << none.second;
+}
+
 TEST(ControlSocket, MalformedRequestsGetAnErrorAndTheAgentStaysUp) {
   Agent a;
   a.start("dgx-h100", "0");
