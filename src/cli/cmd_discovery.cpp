@@ -27,7 +27,10 @@ void printText(const nvml::Inventory& inv, bool verbose) {
   for (const auto& g : inv.gpus) {
     if (g.state != "ok") {
       std::cout << fmt::format("GPU {}: {} {}: {}\n", g.index, g.pci.bus_id.empty() ? "" : g.pci.bus_id,
-                               g.state == "lost" ? "LOST" : "ERROR", g.error);
+                               g.state == "lost"      ? "LOST"
+                               : g.state == "stalled" ? "STALLED"
+                                                      : "ERROR",
+                               g.error);
       continue;
     }
     std::cout << fmt::format("GPU {}: {} (UUID: {})\n", g.index, g.name, g.uuid);

@@ -93,6 +93,9 @@ TEST(HungGpu, CommandsShowItStalledAndDoNotWaitForIt) {
   auto j = d.json();
   EXPECT_EQ(j["gpus"][5]["state"], "stalled") << j["gpus"][5].dump(2);
   EXPECT_EQ(j["gpus"][4]["state"], "ok");
+  auto dt = runGw({"--simulate", "fault-hang", "discovery"}, during, std::chrono::milliseconds(25000));
+  EXPECT_EQ(dt.code, 1) << describe(dt);
+  EXPECT_NE(dt.out.find("GPU 5:  STALLED: no answer from NVML within 2000 ms"), std::string::npos) << dt.out;
 
   auto dm =
       runGw({"--simulate", "fault-hang", "dmon", "-c", "2", "-d", "0.2"}, during, std::chrono::milliseconds(25000));
