@@ -16,6 +16,7 @@ void addServe(CLI::App& app, Run& run) {
     std::vector<std::string> listen;
     std::string data_dir;
     std::string naming;
+    std::string web_config;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--config", o->config, "Configuration file (YAML, see docs/config.md); SIGHUP re-reads it");
@@ -24,6 +25,10 @@ void addServe(CLI::App& app, Run& run) {
   cmd->add_option("--data-dir", o->data_dir, "Directory of the history database (overrides the file)");
   cmd->add_option("--metrics-naming", o->naming, "dcgm (dcgm-exporter's names, default) or native")
       ->check(CLI::IsMember({"dcgm", "native"}));
+  cmd->add_option("--web.config.file,--web-config-file", o->web_config,
+                  "Web configuration (the Prometheus exporters' format): TLS certificate and key, client CA, "
+                  "basic_auth_users with bcrypt hashes (see docs/config.md; make a hash with "
+                  "`gpuwarden hash-password`); overrides web_config_file in --config");
   cmd->callback([&run, o]() {
     server::AgentOptions ao;
     ao.config_path = o->config;
@@ -41,6 +46,7 @@ void addServe(CLI::App& app, Run& run) {
       ao.listen = addrs;
     }
     if (!o->data_dir.empty()) ao.data_dir = o->data_dir;
+    if (!o->web_config.empty()) ao.web_config_file = o->web_config;
     if (!o->naming.empty()) ao.naming = exporter::parseNaming(o->naming);
 
     // What Context::nvml() does, as a function the sampler calls again after a driver reload.

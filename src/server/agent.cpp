@@ -3,8 +3,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -89,6 +87,13 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
     cfg = std::move(r).value();
   }
   std::unique_ptr<Agent> a(new Agent(std::move(options), std::move(cfg)));
+  // TLS and authentication are checked before anything starts: a bad certificate must never
+  // leave a node serving plain HTTP.
+  if (const std::string wf = a->config_.web_config_file; !wf.empty()) {
+    auto w = loadWebConfig(wf);
+    if (!w) return w.status();
+    a->web_ = std::move(w).value();
+  }
   return a;
 }
 
@@ -104,6 +109,7 @@ void Agent::applyOverrides(AgentConfig& c) const {
   if (options_.listen) c.listen = *options_.listen;
   if (options_.data_dir) c.data_dir = *options_.data_dir;
   if (options_.naming) c.naming = *options_.naming;
+  if (options_.web_config_file) c.web_config_file = *options_.web_config_file;
 }
 
 collect::SamplerConfig Agent::samplerConfig(const AgentConfig& c) const {
@@ -207,13 +213,30 @@ Status Agent::start() {
   monitor_ = std::move(m).value();
   monitor_->start();
 
-  http_ = std::make_unique<HttpServer>(cfg.http);
+  auto server = HttpServer::create(cfg.http, web_);
+  if (!server) {
+    stop();
+    return server.status();
+  }
+  http_ = std::move(server).value();
   registerRoutes();
   if (Status s = http_->listen(cfg.listen); !s) {
     stop();
     return s;
   }
-  for (const auto& a : http_->boundAddresses()) logLine("info", "listening on " + a);
+  std::string how = web_.tls ? "HTTPS" : "plain HTTP";
+  how += web_.basic_auth_users.empty()
+             ? ", no authentication"
+             : ", basic authentication (" + std::to_string(web_.basic_auth_users.size()) + " users; /healthz open)";
+  bool open_to_network = false;
+  for (const auto& a : http_->boundAddresses()) {
+    logLine("info", "listening on " + a + " (" + how + ")");
+    open_to_network |= !a.starts_with("127.") && !a.starts_with("[::1]");
+  }
+  if (open_to_network && !web_.tls)
+    logLine("warning",
+            "serving plain HTTP beyond this machine: anyone on the network can read the API "
+            "(kernel-log lines, serials); give a --web.config.file with TLS and basic_auth_users");
   auto c = ControlServer::start(
       dir.controlSocket(),
       [this](const std::string& op, const json& args, const control::Peer& peer) { return control(op, args, peer); });
@@ -360,7 +383,7 @@ void Agent::watchInventory() {
 void Agent::registerRoutes() {
   HttpServer& h = *http_;
 
-  h.get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+  h.get("/metrics", [this](const HttpRequest& req, HttpResponse& res) {
     auto t0 = std::chrono::steady_clock::now();
     auto s = sampler();
     std::shared_ptr<const exporter::ExportOptions> eo;
@@ -368,7 +391,7 @@ void Agent::registerRoutes() {
       std::lock_guard lock(mu_);
       eo = export_;
     }
-    const exporter::Format fmt = exporter::negotiateFormat(req.get_header_value("Accept"));
+    const exporter::Format fmt = exporter::negotiateFormat(req.header("Accept"));
     MetricsPageKey key;
     key.sampling = s != nullptr;
     key.generation = s ? s->generation() : 0;  // read before the snapshot: the page is never older
@@ -395,32 +418,26 @@ void Agent::registerRoutes() {
       if (v.state == collect::GpuState::Up && v.last_sample_ms > 0)
         lag = std::max(lag, static_cast<double>(self.now_ms - v.last_sample_ms) / 1000.0);
     self.sample_lag_seconds_max = lag;
-    auto tail = std::make_shared<std::string>();
-    exporter::renderScrapeMetrics(*tail, page->views, page->stats, self, *eo, fmt);
+    std::string tail;
+    exporter::renderScrapeMetrics(tail, page->views, page->stats, self, *eo, fmt);
 
     const std::string ct(exporter::contentType(fmt));
-    res.set_header("Vary", "Accept, Accept-Encoding");
-    if (exporter::acceptsGzip(acceptEncoding(req))) {
+    res.setHeader("Vary", "Accept, Accept-Encoding");
+    if (exporter::acceptsGzip(req.header("Accept-Encoding"))) {
       std::string gz;
-      exporter::gzipWithPrefix(page->gzip(), *tail, gz);
-      res.set_header("Content-Encoding", "gzip");
-      res.set_content(gz, ct.c_str());
+      exporter::gzipWithPrefix(page->gzip(), tail, gz);
+      res.setHeader("Content-Encoding", "gzip");
+      res.setContent(std::move(gz), ct);
     } else {
       // Sent straight from the shared page: no copy of it per scrape.
-      const std::size_t n = page->text.size();
-      res.set_content_provider(n + tail->size(), ct,
-                               [page, tail, n](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-                                 if (offset < n)
-                                   return sink.write(page->text.data() + offset, std::min(length, n - offset));
-                                 const std::size_t o = offset - n;
-                                 return sink.write(tail->data() + o, std::min(length, tail->size() - o));
-                               });
+      res.shared_prefix = std::shared_ptr<const std::string>(page, &page->text);
+      res.setContent(std::move(tail), ct);
     }
     last_scrape_us_ =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
   });
 
-  h.get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+  h.get("/healthz", [this](const HttpRequest&, HttpResponse& res) {
     auto s = sampler();
     std::string reason;
     if (!s) {
@@ -430,13 +447,13 @@ void Agent::registerRoutes() {
                " re-initialisations so far)";
     }
     if (reason.empty()) {
-      res.set_content("ok\n", "text/plain");
+      res.setContent("ok\n", "text/plain");
       return;
     }
     sendJson(res, json{{"status", "unhealthy"}, {"reason", reason}}, 503);
   });
 
-  h.get("/api/v1/gpus", [this](const httplib::Request& req, httplib::Response& res) {
+  h.get("/api/v1/gpus", [this](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {})) return;
     auto s = sampler();
     if (!s) {
@@ -475,7 +492,7 @@ void Agent::registerRoutes() {
                        {"gpus", gpus}});
   });
 
-  h.get(R"(/api/v1/gpus/([^/]+)/latest)", [this](const httplib::Request& req, httplib::Response& res) {
+  h.get("/api/v1/gpus/{}/latest", [this](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {})) return;
     auto s = sampler();
     if (!s) {
@@ -509,20 +526,20 @@ void Agent::registerRoutes() {
     sendJson(res, json{{"gpu", identityJson(*v, now)}, {"fields", fields}});
   });
 
-  h.get("/api/v1/history", [this](const httplib::Request& req, httplib::Response& res) {
+  h.get("/api/v1/history", [this](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {"gpu", "field", "since", "until", "step", "agg"})) return;
     if (!store_) {
       jsonError(res, 404, "history is disabled in the configuration (history.enabled: false)");
       return;
     }
     for (const char* p : {"gpu", "field"}) {
-      if (!req.has_param(p) || req.get_param_value(p).empty()) {
+      if (!req.hasParam(p) || req.param(p).empty()) {
         jsonError(res, 400, std::string("missing parameter '") + p + "'", p);
         return;
       }
     }
-    const std::string gpu = req.get_param_value("gpu");
-    const std::string field_name = req.get_param_value("field");
+    const std::string gpu = req.param("gpu");
+    const std::string field_name = req.param("field");
     const fields::Field* f = fields::findAny(field_name);
     if (!f || f->type == fields::Type::Label) {
       jsonError(res, 400, "unknown numeric field '" + field_name + "' (see `gpuwarden fields`)", "field");
@@ -530,27 +547,27 @@ void Agent::registerRoutes() {
     }
     const auto now = wallMs();
     std::int64_t since = now - 3600 * 1000, until = now, step = 0;
-    if (req.has_param("since")) {
-      auto r = parseTimeSpec(req.get_param_value("since"), now);
+    if (req.hasParam("since")) {
+      auto r = parseTimeSpec(req.param("since"), now);
       if (!r) return jsonError(res, 400, r.error(), "since");
       since = *r;
     }
-    if (req.has_param("until")) {
-      auto r = parseTimeSpec(req.get_param_value("until"), now);
+    if (req.hasParam("until")) {
+      auto r = parseTimeSpec(req.param("until"), now);
       if (!r) return jsonError(res, 400, r.error(), "until");
       until = *r;
     }
     if (since > until) return jsonError(res, 400, "since is after until", "since");
-    if (req.has_param("step")) {
-      auto r = parseStepMs(req.get_param_value("step"));
+    if (req.hasParam("step")) {
+      auto r = parseStepMs(req.param("step"));
       if (!r) return jsonError(res, 400, r.error(), "step");
       step = *r;
       if (step > 0 && (until - since) / step > 11000)
         return jsonError(res, 400, "more than 11000 points; use a larger step", "step");
     }
     store::Agg agg = store::Agg::Avg;
-    if (req.has_param("agg")) {
-      auto r = parseAgg(req.get_param_value("agg"));
+    if (req.hasParam("agg")) {
+      auto r = parseAgg(req.param("agg"));
       if (!r) return jsonError(res, 400, r.error(), "agg");
       agg = *r;
     }
@@ -585,7 +602,7 @@ void Agent::registerRoutes() {
                        {"points", points}});
   });
 
-  auto index = [](const httplib::Request&, httplib::Response& res) {
+  auto index = [](const HttpRequest&, HttpResponse& res) {
     sendJson(res, json{{"endpoints",
                         {"/metrics", "/healthz", "/api/v1/gpus", "/api/v1/gpus/{index|uuid}/latest",
                          "/api/v1/history?gpu=&field=&since=&until=&step=&agg=", "/api/v1/health",
@@ -601,7 +618,7 @@ void Agent::registerRoutes() {
 // `gpuwarden diag` leaves its reports in the data folder (node::DataDir::diagReports()).
 void Agent::registerDiagRoutes() {
   auto dir = [this] { return node::DataDir(config().data_dir).diagReports(); };
-  http_->get("/api/v1/diag", [dir](const httplib::Request& req, httplib::Response& res) {
+  http_->get("/api/v1/diag", [dir](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {})) return;
     json list = json::array();
     std::error_code ec;
@@ -626,9 +643,9 @@ void Agent::registerDiagRoutes() {
     }
     sendJson(res, json{{"directory", dir()}, {"count", list.size()}, {"reports", list}});
   });
-  http_->get(R"(/api/v1/diag/([^/]+))", [dir](const httplib::Request& req, httplib::Response& res) {
+  http_->get("/api/v1/diag/{}", [dir](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {})) return;
-    const std::string n = req.matches[1].str();
+    const std::string n = req.matches[1];
     if (!node::DataDir::parseDiagReportName(n)) return jsonError(res, 404, "no diag report '" + n + "'", "name");
     std::ifstream in(dir() + "/" + n);
     if (!in) return jsonError(res, 404, "no diag report '" + n + "'", "name");

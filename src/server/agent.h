@@ -25,6 +25,7 @@
 #include "server/history_sink.h"
 #include "server/http_server.h"
 #include "server/metrics_page.h"
+#include "server/web_config.h"
 #include "store/store.h"
 
 namespace gw::server {
@@ -35,6 +36,7 @@ struct AgentOptions {
   std::optional<std::vector<ListenAddress>> listen;
   std::optional<std::string> data_dir;
   std::optional<MetricsNaming> naming;
+  std::optional<std::string> web_config_file;
   collect::SessionOpener opener;  // opens NVML (real driver or simulator)
   std::string root = "/";         // filesystem root of /dev/kmsg and /proc (health)
 };
@@ -90,6 +92,7 @@ class Agent {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<HistorySink> sink_;
   std::unique_ptr<HttpServer> http_;
+  WebConfig web_;
   std::unique_ptr<alert::Dispatcher> alerts_;  // when alerts.sinks are configured
   std::unique_ptr<node::Monitor> monitor_;
   std::unique_ptr<ControlServer> control_;

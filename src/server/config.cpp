@@ -24,6 +24,7 @@ class Checker {
     if (line <= 0) line = 1;
     return Status::Error(file_ + ":" + std::to_string(line) + ": " + field + ": " + message);
   }
+  const std::string& file() const { return file_; }
   Status errorAtLine(int line, const std::string& field, const std::string& message) const {
     return Status::Error(file_ + ":" + std::to_string(line) + ": " + field + ": " + message);
   }
@@ -221,7 +222,9 @@ Status parseAlerts(const Checker& c, const YAML::Node& a, AlertSettings& out) {
 Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
   if (root.IsNull() || !root.IsDefined()) return Status::Ok();  // empty file: all defaults
   if (!root.IsMap()) return c.error(root, "(top level)", "expected a mapping of settings");
-  if (Status s = checkKeys(c, root, "", {"listen", "data_dir", "sampling", "metrics", "history", "http", "alerts"}); !s)
+  if (Status s = checkKeys(
+          c, root, "", {"listen", "data_dir", "sampling", "metrics", "history", "http", "alerts", "web_config_file"});
+      !s)
     return s;
 
   if (auto n = root["listen"]; n) {
@@ -344,34 +347,53 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
 
   if (auto h = root["http"]; h) {
     if (!h.IsMap()) return c.error(h, "http", "expected a mapping");
+    if (auto n = h["write_timeout"]; n)
+      return c.error(n, "http.write_timeout",
+                     "was folded into http.idle_timeout: a connection that makes no progress for that long, in "
+                     "any phase, is closed");
     if (Status st = checkKeys(c, h, "http",
-                              {"read_timeout", "write_timeout", "idle_timeout", "max_header_bytes", "max_body_bytes",
-                               "max_connections", "max_requests_per_connection"});
+                              {"read_timeout", "idle_timeout", "max_header_bytes", "max_body_bytes", "max_connections",
+                               "max_connections_per_ip", "max_requests_per_connection", "threads"});
         !st)
       return st;
-    auto timeout = [&](const char* key, Millis* out) -> Status {
-      auto n = h[key];
-      if (!n) return Status::Ok();
-      const std::string field = std::string("http.") + key;
-      if (Status st = readDuration(c, n, field, out); !st) return st;
-      if (*out < Millis(10) || *out > Millis(300000)) return c.error(n, field, "must be between 10ms and 5m");
-      return Status::Ok();
-    };
-    if (Status st = timeout("read_timeout", &cfg.http.read_timeout); !st) return st;
-    if (Status st = timeout("write_timeout", &cfg.http.write_timeout); !st) return st;
-    if (Status st = timeout("idle_timeout", &cfg.http.idle_timeout); !st) return st;
+    if (auto n = h["read_timeout"]; n) {
+      if (Status st = readDuration(c, n, "http.read_timeout", &cfg.http.read_timeout); !st) return st;
+      if (cfg.http.read_timeout < Millis(100) || cfg.http.read_timeout > Millis(300000))
+        return c.error(n, "http.read_timeout", "must be between 100ms and 5m");
+    }
+    if (auto n = h["idle_timeout"]; n) {
+      if (Status st = readDuration(c, n, "http.idle_timeout", &cfg.http.idle_timeout); !st) return st;
+      if (cfg.http.idle_timeout < Millis(1000) || cfg.http.idle_timeout > Millis(300000))
+        return c.error(n, "http.idle_timeout", "must be between 1s and 5m");
+    }
     if (auto n = h["max_header_bytes"]; n)
       if (Status st = readSize(c, n, "http.max_header_bytes", 1024, 1 << 20, &cfg.http.max_header_bytes); !st)
         return st;
     if (auto n = h["max_body_bytes"]; n)
       if (Status st = readSize(c, n, "http.max_body_bytes", 0, 1 << 20, &cfg.http.max_body_bytes); !st) return st;
     if (auto n = h["max_connections"]; n)
-      if (Status st = readSize(c, n, "http.max_connections", 1, 4096, &cfg.http.max_connections); !st) return st;
+      if (Status st = readSize(c, n, "http.max_connections", 1, 65536, &cfg.http.max_connections); !st) return st;
+    if (auto n = h["max_connections_per_ip"]; n)
+      if (Status st = readSize(c, n, "http.max_connections_per_ip", 1, 65536, &cfg.http.max_connections_per_ip); !st)
+        return st;
     if (auto n = h["max_requests_per_connection"]; n) {
       std::size_t v = 0;
       if (Status st = readSize(c, n, "http.max_requests_per_connection", 1, 1000000, &v); !st) return st;
       cfg.http.max_requests_per_connection = static_cast<unsigned>(v);
     }
+    if (auto n = h["threads"]; n) {
+      std::size_t v = 0;
+      if (Status st = readSize(c, n, "http.threads", 1, 64, &v); !st) return st;
+      cfg.http.threads = static_cast<unsigned>(v);
+    }
+  }
+  if (auto w = root["web_config_file"]; w) {
+    if (Status st = needScalar(c, w, "web_config_file"); !st) return st;
+    cfg.web_config_file = w.Scalar();
+    if (cfg.web_config_file.empty()) return c.error(w, "web_config_file", "must name a file");
+    // Relative to the configuration file, like the files a web configuration names.
+    if (cfg.web_config_file.front() != '/' && c.file().find('/') != std::string::npos)
+      cfg.web_config_file = c.file().substr(0, c.file().rfind('/') + 1) + cfg.web_config_file;
   }
   if (auto a = root["alerts"]; a)
     if (Status st = parseAlerts(c, a, cfg.alerts); !st) return st;
@@ -508,10 +530,12 @@ std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentCon
   if (a.flush_interval != b.flush_interval) out.emplace_back("history.flush_interval");
   const auto& x = a.http;
   const auto& y = b.http;
-  if (x.read_timeout != y.read_timeout || x.write_timeout != y.write_timeout || x.idle_timeout != y.idle_timeout ||
+  if (x.read_timeout != y.read_timeout || x.idle_timeout != y.idle_timeout ||
       x.max_header_bytes != y.max_header_bytes || x.max_body_bytes != y.max_body_bytes ||
-      x.max_connections != y.max_connections || x.max_requests_per_connection != y.max_requests_per_connection)
+      x.max_connections != y.max_connections || x.max_connections_per_ip != y.max_connections_per_ip ||
+      x.max_requests_per_connection != y.max_requests_per_connection || x.threads != y.threads)
     out.emplace_back("http");
+  if (a.web_config_file != b.web_config_file) out.emplace_back("web_config_file");
   if (describeAlerts(a.alerts) != describeAlerts(b.alerts)) out.emplace_back("alerts");
   return out;
 }

@@ -14,26 +14,11 @@
 #include "common/result.h"
 #include "export/prometheus.h"
 #include "node/data_dir.h"
+#include "server/http_settings.h"
 
 namespace gw::server {
 
 using Millis = std::chrono::milliseconds;
-
-struct ListenAddress {
-  std::string host;  // "0.0.0.0" for ":9400", "::1" for "[::1]:9400"
-  int port = 9400;   // 0 = any free port (tests)
-  std::string text;  // as written
-};
-
-struct HttpLimits {
-  Millis read_timeout{5000};  // the whole request head must arrive within this
-  Millis write_timeout{5000};
-  Millis idle_timeout{5000};                 // keep-alive: an idle connection is closed after this
-  std::size_t max_header_bytes = 16 * 1024;  // request line + headers; over it: 431
-  std::size_t max_body_bytes = 4096;         // GET/HEAD only; over it: 413
-  std::size_t max_connections = 64;          // connections served at once; more get 503
-  unsigned max_requests_per_connection = 1000;
-};
 
 using MetricsNaming = exporter::Naming;
 
@@ -64,6 +49,8 @@ struct AgentConfig {
   std::chrono::hours downsampled_retention{24 * 30};
   Millis flush_interval{5000};
   HttpLimits http;
+  // A Prometheus exporter web configuration (TLS, basic auth); empty: plain HTTP, no auth.
+  std::string web_config_file;
   AlertSettings alerts;
 
   AgentConfig();

@@ -1,325 +1,210 @@
 #include "server/http_server.h"
 
 #include <arpa/inet.h>
+#include <gnutls/gnutls.h>
+#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <httplib.h>
-
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
-#include <condition_variable>
+#include <cstdarg>
 #include <cstring>
-#include <deque>
+#include <condition_variable>
 #include <mutex>
-#include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
+#include <unordered_set>
+#include <new>
 
 #include "platform/log.h"
+#include "server/basic_auth.h"
 
 namespace gw::server {
 
 using platform::logLine;
+
 namespace {
+
+constexpr std::size_t kMaxHeaders = 100;
+constexpr std::size_t kMaxParams = 64;
+
+struct Route {
+  std::vector<std::string> segments;  // "{}" matches any one non-empty segment
+  HttpServer::Handler handler;
+};
+
+std::vector<std::string> splitPath(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '/') {
+      ++i;
+      continue;
+    }
+    const std::size_t j = path.find('/', i);
+    out.emplace_back(path.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i));
+    if (j == std::string_view::npos) break;
+    i = j;
+  }
+  return out;
+}
 
 using Clock = std::chrono::steady_clock;
-constexpr const char* kStashedAcceptEncoding = "X-Gw-Accept-Encoding";
-constexpr const char* kHeaderTooLarge = "X-Gw-Header-Too-Large";
-constexpr const char* kBodyTooLarge = "X-Gw-Body-Too-Large";
 
-// Set while the accept thread runs a connection task only to refuse it (pool full).
-thread_local bool tl_reject = false;
-
-int msLeft(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left < 0 ? 0 : static_cast<int>(left);
-}
-
-void addressOf(const sockaddr_storage& ss, std::string& ip, int& port) {
-  char host[NI_MAXHOST] = {0};
-  char serv[NI_MAXSERV] = {0};
-  if (getnameinfo(reinterpret_cast<const sockaddr*>(&ss), sizeof(ss), host, sizeof(host), serv, sizeof(serv),
-                  NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
-    ip = host;
-    port = std::atoi(serv);
-  }
-}
-
-// A socket stream with a deadline and a byte budget per request, so that neither a slow nor a
-// verbose client can hold a connection thread or memory beyond the limits.
-class LimitedStream : public httplib::Stream {
- public:
-  LimitedStream(int sock, const HttpLimits& limits, const std::atomic<bool>& stopping)
-      : sock_(sock), limits_(limits), stopping_(stopping) {}
-
-  void beginRequest() {
-    deadline_ = Clock::now() + limits_.read_timeout;
-    // The head may exceed max_header_bytes a little so that we can answer 431 rather than
-    // dropping the connection; past this hard cap the request is cut off.
-    budget_ = limits_.max_header_bytes * 2 + 1024 + limits_.max_body_bytes;
-  }
-
-  // Waits for the next request; false on idle timeout, stop, or peer close.
-  bool waitForRequest(std::chrono::milliseconds timeout) {
-    if (pos_ < len_) return true;
-    auto deadline = Clock::now() + timeout;
-    while (!stopping_.load()) {
-      int slice = std::min(msLeft(deadline), 100);
-      pollfd p{sock_, POLLIN, 0};
-      int r = ::poll(&p, 1, slice);
-      if (r > 0) return (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-      if (r < 0 && errno != EINTR) return false;
-      if (Clock::now() >= deadline) return false;
-    }
-    return false;
-  }
-
-  bool is_readable() const override { return pos_ < len_ || pollIn(0); }
-  bool is_writable() const override {
-    pollfd p{sock_, POLLOUT, 0};
-    return ::poll(&p, 1, static_cast<int>(limits_.write_timeout.count())) > 0 && (p.revents & POLLOUT);
-  }
-
-  ssize_t read(char* ptr, size_t size) override {
-    if (size == 0) return 0;
-    if (pos_ >= len_) {
-      if (budget_ == 0) return -1;
-      // Usually the bytes are already there (waitForRequest saw them): try first, and wait until
-      // the request's deadline only when there is nothing yet, waking to notice a stop.
-      ssize_t n = ::recv(sock_, buf_, std::min(sizeof(buf_), budget_), MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        for (;;) {
-          if (stopping_.load()) return -1;
-          int left = msLeft(deadline_);
-          if (left == 0) return -1;
-          if (pollIn(std::min(left, 100))) break;
-        }
-        n = ::recv(sock_, buf_, std::min(sizeof(buf_), budget_), 0);
-      }
-      if (n <= 0) return -1;
-      pos_ = 0;
-      len_ = static_cast<size_t>(n);
-      budget_ -= len_;
-    }
-    size_t n = std::min(size, len_ - pos_);
-    std::memcpy(ptr, buf_ + pos_, n);
-    pos_ += n;
-    return static_cast<ssize_t>(n);
-  }
-
-  ssize_t write(const char* ptr, size_t size) override {
-    auto deadline = Clock::now() + limits_.write_timeout;
-    for (;;) {
-      ssize_t n = ::send(sock_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n >= 0) return n;
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
-      pollfd p{sock_, POLLOUT, 0};
-      int left = msLeft(deadline);
-      if (left == 0 || ::poll(&p, 1, left) <= 0) return -1;
-    }
-  }
-
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage ss{};
-    socklen_t len = sizeof(ss);
-    if (::getpeername(sock_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) addressOf(ss, ip, port);
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage ss{};
-    socklen_t len = sizeof(ss);
-    if (::getsockname(sock_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) addressOf(ss, ip, port);
-  }
-  socket_t socket() const override { return sock_; }
-
- private:
-  bool pollIn(int ms) const {
-    pollfd p{sock_, POLLIN, 0};
-    return ::poll(&p, 1, ms) > 0;
-  }
-
-  int sock_;
-  const HttpLimits& limits_;
-  const std::atomic<bool>& stopping_;
-  Clock::time_point deadline_{};
-  size_t budget_ = 0;
-  char buf_[4096];
-  size_t pos_ = 0, len_ = 0;
+// Per connection (MHD's socket context): requests served so far, for the keep-alive cap, and the
+// time by which the next request's head must have arrived (max while a request is served).
+struct ConnectionState {
+  int fd = -1;
+  unsigned requests = 0;
+  Clock::time_point head_deadline = Clock::time_point::max();
 };
 
-void sendAndClose(int sock, const std::string& text) {
-  (void)::send(sock, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
+// Per request (MHD's request context): body bytes seen, and whether it was answered early.
+struct RequestState {
+  std::size_t body = 0;
+  bool answered = false;
+  bool close = false;
+};
+
+// What a response's iovecs point into; freed by libmicrohttpd when the response is done.
+struct ResponseHold {
+  std::shared_ptr<const std::string> prefix;
+  std::string body;
+};
+
+// libmicrohttpd's messages (a client that vanished, a failed handshake) say little to an operator
+// and a hostile client could make them flood the log: at most a few a minute.
+void mhdLogger(void*, const char* fmt, va_list ap) {
+  static std::mutex mu;
+  static std::chrono::steady_clock::time_point window{};
+  static int in_window = 0, suppressed = 0;
+  char buf[512];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  std::string msg(buf);
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r')) msg.pop_back();
+  std::lock_guard lock(mu);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - window > std::chrono::minutes(1)) {
+    if (suppressed > 0) logLine("warning", "http: " + std::to_string(suppressed) + " more messages suppressed");
+    window = now;
+    in_window = 0;
+    suppressed = 0;
+  }
+  if (++in_window > 5) {
+    ++suppressed;
+    return;
+  }
+  logLine("warning", "http: " + msg);
 }
+
+bool headerSafe(std::string_view v) { return v.find_first_of("\r\n") == std::string_view::npos; }
 
 }  // namespace
 
-// What every listener shares: the limits, the connection pool and the counters.
-struct HttpServer::Shared {
-  explicit Shared(const HttpLimits& l) : limits(l) {}
+struct HttpServer::Impl {
   HttpLimits limits;
-  std::atomic<bool> stopping{false};
-  std::atomic<std::uint64_t> requests{0}, rejected{0}, active{0};
+  WebConfig web;
+  std::unique_ptr<BasicAuth> auth;
+  std::vector<Route> routes;
+  struct Bound {
+    MHD_Daemon* daemon = nullptr;
+    std::string address;
+  };
+  std::vector<Bound> bound;
 
-  // A pool of connection threads, grown on demand up to max_connections; a connection that
-  // would exceed it is refused at once (on the accept thread) with a 503.
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::function<void()>> queue;
-  std::vector<std::thread> threads;
-  size_t busy = 0, idle = 0;
-  bool shutdown = false;
+  // Every open connection, for the head deadline. libmicrohttpd reports a connection closed
+  // before it closes its socket, so a socket found here under `conns_mu` is still this
+  // connection's, and shutting it down makes the library close the connection itself.
+  std::mutex conns_mu;
+  std::condition_variable reaper_cv;
+  std::unordered_set<ConnectionState*> conns;
+  bool reaper_stop = false;
+  std::thread reaper;
+  void reap();
 
-  void enqueue(std::function<void()> fn) {
-    {
-      std::unique_lock lock(mu);
-      if (!shutdown && busy + queue.size() < limits.max_connections) {
-        queue.push_back(std::move(fn));
-        if (idle < queue.size() && threads.size() < limits.max_connections) threads.emplace_back([this] { work(); });
-        cv.notify_one();
-        return;
+  MHD_Result respond(MHD_Connection* c, RequestState* st, HttpResponse& res, bool head_only_close = false);
+  MHD_Result dispatch(MHD_Connection* c, const char* url, const char* method, RequestState* st);
+  std::optional<std::string> clientCertProblem(MHD_Connection* c) const;
+
+  static MHD_Result onRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*,
+                              const char*, size_t* upload_size, void** req_cls);
+  ConnectionState* stateOf(MHD_Connection* c) {
+    const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? static_cast<ConnectionState*>(info->socket_context) : nullptr;
+  }
+  void setDeadline(MHD_Connection* c, Clock::time_point t) {
+    if (auto* cs = stateOf(c)) {
+      std::lock_guard lock(conns_mu);
+      cs->head_deadline = t;
+    }
+  }
+  static void onCompleted(void* cls, MHD_Connection* c, void** req_cls, MHD_RequestTerminationCode) {
+    delete static_cast<RequestState*>(*req_cls);
+    *req_cls = nullptr;
+    // The next request on this connection: idle for up to idle_timeout, then its head in read_timeout.
+    auto* self = static_cast<Impl*>(cls);
+    self->setDeadline(c, Clock::now() + self->limits.idle_timeout + self->limits.read_timeout);
+  }
+  static void onConnection(void* cls, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode code) {
+    auto* self = static_cast<Impl*>(cls);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+      auto* cs = new (std::nothrow) ConnectionState();
+      *socket_context = cs;
+      if (!cs) return;
+      const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+      cs->fd = info ? info->connect_fd : -1;
+      cs->head_deadline = Clock::now() + self->limits.read_timeout;
+      std::lock_guard lock(self->conns_mu);
+      self->conns.insert(cs);
+    } else {
+      auto* cs = static_cast<ConnectionState*>(*socket_context);
+      if (cs) {
+        std::lock_guard lock(self->conns_mu);
+        self->conns.erase(cs);
       }
+      delete cs;
+      *socket_context = nullptr;
     }
-    rejected.fetch_add(1);
-    tl_reject = true;
-    fn();  // runs process_and_close_socket, which refuses the connection without reading it
-    tl_reject = false;
-  }
-
-  void work() {
-    std::unique_lock lock(mu);
-    for (;;) {
-      ++idle;
-      cv.wait(lock, [&] { return shutdown || !queue.empty(); });
-      --idle;
-      if (queue.empty()) return;  // shutdown
-      auto fn = std::move(queue.front());
-      queue.pop_front();
-      ++busy;
-      lock.unlock();
-      fn();
-      lock.lock();
-      --busy;
-    }
-  }
-
-  void stopPool() {
-    {
-      std::lock_guard lock(mu);
-      shutdown = true;
-    }
-    cv.notify_all();
-    for (auto& t : threads) t.join();
-    threads.clear();
   }
 };
 
-namespace {
+bool HttpRequest::hasParam(std::string_view name) const {
+  return std::any_of(params.begin(), params.end(), [&](const auto& p) { return p.first == name; });
+}
+std::string HttpRequest::param(std::string_view name) const {
+  for (const auto& [k, v] : params)
+    if (k == name) return v;
+  return {};
+}
+std::size_t HttpRequest::paramCount(std::string_view name) const {
+  return static_cast<std::size_t>(
+      std::count_if(params.begin(), params.end(), [&](const auto& p) { return p.first == name; }));
+}
+std::string HttpRequest::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (k.size() == name.size() && strncasecmp(k.data(), name.data(), k.size()) == 0) return v;
+  return {};
+}
 
-// Forwards a listener's connections to the shared pool; shutting a listener down leaves the pool.
-class PoolProxy : public httplib::TaskQueue {
- public:
-  explicit PoolProxy(HttpServer::Shared* s) : s_(s) {}
-  void enqueue(std::function<void()> fn) override { s_->enqueue(std::move(fn)); }
-  void shutdown() override {}
-
- private:
-  HttpServer::Shared* s_;
-};
-
-class LimitedServer : public httplib::Server {
- public:
-  explicit LimitedServer(HttpServer::Shared* s) : s_(s) {
-    new_task_queue = [s] { return new PoolProxy(s); };
-  }
-  // cpp-httplib listens with a backlog of 5: a burst of connections (64 scrapers, a load
-  // balancer's health checks) would see SYNs dropped and retried a second later. Linux lets
-  // listen() be called again on a listening socket to change it.
-  void widenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
-
- private:
-  bool process_and_close_socket(socket_t sock) override {
-    if (tl_reject) {
-      static const std::string kBody = R"({"error":"too many connections; try again later","field":""})";
-      sendAndClose(sock, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
-                             std::to_string(kBody.size()) + "\r\nConnection: close\r\nRetry-After: 1\r\n\r\n" + kBody);
-      return true;
-    }
-    s_->active.fetch_add(1);
-    int one = 1;
-    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    LimitedStream strm(sock, s_->limits, s_->stopping);
-    bool ok = true;
-    for (unsigned count = 0; count < s_->limits.max_requests_per_connection && !s_->stopping.load(); ++count) {
-      if (!strm.waitForRequest(count == 0 ? s_->limits.read_timeout : s_->limits.idle_timeout)) break;
-      strm.beginRequest();
-      bool last = count + 1 >= s_->limits.max_requests_per_connection;
-      bool connection_closed = false;
-      const size_t max_head = s_->limits.max_header_bytes;
-      const size_t max_body = s_->limits.max_body_bytes;
-      bool drop = false;
-      ok = process_request(strm, last, connection_closed, [max_head, max_body, &drop](httplib::Request& req) {
-        // Hide Accept-Encoding from cpp-httplib (it would compress on its own); remember it.
-        auto it = req.headers.find("Accept-Encoding");
-        if (it != req.headers.end()) {
-          std::string v = it->second;
-          req.headers.erase(it);
-          req.headers.emplace(kStashedAcceptEncoding, v);
-        }
-        size_t head = req.method.size() + req.target.size() + req.version.size() + 4;
-        for (const auto& [k, v] : req.headers) head += k.size() + v.size() + 4;
-        if (head > max_head) req.headers.emplace(kHeaderTooLarge, std::to_string(head));
-        // Every endpoint is GET/HEAD and cpp-httplib does not read their bodies: a declared
-        // body is refused past the limit, and the connection is not reused either way (its
-        // unread bytes would be taken for the next request).
-        const std::string cl = req.get_header_value("Content-Length");
-        const bool chunked = req.has_header("Transfer-Encoding");
-        if (chunked || (!cl.empty() && cl != "0")) {
-          drop = true;
-          unsigned long long n = 0;
-          bool numeric = !cl.empty() && cl.find_first_not_of("0123456789") == std::string::npos && cl.size() < 19;
-          if (numeric) n = std::stoull(cl);
-          if (chunked || !numeric || n > max_body) req.headers.emplace(kBodyTooLarge, chunked ? "chunked" : cl);
-          req.headers.erase("Connection");
-          req.headers.emplace("Connection", "close");
-        }
-      });
-      s_->requests.fetch_add(1);
-      if (!ok || connection_closed || drop) break;
-    }
-    ::shutdown(sock, SHUT_RDWR);
-    ::close(sock);
-    s_->active.fetch_sub(1);
-    return ok;
-  }
-
-  HttpServer::Shared* s_;
-};
-
-}  // namespace
-
-struct HttpServer::Listener {
-  std::unique_ptr<LimitedServer> server;
-  std::thread thread;
-  std::string address;
-};
-
-void jsonError(httplib::Response& res, int status, const std::string& message, const std::string& field) {
+void jsonError(HttpResponse& res, int status, const std::string& message, const std::string& field) {
   nlohmann::json j{{"error", message}, {"field", field}};
   res.status = status;
-  res.set_content(j.dump() + "\n", "application/json");
+  res.setContent(j.dump() + "\n", "application/json");
 }
 
-void sendJson(httplib::Response& res, const nlohmann::json& j, int status) {
+void sendJson(HttpResponse& res, const nlohmann::json& j, int status) {
   res.status = status;
-  res.set_content(j.dump() + "\n", "application/json");
+  res.setContent(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "application/json");
 }
 
-bool onlyParams(const httplib::Request& req, httplib::Response& res, std::initializer_list<const char*> known) {
+bool onlyParams(const HttpRequest& req, HttpResponse& res, std::initializer_list<const char*> known) {
   for (const auto& [k, v] : req.params) {
     if (std::none_of(known.begin(), known.end(), [&](const char* n) { return k == n; })) {
       std::string list;
@@ -327,7 +212,7 @@ bool onlyParams(const httplib::Request& req, httplib::Response& res, std::initia
       jsonError(res, 400, "unknown parameter '" + k + "'" + (list.empty() ? "" : " (known: " + list + ")"), k);
       return false;
     }
-    if (req.get_param_value_count(k) > 1) {
+    if (req.paramCount(k) > 1) {
       jsonError(res, 400, "parameter '" + k + "' given more than once", k);
       return false;
     }
@@ -335,127 +220,365 @@ bool onlyParams(const httplib::Request& req, httplib::Response& res, std::initia
   return true;
 }
 
-std::string acceptEncoding(const httplib::Request& req) { return req.get_header_value(kStashedAcceptEncoding); }
+void HttpServer::Impl::reap() {
+  std::unique_lock lock(conns_mu);
+  while (!reaper_stop) {
+    reaper_cv.wait_for(lock, std::chrono::milliseconds(100));
+    const auto now = Clock::now();
+    for (auto* cs : conns) {
+      if (cs->head_deadline > now || cs->fd < 0) continue;
+      cs->head_deadline = Clock::time_point::max();
+      ::shutdown(cs->fd, SHUT_RDWR);
+    }
+  }
+}
 
-HttpServer::HttpServer(const HttpLimits& limits) : shared_(std::make_shared<Shared>(limits)) {}
+MHD_Result HttpServer::Impl::respond(MHD_Connection* c, RequestState* st, HttpResponse& res, bool) {
+  auto* hold = new (std::nothrow) ResponseHold();
+  if (!hold) return MHD_NO;
+  hold->prefix = std::move(res.shared_prefix);
+  hold->body = std::move(res.body);
+  MHD_IoVec iov[2];
+  unsigned n = 0;
+  if (hold->prefix && !hold->prefix->empty()) iov[n++] = {hold->prefix->data(), hold->prefix->size()};
+  if (!hold->body.empty()) iov[n++] = {hold->body.data(), hold->body.size()};
+  MHD_Response* r = MHD_create_response_from_iovec(
+      n ? iov : nullptr, n, [](void* cls) { delete static_cast<ResponseHold*>(cls); }, hold);
+  if (!r) {
+    delete hold;
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res.content_type.c_str());
+  for (const auto& [k, v] : res.headers)
+    if (headerSafe(k) && headerSafe(v)) MHD_add_response_header(r, k.c_str(), v.c_str());
+  for (const auto& [k, v] : web.headers) MHD_add_response_header(r, k.c_str(), v.c_str());
+  // A request we refused may have left bytes the next request would be parsed from.
+  bool close = st->close || res.status == 400 || res.status == 405 || res.status == 413 || res.status == 414 ||
+               res.status == 431;
+  const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  if (auto* cs = info ? static_cast<ConnectionState*>(info->socket_context) : nullptr) {
+    if (++cs->requests >= limits.max_requests_per_connection) close = true;
+  }
+  if (close) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+  st->answered = true;
+  const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(res.status), r);
+  MHD_destroy_response(r);
+  return ok;
+}
 
+std::optional<std::string> HttpServer::Impl::clientCertProblem(MHD_Connection* c) const {
+  if (!web.tls || web.tls->client_auth == ClientAuth::None) return std::nullopt;
+  const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (!info || !info->tls_session) return "no TLS session";
+  auto session = static_cast<gnutls_session_t>(info->tls_session);
+  unsigned count = 0;
+  const gnutls_datum_t* peers = gnutls_certificate_get_peers(session, &count);
+  if (!peers || count == 0) {
+    if (web.tls->client_auth == ClientAuth::RequireAndVerify) return "a client certificate is required";
+    return std::nullopt;
+  }
+  unsigned status = 0;
+  if (gnutls_certificate_verify_peers2(session, &status) < 0 || status != 0)
+    return "the client certificate is not signed by the configured client CA";
+  return std::nullopt;
+}
+
+MHD_Result HttpServer::Impl::dispatch(MHD_Connection* c, const char* url, const char* method, RequestState* st) {
+  HttpRequest req;
+  HttpResponse res;
+  req.method = method;
+  req.path = url ? url : "";
+  struct Collect {
+    std::vector<std::pair<std::string, std::string>>* out;
+    std::size_t max;
+    bool overflow = false;
+  };
+  Collect headers{&req.headers, kMaxHeaders};
+  Collect params{&req.params, kMaxParams};
+  auto collect = [](void* cls, MHD_ValueKind, const char* key, const char* value) -> MHD_Result {
+    auto* col = static_cast<Collect*>(cls);
+    if (col->out->size() >= col->max) {
+      col->overflow = true;
+      return MHD_NO;
+    }
+    col->out->emplace_back(key ? key : "", value ? value : "");
+    return MHD_YES;
+  };
+  MHD_get_connection_values(c, MHD_HEADER_KIND, collect, &headers);
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect, &params);
+  if (headers.overflow) {
+    jsonError(res, 431, "more than " + std::to_string(kMaxHeaders) + " request headers");
+    return respond(c, st, res);
+  }
+  if (params.overflow) {
+    jsonError(res, 400, "more than " + std::to_string(kMaxParams) + " query parameters");
+    return respond(c, st, res);
+  }
+  if (auto problem = clientCertProblem(c)) {
+    jsonError(res, 403, *problem);
+    st->close = true;
+    return respond(c, st, res);
+  }
+  if (auth && req.path != "/healthz") {
+    const auto outcome = auth->check(req.header("Authorization"));
+    switch (outcome.verdict) {
+      case BasicAuth::Verdict::Ok:
+        req.user = outcome.user;
+        break;
+      case BasicAuth::Verdict::Busy:
+        jsonError(res, 503, "authentication is busy; try again");
+        res.setHeader("Retry-After", "1");
+        return respond(c, st, res);
+      default:
+        jsonError(
+            res, 401,
+            outcome.verdict == BasicAuth::Verdict::Missing ? "authentication required" : "wrong user name or password");
+        res.setHeader("WWW-Authenticate", "Basic realm=\"gpuwarden\", charset=\"UTF-8\"");
+        return respond(c, st, res);
+    }
+  }
+  const auto segments = splitPath(req.path);
+  const Route* route = nullptr;
+  for (const auto& r : routes) {
+    if (r.segments.size() != segments.size()) continue;
+    bool match = true;
+    for (std::size_t i = 0; i < segments.size() && match; ++i)
+      match = r.segments[i] == "{}" ? !segments[i].empty() : r.segments[i] == segments[i];
+    if (!match) continue;
+    route = &r;
+    req.matches.push_back(req.path);
+    for (std::size_t i = 0; i < segments.size(); ++i)
+      if (r.segments[i] == "{}") req.matches.push_back(segments[i]);
+    break;
+  }
+  if (!route) {
+    std::string shown = req.path.substr(0, 200);
+    jsonError(res, 404, "no such endpoint: " + shown + " (see /api/v1)");
+    return respond(c, st, res);
+  }
+  try {
+    route->handler(req, res);
+  } catch (const std::exception& e) {
+    logLine("error", "handler for " + req.path.substr(0, 200) + " failed: " + e.what());
+    res = HttpResponse();
+    jsonError(res, 500, std::string("internal error: ") + e.what());
+  } catch (...) {
+    res = HttpResponse();
+    jsonError(res, 500, "internal error");
+  }
+  return respond(c, st, res);
+}
+
+MHD_Result HttpServer::Impl::onRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*,
+                                       const char*, size_t* upload_size, void** req_cls) {
+  auto* self = static_cast<Impl*>(cls);
+  auto* st = static_cast<RequestState*>(*req_cls);
+  try {
+    if (!st) {
+      // The head is complete: refuse what we will not serve before reading any body.
+      st = new (std::nothrow) RequestState();
+      if (!st) return MHD_NO;
+      *req_cls = st;
+      self->setDeadline(c, Clock::time_point::max());
+      HttpResponse res;
+      if (std::strcmp(method, "GET") != 0 && std::strcmp(method, "HEAD") != 0) {
+        res.setHeader("Allow", "GET, HEAD");
+        jsonError(res, 405,
+                  "method " + std::string(method).substr(0, 32) + " is not allowed; this API is read-only (GET, HEAD)");
+        return self->respond(c, st, res);
+      }
+      const char* te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+      const char* cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+      if (te || (cl && std::strcmp(cl, "0") != 0)) {
+        st->close = true;  // a GET with a body: never reuse the connection
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long n = te ? 0 : std::strtoull(cl, &end, 10);
+        if (te || errno != 0 || !end || *end != '\0' || n > self->limits.max_body_bytes) {
+          jsonError(res, 413,
+                    "request body too large (GET and HEAD take at most " + std::to_string(self->limits.max_body_bytes) +
+                        " bytes)");
+          return self->respond(c, st, res);
+        }
+      }
+      return MHD_YES;
+    }
+    if (*upload_size != 0) {
+      st->body += *upload_size;
+      *upload_size = 0;
+      if (st->body > self->limits.max_body_bytes && !st->answered) {
+        HttpResponse res;
+        st->close = true;
+        jsonError(res, 413, "request body too large");
+        return self->respond(c, st, res);
+      }
+      return MHD_YES;
+    }
+    if (st->answered) return MHD_YES;
+    return self->dispatch(c, url, method, st);
+  } catch (...) {
+    return MHD_NO;  // out of memory while answering: libmicrohttpd closes the connection
+  }
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpServer::~HttpServer() { stop(); }
 
-void HttpServer::get(const std::string& pattern, Handler handler) { routes_.emplace_back(pattern, std::move(handler)); }
+Result<std::unique_ptr<HttpServer>> HttpServer::create(const HttpLimits& limits, const WebConfig& web) {
+  auto impl = std::make_unique<Impl>();
+  impl->limits = limits;
+  impl->web = web;
+  if (!web.basic_auth_users.empty()) {
+    auto a = BasicAuth::create(web.basic_auth_users);
+    if (!a) return Status::Error(web.source + ": basic_auth_users: " + a.error());
+    impl->auth = std::move(a).value();
+  }
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+void HttpServer::get(const std::string& pattern, Handler handler) {
+  impl_->routes.push_back(Route{splitPath(pattern), std::move(handler)});
+}
+
+bool HttpServer::tls() const { return impl_->web.tls.has_value(); }
+
+namespace {
+
+// A listening socket of our own, so that binding is all or nothing, port 0 can be read back,
+// and no SO_REUSEPORT lets a second agent share the port.
+Result<int> bindListener(const ListenAddress& a, std::string& shown) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const std::string port = std::to_string(a.port);
+  const int rc = ::getaddrinfo(a.host.empty() ? nullptr : a.host.c_str(), port.c_str(), &hints, &res);
+  if (rc != 0) return Status::Error("cannot listen on " + a.text + ": " + ::gai_strerror(rc));
+  int fd = -1;
+  std::string why = "no address";
+  for (addrinfo* p = res; p; p = p->ai_next) {
+    fd = ::socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, p->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (p->ai_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &yes, sizeof yes);
+    if (::bind(fd, p->ai_addr, p->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) break;
+    why = std::strerror(errno);
+    ::close(fd);
+    fd = -1;
+  }
+  ::freeaddrinfo(res);
+  if (fd < 0)
+    return Status::Error("cannot listen on " + a.text + ": " + why +
+                         " (address in use, or not an address of this machine?)");
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  char host[NI_MAXHOST] = {0}, serv[NI_MAXSERV] = {0};
+  ::getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, serv, sizeof serv,
+                NI_NUMERICHOST | NI_NUMERICSERV);
+  shown = (ss.ss_family == AF_INET6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + serv;
+  return fd;
+}
+
+// Every open connection is a descriptor: make room for the configured number.
+void raiseDescriptorLimit(std::size_t wanted) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  if (rl.rlim_cur >= wanted) return;
+  rlimit next = rl;
+  next.rlim_cur = std::min<rlim_t>(rl.rlim_max, wanted);
+  ::setrlimit(RLIMIT_NOFILE, &next);
+  if (next.rlim_cur < wanted)
+    logLine("warning", "http: the open-file limit is " + std::to_string(next.rlim_cur) + ", below the " +
+                           std::to_string(wanted) + " that http.max_connections needs (raise LimitNOFILE)");
+}
+
+}  // namespace
 
 Status HttpServer::listen(const std::vector<ListenAddress>& addresses) {
-  const HttpLimits& limits = shared_->limits;
+  Impl& s = *impl_;
+  raiseDescriptorLimit(s.limits.max_connections + 256);
+  std::vector<std::pair<int, std::string>> sockets;
   for (const auto& a : addresses) {
-    auto l = std::make_unique<Listener>();
-    l->server = std::make_unique<LimitedServer>(shared_.get());
-    auto& svr = *l->server;
-    // cpp-httplib's default also sets SO_REUSEPORT, which lets a second agent bind the same port
-    // and silently share the scrapes; SO_REUSEADDR alone still allows a quick restart.
-    svr.set_socket_options([](socket_t sock) {
-      int yes = 1;
-      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    });
-    svr.set_payload_max_length(limits.max_body_bytes);
-    svr.set_read_timeout(limits.read_timeout);
-    svr.set_write_timeout(limits.write_timeout);
-    svr.set_keep_alive_timeout(std::max<time_t>(1, limits.idle_timeout.count() / 1000));
-    svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (req.method != "GET" && req.method != "HEAD") {
-        res.set_header("Allow", "GET, HEAD");
-        jsonError(res, 405, "method " + req.method + " is not allowed; this API is read-only (GET, HEAD)");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      if (req.has_header(kBodyTooLarge)) {
-        jsonError(res, 413, "request body of " + req.get_header_value(kBodyTooLarge) + " bytes is too large");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      if (req.has_header(kHeaderTooLarge)) {
-        jsonError(res, 431, "request header of " + req.get_header_value(kHeaderTooLarge) + " bytes is too large");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      return httplib::Server::HandlerResponse::Unhandled;
-    });
-    svr.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-      switch (res.status) {
-        case 404:
-          jsonError(res, 404, "no such endpoint: " + req.path + " (see /api/v1)");
-          break;
-        case 413:
-          jsonError(res, 413, "request body too large");
-          break;
-        case 414:
-          jsonError(res, 414, "request URI too long");
-          break;
-        case 400:
-          jsonError(res, 400, "malformed request");
-          break;
-        default:
-          jsonError(res, res.status, "request failed with HTTP status " + std::to_string(res.status));
-          break;
-      }
-      return httplib::Server::HandlerResponse::Handled;
-    }));
-    svr.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-      std::string what = "unknown exception";
-      try {
-        if (ep) std::rethrow_exception(ep);
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-      }
-      logLine("error", "handler for " + req.path + " failed: " + what);
-      jsonError(res, 500, "internal error: " + what);
-    });
-    for (const auto& [pattern, handler] : routes_) svr.Get(pattern, handler);
-
-    int port = a.port;
-    if (a.port == 0) {
-      port = svr.bind_to_any_port(a.host);
-      if (port < 0) port = 0;
-    } else if (!svr.bind_to_port(a.host, a.port)) {
-      port = 0;
+    std::string shown;
+    auto fd = bindListener(a, shown);
+    if (!fd) {
+      for (auto& [f, _] : sockets) ::close(f);
+      return fd.status();
     }
-    if (port <= 0) {
-      for (auto& other : listeners_) other->server->stop();
-      for (auto& other : listeners_) other->thread.join();
-      listeners_.clear();
-      return Status::Error("cannot listen on " + a.text + ": " + std::strerror(errno) +
-                           " (address in use, or not an address of this machine?)");
+    sockets.emplace_back(*fd, shown);
+  }
+  try {
+    s.reaper_stop = false;
+    s.reaper = std::thread([&s] { s.reap(); });
+  } catch (const std::system_error& e) {
+    for (auto& [f, _] : sockets) ::close(f);
+    return Status::Error(std::string("cannot start the HTTP server's timer thread: ") + e.what());
+  }
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  if (s.web.tls) flags |= MHD_USE_TLS;
+  const unsigned timeout_s =
+      static_cast<unsigned>(std::max<long long>(1, (s.limits.idle_timeout.count() + 999) / 1000));
+  // The head is parsed inside this pool: past it libmicrohttpd answers 431 (or 414 for the URI).
+  const std::size_t pool = s.limits.max_header_bytes + 1024;
+  for (std::size_t i = 0; i < sockets.size(); ++i) {
+    std::vector<MHD_OptionItem> opts;
+    opts.push_back({MHD_OPTION_LISTEN_SOCKET, sockets[i].first, nullptr});
+    opts.push_back({MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(s.limits.max_connections), nullptr});
+    opts.push_back(
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<intptr_t>(s.limits.max_connections_per_ip), nullptr});
+    opts.push_back({MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(timeout_s), nullptr});
+    opts.push_back({MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(pool), nullptr});
+    opts.push_back({MHD_OPTION_STRICT_FOR_CLIENT, 1, nullptr});
+    opts.push_back({MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&mhdLogger), nullptr});
+    opts.push_back({MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Impl::onCompleted), &s});
+    opts.push_back({MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&Impl::onConnection), &s});
+    if (s.limits.threads > 1)
+      opts.push_back({MHD_OPTION_THREAD_POOL_SIZE, static_cast<intptr_t>(s.limits.threads), nullptr});
+    if (s.web.tls) {
+      opts.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(s.web.tls->cert_pem.c_str())});
+      opts.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(s.web.tls->key_pem.c_str())});
+      opts.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(s.web.tls->priorities.c_str())});
+      if (!s.web.tls->client_ca_pem.empty())
+        opts.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(s.web.tls->client_ca_pem.c_str())});
     }
-    svr.widenBacklog();
-    const bool v6 = a.host.find(':') != std::string::npos;
-    l->address = (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(port);
-    listeners_.push_back(std::move(l));
+    opts.push_back({MHD_OPTION_END, 0, nullptr});
+    MHD_Daemon* d = MHD_start_daemon(flags, 0, nullptr, nullptr, &Impl::onRequest, &s, MHD_OPTION_ARRAY, opts.data(),
+                                     MHD_OPTION_END);
+    if (!d) {
+      const int err = errno;
+      for (std::size_t k = i; k < sockets.size(); ++k) ::close(sockets[k].first);
+      stop();
+      return Status::Error("cannot serve HTTP on " + sockets[i].second + ": libmicrohttpd did not start (" +
+                           std::strerror(err) + "; out of threads or memory, or a TLS setting GnuTLS refused)");
+    }
+    s.bound.push_back({d, sockets[i].second});
   }
-  for (auto& l : listeners_) {
-    LimitedServer* svr = l->server.get();
-    l->thread = std::thread([svr] { svr->listen_after_bind(); });
-  }
-  // stop() before a listener runs would be lost: wait until each is accepting.
-  for (auto& l : listeners_)
-    for (int i = 0; i < 500 && !l->server->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   return Status::Ok();
 }
 
 std::vector<std::string> HttpServer::boundAddresses() const {
   std::vector<std::string> out;
-  for (const auto& l : listeners_) out.push_back(l->address);
+  for (const auto& b : impl_->bound) out.push_back(b.address);
   return out;
 }
 
 void HttpServer::stop() {
-  shared_->stopping.store(true);
-  for (auto& l : listeners_) l->server->stop();
-  for (auto& l : listeners_)
-    if (l->thread.joinable()) l->thread.join();
-  // Connection threads run the listeners' request handling: finish them before the listeners go.
-  shared_->stopPool();
-  listeners_.clear();
-}
-
-HttpStats HttpServer::stats() const {
-  return {shared_->requests.load(), shared_->rejected.load(), shared_->active.load()};
+  for (auto& b : impl_->bound) MHD_stop_daemon(b.daemon);
+  impl_->bound.clear();
+  if (impl_->reaper.joinable()) {
+    {
+      std::lock_guard lock(impl_->conns_mu);
+      impl_->reaper_stop = true;
+    }
+    impl_->reaper_cv.notify_all();
+    impl_->reaper.join();
+  }
 }
 
 }  // namespace gw::server

@@ -1,6 +1,5 @@
 #include "server/routes_health.h"
 
-#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,15 +16,15 @@ using json = nlohmann::json;
 
 void registerHealthRoutes(HttpServer& h, node::Monitor& monitor) {
   node::Monitor* m = &monitor;
-  h.get("/api/v1/incidents", [m](const httplib::Request& req, httplib::Response& res) {
+  h.get("/api/v1/incidents", [m](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {"state", "limit"})) return;
-    std::string state = req.has_param("state") ? req.get_param_value("state") : "open";
+    std::string state = req.hasParam("state") ? req.param("state") : "open";
     if (state != "open" && state != "all")
       return jsonError(res, 400, "state must be open or all, got '" + state + "'", "state");
     int limit = 100;
-    if (req.has_param("limit")) {
+    if (req.hasParam("limit")) {
       try {
-        limit = std::stoi(req.get_param_value("limit"));
+        limit = std::stoi(req.param("limit"));
       } catch (const std::exception&) {
         limit = 0;
       }
@@ -36,31 +35,31 @@ void registerHealthRoutes(HttpServer& h, node::Monitor& monitor) {
     for (const auto& i : list) arr.push_back(node::incidentJson(i, true));
     sendJson(res, json{{"state", state}, {"count", arr.size()}, {"incidents", arr}});
   });
-  h.get(R"(/api/v1/incidents/([0-9]+))", [m](const httplib::Request& req, httplib::Response& res) {
+  h.get("/api/v1/incidents/{}", [m](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {})) return;
     std::int64_t id = 0;
     try {
-      id = std::stoll(std::string(req.matches[1]));
+      id = std::stoll(req.matches[1]);
     } catch (const std::exception&) {
-      return jsonError(res, 404, "no incident '" + std::string(req.matches[1]) + "'", "id");
+      return jsonError(res, 404, "no incident '" + req.matches[1] + "'", "id");
     }
     auto i = m->incidents()->get(id);
     if (!i) return jsonError(res, 404, "no incident " + std::to_string(id), "id");
     sendJson(res, node::incidentJson(*i, true));
   });
-  h.get("/api/v1/events", [m](const httplib::Request& req, httplib::Response& res) {
+  h.get("/api/v1/events", [m](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {"since", "limit"})) return;
     const auto now = platform::wallMs();
     std::int64_t since = now - 3600 * 1000;
-    if (req.has_param("since")) {
-      auto r = parseTimeSpec(req.get_param_value("since"), now);
+    if (req.hasParam("since")) {
+      auto r = parseTimeSpec(req.param("since"), now);
       if (!r) return jsonError(res, 400, r.error(), "since");
       since = *r;
     }
     std::size_t limit = 0;
-    if (req.has_param("limit")) {
+    if (req.hasParam("limit")) {
       try {
-        limit = static_cast<std::size_t>(std::stoul(req.get_param_value("limit")));
+        limit = static_cast<std::size_t>(std::stoul(req.param("limit")));
       } catch (const std::exception&) {
         return jsonError(res, 400, "limit must be a number", "limit");
       }
@@ -77,7 +76,7 @@ void registerHealthRoutes(HttpServer& h, node::Monitor& monitor) {
     sources["nvml"] = m->nvmlEventsHealthy();
     sendJson(res, json{{"since_ms", since}, {"count", arr.size()}, {"sources", sources}, {"events", arr}});
   });
-  h.get("/api/v1/health", [m](const httplib::Request& req, httplib::Response& res) {
+  h.get("/api/v1/health", [m](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {})) return;
     sendJson(res, m->healthReport());
   });

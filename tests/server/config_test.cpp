@@ -40,12 +40,14 @@ history:
   flush_interval: 2s
 http:
   read_timeout: 3s
-  write_timeout: 3s
   idle_timeout: 10s
   max_header_bytes: 8KiB
   max_body_bytes: 0
   max_connections: 32
+  max_connections_per_ip: 16
   max_requests_per_connection: 100
+  threads: 3
+web_config_file: web.yaml
 )";
   auto c = parseConfig(yaml, "agent.yaml");
   ASSERT_TRUE(c) << c.error();
@@ -70,6 +72,10 @@ http:
   EXPECT_EQ(c->http.max_header_bytes, 8192u);
   EXPECT_EQ(c->http.max_connections, 32u);
   EXPECT_EQ(c->http.idle_timeout, Millis(10000));
+  EXPECT_EQ(c->http.read_timeout, Millis(3000));
+  EXPECT_EQ(c->http.max_connections_per_ip, 16u);
+  EXPECT_EQ(c->http.threads, 3u);
+  EXPECT_EQ(c->web_config_file, "web.yaml");  // a bare file name: no folder to resolve against
 }
 
 struct BadCase {
@@ -114,6 +120,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"http:\n  max_connections: 0\n", "/etc/gpuwarden.yaml:2: http.max_connections:", "between"},
         BadCase{"http:\n  max_header_bytes: lots\n", "/etc/gpuwarden.yaml:2: http.max_header_bytes:", "whole number"},
         BadCase{"http:\n  read_timeout: 1h\n", "/etc/gpuwarden.yaml:2: http.read_timeout:", "between"},
+        BadCase{"http:\n  write_timeout: 5s\n", "/etc/gpuwarden.yaml:2: http.write_timeout:", "idle_timeout"},
+        BadCase{"http:\n  threads: 0\n", "/etc/gpuwarden.yaml:2: http.threads:", "between"},
+        BadCase{"web_config_file: [a]\n", "/etc/gpuwarden.yaml:1: web_config_file:", "single value"},
         BadCase{"sampling: [1, 2]\n", "/etc/gpuwarden.yaml:1: sampling:", "mapping"},
         BadCase{"sampling:\n  fast_interval: [1s\n", "/etc/gpuwarden.yaml:", "(syntax)"}));
 
