@@ -24,6 +24,7 @@ void addTopo(CLI::App& app, Run& run);
 void addFields(CLI::App& app, Run& run);
 void addScenarios(CLI::App& app, Run& run);
 void addServe(CLI::App& app, Run& run);
+void addHashPassword(CLI::App& app, Run& run);  // bcrypt for the web configuration
 void addReload(CLI::App& app, Run& run);
 void addHistory(CLI::App& app, Run& run);
 void addDoctor(CLI::App& app, Run& run);

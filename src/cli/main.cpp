@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   addFields(app, run);
   addScenarios(app, run);
   addServe(app, run);
+  addHashPassword(app, run);
   addReload(app, run);
   addHistory(app, run);
   addDoctor(app, run);

@@ -528,6 +528,7 @@ Status HttpServer::listen(const std::vector<ListenAddress>& addresses) {
   const std::size_t pool = s.limits.max_header_bytes + 1024;
   for (std::size_t i = 0; i < sockets.size(); ++i) {
     std::vector<MHD_OptionItem> opts;
+    opts.push_back({MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&mhdLogger), nullptr});  // first
     opts.push_back({MHD_OPTION_LISTEN_SOCKET, sockets[i].first, nullptr});
     opts.push_back({MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(s.limits.max_connections), nullptr});
     opts.push_back(
@@ -535,7 +536,6 @@ Status HttpServer::listen(const std::vector<ListenAddress>& addresses) {
     opts.push_back({MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(timeout_s), nullptr});
     opts.push_back({MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(pool), nullptr});
     opts.push_back({MHD_OPTION_STRICT_FOR_CLIENT, 1, nullptr});
-    opts.push_back({MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&mhdLogger), nullptr});
     opts.push_back({MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Impl::onCompleted), &s});
     opts.push_back({MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&Impl::onConnection), &s});
     if (s.limits.threads > 1)
