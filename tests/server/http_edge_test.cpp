@@ -1,0 +1,216 @@
+// The HTTP edge as an attacker tries it, against the real `gpuwarden serve` on the simulator:
+// Range requests (ignored: never a 206, never more bytes than the resource, never a thread left
+// spinning), a thousand idle sockets (scrapes still answered), and requests whose leftover bytes
+// must not be parsed as further requests.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "test_util.h"
+
+namespace gw::test {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+int connectTo(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+struct Exchange {
+  std::string bytes;
+  bool closed = false;  // the server closed the connection (not our timeout)
+};
+
+// Sends the bytes and reads until the server closes or `quiet` passes without a byte.
+Exchange talk(int port, const std::string& request, std::chrono::milliseconds quiet = 1500ms) {
+  Exchange out;
+  const int fd = connectTo(port);
+  if (fd < 0) return out;
+  timeval tv{0, static_cast<suseconds_t>(quiet.count() * 1000)};
+  if (quiet >= 1000ms)
+    tv = {static_cast<time_t>(quiet.count() / 1000), static_cast<suseconds_t>(quiet.count() % 1000 * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0) {
+      out.closed = true;
+      break;
+    }
+    if (n < 0) break;
+    out.bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+std::size_t count(const std::string& hay, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// utime + stime of a process, in clock ticks, and its thread count.
+std::pair<long, long> cpuAndThreads(pid_t pid) {
+  const std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  std::istringstream in(stat.substr(stat.rfind(')') + 2));
+  std::vector<std::string> f;
+  for (std::string x; in >> x;) f.push_back(x);
+  // After the command: state is field 3, utime 14, stime 15, num_threads 20 (1-based, man 5 proc).
+  if (f.size() < 18) return {-1, -1};
+  return {std::stol(f[11]) + std::stol(f[12]), std::stol(f[17])};
+}
+
+class HttpEdge : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    rlimit rl{};
+    ::getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, 8192);
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+    dir_ = new TempDir();
+    const std::string cfg = dir_->write("agent.yaml", kFastAgentConfig);
+    proc_ = new AgentProcess({"serve", "--simulate", "dgx-h100", "--config", cfg, "--data-dir", dir_->path() + "/data"},
+                             {}, dir_->path() + "/agent.log");
+    port_ = proc_->waitListening();
+    ASSERT_GT(port_, 0) << proc_->log();
+    ASSERT_TRUE(eventually(
+        [] {
+          auto r = httpGet(port_, "/api/v1/history?gpu=0&field=gpu_temp&since=1m");
+          return r.status == 200 && json::parse(r.body)["points"].size() >= 2;
+        },
+        20s))
+        << proc_->log();
+  }
+  static void TearDownTestSuite() {
+    delete proc_;
+    delete dir_;
+  }
+  static inline TempDir* dir_ = nullptr;
+  static inline AgentProcess* proc_ = nullptr;
+  static inline int port_ = 0;
+};
+
+TEST_F(HttpEdge, RangeIsIgnoredAndNoResponseIsLargerThanItsResource) {
+  std::string many = "bytes=";
+  for (int i = 0; i < 700; ++i) many += (i ? "," : "") + std::to_string(i * 3) + "-" + std::to_string(i * 3 + 1);
+  for (const std::string path : {"/metrics", "/api/v1/gpus", "/api/v1/history?gpu=0&field=gpu_temp&since=1m"}) {
+    const auto plain = httpGet(port_, path);
+    ASSERT_EQ(plain.status, 200) << path;
+    const std::size_t len = plain.body.size();
+    for (const std::string& range : {"bytes=" + std::to_string(len - 100) + "-" + std::to_string(len + 5000),
+                                     std::string("bytes=99999999-"), std::string("bytes=-1"), many}) {
+      const auto r = httpGet(port_, path, {{"Range", range}});
+      EXPECT_EQ(r.status, 200) << path << " Range: " << range.substr(0, 40);
+      EXPECT_EQ(r.headers.count("Content-Range"), 0u) << path;
+      EXPECT_EQ(r.headers.find("Content-Type")->second.find("multipart"), std::string::npos) << path;
+      // The same resource (the /metrics tail and the history move a little between requests).
+      EXPECT_LT(r.body.size(), len + 4096) << path;
+      EXPECT_GT(r.body.size() + 4096, len) << path;
+      EXPECT_EQ(r.body.substr(0, 10), plain.body.substr(0, 10)) << path;
+    }
+  }
+}
+
+// The attack that spun a thread per request forever: a Range past the page from clients that
+// leave at once. Afterwards the agent burns no more CPU than before and has no more threads.
+TEST_F(HttpEdge, HostileRangeRequestsLeaveNothingRunning) {
+  const pid_t pid = proc_->pid();
+  const auto before0 = cpuAndThreads(pid);
+  std::this_thread::sleep_for(2s);
+  const auto before1 = cpuAndThreads(pid);
+  const long idle_ticks = before1.first - before0.first;
+
+  const std::size_t len = httpGet(port_, "/metrics").body.size();
+  std::vector<std::thread> attackers;
+  for (int i = 0; i < 64; ++i) {
+    attackers.emplace_back([len] {
+      const int fd = connectTo(port_);
+      if (fd < 0) return;
+      const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\nRange: bytes=" + std::to_string(len - 100) + "-" +
+                              std::to_string(len + 5000) + "\r\n\r\n";
+      (void)::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+      ::close(fd);
+    });
+  }
+  for (auto& t : attackers) t.join();
+  std::this_thread::sleep_for(1s);
+  const auto after0 = cpuAndThreads(pid);
+  std::this_thread::sleep_for(2s);
+  const auto after1 = cpuAndThreads(pid);
+  const long busy_ticks = after1.first - after0.first;
+  // One spinning thread alone would add ~200 ticks over 2 s.
+  EXPECT_LT(busy_ticks, idle_ticks + 60) << "idle " << idle_ticks << " ticks, after the attack " << busy_ticks;
+  EXPECT_LE(after1.second, before1.second + 2) << "threads before " << before1.second << ", after " << after1.second;
+  EXPECT_EQ(httpGet(port_, "/healthz").status, 200);
+}
+
+// A thousand sockets that say nothing cost no thread and lock no scraper out.
+TEST_F(HttpEdge, AThousandIdleSocketsDoNotLockOutScrapers) {
+  std::vector<int> idle;
+  for (int i = 0; i < 1000; ++i) {
+    const int fd = connectTo(port_);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    idle.push_back(fd);
+  }
+  const long threads = cpuAndThreads(proc_->pid()).second;
+  int answered = 0;
+  for (int i = 0; i < 20; ++i) answered += httpGet(port_, "/metrics").status == 200;
+  EXPECT_EQ(answered, 20);
+  // No thread per connection: the agent has fewer threads than a tenth of the idle sockets.
+  EXPECT_LT(threads, 100);
+  for (int fd : idle) ::close(fd);
+}
+
+// Bytes after a refused request, or a GET's body, are never parsed as further requests.
+TEST_F(HttpEdge, LeftoverBytesAreNeverAnotherRequest) {
+  const std::string second = "GET /api/v1/gpus HTTP/1.1\r\nHost: y\r\n\r\n";
+  auto bad = talk(port_, "GET /api/v1/gpus?verbose=1 HTTP/1.1\r\nHost: x\r\n\r\n" + second);
+  EXPECT_EQ(count(bad.bytes, "HTTP/1.1 "), 1u) << bad.bytes.substr(0, 300);
+  EXPECT_EQ(bad.bytes.rfind("HTTP/1.1 400", 0), 0u) << bad.bytes.substr(0, 100);
+  EXPECT_TRUE(bad.closed);
+
+  auto body = talk(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(second.size()) +
+                              "\r\n\r\n" + second);
+  EXPECT_EQ(count(body.bytes, "HTTP/1.1 "), 1u) << body.bytes.substr(0, 300);
+  EXPECT_EQ(body.bytes.rfind("HTTP/1.1 200", 0), 0u) << body.bytes.substr(0, 100);
+  EXPECT_TRUE(body.closed);
+
+  auto post = talk(port_, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nxx");
+  EXPECT_EQ(post.bytes.rfind("HTTP/1.1 405", 0), 0u) << post.bytes.substr(0, 100);
+  EXPECT_TRUE(post.closed);
+
+  auto chunked =
+      talk(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+  EXPECT_EQ(chunked.bytes.rfind("HTTP/1.1 413", 0), 0u) << chunked.bytes.substr(0, 100);
+  EXPECT_TRUE(chunked.closed);
+
+  // Keep-alive still works for well-formed requests: two answers on one connection.
+  auto two = talk(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 700ms);
+  EXPECT_EQ(count(two.bytes, "HTTP/1.1 200"), 2u) << two.bytes;
+}
+
+}  // namespace
+}  // namespace gw::test
