@@ -205,8 +205,9 @@ void sendJson(HttpResponse& res, const nlohmann::json& j, int status) {
 }
 
 bool onlyParams(const HttpRequest& req, HttpResponse& res, std::initializer_list<const char*> known) {
-  for (const auto& [k, v] : req.params) {
-    if (std::none_of(known.begin(), known.end(), [&](const char* n) { return k == n; })) {
+  for (const auto& param : req.params) {
+    const std::string& k = param.first;
+    if (std::none_of(known.begin(), known.end(), [&k](const char* n) { return k == n; })) {
       std::string list;
       for (const char* n : known) list += (list.empty() ? "" : ", ") + std::string(n);
       jsonError(res, 400, "unknown parameter '" + k + "'" + (list.empty() ? "" : " (known: " + list + ")"), k);
