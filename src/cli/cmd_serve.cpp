@@ -69,8 +69,15 @@ void addServe(CLI::App& app, Run& run) {
       return;
     }
     server::Agent::blockSignals();  // before any thread exists
-    if (Status s = (*agent)->start(); !s) {
-      printError(s.message());
+    // A thread or an allocation the system refuses at start is an error with a message, not an abort.
+    try {
+      if (Status s = (*agent)->start(); !s) {
+        printError(s.message());
+        run.exit_code = 1;
+        return;
+      }
+    } catch (const std::exception& e) {
+      printError(std::string("cannot start the agent: ") + e.what() + " (out of threads or memory?)");
       run.exit_code = 1;
       return;
     }
