@@ -8,10 +8,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
 #include "cli/commands.h"
 #include "cli/xid_json.h"
+#include "events/line_reader.h"
 #include "health/log_scan.h"
 #include "knowledge/xid_catalog.h"
 
@@ -40,39 +40,74 @@ knowledge::XidAction eventAction(const KernelEvent& e, const knowledge::XidInfo&
 
 bool needsGpuAction(knowledge::XidAction a) { return a >= knowledge::XidAction::kResetGpu; }
 
+// `j` pretty-printed as an element of the streamed "events" array (4 spaces in).
+std::string indented(const json& j) {
+  std::string out = "    ";
+  for (char c : j.dump(2, ' ', false, json::error_handler_t::replace)) {
+    out += c;
+    if (c == '\n') out += "    ";
+  }
+  return out;
+}
+
+// Streams: each event is printed as it is read (the JSON array too), so memory stays flat however
+// large the log; only the per-code summary (at most kMaxCodes entries) is kept.
 int scanLog(std::istream& in, const std::string& name, bool as_json) {
-  auto scan = health::parseLogFile(in);
+  constexpr std::size_t kMaxCodes = 4096;
   std::map<std::pair<int, int>, std::size_t> per_code;  // (kind, code) -> count
+  std::size_t other_codes = 0;                          // events of codes past kMaxCodes
+  std::size_t total = 0;
   bool needs_action = false;
-  json jevents = json::array();
-  std::vector<std::string> lines;
-  for (const auto& e : scan.events) {
-    if (e.kind == KernelEventKind::kGpuUuid) continue;
-    per_code[{static_cast<int>(e.kind), e.code}]++;
+  bool first = true;
+  if (as_json)
+    std::cout << "{\n  \"file\": " << json(name).dump(-1, ' ', false, json::error_handler_t::replace)
+              << ",\n  \"events\": [";
+  auto emit = [&](const std::string& text, const json& j) {
+    if (as_json) {
+      std::cout << (first ? "\n" : ",\n") << indented(j);
+    } else {
+      std::cout << text << "\n";
+    }
+    first = false;
+  };
+  const auto scan = health::scanLogStream(in, [&](KernelEvent&& e) {
+    if (e.kind == KernelEventKind::kGpuUuid) return;
+    ++total;
+    const std::pair<int, int> key{static_cast<int>(e.kind), e.code};
+    if (auto it = per_code.find(key); it != per_code.end())
+      ++it->second;
+    else if (per_code.size() < kMaxCodes)
+      per_code.emplace(key, 1);
+    else
+      ++other_codes;
     const std::string bus = e.pciBusId.empty() ? (e.device.empty() ? "-" : e.device) : e.pciBusId;
     if (e.kind == KernelEventKind::kSXid) {
-      lines.push_back(fmt::format("{} {} SXid {}: NVSwitch error{}", eventTime(e), bus, e.code,
-                                  e.fatal ? (*e.fatal ? " (fatal)" : " (non-fatal)") : ""));
-      jevents.push_back({{"time", eventTime(e)}, {"kind", "sxid"}, {"device", bus}, {"code", e.code}, {"raw", e.raw}});
-      continue;
+      emit(fmt::format("{} {} SXid {}: NVSwitch error{}", eventTime(e), bus, e.code,
+                       e.fatal ? (*e.fatal ? " (fatal)" : " (non-fatal)") : ""),
+           {{"time", eventTime(e)}, {"kind", "sxid"}, {"device", bus}, {"code", e.code}, {"raw", e.raw}});
+      return;
     }
     auto info = knowledge::lookupXid(e.code);
     auto action = eventAction(e, info);
     if (needsGpuAction(action)) needs_action = true;
-    lines.push_back(fmt::format("{} {} Xid {} {}{}: {}\n    action: {}", eventTime(e), bus, e.code, info.mnemonic,
-                                e.inferred ? " (inferred)" : "", info.meaning, knowledge::describe(action)));
-    json j = xidJson(info);
-    j["time"] = eventTime(e);
-    j["kind"] = "xid";
-    j["pci_bus_id"] = e.pciBusId;
-    j["action"] = knowledge::toString(action);
-    j["action_text"] = knowledge::describe(action);
-    j["inferred"] = e.inferred;
-    if (e.pid) j["pid"] = *e.pid;
-    if (!e.processName.empty()) j["process"] = e.processName;
-    j["raw"] = e.raw;
-    jevents.push_back(j);
-  }
+    json j;
+    if (as_json) {
+      j = xidJson(info);
+      j["time"] = eventTime(e);
+      j["kind"] = "xid";
+      j["pci_bus_id"] = e.pciBusId;
+      j["action"] = knowledge::toString(action);
+      j["action_text"] = knowledge::describe(action);
+      j["inferred"] = e.inferred;
+      if (e.pid) j["pid"] = *e.pid;
+      if (!e.processName.empty()) j["process"] = e.processName;
+      j["raw"] = e.raw;
+    }
+    emit(as_json ? std::string()
+                 : fmt::format("{} {} Xid {} {}{}: {}\n    action: {}", eventTime(e), bus, e.code, info.mnemonic,
+                               e.inferred ? " (inferred)" : "", info.meaning, knowledge::describe(action)),
+         j);
+  });
   if (as_json) {
     json summary = json::array();
     for (const auto& [k, n] : per_code)
@@ -81,18 +116,13 @@ int scanLog(std::istream& in, const std::string& name, bool as_json) {
                          {"count", n}});
     json errs = json::array();
     for (const auto& m : scan.firstErrors) errs.push_back({{"line", m.lineNumber}, {"error", m.error}});
-    json j{{"file", name},
-           {"lines", scan.lines},
-           {"events", jevents},
-           {"summary", summary},
-           {"malformed", scan.malformed},
-           {"malformed_lines", errs},
-           {"needs_action", needs_action}};
-    std::cout << j.dump(2) << "\n";
+    json tail{{"lines", scan.lines},         {"summary", summary},      {"summary_other", other_codes},
+              {"malformed", scan.malformed}, {"malformed_lines", errs}, {"truncated_lines", scan.truncated},
+              {"needs_action", needs_action}};
+    // The rest of the object: tail's members after the streamed ones ("{\n" dropped).
+    std::cout << (first ? "]" : "\n  ]") << ",\n"
+              << tail.dump(2, ' ', false, json::error_handler_t::replace).substr(2) << "\n";
   } else {
-    for (const auto& l : lines) std::cout << l << "\n";
-    std::size_t total = 0;
-    for (const auto& [k, n] : per_code) total += n;
     std::cout << fmt::format("\nSummary: {} event{} in {} line{} of {}\n", total, total == 1 ? "" : "s", scan.lines,
                              scan.lines == 1 ? "" : "s", name);
     for (const auto& [k, n] : per_code) {
@@ -100,6 +130,10 @@ int scanLog(std::istream& in, const std::string& name, bool as_json) {
       std::cout << fmt::format("  {} {:<4} x{}{}\n", sxid ? "SXid" : "Xid ", k.second, n,
                                sxid ? "" : fmt::format("  {}", knowledge::lookupXid(k.second).mnemonic));
     }
+    if (other_codes) std::cout << fmt::format("  {} more event(s) of other codes\n", other_codes);
+    if (scan.truncated)
+      std::cout << fmt::format("  {} line{} longer than {} bytes cut\n", scan.truncated, scan.truncated == 1 ? "" : "s",
+                               events::kMaxKernelLineBytes);
     if (scan.malformed) {
       std::string nums;
       for (std::size_t i = 0; i < scan.firstErrors.size() && i < 5; ++i)

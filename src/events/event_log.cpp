@@ -1,10 +1,15 @@
 #include "events/event_log.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
-#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -84,7 +89,13 @@ bool EventLog::sameGpu(const GpuEvent& a, const GpuEvent& b) {
 
 EventLog::EventLog(EventLogOptions options, EventBus* out) : opt_(std::move(options)), out_(out) {
   if (opt_.capacity == 0) opt_.capacity = 1;
+  if (opt_.max_bytes < 4096) opt_.max_bytes = 4096;
   if (!opt_.persist_path.empty()) load();
+}
+
+EventLog::~EventLog() {
+  std::lock_guard lock(mu_);
+  if (!opt_.persist_path.empty()) (void)saveCountersLocked();
 }
 
 void EventLog::attach(EventBus& in) {
@@ -94,7 +105,16 @@ void EventLog::attach(EventBus& in) {
 void EventLog::count(const GpuEvent& e) {
   if (e.kind != EventKind::Xid && e.kind != EventKind::FallenOffBus) return;
   const int code = e.kind == EventKind::FallenOffBus ? 79 : e.code;
-  ++xids_[{e.gpu_index, e.gpu_uuid, code}];
+  auto key = std::make_tuple(e.gpu_index, e.gpu_uuid, code);
+  auto it = xids_.find(key);
+  if (it == xids_.end()) {
+    if (xids_.size() >= opt_.max_counters) {
+      ++xid_dropped_;
+      return;
+    }
+    it = xids_.emplace(std::move(key), 0).first;
+  }
+  ++it->second;
   ++xid_total_;
 }
 
@@ -172,6 +192,11 @@ std::uint64_t EventLog::xidTotal() const {
   return xid_total_;
 }
 
+std::uint64_t EventLog::xidDropped() const {
+  std::lock_guard lock(mu_);
+  return xid_dropped_;
+}
+
 std::string EventLog::loadError() const {
   std::lock_guard lock(mu_);
   return load_error_;
@@ -229,52 +254,146 @@ Result<GpuEvent> eventFromJsonLine(const std::string& line) {
   }
 }
 
-void EventLog::persist(const GpuEvent& e) {
-  if (opt_.persist_path.empty()) return;
-  std::ofstream out(opt_.persist_path, std::ios::app);
-  if (!out) {
-    load_error_ = "cannot append to " + opt_.persist_path;
-    return;
+namespace {
+
+bool appendAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
   }
-  out << eventToJsonLine(e) << '\n';
+  return true;
 }
 
-void EventLog::load() {
-  std::ifstream in(opt_.persist_path);
-  if (!in) return;  // first run
-  std::vector<GpuEvent> order;
-  std::unordered_map<std::uint64_t, std::size_t> where;
-  std::size_t lines = 0, bad = 0;
+}  // namespace
+
+void EventLog::rotateLocked() {
+  // The counters first: once the rename below replaces the older file, its events are gone, and
+  // the counters (which say up to which id they counted) are what keeps them counted.
+  if (Status s = saveCountersLocked(); !s) {
+    load_error_ = "not rotating " + opt_.persist_path + ": " + s.message();
+    return;
+  }
+  const std::string older = opt_.persist_path + ".1";
+  if (::rename(opt_.persist_path.c_str(), older.c_str()) != 0) {
+    load_error_ = "cannot rotate " + opt_.persist_path + ": " + std::strerror(errno);
+    return;
+  }
+  file_bytes_ = 0;
+}
+
+void EventLog::persist(const GpuEvent& e) {
+  if (opt_.persist_path.empty()) return;
+  const std::string line = eventToJsonLine(e) + '\n';
+  if (file_bytes_ > 0 && file_bytes_ + line.size() > opt_.max_bytes) rotateLocked();
+  const int fd = ::open(opt_.persist_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) {
+    load_error_ = "cannot append to " + opt_.persist_path + ": " + std::strerror(errno);
+    return;
+  }
+  if (!appendAll(fd, line)) load_error_ = "cannot append to " + opt_.persist_path + ": " + std::strerror(errno);
+  struct stat st {};
+  file_bytes_ = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : file_bytes_ + line.size();
+  ::close(fd);
+}
+
+Status EventLog::saveCounters() {
+  std::lock_guard lock(mu_);
+  return saveCountersLocked();
+}
+
+Status EventLog::saveCountersLocked() {
+  if (opt_.counters_path.empty()) return Status::Ok();
+  nlohmann::json j;
+  j["through_id"] = next_id_ - 1;  // every event up to this id is counted below
+  auto list = nlohmann::json::array();
+  for (const auto& [k, n] : xids_)
+    list.push_back({{"gpu", std::get<0>(k)}, {"uuid", std::get<1>(k)}, {"code", std::get<2>(k)}, {"count", n}});
+  j["xids"] = std::move(list);
+  j["dropped"] = xid_dropped_;
+  return platform::writeFileAtomic(opt_.counters_path,
+                                   j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", 0640);
+}
+
+bool EventLog::loadCounters(std::uint64_t* through_id) {
+  if (opt_.counters_path.empty()) return false;
+  std::ifstream in(opt_.counters_path);
+  if (!in) return false;
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    const auto through = j.at("through_id").get<std::uint64_t>();
+    std::map<std::tuple<int, std::string, int>, std::uint64_t> xids;
+    std::uint64_t total = 0;
+    for (const auto& x : j.at("xids")) {
+      if (xids.size() >= opt_.max_counters) break;
+      const auto n = x.at("count").get<std::uint64_t>();
+      xids[{x.at("gpu").get<int>(), x.at("uuid").get<std::string>(), x.at("code").get<int>()}] += n;
+      total += n;
+    }
+    xids_ = std::move(xids);
+    xid_total_ = total;
+    xid_dropped_ = j.value("dropped", std::uint64_t{0});
+    *through_id = through;
+    return true;
+  } catch (const std::exception& ex) {
+    load_error_ = "ignoring unreadable Xid counters " + opt_.counters_path + " (" + ex.what() +
+                  "): counting what the event log holds";
+    return false;
+  }
+}
+
+void EventLog::placeInRing(GpuEvent e) {
+  for (auto it = ring_.rbegin(); it != ring_.rend(); ++it) {
+    if (it->id == e.id) {
+      *it = std::move(e);  // a later (merged) version of the same event
+      return;
+    }
+    if (it->id < e.id) break;
+  }
+}
+
+// Streams one file: a line with a new id is a new event (ids only grow), one with an id seen before
+// is a later (merged) version of it. New events after `counted_through` are counted.
+void EventLog::loadFile(const std::string& path, std::uint64_t counted_through, std::uint64_t* max_id,
+                        std::size_t* lines, std::size_t* bad) {
+  std::ifstream in(path);
+  if (!in) return;
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    ++lines;
+    ++*lines;
     auto r = eventFromJsonLine(line);
     if (!r.ok()) {
-      ++bad;
+      ++*bad;
       continue;
     }
-    auto it = where.find(r->id);
-    if (it != where.end()) {
-      order[it->second] = *r;  // a later (merged) version of the same event
-    } else {
-      where[r->id] = order.size();
-      order.push_back(*r);
+    GpuEvent e = std::move(r).value();
+    if (e.id <= *max_id) {
+      placeInRing(std::move(e));
+      continue;
     }
+    *max_id = e.id;
+    if (e.id > counted_through) count(e);
+    ring_.push_back(std::move(e));
+    while (ring_.size() > opt_.capacity) ring_.pop_front();
   }
+}
+
+void EventLog::load() {
   std::lock_guard lock(mu_);
-  const std::size_t first = order.size() > opt_.capacity ? order.size() - opt_.capacity : 0;
-  for (std::size_t i = first; i < order.size(); ++i) ring_.push_back(order[i]);
-  for (const auto& e : order) next_id_ = std::max(next_id_, e.id + 1);
-  for (const auto& e : ring_) count(e);
-  if (bad > 0) load_error_ = std::to_string(bad) + " unreadable line(s) in " + opt_.persist_path + " skipped";
-  // Compact: rewrite the file when it holds much more than what we keep.
-  if (lines > 2 * opt_.capacity || bad > 0) {
-    std::string text;
-    for (const auto& e : ring_) text += eventToJsonLine(e) + '\n';
-    if (Status s = platform::writeFileAtomic(opt_.persist_path, text); !s.ok())
-      load_error_ += (load_error_.empty() ? "" : "; ") + s.message();
-  }
+  std::uint64_t through = 0;
+  const bool have_counters = loadCounters(&through);
+  std::uint64_t max_id = 0;
+  std::size_t lines = 0, bad = 0;
+  loadFile(opt_.persist_path + ".1", have_counters ? through : 0, &max_id, &lines, &bad);
+  loadFile(opt_.persist_path, have_counters ? through : 0, &max_id, &lines, &bad);
+  next_id_ = std::max(max_id, through) + 1;
+  struct stat st {};
+  file_bytes_ = ::stat(opt_.persist_path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  if (bad > 0)
+    load_error_ += (load_error_.empty() ? "" : "; ") + std::to_string(bad) + " unreadable line(s) in " +
+                   opt_.persist_path + " skipped";
 }
 
 }  // namespace gw::events

@@ -32,6 +32,16 @@ struct EventLogOptions {
   // JSON-lines file (one event per line, a merged event is appended again with the same id);
   // empty: nothing persisted. Loaded by the constructor.
   std::string persist_path;
+  // When an append would take persist_path past this, it is renamed to persist_path + ".1"
+  // (replacing the one before) and a new file begun: the log never holds more than twice this.
+  std::size_t max_bytes = 16 << 20;
+  // The Xid counters as of the last rotation (or clean stop), with the last event id they
+  // include, written atomically before a rotation drops events. Loaded with persist_path: the
+  // counters plus the events after that id in the files count from the log's beginning across
+  // restarts and rotations. Empty: not kept (the counters count what the files still hold).
+  std::string counters_path;
+  // Distinct (GPU, code) counters kept; Xids of further pairs are counted in xidDropped().
+  std::size_t max_counters = 4096;
 };
 
 struct XidCount {
@@ -45,6 +55,7 @@ class EventLog {
  public:
   // Events that are new (not merged) are republished on `out` when given.
   explicit EventLog(EventLogOptions options = {}, EventBus* out = nullptr);
+  ~EventLog();
   EventLog(const EventLog&) = delete;
   EventLog& operator=(const EventLog&) = delete;
 
@@ -66,16 +77,27 @@ class EventLog {
   std::vector<XidCount> xidCounts() const;
   // Sum of xidCounts(): grows with every Xid counted, so a cache of them knows when to refresh.
   std::uint64_t xidTotal() const;
-  // Why loading the persisted file failed or skipped lines; empty if nothing went wrong.
+  // Xids not counted because max_counters distinct (GPU, code) pairs were already counted.
+  std::uint64_t xidDropped() const;
+  // Why loading the persisted file failed or skipped lines, or the last rotation / append / counter
+  // write failed; empty if nothing went wrong.
   std::string loadError() const;
+  // Writes the counters file now (the destructor does too).
+  Status saveCounters();
 
   // Exposed for tests: would these two events be merged (ignoring the window)?
   static bool sameGpu(const GpuEvent& a, const GpuEvent& b);
 
  private:
   void load();
+  void loadFile(const std::string& path, std::uint64_t counted_through, std::uint64_t* max_id, std::size_t* lines,
+                std::size_t* bad);
+  bool loadCounters(std::uint64_t* through_id);
+  Status saveCountersLocked();
+  void rotateLocked();
   void persist(const GpuEvent& e);
   void count(const GpuEvent& e);
+  void placeInRing(GpuEvent e);
 
   EventLogOptions opt_;
   EventBus* out_;
@@ -85,6 +107,8 @@ class EventLog {
   std::uint64_t merged_ = 0;
   std::map<std::tuple<int, std::string, int>, std::uint64_t> xids_;  // (index, uuid, code)
   std::uint64_t xid_total_ = 0;
+  std::uint64_t xid_dropped_ = 0;
+  std::uint64_t file_bytes_ = 0;  // size of persist_path
   std::string load_error_;
 };
 

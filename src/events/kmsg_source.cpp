@@ -99,7 +99,10 @@ std::optional<GpuEvent> KmsgSource::handleLine(std::string_view line, bool from_
   const KernelEvent& k = **r;
   if (k.kind == KernelEventKind::kGpuUuid) {
     ++stats_.mappings;
-    if (!k.pciBusId.empty() && !k.uuid.empty()) learned_[k.pciBusId] = k.uuid;
+    // Bounded: a node has a few GPUs; a log naming thousands of bus ids keeps the first ones.
+    constexpr std::size_t kMaxLearned = 1024;
+    if (!k.pciBusId.empty() && !k.uuid.empty() && (learned_.size() < kMaxLearned || learned_.count(k.pciBusId)))
+      learned_[k.pciBusId] = k.uuid;
     return std::nullopt;
   }
   GpuEvent e;
@@ -169,7 +172,7 @@ void KmsgSource::loadPosition() {
 
 void KmsgSource::savePosition() {
   const std::string path = statePath();
-  if (path.empty()) return;
+  if (path.empty() || stream_) return;
   nlohmann::json j;
   j["device"] = pos_.device;
   if (pos_.device) {
@@ -179,7 +182,7 @@ void KmsgSource::savePosition() {
     j["offset"] = pos_.offset;
     j["inode"] = pos_.inode;
   }
-  if (Status s = platform::writeFileAtomic(path, j.dump() + "\n"); !s.ok()) {
+  if (Status s = platform::writeFileAtomic(path, j.dump() + "\n", 0640); !s.ok()) {
     std::lock_guard lock(mu_);
     last_error_ = s.message();
   }
@@ -202,9 +205,12 @@ Status KmsgSource::start() {
   struct stat st {};
   ::fstat(fd_, &st);
   const bool device = S_ISCHR(st.st_mode);
+  stream_ = !device && !S_ISREG(st.st_mode);  // a FIFO (or socket): no offsets to keep
   loadPosition();
-  pending_.clear();
-  if (device) {
+  lines_.reset();
+  if (stream_) {
+    pos_ = {};
+  } else if (device) {
     const std::string boot = bootId();
     if (!pos_.device || pos_.boot_id != boot) pos_ = {};  // another boot: sequence numbers restart
     pos_.device = true;
@@ -302,29 +308,34 @@ void KmsgSource::followDevice() {
   }
 }
 
-// Reads the complete lines after the position; returns true if any were consumed.
+void KmsgSource::handleFileLine(std::string_view line, bool truncated, bool publish, std::vector<GpuEvent>* out) {
+  if (truncated) {
+    std::lock_guard lock(mu_);
+    ++stats_.truncated;
+  }
+  if (line.empty() || line.front() == ' ' || line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+  if (auto e = handleLine(line, false)) {
+    if (truncated) e->raw += kTruncatedMarker;
+    emit(std::move(*e), publish, out);
+  }
+}
+
+// Reads the complete lines after the position (a FIFO: what has arrived); returns true if any
+// were consumed.
 bool KmsgSource::readFileLines(int fd, bool publish, std::vector<GpuEvent>* out) {
   bool consumed = false;
   std::vector<char> buf(65536);
   for (;;) {
-    const off_t at = static_cast<off_t>(pos_.offset + pending_.size());
-    ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
+    const std::uint64_t at = pos_.offset + lines_.pending();
+    const ssize_t n =
+        stream_ ? ::read(fd, buf.data(), buf.size()) : ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(at));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    pending_.append(buf.data(), static_cast<std::size_t>(n));
-    std::size_t start = 0;
-    for (;;) {
-      auto nl = pending_.find('\n', start);
-      if (nl == std::string::npos) break;
-      std::string_view line(pending_.data() + start, nl - start);
-      start = nl + 1;
-      if (!line.empty() && line.front() != ' ' && line.find_first_not_of(" \t\r") != std::string_view::npos) {
-        if (auto e = handleLine(line, false)) emit(std::move(*e), publish, out);
-      }
-    }
-    if (start > 0) {
-      pos_.offset += start;
-      pending_.erase(0, start);
+    if (n <= 0) break;  // the end for now (a FIFO: EAGAIN, or no writer)
+    lines_.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)),
+                [&](std::string_view line, bool truncated) { handleFileLine(line, truncated, publish, out); });
+    const std::uint64_t done = at + static_cast<std::uint64_t>(n) - lines_.pending();
+    if (done != pos_.offset) {
+      pos_.offset = done;
       consumed = true;
     }
     if (publish && stop_) break;
@@ -336,24 +347,28 @@ void KmsgSource::followFile() {
   const std::string path = root_.path("/dev/kmsg");
   while (!stop_) {
     struct stat st {};
-    if (::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < pos_.offset + pending_.size()) {
+    if (!stream_ && ::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < pos_.offset + lines_.pending()) {
       // Truncated: start over.
       pos_.offset = 0;
-      pending_.clear();
+      lines_.reset();
       std::lock_guard lock(mu_);
       ++stats_.restarts;
     }
+    if (stream_) ::fstat(fd_, &st);
     if (readFileLines(fd_, true, nullptr)) savePosition();
     // Replaced (rotated)? Finish the old file above, then follow the new one from the start.
     struct stat now {};
     if (::stat(path.c_str(), &now) == 0 && now.st_ino != st.st_ino) {
       int nfd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
       if (nfd >= 0) {
+        struct stat nst {};
+        ::fstat(nfd, &nst);
         ::close(fd_);
         fd_ = nfd;
+        stream_ = !S_ISREG(nst.st_mode);
         pos_.offset = 0;
         pos_.inode = static_cast<std::uint64_t>(now.st_ino);
-        pending_.clear();
+        lines_.reset();
         {
           std::lock_guard lock(mu_);
           ++stats_.restarts;
@@ -391,22 +406,16 @@ Result<std::vector<GpuEvent>> KmsgSource::scanOnce() {
       break;  // EAGAIN: all there is now
     }
   } else {
-    std::string all;
+    BoundedLines lines;
+    auto each = [&](std::string_view line, bool truncated) { handleFileLine(line, truncated, false, &out); };
     std::vector<char> buf(65536);
     for (;;) {
       ssize_t n = ::read(fd, buf.data(), buf.size());
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
-      all.append(buf.data(), static_cast<std::size_t>(n));
+      lines.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)), each);
     }
-    std::string_view v(all);
-    while (!v.empty()) {
-      auto nl = v.find('\n');
-      std::string_view line = v.substr(0, nl);
-      v = nl == std::string_view::npos ? std::string_view() : v.substr(nl + 1);
-      if (line.empty() || line.front() == ' ' || line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      if (auto e = handleLine(line, false)) emit(std::move(*e), false, &out);
-    }
+    lines.finish(each);
   }
   ::close(fd);
   return out;

@@ -7,6 +7,9 @@
 //    arrive.
 //  - a plain file (a test root, or a saved dmesg): read line by line, polled for growth; a line
 //    without its newline yet waits for the rest.
+//  - a FIFO (or another file that cannot seek): read as a stream, polled; no position is kept.
+// A line longer than kMaxKernelLineBytes is cut there (the event's raw text ends with
+// kTruncatedMarker, `truncated` counts it) and the rest of it is skipped without being held.
 //
 // Position kept across restarts: with a state directory, the last kmsg sequence number (device,
 // plus the boot id so that a reboot starts over) or the byte offset and inode (plain file) is
@@ -33,6 +36,7 @@
 #include "common/result.h"
 #include "events/gpu_event.h"
 #include "events/kmsg_parser.h"
+#include "events/line_reader.h"
 #include "platform/fs_root.h"
 
 namespace gw::events {
@@ -56,6 +60,7 @@ struct KmsgSourceStats {
   std::uint64_t skipped = 0;               // records at or before the saved position
   std::uint64_t overwritten = 0;           // EPIPE: records lost before we could read them
   std::uint64_t restarts = 0;              // plain file shrank or was replaced: read from the start
+  std::uint64_t truncated = 0;             // lines cut at kMaxKernelLineBytes
   std::deque<std::string> last_malformed;  // newest last
 };
 
@@ -99,6 +104,7 @@ class KmsgSource {
   void followDevice();
   void followFile();
   bool readFileLines(int fd, bool publish, std::vector<GpuEvent>* out);
+  void handleFileLine(std::string_view line, bool truncated, bool publish, std::vector<GpuEvent>* out);
   void loadPosition();
   void savePosition();
   std::string bootId() const;
@@ -117,10 +123,11 @@ class KmsgSource {
   std::condition_variable cv_;
   KmsgSourceStats stats_;
   std::string last_error_;
-  std::map<std::string, std::string> learned_;  // bus id → UUID from "GPU at PCI:" lines
+  std::map<std::string, std::string> learned_;  // bus id → UUID from "GPU at PCI:" lines (kMaxLearned)
   Position pos_;                                // thread-owned while running
   int fd_ = -1;
-  std::string pending_;  // plain file: a partial last line
+  BoundedLines lines_;   // plain file / FIFO: a partial last line
+  bool stream_ = false;  // a FIFO: read(), no offsets, no saved position
 };
 
 }  // namespace gw::events

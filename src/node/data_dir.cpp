@@ -37,7 +37,13 @@ std::string canonical(const std::string& dir) {
 
 }  // namespace
 
+void restrictDataUmask() {
+  // One atomic call (reading the old umask would need a second, leaving a window at 0).
+  ::umask(kDataUmask);
+}
+
 Status DataDir::create() const {
+  restrictDataUmask();
   std::error_code ec;
   if (std::filesystem::create_directories(root_, ec)) ::chmod(root_.c_str(), 0750);
   if (ec) return Status::Error("cannot create data directory " + root_ + ": " + ec.message());
@@ -66,7 +72,7 @@ std::optional<DataDir::DiagReportName> DataDir::parseDiagReportName(const std::s
 Result<std::string> DataDir::storeDiagReport(const std::string& json_text, int level, std::int64_t wall_ms) const {
   const std::filesystem::path dir = diagReports();
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  if (std::filesystem::create_directories(dir, ec)) ::chmod(dir.c_str(), 0750);
   if (ec) return Status::Error("cannot create " + dir.string() + ": " + ec.message());
   std::string name = diagReportName(wall_ms, level);
   for (int n = 2; std::filesystem::exists(dir / name, ec) && n < 1000; ++n) name = diagReportName(wall_ms, level, n);
@@ -88,6 +94,7 @@ std::string DataDir::controlSocket() const {
 }
 
 Result<std::unique_ptr<DataDirLock>> DataDirLock::acquire(const DataDir& dir, std::chrono::milliseconds wait) {
+  restrictDataUmask();
   const std::string path = dir.lockFile();
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
   if (fd < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));

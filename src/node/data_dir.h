@@ -23,7 +23,8 @@ class DataDir {
   std::string historyDb() const { return root_ + "/history.db"; }
   std::string incidentsDb() const { return root_ + "/incidents.db"; }
   std::string alertsDb() const { return root_ + "/alerts.db"; }
-  std::string eventsLog() const { return root_ + "/events.jsonl"; }
+  std::string eventsLog() const { return root_ + "/events.jsonl"; }  // rotated to events.jsonl.1
+  std::string xidCounters() const { return root_ + "/xid-counters.json"; }
   std::string kmsgPosition() const { return root_ + "/kmsg-position.json"; }
   // `gpuwarden diag` reports: diag/<YYYYMMDDTHHMMSSZ>-r<level>[-N].json
   std::string diagReports() const { return root_ + "/diag"; }
@@ -42,7 +43,8 @@ class DataDir {
   // while no agent runs, so that the two never write at once.
   std::string lockFile() const { return root_ + "/.lock"; }
 
-  // Creates the folder (0750) if needed.
+  // Creates the folder (0750) if needed, and sets the process umask to kDataUmask (see
+  // restrictDataUmask).
   Status create() const;
 
   // The control socket of the agent that owns this folder. Unix socket paths are limited to 107
@@ -54,6 +56,13 @@ class DataDir {
  private:
   std::string root_;
 };
+
+// The umask of a process that writes the data folder: folders 0750, files 0640 at most, whatever
+// umask the agent was started with. SQLite (history, incidents, alerts and their -wal / -shm
+// files) takes its files' mode from the umask, so the umask, not a chmod per file, is what holds
+// for every file. Set by DataDir::create() and DataDirLock::acquire() (every writer calls one).
+inline constexpr unsigned kDataUmask = 027;
+void restrictDataUmask();
 
 // The runtime folder of control sockets: $GPUWARDEN_RUNTIME_DIR, else /run/gpuwarden for root,
 // else $XDG_RUNTIME_DIR/gpuwarden, else /tmp/gpuwarden-<uid>.

@@ -28,6 +28,8 @@ Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
     if (!inc) return Status::Error("incident store: " + inc.error());
     m->incidents_ = std::move(inc).value();
     lo.persist_path = dir.eventsLog();
+    lo.counters_path = dir.xidCounters();
+    lo.max_bytes = m->opt_.events_max_bytes;
   }
   m->log_ = std::make_unique<events::EventLog>(lo, &m->out_);
   if (auto e = m->log_->loadError(); !e.empty()) m->logLine("warning", "event log " + lo.persist_path + ": " + e);

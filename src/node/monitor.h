@@ -38,6 +38,8 @@ struct MonitorOptions {
   // The data folder; empty: standalone, nothing persisted (no incidents, no event log file, no
   // kernel-log position) and the kernel log not followed.
   std::string data_dir;
+  // events.jsonl is rotated (to events.jsonl.1) when an append would take it past this.
+  std::size_t events_max_bytes = 16 << 20;
   std::string root = "/";  // filesystem root of /dev/kmsg and /proc
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds process_interval{10000};

@@ -183,6 +183,7 @@ Status Agent::start() {
   mo.sampler = samplerConfig(cfg);
   mo.sink = sink_.get();
   mo.data_dir = cfg.data_dir;
+  mo.events_max_bytes = cfg.events_max_bytes;
   mo.root = options_.root;
   mo.interval = cfg.fast_interval;
   if (!cfg.alerts.sinks.empty()) {

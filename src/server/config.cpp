@@ -5,7 +5,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -51,6 +57,29 @@ Status checkKeys(const Checker& c, const YAML::Node& map, const std::string& pre
   return Status::Ok();
 }
 
+// yaml-cpp keeps every pair of a mapping and answers a lookup with the first one, so a key given
+// twice would silently lose the second value. Refused anywhere in the document, naming both lines.
+Status checkDuplicateKeys(const Checker& c, const YAML::Node& n, const std::string& path, int depth = 0) {
+  if (depth > 64) return c.error(n, path.empty() ? "(top level)" : path, "nested too deeply");
+  if (n.IsMap()) {
+    std::map<std::string, int> seen;
+    for (const auto& kv : n) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("(complex key)");
+      const std::string field = path.empty() ? key : path + "." + key;
+      const int line = kv.first.Mark().line + 1;
+      if (auto [it, fresh] = seen.emplace(key, line); !fresh)
+        return c.error(kv.first, field,
+                       "duplicate key (first given on line " + std::to_string(it->second) + "); give each key once");
+      if (Status s = checkDuplicateKeys(c, kv.second, field, depth + 1); !s) return s;
+    }
+  } else if (n.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& item : n)
+      if (Status s = checkDuplicateKeys(c, item, path + "[" + std::to_string(i++) + "]", depth + 1); !s) return s;
+  }
+  return Status::Ok();
+}
+
 Status needScalar(const Checker& c, const YAML::Node& n, const std::string& field) {
   if (!n.IsScalar()) return c.error(n, field, "expected a single value");
   return Status::Ok();
@@ -77,8 +106,12 @@ Status readSize(const Checker& c, const YAML::Node& n, const std::string& field,
     mult = 1024 * 1024, num = text.substr(0, text.size() - 3);
   std::uint64_t v = 0;
   auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+  if (ec == std::errc::result_out_of_range)
+    return c.error(n, field, "'" + text + "' is too large (at most " + std::to_string(max) + ")");
   if (ec != std::errc() || p != num.data() + num.size())
     return c.error(n, field, "expected a whole number (optionally with KiB or MiB), got '" + text + "'");
+  if (v > std::numeric_limits<std::uint64_t>::max() / mult)
+    return c.error(n, field, "'" + text + "' is too large (at most " + std::to_string(max) + ")");
   v *= mult;
   if (v < min || v > max)
     return c.error(
@@ -223,7 +256,8 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
   if (root.IsNull() || !root.IsDefined()) return Status::Ok();  // empty file: all defaults
   if (!root.IsMap()) return c.error(root, "(top level)", "expected a mapping of settings");
   if (Status s = checkKeys(
-          c, root, "", {"listen", "data_dir", "sampling", "metrics", "history", "http", "alerts", "web_config_file"});
+          c, root, "",
+          {"listen", "data_dir", "sampling", "metrics", "history", "http", "alerts", "events", "web_config_file"});
       !s)
     return s;
 
@@ -298,8 +332,17 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
     }
     if (auto n = m["extra_labels"]; n) {
       if (!n.IsMap()) return c.error(n, "metrics.extra_labels", "expected a mapping of label: value");
+      if (n.size() > kMaxExtraLabels)
+        return c.error(n, "metrics.extra_labels",
+                       std::to_string(n.size()) + " labels; at most " + std::to_string(kMaxExtraLabels) +
+                           " (every series of the page carries each of them)");
       for (const auto& kv : n) {
+        if (Status st = needScalar(c, kv.first, "metrics.extra_labels"); !st) return st;
         const std::string name = kv.first.Scalar();
+        if (name.size() > kMaxLabelNameBytes)
+          return c.error(
+              kv.first, "metrics.extra_labels",
+              "label name of " + std::to_string(name.size()) + " bytes; at most " + std::to_string(kMaxLabelNameBytes));
         const std::string field = "metrics.extra_labels." + name;
         if (!validLabelName(name))
           return c.error(kv.first, field,
@@ -308,6 +351,10 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
             !exporter::isValidExtraLabel(name, exporter::Naming::Native))
           return c.error(kv.first, field, "is set by gpuwarden itself");
         if (Status st = needScalar(c, kv.second, field); !st) return st;
+        if (kv.second.Scalar().size() > kMaxLabelValueBytes)
+          return c.error(kv.second, field,
+                         "value of " + std::to_string(kv.second.Scalar().size()) + " bytes; at most " +
+                             std::to_string(kMaxLabelValueBytes));
         cfg.extra_labels.emplace_back(name, kv.second.Scalar());
       }
     }
@@ -397,6 +444,13 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
   }
   if (auto a = root["alerts"]; a)
     if (Status st = parseAlerts(c, a, cfg.alerts); !st) return st;
+  if (auto e = root["events"]; e) {
+    if (!e.IsMap()) return c.error(e, "events", "expected a mapping");
+    if (Status st = checkKeys(c, e, "events", {"max_bytes"}); !st) return st;
+    if (auto n = e["max_bytes"]; n)
+      if (Status st = readSize(c, n, "events.max_bytes", 64 << 10, std::size_t{1} << 30, &cfg.events_max_bytes); !st)
+        return st;
+  }
   return Status::Ok();
 }
 
@@ -431,6 +485,8 @@ Result<Millis> parseDuration(std::string_view text) {
   while (!text.empty()) {
     std::int64_t v = 0;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc::result_out_of_range)
+      return Status::Error("duration '" + original + "' is too large (at most 3650d)");
     if (ec != std::errc() || p == text.data() || v < 0)
       return Status::Error("bad duration '" + original + "' (expected e.g. 1s, 500ms, 10m, 24h, 30d)");
     text.remove_prefix(static_cast<std::size_t>(p - text.data()));
@@ -456,8 +512,8 @@ Result<Millis> parseDuration(std::string_view text) {
     else
       return Status::Error("unknown unit '" + std::string(unit) + "' in duration '" + original +
                            "' (ms, s, m, h, d, w)");
-    if (v > (INT64_MAX / 4) / mult || total > INT64_MAX / 4 - v * mult)
-      return Status::Error("duration '" + original + "' is too large");
+    if (v > kMaxDurationMs / mult || total > kMaxDurationMs - v * mult)
+      return Status::Error("duration '" + original + "' is too large (at most 3650d)");
     total += v * mult;
   }
   if (total <= 0) return Status::Error("duration '" + original + "' must be positive");
@@ -502,6 +558,7 @@ Result<AgentConfig> parseConfig(std::string_view yaml, const std::string& filena
     return c.errorAtLine(e.mark.line + 1 > 0 ? e.mark.line + 1 : 1, "(syntax)", e.msg);
   }
   try {
+    if (Status s = checkDuplicateKeys(c, root, ""); !s) return s;
     if (Status s = parseRoot(c, root, cfg); !s) return s;
   } catch (const YAML::Exception& e) {
     return c.errorAtLine(e.mark.line + 1 > 0 ? e.mark.line + 1 : 1, "(structure)", e.msg);
@@ -510,11 +567,40 @@ Result<AgentConfig> parseConfig(std::string_view yaml, const std::string& filena
 }
 
 Result<AgentConfig> loadConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Error(path + ": cannot read the configuration file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseConfig(ss.str(), path);
+  // O_NONBLOCK: a FIFO given by mistake must not hang the agent in open(2); it is refused below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return Status::Error(path + ": cannot read the configuration file: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool dir = S_ISDIR(st.st_mode);
+    ::close(fd);
+    return Status::Error(path + ": the configuration must be a regular file" + (dir ? " (this is a directory)" : ""));
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes) {
+    ::close(fd);
+    return Status::Error(path + ": the configuration file is " + std::to_string(st.st_size) + " bytes; at most " +
+                         std::to_string(kMaxConfigBytes));
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return Status::Error(path + ": cannot read the configuration file: " + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxConfigBytes) {  // grew while we read it
+      ::close(fd);
+      return Status::Error(path + ": the configuration file is larger than " + std::to_string(kMaxConfigBytes) +
+                           " bytes");
+    }
+  }
+  ::close(fd);
+  return parseConfig(text, path);
 }
 
 std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentConfig& b) {
@@ -537,6 +623,7 @@ std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentCon
     out.emplace_back("http");
   if (a.web_config_file != b.web_config_file) out.emplace_back("web_config_file");
   if (describeAlerts(a.alerts) != describeAlerts(b.alerts)) out.emplace_back("alerts");
+  if (a.events_max_bytes != b.events_max_bytes) out.emplace_back("events.max_bytes");
   return out;
 }
 

@@ -52,17 +52,28 @@ struct AgentConfig {
   // A Prometheus exporter web configuration (TLS, basic auth); empty: plain HTTP, no auth.
   std::string web_config_file;
   AlertSettings alerts;
+  // events: events.jsonl is rotated to events.jsonl.1 when it would grow past this.
+  std::size_t events_max_bytes = 16 << 20;
 
   AgentConfig();
 };
 
-// Parses YAML text; `filename` only names the source in error messages.
+// Bounds on what a configuration may hold.
+inline constexpr std::size_t kMaxConfigBytes = 1 << 20;  // the file
+inline constexpr std::size_t kMaxExtraLabels = 64;       // metrics.extra_labels entries
+inline constexpr std::size_t kMaxLabelNameBytes = 128;
+inline constexpr std::size_t kMaxLabelValueBytes = 1024;
+// Durations: at most 10 years, so that any deadline computed from one fits a clock.
+inline constexpr std::int64_t kMaxDurationMs = 3650LL * 86400000;
+
+// Parses YAML text; duplicate keys refused; `filename` only names the source in error messages.
 Result<AgentConfig> parseConfig(std::string_view yaml, const std::string& filename);
+// Only a regular file of at most kMaxConfigBytes (a directory, FIFO or device is refused).
 Result<AgentConfig> loadConfig(const std::string& path);
 
 // ":9400", "127.0.0.1:9400", "[::1]:9400", "localhost:0".
 Result<ListenAddress> parseListenAddress(std::string_view text);
-// "100ms", "1s", "10m", "1h30m", "2d": positive durations with units.
+// "100ms", "1s", "10m", "1h30m", "2d": positive durations with units, at most kMaxDurationMs.
 Result<Millis> parseDuration(std::string_view text);
 
 // What changed between two configs that a reload cannot apply (listen, data dir, HTTP limits):

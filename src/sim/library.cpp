@@ -98,7 +98,9 @@ const char* lastError() {
   return L.handed_out.insert(L.last_error).first->c_str();
 }
 
-nvmlReturn_t initLibrary() {
+namespace {
+
+nvmlReturn_t initLibraryUnguarded() {
   Library& L = lib();
   std::lock_guard lock(L.init_mu);
   if (L.refcount.load() > 0) {
@@ -163,6 +165,20 @@ nvmlReturn_t initLibrary() {
   L.refcount.store(1);
   clearLastError();
   return NVML_SUCCESS;
+}
+
+}  // namespace
+
+// The C ABI's nvmlInit: no exception may cross it (the caller is C, or C++ built apart from us).
+nvmlReturn_t initLibrary() {
+  try {
+    return initLibraryUnguarded();
+  } catch (const std::exception& e) {
+    setLastError(std::string("the simulator could not start: ") + e.what());
+  } catch (...) {
+    setLastError("the simulator could not start (unknown error)");
+  }
+  return NVML_ERROR_UNKNOWN;
 }
 
 nvmlReturn_t shutdownLibrary() {

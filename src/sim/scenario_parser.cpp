@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -130,6 +131,17 @@ bool readBool(const N& n) {
   return v;
 }
 
+// The digits-and-dots part of a value with a unit ("1.5" of "1.5s"), checked: "..", "1.2.3" or a
+// number too large are errors naming the value, never an exception.
+double parseDecimal(const N& n, const std::string& num, const std::string& whole) {
+  double v = 0;
+  const char* end = num.data() + num.size();
+  auto [p, ec] = std::from_chars(num.data(), end, v, std::chars_format::fixed);
+  if (ec != std::errc() || p != end || !std::isfinite(v))
+    fail(n, "expected a number before the unit, got '" + whole + "'");
+  return v;
+}
+
 // Seconds: a number, or a string with a unit: "500ms", "30s", "5m", "2h".
 double readSeconds(const N& n, double lo, double hi) {
   double v = 0;
@@ -140,7 +152,7 @@ double readSeconds(const N& n, double lo, double hi) {
   std::string num = s.substr(0, pos), unit = s.substr(pos);
   double scale = unit == "ms" ? 0.001 : unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
   if (num.empty() || scale < 0) fail(n, "expected seconds (a number, or e.g. 30s, 5m, 2h), got '" + s + "'");
-  v = std::stod(num) * scale;
+  v = parseDecimal(n, num, s) * scale;
   if (v < lo || v > hi) fail(n, fmt(v) + " s is out of range [" + fmt(lo) + ", " + fmt(hi) + "]");
   return v;
 }
@@ -158,7 +170,7 @@ unsigned long long readMib(const N& n, unsigned long long hi) {
   while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
   double scale = (unit == "MiB" || unit == "MB") ? 1 : (unit == "GiB" || unit == "GB") ? 1024 : -1;
   if (num.empty() || scale < 0) fail(n, "expected memory (MiB as a number, or e.g. 512MiB, 70GiB), got '" + s + "'");
-  double mib = std::stod(num) * scale;
+  double mib = parseDecimal(n, num, s) * scale;
   if (mib > static_cast<double>(hi)) fail(n, s + " is more than " + std::to_string(hi) + " MiB");
   return static_cast<unsigned long long>(std::llround(mib));
 }
@@ -819,6 +831,11 @@ LoadResult loadScenarioFile(const std::string& path) {
   } catch (const YAML::Exception& e) {
     // Anything yaml-cpp still throws (e.g. a malformed node access) names at least the file.
     r.error = path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+  } catch (const std::exception& e) {
+    // Nothing may leave through the C ABI (nvmlInit): any other failure is an error message.
+    r.error = path + ": cannot load the scenario: " + e.what();
+  } catch (...) {
+    r.error = path + ": cannot load the scenario (unknown error)";
   }
   r.sources = std::move(m.sources);
   return r;

@@ -157,6 +157,36 @@ TEST(StackXid, ApplicationXidOnlyExitsZeroAndCountsMalformedLines) {
   EXPECT_TRUE(has(s.out, "Xid 13")) << s.out << s.err;
 }
 
+// A 1 MB line: cut at 16 KiB, and the lines after it are still read; the streamed JSON is one
+// valid document (also with no events at all).
+TEST(StackXid, LongLineIsCutAndTheScanGoesOn) {
+  TempDir dir;
+  auto path = dir.write("long.log",
+                        "[ 10.000001] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, Graphics Exception\n"
+                        "[ 11.000001] NVRM: Xid (PCI:0000:3b:00): 31, pid=2, name=b, " +
+                            std::string(1 << 20, 'A') +
+                            "\n[ 12.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=3, name=c, GPU has "
+                            "fallen off the bus.\n");
+  auto r = runGw({"--json", "xid", "scan", path});
+  EXPECT_EQ(r.code, 1) << describe(r);
+  auto j = r.json();
+  ASSERT_EQ(j["events"].size(), 3u) << r.out.substr(0, 2000);
+  EXPECT_EQ(j["events"][1]["code"], 31);
+  EXPECT_LE(j["events"][1]["raw"].get<std::string>().size(), 16u * 1024 + 64);
+  EXPECT_NE(j["events"][1]["raw"].get<std::string>().find("line truncated"), std::string::npos);
+  EXPECT_EQ(j["events"][2]["code"], 79);
+  EXPECT_EQ(j["truncated_lines"], 1);
+  EXPECT_EQ(j["lines"], 3);
+  auto text = runGw({"xid", "scan", path});
+  EXPECT_TRUE(has(text.out, "1 line longer than 16384 bytes cut")) << describe(text);
+
+  auto empty = runGw({"--json", "xid", "scan", dir.write("empty.log", "")});
+  EXPECT_EQ(empty.code, 0) << describe(empty);
+  auto e = empty.json();
+  EXPECT_TRUE(e["events"].is_array() && e["events"].empty()) << empty.out;
+  EXPECT_EQ(e["lines"], 0);
+}
+
 TEST(StackXid, UnreadableFileExits2) {
   auto r = runGw({"xid", "scan", "/nonexistent/kern.log"});
   EXPECT_EQ(r.code, 2) << describe(r);

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "events_test_util.h"
 
 namespace gw::events {
@@ -174,6 +178,86 @@ TEST(EventLog, PersistedEventsSurviveARestart) {
   EXPECT_FALSE(again.loadError().empty());
   auto r = again.add(nvmlXid(30'000, 31));
   EXPECT_GT(r.event.id, all[1].id);
+}
+
+std::uint64_t countOf(const EventLog& log, int code) {
+  std::uint64_t n = 0;
+  for (const auto& c : log.xidCounts())
+    if (c.code == code) n += c.count;
+  return n;
+}
+
+std::uintmax_t sizeOf(const std::string& path) {
+  std::error_code ec;
+  auto n = std::filesystem::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+// events.jsonl is rotated by size, and the Xid counters count from the log's beginning across
+// rotations and restarts, also for a code whose every event has rotated out of both files.
+TEST(EventLog, RotatedBySizeAndCountersSurviveRotationAndRestart) {
+  testing::TempDir dir;
+  EventLogOptions opt;
+  opt.persist_path = dir.path() + "/events.jsonl";
+  opt.counters_path = dir.path() + "/xid-counters.json";
+  opt.max_bytes = 4096;
+  {
+    EventLog log(opt);
+    for (int i = 0; i < 5; ++i) log.add(nvmlXid(1'000'000 + i * 10'000, 48));
+    for (int i = 0; i < 300; ++i) {
+      log.add(nvmlXid(2'000'000 + i * 10'000, 13));
+      ASSERT_LE(sizeOf(opt.persist_path), opt.max_bytes) << "after event " << i;
+      ASSERT_LE(sizeOf(opt.persist_path + ".1"), opt.max_bytes) << "after event " << i;
+    }
+    EXPECT_TRUE(std::filesystem::exists(opt.persist_path + ".1"));
+    EXPECT_EQ(countOf(log, 48), 5U);
+    EXPECT_EQ(countOf(log, 13), 300U);
+    EXPECT_TRUE(log.loadError().empty()) << log.loadError();
+
+    // A second reader while the first still runs sees what a crash would leave: the counters of
+    // the last rotation plus the events after them in the files.
+    EventLog crashed(opt);
+    EXPECT_EQ(countOf(crashed, 48), 5U);
+    EXPECT_EQ(countOf(crashed, 13), 300U);
+  }
+  // No Xid 48 is left in either file...
+  std::ifstream a(opt.persist_path), b(opt.persist_path + ".1");
+  std::string text((std::istreambuf_iterator<char>(a)), {});
+  text.append((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(text.find("\"code\":48"), std::string::npos);
+  // ...and after a restart its series is still there, and the ids go on.
+  EventLog again(opt);
+  EXPECT_EQ(countOf(again, 48), 5U);
+  EXPECT_EQ(countOf(again, 13), 300U);
+  EXPECT_EQ(again.xidTotal(), 305U);
+  auto r = again.add(nvmlXid(9'000'000, 13));
+  EXPECT_EQ(r.event.id, 306U);
+  EXPECT_EQ(countOf(again, 13), 301U);
+}
+
+TEST(EventLog, WithoutCountersFileCountsEverythingTheFilesHoldNotOnlyTheRing) {
+  testing::TempDir dir;
+  EventLogOptions opt;
+  opt.persist_path = dir.path() + "/events.jsonl";
+  opt.capacity = 3;
+  {
+    EventLog log(opt);
+    for (int i = 0; i < 10; ++i) log.add(nvmlXid(1'000'000 + i * 10'000, 13));
+  }
+  EventLog again(opt);
+  EXPECT_EQ(again.size(), 3U);
+  EXPECT_EQ(countOf(again, 13), 10U);
+}
+
+TEST(EventLog, CountersAreBoundedInDistinctPairs) {
+  EventLogOptions opt;
+  opt.max_counters = 3;
+  EventLog log(opt);
+  for (int code = 1; code <= 5; ++code) log.add(nvmlXid(1'000'000 + code * 10'000, code));
+  EXPECT_EQ(log.xidCounts().size(), 3U);
+  EXPECT_EQ(log.xidDropped(), 2U);
+  log.add(nvmlXid(2'000'000, 1));  // a pair already counted still counts
+  EXPECT_EQ(countOf(log, 1), 2U);
 }
 
 TEST(EventLog, JsonLineRoundTrip) {

@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <vector>
 
 #include "events_test_util.h"
 
@@ -204,6 +209,91 @@ TEST_F(KmsgSourceTest, FallenOffTheBusLineIsAnInferredXid79) {
   EXPECT_EQ(e->kind, EventKind::FallenOffBus);
   EXPECT_EQ(e->code, 79);
   EXPECT_EQ(e->gpu_index, 2);
+}
+
+// A 1 MB line: handed over cut at kMaxKernelLineBytes as soon as that much has arrived (before its
+// newline, so it is not held whole), and the lines after it are still read.
+TEST_F(KmsgSourceTest, LongLineIsCutWithoutBeingHeldAndTheNextLinesStillParse) {
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok());
+  const std::string head = "4,105,5500000,-;NVRM: Xid (PCI:0000:3b:00): 13, pid=9, name=big, ";
+  appendFile(kmsg_, head + std::string(512 * 1024, 'A'));
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 1; })) << "the cut line waits for its newline";
+  EXPECT_EQ(src.stats().truncated, 1U);
+  appendFile(kmsg_, std::string(512 * 1024, 'B') + "\n" + kXid48);
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 2; }));
+  src.stop();
+  auto ev = got.events();
+  ASSERT_EQ(ev.size(), 2U);
+  EXPECT_EQ(ev[0].code, 13);
+  EXPECT_LE(ev[0].raw.size(), kMaxKernelLineBytes + kTruncatedMarker.size());
+  EXPECT_TRUE(ev[0].raw.ends_with(kTruncatedMarker)) << ev[0].raw.substr(ev[0].raw.size() - 40);
+  EXPECT_EQ(ev[0].raw.find('B'), std::string::npos);
+  EXPECT_EQ(ev[1].code, 48);
+  EXPECT_EQ(src.stats().truncated, 1U);
+  EXPECT_EQ(src.stats().lines, 2U);  // the tail of the long line is not a line of its own
+}
+
+TEST_F(KmsgSourceTest, ScanOnceCutsALongLine) {
+  appendFile(kmsg_, std::string(kXid79).substr(0, 40) + std::string(1 << 20, 'x') + "\n" + kXid13);
+  KmsgSource src(platform::FsRoot(root_.path()), nullptr, opt_);
+  auto r = src.scanOnce();
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->size(), 1U);
+  EXPECT_EQ((*r)[0].code, 13);
+  EXPECT_EQ(src.stats().truncated, 1U);
+  EXPECT_EQ(src.stats().lines, 2U);
+}
+
+// A FIFO as the kernel log (no size, no offsets): read as a stream, across writers, no position.
+TEST_F(KmsgSourceTest, FifoIsReadAsAStream) {
+  std::filesystem::remove(kmsg_);
+  ASSERT_EQ(::mkfifo(kmsg_.c_str(), 0600), 0);
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok()) << src.lastError();
+  auto write = [&](const std::string& text) {
+    const int fd = ::open(kmsg_.c_str(), O_WRONLY | O_CLOEXEC);  // the reader is there: no wait
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    ::close(fd);
+  };
+  write(std::string(kXid79) + kIrrelevant);
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));
+  write(std::string(kXid13) + kXid48);  // a second writer after the first closed
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 3; }));
+  src.stop();
+  auto ev = got.events();
+  ASSERT_EQ(ev.size(), 3U);
+  EXPECT_EQ(ev[0].code, 79);
+  EXPECT_EQ(ev[1].code, 13);
+  EXPECT_EQ(ev[2].code, 48);
+  EXPECT_EQ(src.stats().lines, 4U);
+  EXPECT_EQ(src.stats().restarts, 0U);
+  EXPECT_FALSE(std::filesystem::exists(state_.path() + "/kmsg-position.json"));
+}
+
+TEST(BoundedLines, HoldsAtMostTheBoundAndSplitsAcrossChunks) {
+  BoundedLines lines(8);
+  std::vector<std::pair<std::string, bool>> got;
+  auto each = [&](std::string_view l, bool cut) { got.emplace_back(std::string(l), cut); };
+  lines.feed("ab", each);
+  lines.feed("c\n12345678\n123456789", each);  // exactly 8 is whole; 9 is cut
+  EXPECT_LE(lines.pending(), 8U);
+  for (int i = 0; i < 1000; ++i) {
+    lines.feed(std::string(1000, 'z'), each);
+    ASSERT_LE(lines.pending(), 8U);
+  }
+  lines.feed("zz\nlast", each);
+  lines.finish(each);
+  ASSERT_EQ(got.size(), 4U);
+  EXPECT_EQ(got[0], (std::pair<std::string, bool>{"abc", false}));
+  EXPECT_EQ(got[1], (std::pair<std::string, bool>{"12345678", false}));
+  EXPECT_EQ(got[2], (std::pair<std::string, bool>{"12345678", true}));
+  EXPECT_EQ(got[3], (std::pair<std::string, bool>{"last", false}));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // (GPUWARDEN_SIM_START): a lost GPU, a hung NVML call, the driver going away and coming back,
 // kill -9 in the middle of writing history, and SIGHUP with a bad configuration.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -228,6 +229,99 @@ TEST(AgentCli, BadConfigAndBusyPortFailAtStart) {
   ASSERT_TRUE(rc2.has_value());
   EXPECT_EQ(*rc2, 1);
   EXPECT_NE(q.log().find("cannot listen on"), std::string::npos) << q.log();
+}
+
+// A directory (or FIFO) given as --config used to read as an empty file: all defaults, and a SIGHUP
+// then reset a running agent's intervals. Refused at start and on reload.
+TEST(AgentCli, ConfigThatIsNotAFileIsRefused) {
+  TempDir d;
+  std::filesystem::create_directories(d.path() + "/conf.d");
+  AgentProcess p(
+      {"serve", "--simulate", "dgx-h100", "--config", d.path() + "/conf.d", "--data-dir", d.path() + "/data"}, {},
+      d.path() + "/log");
+  auto rc = p.wait(10s);
+  ASSERT_TRUE(rc.has_value()) << p.log();
+  EXPECT_EQ(*rc, 2) << p.log();
+  EXPECT_NE(p.log().find("must be a regular file"), std::string::npos) << p.log();
+
+  Running a("dgx-h100", {}, std::string(kFastAgentConfig) + "metrics:\n  naming: native\n");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  std::filesystem::remove(a.config);
+  std::filesystem::create_directories(a.config);  // the file replaced by a directory
+  a.proc->signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return a.proc->log().find("reload refused") != std::string::npos; }, 5s))
+      << a.proc->log();
+  EXPECT_NE(a.proc->log().find("must be a regular file"), std::string::npos) << a.proc->log();
+  EXPECT_FALSE(select(a.metrics(), "gpuwarden_gpu_temperature_celsius").empty());  // still native
+}
+
+// Folders 0750 and files 0640 in the data folder, whatever umask the agent is started with.
+TEST(AgentFiles, DataFolderModesHoldUnderUmask000) {
+  TempDir d;
+  const std::string root = d.path() + "/root";
+  std::filesystem::create_directories(root + "/dev");
+  std::ofstream(root + "/dev/kmsg")
+      << "4,100,5000000,-;NVRM: Xid (PCI:0000:3b:00): 13, pid=77, name=train, Graphics Exception\n";
+  const std::string config = d.write("agent.yaml", kFastAgentConfig);
+  const std::string data = d.path() + "/data";
+  const mode_t old = ::umask(0);  // the agent inherits it, as from a shell's `umask 000`
+  AgentProcess p({"--root", root, "serve", "--simulate", "dgx-h100", "--config", config, "--data-dir", data}, {},
+                 d.path() + "/agent.log");
+  ::umask(old);
+  ASSERT_GT(p.waitListening(), 0) << p.log();
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(data + "/events.jsonl"); }, 10s)) << p.log();
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(data + "/history.db-wal"); }, 10s)) << p.log();
+  auto mode = [](const std::filesystem::path& f) {
+    struct stat st {};
+    return ::lstat(f.c_str(), &st) == 0 ? (st.st_mode & 07777) : 07777;
+  };
+  std::set<std::string> seen;
+  auto check = [&](const char* when) {
+    EXPECT_EQ(mode(data), 0750u) << when;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(data, ec)) {
+      const std::string name = e.path().lexically_relative(data).string();
+      seen.insert(name);
+      EXPECT_EQ(mode(e.path()), e.is_directory() ? 0750u : 0640u) << name << " " << when;
+    }
+  };
+  check("while running");  // the -wal and -shm files exist only now
+  p.signal(SIGTERM);
+  auto rc = p.wait(10s);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(*rc, 0) << p.log();
+  check("after a clean stop");
+  for (const char* f : {".lock", "events.jsonl", "xid-counters.json", "kmsg-position.json", "history.db",
+                        "history.db-wal", "incidents.db"})
+    EXPECT_TRUE(seen.count(f)) << f << " was not created";
+}
+
+// A FIFO as the kernel log: the agent reads it as a stream and the Xid lands in the event log.
+TEST(AgentFiles, FifoKernelLogIsRead) {
+  TempDir d;
+  const std::string root = d.path() + "/root";
+  std::filesystem::create_directories(root + "/dev");
+  const std::string fifo = root + "/dev/kmsg";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string config = d.write("agent.yaml", kFastAgentConfig);
+  const std::string data = d.path() + "/data";
+  AgentProcess p({"--root", root, "serve", "--simulate", "dgx-h100", "--config", config, "--data-dir", data}, {},
+                 d.path() + "/agent.log");
+  ASSERT_GT(p.waitListening(), 0) << p.log();
+  int fd = -1;  // ENXIO until the agent has the FIFO open for reading
+  ASSERT_TRUE(eventually([&] { return (fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; }, 10s))
+      << p.log();
+  const std::string lines =
+      "6,1,1000,-;usb 1-1: new device\n4,2,2000,-;NVRM: Xid (PCI:0000:3b:00): 31, pid=77, name=train, MMU Fault\n";
+  ASSERT_EQ(::write(fd, lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  ::close(fd);
+  ASSERT_TRUE(
+      eventually([&] { return readFile(data + "/events.jsonl").find("\"code\":31") != std::string::npos; }, 10s))
+      << p.log();
+  p.signal(SIGTERM);
+  auto rc = p.wait(10s);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(*rc, 0) << p.log();
 }
 
 // One JSON shape per object: /api/v1/gpus nests under each GPU's "inventory" the very object

@@ -1,4 +1,8 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "fields/catalog.h"
 #include "platform/clock.h"
@@ -124,7 +128,97 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"http:\n  threads: 0\n", "/etc/gpuwarden.yaml:2: http.threads:", "between"},
         BadCase{"web_config_file: [a]\n", "/etc/gpuwarden.yaml:1: web_config_file:", "single value"},
         BadCase{"sampling: [1, 2]\n", "/etc/gpuwarden.yaml:1: sampling:", "mapping"},
-        BadCase{"sampling:\n  fast_interval: [1s\n", "/etc/gpuwarden.yaml:", "(syntax)"}));
+        BadCase{"sampling:\n  fast_interval: [1s\n", "/etc/gpuwarden.yaml:", "(syntax)"},
+        // Every input bounded: duplicate keys, sizes that would wrap, durations too long, labels.
+        BadCase{"sampling:\n  fast_interval: 1s\n  slow_interval: 5s\n  fast_interval: 10s\n",
+                "/etc/gpuwarden.yaml:4: sampling.fast_interval:", "duplicate key (first given on line 2)"},
+        BadCase{"listen: :9400\ndata_dir: /a\nlisten: :9401\n", "/etc/gpuwarden.yaml:3: listen:", "duplicate key"},
+        BadCase{"alerts:\n  sinks:\n    - type: webhook\n      url: http://a/\n      url: http://b/\n",
+                "/etc/gpuwarden.yaml:5: alerts.sinks[0].url:", "duplicate key (first given on line 4)"},
+        BadCase{"http:\n  max_header_bytes: 18014398509481985KiB\n",
+                "/etc/gpuwarden.yaml:2: http.max_header_bytes:", "too large"},
+        BadCase{"http:\n  max_header_bytes: 99999999999999999999999\n",
+                "/etc/gpuwarden.yaml:2: http.max_header_bytes:", "too large"},
+        BadCase{"events:\n  max_bytes: 1KiB\n", "/etc/gpuwarden.yaml:2: events.max_bytes:", "between"},
+        BadCase{"alerts:\n  repeat_interval: 100000000000d\n",
+                "/etc/gpuwarden.yaml:2: alerts.repeat_interval:", "too large"},
+        BadCase{"metrics:\n  extra_labels:\n    __meta: x\n",
+                "/etc/gpuwarden.yaml:3: metrics.extra_labels.__meta:", "label name"},
+        BadCase{"metrics:\n  extra_labels:\n    a-b: x\n",
+                "/etc/gpuwarden.yaml:3: metrics.extra_labels.a-b:", "label name"}));
+
+TEST(Config, SizeThatWouldWrapIsRefusedNotReadAsASmallNumber) {
+  // 18014398509481985 KiB is 2^64 + 1024 bytes: unchecked, it wrapped to 1024 and passed.
+  auto c = parseConfig("http:\n  max_body_bytes: 18014398509481985KiB\n", "a.yaml");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("too large"), std::string::npos) << c.error();
+  auto ok = parseConfig("http:\n  max_body_bytes: 1KiB\nevents:\n  max_bytes: 1MiB\n", "a.yaml");
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(ok->http.max_body_bytes, 1024u);
+  EXPECT_EQ(ok->events_max_bytes, 1u << 20);
+  EXPECT_EQ(parseConfig("", "a.yaml")->events_max_bytes, 16u << 20);
+}
+
+std::string labels(std::size_t n, std::size_t value_bytes = 1) {
+  std::string y = "metrics:\n  extra_labels:\n";
+  for (std::size_t i = 0; i < n; ++i) y += "    l" + std::to_string(i) + ": " + std::string(value_bytes, 'v') + "\n";
+  return y;
+}
+
+TEST(Config, ExtraLabelsAreBoundedInCountAndSize) {
+  auto at_cap = parseConfig(labels(kMaxExtraLabels), "a.yaml");
+  ASSERT_TRUE(at_cap) << at_cap.error();
+  EXPECT_EQ(at_cap->extra_labels.size(), kMaxExtraLabels);
+  auto over = parseConfig(labels(kMaxExtraLabels + 1), "a.yaml");
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().rfind("a.yaml:3: metrics.extra_labels:", 0), 0u) << over.error();
+  EXPECT_NE(over.error().find("at most 64"), std::string::npos) << over.error();
+  auto long_value = parseConfig(labels(1, kMaxLabelValueBytes + 1), "a.yaml");
+  ASSERT_FALSE(long_value);
+  EXPECT_EQ(long_value.error().rfind("a.yaml:3: metrics.extra_labels.l0:", 0), 0u) << long_value.error();
+  EXPECT_TRUE(parseConfig(labels(1, kMaxLabelValueBytes), "a.yaml"));
+  auto long_name =
+      parseConfig("metrics:\n  extra_labels:\n    " + std::string(kMaxLabelNameBytes + 1, 'n') + ": x\n", "a.yaml");
+  ASSERT_FALSE(long_name);
+  EXPECT_NE(long_name.error().find("a.yaml:3:"), std::string::npos) << long_name.error();
+}
+
+TEST(Config, DuplicateKeysAreRefusedWithBothLines) {
+  auto c = parseConfig("metrics:\n  extra_labels:\n    rack: r1\n    zone: z\n    rack: r2\n", "a.yaml");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().rfind("a.yaml:5: metrics.extra_labels.rack: duplicate key (first given on line 3)", 0), 0u)
+      << c.error();
+}
+
+TEST(Config, OnlyARegularFileIsAConfiguration) {
+  char dir_tmpl[] = "/tmp/gw-config-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_tmpl), nullptr);
+  const std::string dir = dir_tmpl;
+  auto d = loadConfig(dir);
+  ASSERT_FALSE(d);
+  EXPECT_NE(d.error().find("regular file"), std::string::npos) << d.error();
+  EXPECT_NE(d.error().find("directory"), std::string::npos) << d.error();
+  const std::string fifo = dir + "/fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto f = loadConfig(fifo);  // must not block waiting for a writer
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.error().find("regular file"), std::string::npos) << f.error();
+  auto dev = loadConfig("/dev/null");
+  ASSERT_FALSE(dev);
+  const std::string file = dir + "/ok.yaml";
+  {
+    std::FILE* out = std::fopen(file.c_str(), "w");
+    ASSERT_NE(out, nullptr);
+    std::fputs("sampling:\n  fast_interval: 2s\n", out);
+    std::fclose(out);
+  }
+  auto ok = loadConfig(file);
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(ok->fast_interval, Millis(2000));
+  std::remove(fifo.c_str());
+  std::remove(file.c_str());
+  ::rmdir(dir.c_str());
+}
 
 TEST(Config, MissingFileIsNamed) {
   auto c = loadConfig("/nonexistent/gpuwarden.yaml");
@@ -154,6 +248,10 @@ TEST(Durations, Parse) {
   EXPECT_FALSE(parseDuration("s"));
   EXPECT_FALSE(parseDuration("9223372036854775807ms"));
   EXPECT_FALSE(parseDuration("2000000000000000000ms2000000000000000000ms"));
+  EXPECT_FALSE(parseDuration("99999999999999999999999s"));
+  EXPECT_FALSE(parseDuration("3651d"));
+  EXPECT_FALSE(parseDuration("3650d1ms"));
+  EXPECT_EQ(*parseDuration("3650d"), Millis(kMaxDurationMs));
 }
 
 TEST(ListenAddresses, Parse) {

@@ -118,6 +118,14 @@ const BadCase kBadCases[] = {
     {"DurationOnPermanentFault",
      "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: fall_off_bus, gpu: 0, at: 5, duration: 10}\n",
      ":4: faults[0].duration: fall_off_bus has no duration"},
+    // std::stod threw out of nvmlInit (through the C ABI) on these: now an error, not an abort.
+    {"DotsForSeconds", "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: xid, gpu: 0, code: 13, at: \"..s\"}\n",
+     ":4: faults[0].at: expected a number before the unit, got '..s'"},
+    {"TwoPointsInSeconds",
+     "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: xid, gpu: 0, code: 13, at: \"1.2.3m\"}\n",
+     ":4: faults[0].at: expected a number before the unit"},
+    {"DotsForMemory", "gpus:\n  - profile: RTX-4090\n    processes:\n      - {pid: 1, memory: \".MiB\"}\n",
+     "expected a number before the unit, got '.MiB'"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, Malformed, ::testing::ValuesIn(kBadCases),
