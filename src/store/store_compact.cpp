@@ -52,7 +52,12 @@ Status Store::Impl::rollUp(SeriesState& s, int64_t target, std::vector<Sample>& 
 Status Store::compact(int64_t now_ms) {
   Impl& im = *impl_;
   std::lock_guard lock(im.write_mu);
-  GW_STORE_TRY(im.flushLocked());
+  GW_STORE_TRY(im.recoverFrom(im.flushLocked()));
+  return im.recoverFrom(im.compactLocked(now_ms));
+}
+
+Status Store::Impl::compactLocked(int64_t now_ms) {
+  Impl& im = *this;
 
   using std::chrono::milliseconds;
   const int64_t target = stepStart(now_ms, im.downsample_ms);
