@@ -229,14 +229,27 @@ Result<GpuEvent> eventFromJsonLine(const std::string& line) {
   }
 }
 
+bool EventLog::retryPersist() {
+  std::lock_guard lock(mu_);
+  return writeUnpersisted();
+}
+
 void EventLog::persist(const GpuEvent& e) {
   if (opt_.persist_path.empty()) return;
-  std::ofstream out(opt_.persist_path, std::ios::app);
-  if (!out) {
-    load_error_ = "cannot append to " + opt_.persist_path;
-    return;
-  }
-  out << eventToJsonLine(e) << '\n';
+  // Lines the disk refused (full; logged once by storage health) wait in memory, oldest first,
+  // and go out with the next event or retryPersist(); bounded like the ring.
+  unpersisted_.push_back(eventToJsonLine(e) + '\n');
+  while (unpersisted_.size() > opt_.capacity) unpersisted_.pop_front();
+  writeUnpersisted();
+}
+
+bool EventLog::writeUnpersisted() {
+  if (unpersisted_.empty()) return true;
+  std::string text;
+  for (const auto& l : unpersisted_) text += l;
+  if (!platform::appendToFile(opt_.persist_path, text).ok()) return false;
+  unpersisted_.clear();
+  return true;
 }
 
 void EventLog::load() {

@@ -66,6 +66,9 @@ class EventLog {
   std::vector<XidCount> xidCounts() const;
   // Sum of xidCounts(): grows with every Xid counted, so a cache of them knows when to refresh.
   std::uint64_t xidTotal() const;
+  // Appends the events the file refused so far (a full disk), if any; called periodically so that
+  // they reach the file when space returns even if no new event comes. True when none are left.
+  bool retryPersist();
   // Why loading the persisted file failed or skipped lines; empty if nothing went wrong.
   std::string loadError() const;
 
@@ -75,6 +78,7 @@ class EventLog {
  private:
   void load();
   void persist(const GpuEvent& e);
+  bool writeUnpersisted();  // under mu_
   void count(const GpuEvent& e);
 
   EventLogOptions opt_;
@@ -86,6 +90,7 @@ class EventLog {
   std::map<std::tuple<int, std::string, int>, std::uint64_t> xids_;  // (index, uuid, code)
   std::uint64_t xid_total_ = 0;
   std::string load_error_;
+  std::deque<std::string> unpersisted_;  // lines not yet appended (the disk refused them)
 };
 
 // JSON form used by the persisted file (and usable by the API).
