@@ -240,6 +240,7 @@ Result<SeriesId> Store::series(std::string_view gpu_uuid, std::string_view field
     if (it != impl_->by_name.end()) return it->second;
   }
   std::lock_guard write(impl_->write_mu);
+  if (!impl_->wdb) return Status::Error("history store: no database (" + impl_->opt.path + " could not be reopened)");
   GW_STORE_TRY(impl_->insert_series.use().bind(1, gpu_uuid).bind(2, field).bind(3, kNever).run());
   Query find = impl_->find_series.use();
   find.bind(1, gpu_uuid).bind(2, field);
@@ -318,6 +319,11 @@ void Store::Impl::noteDamage(const Status& st) {
 
 Status Store::Impl::recoverFrom(Status st) {
   noteDamage(st);
+  if (!wdb && !damage_seen.load()) {  // an earlier recovery could not reopen: try again
+    std::lock_guard lock(damage_mu);
+    damage_reason = "still damaged after an earlier attempt to move it aside";
+    damage_seen = true;
+  }
   if (!damage_seen.load()) return st;
   std::string why;
   {
@@ -327,10 +333,16 @@ Status Store::Impl::recoverFrom(Status st) {
   }
   std::lock_guard read(read_mu);
   closeDatabase();
+  // Should the file not move (a read-only folder), the damaged one is opened again: the store
+  // keeps its data in memory, flushes fail and are retried, and nothing dereferences a closed
+  // connection.
   auto aside = platform::moveAsideDamaged(opt.path, "history database", why);
+  if (aside) resets.fetch_add(1, std::memory_order_relaxed);
+  if (Status reopened = openDatabase(); !reopened.ok()) {
+    closeDatabase();
+    return Status::Error("history store: cannot reopen " + opt.path + " after damage: " + reopened.message());
+  }
   if (!aside) return aside.status();
-  resets.fetch_add(1, std::memory_order_relaxed);
-  GW_STORE_TRY(openDatabase());
   // Same ids as before (the sink and the API hold them); what is on disk is gone, what is in
   // memory is written again from the start of the open chunks.
   for (SeriesState* s : allSeries()) {
@@ -379,6 +391,7 @@ Status Store::Impl::flushLocked() {
 
   // A refused write (full disk) leaves everything in memory, to be written at the next flush.
   Status st = [&]() -> Status {
+    if (!wdb) return Status::Error("history store: no database (" + opt.path + " could not be reopened)");
     Transaction tx(*wdb);
     GW_STORE_TRY(tx.begun());
     for (const ChunkRow& row : rows) GW_STORE_TRY(writeRow(upsert_chunk, row));
@@ -482,6 +495,7 @@ Result<std::vector<Point>> Store::query(SeriesId id, int64_t since_ms, int64_t u
   }
 
   std::lock_guard read(impl_->read_mu);
+  if (!impl_->rdb) return Status::Error("history store: no database (" + impl_->opt.path + " could not be reopened)");
   Database& db = *impl_->rdb;
   Transaction snapshot(db, Transaction::Mode::Read);  // one snapshot for rolled_until, rollups and chunks
   GW_STORE_TRY(snapshot.begun());
@@ -586,6 +600,7 @@ Stats Store::stats() const {
     if (!ec) st.file_bytes += size;
   }
   std::lock_guard read(impl_->read_mu);
+  if (!impl_->rdb) return st;
   Database& db = *impl_->rdb;
   auto sums = [&](const char* sql, uint64_t& rows, uint64_t& samples, uint64_t& bytes) {
     auto stmt = db.prepare(sql);

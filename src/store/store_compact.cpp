@@ -65,6 +65,7 @@ Status Store::Impl::compactLocked(int64_t now_ms) {
   const int64_t rollup_cutoff = now_ms - std::chrono::duration_cast<milliseconds>(im.opt.downsampled_retention).count();
   const std::vector<SeriesState*> all = im.allSeries();
 
+  if (!im.wdb) return Status::Error("history store: no database (" + im.opt.path + " could not be reopened)");
   {
     Transaction tx(*im.wdb);
     GW_STORE_TRY(tx.begun());
