@@ -87,7 +87,11 @@ Result<std::string> moveAsideDamaged(const std::string& path, const std::string&
     if (ec) return Status::Errno(ec.value(), "cannot move " + path + " aside: " + ec.message());
   }
   storageHealth().movedAside(path);
-  logLine("error", label + " '" + path + "' is damaged (" + why + "): moved aside to " + aside +
+  // The reason usually names the file already ("<label> '<path>': file is not a database").
+  std::string reason = why;
+  if (const std::string prefix = label + " '" + path + "': "; reason.rfind(prefix, 0) == 0)
+    reason.erase(0, prefix.size());
+  logLine("error", label + " '" + path + "' is damaged (" + reason + "): moved aside to " + aside +
                        " (kept for inspection) and started afresh");
   return aside;
 }
