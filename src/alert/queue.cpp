@@ -8,11 +8,22 @@ using platform::Query;
 using platform::Transaction;
 
 Result<std::unique_ptr<DiskQueue>> DiskQueue::open(const std::string& db_path) {
+  // A damaged file is moved aside (kept for inspection, logged) and a fresh queue started: the
+  // alerts waiting in it are lost, alerting is not.
+  auto r = openOnce(db_path);
+  if (r || !platform::isDamage(r.status())) return r;
+  auto aside = platform::moveAsideDamaged(db_path, "alert queue", r.error());
+  if (!aside) return aside.status();
+  return openOnce(db_path);
+}
+
+Result<std::unique_ptr<DiskQueue>> DiskQueue::openOnce(const std::string& db_path) {
   auto db = platform::Database::open(db_path, "alert queue");
   if (!db) return db.status();
   std::unique_ptr<DiskQueue> q(new DiskQueue());
   q->db_ = std::move(db.value());
   platform::Database& d = *q->db_;
+  if (Status s = d.checkIntegrity(); !s.ok()) return s;
   for (const char* sql : {
            "PRAGMA journal_mode=WAL",
            "PRAGMA synchronous=FULL",

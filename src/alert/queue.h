@@ -41,6 +41,7 @@ class DiskQueue {
   int64_t rejected();
 
  private:
+  static Result<std::unique_ptr<DiskQueue>> openOnce(const std::string& db_path);
   DiskQueue() = default;
   std::mutex mu_;
   std::unique_ptr<platform::Database> db_;

@@ -254,19 +254,10 @@ Result<GpuEvent> eventFromJsonLine(const std::string& line) {
   }
 }
 
-namespace {
-
-bool appendAll(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
+bool EventLog::retryPersist() {
+  std::lock_guard lock(mu_);
+  return writeUnpersisted();
 }
-
-}  // namespace
 
 void EventLog::rotateLocked() {
   // The counters first: once the rename below replaces the older file, its events are gone, and
@@ -285,17 +276,27 @@ void EventLog::rotateLocked() {
 
 void EventLog::persist(const GpuEvent& e) {
   if (opt_.persist_path.empty()) return;
-  const std::string line = eventToJsonLine(e) + '\n';
-  if (file_bytes_ > 0 && file_bytes_ + line.size() > opt_.max_bytes) rotateLocked();
-  const int fd = ::open(opt_.persist_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-  if (fd < 0) {
-    load_error_ = "cannot append to " + opt_.persist_path + ": " + std::strerror(errno);
-    return;
+  // Lines the disk refused (full; logged once by storage health) wait in memory, oldest first,
+  // and go out with the next event or retryPersist(); bounded like the ring.
+  unpersisted_.push_back(eventToJsonLine(e) + '\n');
+  while (unpersisted_.size() > opt_.capacity) unpersisted_.pop_front();
+  writeUnpersisted();
+}
+
+bool EventLog::writeUnpersisted() {
+  if (unpersisted_.empty()) return true;
+  std::string text;
+  for (const auto& l : unpersisted_) text += l;
+  if (file_bytes_ > 0 && file_bytes_ + text.size() > opt_.max_bytes) rotateLocked();
+  if (Status st = platform::appendToFile(opt_.persist_path, text, 0640); !st.ok()) {
+    load_error_ = "cannot append to " + opt_.persist_path + ": " + st.message();
+    return false;
   }
-  if (!appendAll(fd, line)) load_error_ = "cannot append to " + opt_.persist_path + ": " + std::strerror(errno);
-  struct stat st {};
-  file_bytes_ = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : file_bytes_ + line.size();
-  ::close(fd);
+  struct stat sb {};
+  file_bytes_ =
+      ::stat(opt_.persist_path.c_str(), &sb) == 0 ? static_cast<std::uint64_t>(sb.st_size) : file_bytes_ + text.size();
+  unpersisted_.clear();
+  return true;
 }
 
 Status EventLog::saveCounters() {

@@ -79,6 +79,9 @@ class EventLog {
   std::uint64_t xidTotal() const;
   // Xids not counted because max_counters distinct (GPU, code) pairs were already counted.
   std::uint64_t xidDropped() const;
+  // Appends the events the file refused so far (a full disk), if any; called periodically so that
+  // they reach the file when space returns even if no new event comes. True when none are left.
+  bool retryPersist();
   // Why loading the persisted file failed or skipped lines, or the last rotation / append / counter
   // write failed; empty if nothing went wrong.
   std::string loadError() const;
@@ -96,6 +99,7 @@ class EventLog {
   Status saveCountersLocked();
   void rotateLocked();
   void persist(const GpuEvent& e);
+  bool writeUnpersisted();  // under mu_
   void count(const GpuEvent& e);
   void placeInRing(GpuEvent e);
 
@@ -110,6 +114,7 @@ class EventLog {
   std::uint64_t xid_dropped_ = 0;
   std::uint64_t file_bytes_ = 0;  // size of persist_path
   std::string load_error_;
+  std::deque<std::string> unpersisted_;  // lines not yet appended (the disk refused them)
 };
 
 // JSON form used by the persisted file (and usable by the API).

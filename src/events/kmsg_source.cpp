@@ -9,12 +9,15 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "platform/atomic_file.h"
+#include "platform/log.h"
 #include "platform/clock.h"
 
 namespace gw::events {
@@ -152,27 +155,42 @@ void KmsgSource::emit(GpuEvent e, bool publish, std::vector<GpuEvent>* out) {
 
 void KmsgSource::loadPosition() {
   pos_ = {};
+  position_unknown_ = false;
   const std::string path = statePath();
   if (path.empty()) return;
   std::ifstream in(path);
-  if (!in) return;
+  if (!in) return;  // first start: the whole kernel log is new
+  std::string why;
   try {
     nlohmann::json j = nlohmann::json::parse(in);
+    if (!j.is_object()) throw std::runtime_error("not a JSON object");
     pos_.device = j.value("device", false);
     if (j.contains("seq") && j["seq"].is_number_unsigned()) pos_.seq = j["seq"].get<std::uint64_t>();
     pos_.boot_id = j.value("boot_id", std::string());
     pos_.offset = j.value("offset", std::uint64_t{0});
     pos_.inode = j.value("inode", std::uint64_t{0});
+    return;
   } catch (const std::exception& e) {
-    std::lock_guard lock(mu_);
-    last_error_ = "ignoring unreadable kmsg position file " + path + ": " + e.what();
-    pos_ = {};
+    why = e.what();
   }
+  // An empty or damaged file (a writer from before atomic writes, a disk that failed): where we
+  // stopped is unknown. Reading the kernel log from its start would replay Xids that were handled
+  // (and resolved) as new incidents; so this start begins at the log's end, and says so.
+  pos_ = {};
+  position_unknown_ = true;
+  const std::string aside = path + ".damaged";
+  std::error_code ec;
+  std::filesystem::rename(path, aside, ec);
+  const std::string msg = "kmsg position file " + path + " is unreadable (" + why + "), kept as " + aside +
+                          "; following the kernel log from its end (records before this start are not replayed)";
+  platform::logLine("warning", msg);
+  std::lock_guard lock(mu_);
+  last_error_ = msg;
 }
 
-void KmsgSource::savePosition() {
+bool KmsgSource::savePosition() {
   const std::string path = statePath();
-  if (path.empty() || stream_) return;
+  if (path.empty() || stream_) return true;  // a stream (FIFO) has no position to come back to
   nlohmann::json j;
   j["device"] = pos_.device;
   if (pos_.device) {
@@ -182,10 +200,14 @@ void KmsgSource::savePosition() {
     j["offset"] = pos_.offset;
     j["inode"] = pos_.inode;
   }
+  // Atomic: the file holds the previous position or this one, never a part of either. A failure
+  // (full disk; logged once by storage health) keeps the old one and is retried by the caller.
   if (Status s = platform::writeFileAtomic(path, j.dump() + "\n", 0640); !s.ok()) {
     std::lock_guard lock(mu_);
     last_error_ = s.message();
+    return false;
   }
+  return true;
 }
 
 // ------------------------------------------------------------------ lifecycle
@@ -215,6 +237,7 @@ Status KmsgSource::start() {
     if (!pos_.device || pos_.boot_id != boot) pos_ = {};  // another boot: sequence numbers restart
     pos_.device = true;
     pos_.boot_id = boot;
+    if (position_unknown_) ::lseek(fd_, 0, SEEK_END);  // the next record written, not the oldest kept
   } else {
     const auto ino = static_cast<std::uint64_t>(st.st_ino);
     const auto size = static_cast<std::uint64_t>(st.st_size);
@@ -227,6 +250,7 @@ Status KmsgSource::start() {
     }
     pos_.device = false;
     pos_.inode = ino;
+    if (position_unknown_) pos_.offset = size;
   }
   healthy_ = true;
   running_ = true;
@@ -265,7 +289,7 @@ void KmsgSource::run() {
 
 void KmsgSource::followDevice() {
   std::vector<char> buf(16384);
-  bool dirty = false;
+  bool dirty = position_unknown_;
   while (!stop_) {
     ssize_t n = ::read(fd_, buf.data(), buf.size());
     if (n > 0) {
@@ -290,10 +314,7 @@ void KmsgSource::followDevice() {
     }
     if (n < 0 && errno == EINVAL) continue;  // a record larger than the buffer: skipped
     if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) {
-      if (dirty) {
-        savePosition();
-        dirty = false;
-      }
+      if (dirty) dirty = !savePosition();  // not saved (full disk): tried again at the next poll
       pollfd p{fd_, POLLIN, 0};
       ::poll(&p, 1, static_cast<int>(opt_.poll_ms));
       continue;
@@ -345,6 +366,7 @@ bool KmsgSource::readFileLines(int fd, bool publish, std::vector<GpuEvent>* out)
 
 void KmsgSource::followFile() {
   const std::string path = root_.path("/dev/kmsg");
+  bool dirty = position_unknown_;
   while (!stop_) {
     struct stat st {};
     if (!stream_ && ::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < pos_.offset + lines_.pending()) {
@@ -355,7 +377,8 @@ void KmsgSource::followFile() {
       ++stats_.restarts;
     }
     if (stream_) ::fstat(fd_, &st);
-    if (readFileLines(fd_, true, nullptr)) savePosition();
+    if (readFileLines(fd_, true, nullptr)) dirty = true;
+    if (dirty) dirty = !savePosition();  // not saved (full disk): tried again at the next poll
     // Replaced (rotated)? Finish the old file above, then follow the new one from the start.
     struct stat now {};
     if (::stat(path.c_str(), &now) == 0 && now.st_ino != st.st_ino) {
@@ -373,7 +396,7 @@ void KmsgSource::followFile() {
           std::lock_guard lock(mu_);
           ++stats_.restarts;
         }
-        savePosition();
+        dirty = !savePosition();
         continue;
       }
     }

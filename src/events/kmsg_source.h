@@ -15,7 +15,10 @@
 // plus the boot id so that a reboot starts over) or the byte offset and inode (plain file) is
 // written to position_path (node::DataDir::kmsgPosition()) after every batch. On restart records with a sequence
 // number ≤ the saved one are skipped; a plain file resumes at the saved offset unless it shrank
-// or was replaced, in which case it is read from the start.
+// or was replaced, in which case it is read from the start. The file is replaced atomically; a
+// save the disk refuses keeps the previous position and is retried at the next poll. A position
+// file that is there but unreadable is kept aside and the log followed from its end (a replay
+// would reopen handled Xids as new incidents).
 //
 // A malformed NVIDIA line is skipped and counted (the last few are kept), never fatal.
 #pragma once
@@ -106,7 +109,7 @@ class KmsgSource {
   bool readFileLines(int fd, bool publish, std::vector<GpuEvent>* out);
   void handleFileLine(std::string_view line, bool truncated, bool publish, std::vector<GpuEvent>* out);
   void loadPosition();
-  void savePosition();
+  bool savePosition();  // false when the file could not be written (the old one stays)
   std::string bootId() const;
   bool waitStop(unsigned ms);
   void emit(GpuEvent e, bool publish, std::vector<GpuEvent>* out);
@@ -125,6 +128,7 @@ class KmsgSource {
   std::string last_error_;
   std::map<std::string, std::string> learned_;  // bus id → UUID from "GPU at PCI:" lines (kMaxLearned)
   Position pos_;                                // thread-owned while running
+  bool position_unknown_ = false;               // the position file was there but unreadable
   int fd_ = -1;
   BoundedLines lines_;   // plain file / FIFO: a partial last line
   bool stream_ = false;  // a FIFO: read(), no offsets, no saved position

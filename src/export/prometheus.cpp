@@ -184,6 +184,7 @@ struct Tables {
   SelfFamily gpu_up, gpu_state, sample_lag, nvml_errors;
   SelfFamily driver_up, nvml_reinits, scrape_duration, scrapes, sample_lag_max, build_info, driver_info;
   SelfFamily gpu_health, incidents_open, xid_errors;
+  SelfFamily storage_ok, storage_write_errors, storage_damaged, history_pending, history_dropped, history_corrupt;
 };
 
 Tables buildTables() {
@@ -266,6 +267,20 @@ Tables buildTables() {
                                 "Unresolved (open or acknowledged) health incidents by severity");
   t.xid_errors = selfFamily("gpuwarden_xid_errors_total", Kind::Counter,
                             "Xid errors seen per GPU and code (NVML events and the kernel log, de-duplicated)");
+  t.storage_ok = selfFamily("gpuwarden_storage_ok", Kind::Gauge,
+                            "1 when every file of the data folder takes writes; 0 while one is refused (a full "
+                            "disk, an I/O error, a read-only file system; /healthz names the file)");
+  t.storage_write_errors = selfFamily("gpuwarden_storage_write_errors_total", Kind::Counter,
+                                      "Writes to a file of the data folder that failed");
+  t.storage_damaged = selfFamily("gpuwarden_storage_damaged_files_total", Kind::Counter,
+                                 "Times a damaged database of the data folder was moved aside and started afresh");
+  t.history_pending = selfFamily("gpuwarden_history_pending_bytes", Kind::Gauge,
+                                 "History chunks in memory waiting to be written to history.db");
+  t.history_dropped = selfFamily("gpuwarden_history_dropped_samples_total", Kind::Counter,
+                                 "History samples given up because history.db refused writes for so long that the "
+                                 "memory cap (history pending bytes) was reached");
+  t.history_corrupt = selfFamily("gpuwarden_history_corrupt_chunks_total", Kind::Counter,
+                                 "History chunks read from history.db that did not decode (skipped)");
   return t;
 }
 
@@ -279,8 +294,8 @@ const Tables& tables() {
 
 // The labels of the exporter's own series besides the identity labels: an extra label of the same
 // name would give those series a label twice.
-constexpr std::array<std::string_view, 7> kCommonReserved = {
-    "state", "version", "driver_version", "nvml_version", "cuda_driver_version", "severity", "code"};
+constexpr std::array<std::string_view, 8> kCommonReserved = {
+    "state", "version", "driver_version", "nvml_version", "cuda_driver_version", "severity", "code", "file"};
 constexpr std::array<std::string_view, 9> kDcgmLabels = {"gpu",      "UUID",      "pci_bus_id",
                                                          "device",   "modelName", "GPU_I_PROFILE",
                                                          "GPU_I_ID", "Hostname",  "DCGM_FI_DRIVER_VERSION"};
@@ -634,6 +649,38 @@ void renderScrapeMetrics(std::string& out, const std::vector<GpuView>& gpus, con
   single(t.sample_lag_max, [&] { appendDouble(out, self.sample_lag_seconds_max); });
 
   if (f == Format::OpenMetrics) out += "# EOF\n";
+}
+
+void renderStorageMetrics(std::string& out, const StorageSeries& st, const std::vector<GpuView>& gpus,
+                          const collect::AgentStats& agent, const ExportOptions& o, Format f) {
+  const Tables& t = tables();
+  const std::size_t fi = idx(f);
+  Scratch& s = t_scratch;
+  buildLabels(s, gpus, agent, o);
+  const std::string_view agent_labels = std::string_view(s.agent_labels).substr(1);
+  auto single = [&](const SelfFamily& fam, std::uint64_t v) {
+    out += fam.header[fi];
+    appendSeriesStart(out, fam.sample_name, agent_labels);
+    appendInt(out, v);
+    out += '\n';
+  };
+  auto perFile = [&](const SelfFamily& fam, std::uint64_t StorageSeries::File::*member) {
+    if (st.files.empty()) return;
+    out += fam.header[fi];
+    for (const auto& file : st.files) {
+      appendSeriesStart(out, fam.sample_name, agent_labels, "file", file.file);
+      appendInt(out, file.*member);
+      out += '\n';
+    }
+  };
+  single(t.storage_ok, st.ok ? 1 : 0);
+  perFile(t.storage_write_errors, &StorageSeries::File::write_errors);
+  perFile(t.storage_damaged, &StorageSeries::File::moved_aside);
+  if (st.history) {
+    single(t.history_pending, st.history_pending_bytes);
+    single(t.history_dropped, st.history_dropped_samples);
+    single(t.history_corrupt, st.history_corrupt_chunks);
+  }
 }
 
 void renderMetrics(std::string& out, const std::vector<GpuView>& gpus, const collect::AgentStats& agent,

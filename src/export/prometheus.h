@@ -99,6 +99,29 @@ struct HealthSeries {
 void renderHealthMetrics(std::string& out, const HealthSeries& health, const std::vector<collect::GpuView>& gpus,
                          const collect::AgentStats& agent, const ExportOptions& o, Format f);
 
+// The data folder's health, as plain data (the server fills it from platform::storageHealth() and
+// the history store's stats).
+struct StorageSeries {
+  bool ok = true;  // no file of the data folder is refusing writes now
+  struct File {
+    std::string file;  // the file's name in the data folder ("history.db")
+    std::uint64_t write_errors = 0;
+    std::uint64_t moved_aside = 0;  // found damaged and moved aside
+  };
+  std::vector<File> files;  // the files written so far, by name
+  bool history = false;     // a history store is running: its series below are printed
+  std::uint64_t history_pending_bytes = 0;
+  std::uint64_t history_dropped_samples = 0;
+  std::uint64_t history_corrupt_chunks = 0;
+};
+
+// Appends gpuwarden_storage_ok, gpuwarden_storage_write_errors_total{file},
+// gpuwarden_storage_damaged_files_total{file} and, with history, gpuwarden_history_pending_bytes,
+// gpuwarden_history_dropped_samples_total and gpuwarden_history_corrupt_chunks_total, with the
+// agent's labels. Per scrape: render it before renderScrapeMetrics (which closes OpenMetrics).
+void renderStorageMetrics(std::string& out, const StorageSeries& storage, const std::vector<collect::GpuView>& gpus,
+                          const collect::AgentStats& agent, const ExportOptions& o, Format f);
+
 // OpenMetrics when the scraper asks for application/openmetrics-text at least as strongly as for
 // text/plain (Prometheus ≥ 2.5 does), else Text004.
 Format negotiateFormat(std::string_view accept_header);

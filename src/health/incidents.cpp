@@ -144,6 +144,16 @@ void bindIncident(platform::Query& q, const Incident& i) {
 HealthState worstOf(HealthState a, HealthState b) { return rank(a) >= rank(b) ? a : b; }
 
 Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::string& path, IncidentConfig config) {
+  // A damaged file is moved aside (kept for inspection, logged) and a fresh one started: the
+  // incidents it held are lost, health judging and /metrics are not.
+  auto r = openOnce(path, config);
+  if (r || !platform::isDamage(r.status())) return r;
+  auto aside = platform::moveAsideDamaged(path, "incident database", r.error());
+  if (!aside) return aside.status();
+  return openOnce(path, config);
+}
+
+Result<std::unique_ptr<IncidentStore>> IncidentStore::openOnce(const std::string& path, IncidentConfig config) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::unique_ptr<IncidentStore> s(new IncidentStore());
@@ -152,6 +162,7 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::string& pa
   if (!db) return db.status();
   s->db_ = std::move(db.value());
   platform::Database& d = *s->db_;
+  if (auto st = d.checkIntegrity(); !st.ok()) return st;
   for (const char* sql : {
            "PRAGMA journal_mode=WAL;",
            "PRAGMA synchronous=NORMAL;",

@@ -96,6 +96,7 @@ class IncidentStore {
 
  private:
   IncidentStore() = default;
+  static Result<std::unique_ptr<IncidentStore>> openOnce(const std::string& path, IncidentConfig config);
   // Newest first; `id` > 0 selects that incident only, `unresolved_only` open and acknowledged.
   std::vector<Incident> query(std::int64_t id, bool unresolved_only, int limit) const;
   Status insert(Incident& inc);

@@ -24,9 +24,13 @@ Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
   if (!m->opt_.data_dir.empty()) {
     const DataDir dir(m->opt_.data_dir);
     if (Status st = dir.create(); !st) return st;
+    // A damaged file is moved aside by the store itself; one that still cannot open (a full disk
+    // at start, no permission) costs incidents, not sampling, events or /metrics.
     auto inc = health::IncidentStore::open(dir.incidentsDb());
-    if (!inc) return Status::Error("incident store: " + inc.error());
-    m->incidents_ = std::move(inc).value();
+    if (!inc)
+      m->logLine("error", "incident store: " + inc.error() + "; running without incidents until restart");
+    else
+      m->incidents_ = std::move(inc).value();
     lo.persist_path = dir.eventsLog();
     lo.counters_path = dir.xidCounters();
     lo.max_bytes = m->opt_.events_max_bytes;
@@ -252,6 +256,7 @@ void Monitor::run() {
     if (!running_) break;
     pollSampler();
     pollEvents();
+    log_->retryPersist();  // events the disk refused (full) go out once it takes them again
     bool processes = std::chrono::steady_clock::now() >= next_processes;
     if (processes) next_processes = std::chrono::steady_clock::now() + opt_.process_interval;
     tick(wallMs(), processes);
@@ -313,8 +318,12 @@ void Monitor::tick(std::int64_t now_ms, bool processes) {
   if (incidents_) {
     auto opened = incidents_->apply(findings, now_ms, engine_.get());
     if (!opened) {
-      logLine("error", "incident store: " + opened.error());
+      // Once per episode: a full disk fails every evaluation pass until space returns.
+      if (incident_error_.empty()) logLine("error", "incident store: " + opened.error() + " (retried every pass)");
+      incident_error_ = opened.error();
     } else {
+      if (!incident_error_.empty()) logLine("info", "incident store: writing again");
+      incident_error_.clear();
       for (const auto& i : *opened)
         logLine(i.severity >= health::Severity::Critical ? "error" : "warning",
                 "incident " + std::to_string(i.id) + (i.escalated ? " escalated" : " opened") + ": " + i.rule +

@@ -132,7 +132,8 @@ class Monitor {
   std::chrono::steady_clock::time_point nvml_retry_{};
   bool nvml_error_logged_ = false;
 
-  mutable std::mutex mu_;  // findings_, evaluated_; also serialises evaluation with incident edits
+  mutable std::mutex mu_;       // findings_, evaluated_; also serialises evaluation with incident edits
+  std::string incident_error_;  // the incident store's last write error ("" when writing); under mu_
   std::vector<health::Finding> findings_;
   bool evaluated_ = false;
 

@@ -2,9 +2,99 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
+#include "platform/clock.h"
+#include "platform/log.h"
+#include "platform/storage_health.h"
+
 namespace gw::platform {
+namespace {
+
+// The errno behind a failed write of this connection, for storage health; 0 when the result is
+// not about the storage (a constraint, a busy lock, a bad statement).
+int storageErrno(sqlite3* db, int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+      return ENOSPC;
+    case SQLITE_IOERR: {
+      const int sys = sqlite3_system_errno(db);
+      return sys != 0 ? sys : EIO;
+    }
+    case SQLITE_READONLY:
+      return EROFS;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return EIO;
+    default:
+      return 0;
+  }
+}
+
+std::string fileOf(sqlite3* db) {
+  const char* f = sqlite3_db_filename(db, "main");
+  return f ? std::string(f) : std::string();
+}
+
+// Reports the outcome of a write of `db` to storage health, under SQLite's name for the file (the
+// full path), so that every connection to one file reports as one.
+void reportWrite(sqlite3* db, int rc, std::string path) {
+  if (db == nullptr) return;
+  if (std::string full = fileOf(db); !full.empty()) path = std::move(full);
+  if (path.empty()) return;
+  if (rc == SQLITE_OK || rc == SQLITE_DONE) {
+    storageHealth().succeeded(path);
+    return;
+  }
+  if (const int err = storageErrno(db, rc); err != 0) {
+    std::string why = sqlite3_errstr(rc);
+    if (const std::string msg = sqlite3_errmsg(db); msg != why) why += " (" + msg + ")";
+    storageHealth().failed(path, err, why);
+  }
+}
+
+}  // namespace
+
+bool isDamage(const Status& st) {
+  const int rc = st.sqliteCode() & 0xff;
+  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+}
+
+Status damaged(const std::string& what) { return Status::Sqlite(SQLITE_CORRUPT, what); }
+
+Result<std::string> moveAsideDamaged(const std::string& path, const std::string& label, const std::string& why) {
+  namespace fs = std::filesystem;
+  std::string stamp = formatRfc3339(wallMs());  // 2026-01-02T03:04:05.678Z
+  std::string compact;
+  for (char c : stamp)
+    if (c != '-' && c != ':') compact += c == '.' ? '-' : c;
+  std::string aside = path + ".damaged-" + compact;
+  std::error_code ec;
+  for (int n = 2; fs::exists(aside, ec) && n < 1000; ++n)
+    aside = path + ".damaged-" + compact + "-" + std::to_string(n);
+  // The main file last: a crash in between leaves the journal files next to nothing, which SQLite ignores.
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    if (!fs::exists(path + suffix, ec)) continue;
+    fs::rename(path + suffix, aside + suffix, ec);
+    if (ec) return Status::Errno(ec.value(), "cannot move " + path + suffix + " aside: " + ec.message());
+  }
+  if (fs::exists(path, ec)) {
+    fs::rename(path, aside, ec);
+    if (ec) return Status::Errno(ec.value(), "cannot move " + path + " aside: " + ec.message());
+  }
+  storageHealth().movedAside(path);
+  // The reason usually names the file already ("<label> '<path>': file is not a database").
+  std::string reason = why;
+  if (const std::string prefix = label + " '" + path + "': "; reason.rfind(prefix, 0) == 0)
+    reason.erase(0, prefix.size());
+  logLine("error", label + " '" + path + "' is damaged (" + reason + "): moved aside to " + aside +
+                       " (kept for inspection) and started afresh");
+  return aside;
+}
 
 Statement::Statement(Statement&& other) noexcept {
   // The running use resets the statement while `other` still holds it.
@@ -87,6 +177,11 @@ bool Query::step() {
   const int rc = sqlite3_step(st_->stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc != SQLITE_DONE) status_ = Status::Sqlite(rc, sqlite3_errmsg(st_->db_));
+  // A write that ends outside a transaction is committed (or refused) here.
+  if (!sqlite3_stmt_readonly(st_->stmt_) && sqlite3_get_autocommit(st_->db_))
+    reportWrite(st_->db_, rc, {});
+  else if (rc != SQLITE_DONE)
+    reportWrite(st_->db_, rc, {});
   // Done or failed: reset now, so that neither a read snapshot nor an unfinished write (a step
   // that failed with SQLITE_BUSY is not halted) outlives this call.
   finish();
@@ -125,6 +220,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, std::s
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
+    if (db) reportWrite(db, rc, path);
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
     return Status::Sqlite(rc, "cannot open " + label + " '" + path + "': " + msg);
@@ -158,7 +254,13 @@ int Database::busyStatements() const {
 
 Status Database::exec(const char* sql) {
   char* err = nullptr;
+  const sqlite3_int64 changes = sqlite3_total_changes64(db_);
   const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  // Success counts as a write for COMMIT and for changes committed outside a transaction (a
+  // ROLLBACK or a PRAGMA proves nothing).
+  if (rc != SQLITE_OK || std::strncmp(sql, "COMMIT", 6) == 0 ||
+      (sqlite3_get_autocommit(db_) && sqlite3_total_changes64(db_) != changes))
+    reportWrite(db_, rc, path_);
   if (rc == SQLITE_OK) return Status::Ok();
   std::string msg = err ? err : sqlite3_errstr(rc);
   sqlite3_free(err);
@@ -188,6 +290,13 @@ Result<int64_t> Database::queryInt(const char* sql) {
   if (q.step()) return q.int64(0);
   if (!q.status().ok()) return q.status().withMessage(describe(q.status().message()));
   return int64_t{0};
+}
+
+Status Database::checkIntegrity() {
+  auto r = queryText("PRAGMA quick_check");
+  if (!r) return r.status();
+  if (*r != "ok") return damaged(describe("integrity check failed: " + *r));
+  return Status::Ok();
 }
 
 Transaction::Transaction(Database& db, Mode mode) : db_(db) {

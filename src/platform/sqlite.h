@@ -124,6 +124,9 @@ class Database {
   const std::string& label() const { return label_; }
   // "<label> '<path>': <what>", the shape of every message about this database.
   std::string describe(std::string_view what) const;
+  // PRAGMA quick_check: a damage Status (isDamage) when the file does not hold a sound database.
+  // Reads every page once: called at open, never per write.
+  Status checkIntegrity();
 
  private:
   Database(sqlite3* db, std::string path, std::string label)
@@ -151,5 +154,20 @@ class Transaction {
   Status begun_;
   bool open_ = false;
 };
+
+// Writes through this wrapper report to storageHealth() (platform/storage_health.h): a statement
+// or COMMIT refused with SQLITE_FULL / IOERR / READONLY marks the file failing (logged once), a
+// later successful commit marks it recovered.
+
+// True when `st` says the file is not a sound database (SQLITE_CORRUPT, SQLITE_NOTADB): what no
+// retry cures. Everything else (full disk, permissions, a busy lock) is not damage.
+bool isDamage(const Status& st);
+// A Status that isDamage() recognises, for damage found by the caller's own checks (an id or a
+// length read from the file that is out of range).
+Status damaged(const std::string& what);
+// Moves a damaged database file (and its -wal, -shm and -journal files) to
+// "<path>.damaged-<YYYYMMDDTHHMMSS-mmmZ>" (kept for inspection), logs it with `why` and counts it
+// in storage health. Returns the new name. The caller must have closed every connection to it.
+Result<std::string> moveAsideDamaged(const std::string& path, const std::string& label, const std::string& why);
 
 }  // namespace gw::platform

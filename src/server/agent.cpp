@@ -12,6 +12,7 @@
 
 #include "export/gzip.h"
 #include "node/health_json.h"
+#include "node/storage_status.h"
 #include "platform/clock.h"
 #include "nvml/inventory_json.h"
 #include "server/api_params.h"
@@ -161,6 +162,7 @@ Status Agent::start() {
                       std::to_string(cfg.slow_interval.count()) + " ms");
   const node::DataDir dir(cfg.data_dir);
   if (Status st = dir.create(); !st) return st;
+  data_dir_ = cfg.data_dir;
   // One owner per data folder: a second agent, or a CLI changing it while no agent runs, waits.
   auto lock = node::DataDirLock::acquire(dir, std::chrono::seconds(10));
   if (!lock) return lock.status();
@@ -171,11 +173,18 @@ Status Agent::start() {
     so.flush_interval = cfg.flush_interval;
     so.raw_retention = cfg.raw_retention;
     so.downsampled_retention = cfg.downsampled_retention;
+    // Without history the agent still samples, judges and serves /metrics: a store that cannot
+    // open (a damaged file is moved aside by the store itself; this is what is left: no
+    // permission, a newer schema) costs history only.
     auto st = store::Store::open(so);
-    if (!st) return Status::Error("history store: " + st.error());
-    store_ = std::move(st).value();
-    sink_ = std::make_unique<HistorySink>(*store_);
-    logLine("info", "history in " + so.path);
+    if (!st) {
+      history_error_ = st.error();
+      logLine("error", "history store: " + st.error() + "; running without history until restart");
+    } else {
+      store_ = std::move(st).value();
+      sink_ = std::make_unique<HistorySink>(*store_);
+      logLine("info", "history in " + so.path);
+    }
   }
 
   node::MonitorOptions mo;
@@ -420,6 +429,9 @@ void Agent::registerRoutes() {
         lag = std::max(lag, static_cast<double>(self.now_ms - v.last_sample_ms) / 1000.0);
     self.sample_lag_seconds_max = lag;
     std::string tail;
+    const store::Stats history = store_ ? store_->counters() : store::Stats{};
+    exporter::renderStorageMetrics(tail, node::storageSeries(node::DataDir(data_dir_), store_ ? &history : nullptr),
+                                   page->views, page->stats, *eo, fmt);
     exporter::renderScrapeMetrics(tail, page->views, page->stats, self, *eo, fmt);
 
     const std::string ct(exporter::contentType(fmt));
@@ -447,10 +459,13 @@ void Agent::registerRoutes() {
       reason = "the NVIDIA driver is not answering; re-initialising (" + std::to_string(st.nvml_reinits) +
                " re-initialisations so far)";
     }
+    const std::string storage = node::storageProblem();  // a full disk: 200, named (node/storage_status.h)
+    if (reason.empty() && !storage.empty()) return sendJson(res, node::storageStatusJson(), 200);
     if (reason.empty()) {
       res.setContent("ok\n", "text/plain");
       return;
     }
+    if (!storage.empty()) reason += "; " + storage;
     sendJson(res, json{{"status", "unhealthy"}, {"reason", reason}}, 503);
   });
 
@@ -530,6 +545,7 @@ void Agent::registerRoutes() {
   h.get("/api/v1/history", [this](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {"gpu", "field", "since", "until", "step", "agg"})) return;
     if (!store_) {
+      if (!history_error_.empty()) return jsonError(res, 503, "history is not available: " + history_error_);
       jsonError(res, 404, "history is disabled in the configuration (history.enabled: false)");
       return;
     }

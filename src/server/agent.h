@@ -89,6 +89,8 @@ class Agent {
 
   std::unique_ptr<node::DataDirLock> lock_;
 
+  std::string data_dir_;       // set once by start()
+  std::string history_error_;  // why the history store did not open (history off until restart)
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<HistorySink> sink_;
   std::unique_ptr<HttpServer> http_;

@@ -221,6 +221,11 @@ Result<ChunkReader> ChunkReader::open(std::span<const uint8_t> blob) {
     r.state_[c] = XorColumnState{bits, -1, 0};
   }
   r.bits_ = BitReader(blob.subspan(pos));
+  // Every sample after the first takes at least one bit for its timestamp and one per column: a
+  // count the blob cannot hold is damage, found before anyone sizes a buffer by it.
+  if (static_cast<uint64_t>(r.count_ - 1) * static_cast<uint64_t>(1 + r.columns_) > r.bits_.bitsLeft())
+    return Status::Error("chunk sample count " + std::to_string(r.count_) + " larger than its " +
+                         std::to_string(blob.size()) + " bytes can hold");
   return r;
 }
 
@@ -257,7 +262,11 @@ bool ChunkReader::next(int64_t& ts_ms, std::span<double> values) {
   }
   prev_delta_ = wrapAdd(prev_delta_, dod);
   if (prev_delta_ <= 0) return fail("timestamps not increasing");
-  prev_ts_ = wrapAdd(prev_ts_, prev_delta_);
+  // A positive delta can still carry the timestamp past INT64_MAX: the encoder never writes that
+  // (it refuses such a gap), so it is damage (found by tests/fuzz/chunk_fuzz.cpp).
+  const int64_t next_ts = wrapAdd(prev_ts_, prev_delta_);
+  if (next_ts <= prev_ts_) return fail("timestamp overflows");
+  prev_ts_ = next_ts;
   ts_ms = prev_ts_;
   for (int c = 0; c < columns_; ++c) {
     if (!readXor(bits_, state_[c], values[c])) return fail("truncated value");

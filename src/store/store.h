@@ -53,6 +53,9 @@ class Store {
 
   std::vector<SeriesInfo> listSeries() const;
   Stats stats() const;
+  // Only the in-memory counters of stats() (appended, rejected, pending, dropped, corrupt, flush
+  // failures, resets): no SQL, no file system; cheap enough for every scrape.
+  Stats counters() const;
   const StoreOptions& options() const;
 
  private:

@@ -52,7 +52,12 @@ Status Store::Impl::rollUp(SeriesState& s, int64_t target, std::vector<Sample>& 
 Status Store::compact(int64_t now_ms) {
   Impl& im = *impl_;
   std::lock_guard lock(im.write_mu);
-  GW_STORE_TRY(im.flushLocked());
+  GW_STORE_TRY(im.recoverFrom(im.flushLocked()));
+  return im.recoverFrom(im.compactLocked(now_ms));
+}
+
+Status Store::Impl::compactLocked(int64_t now_ms) {
+  Impl& im = *this;
 
   using std::chrono::milliseconds;
   const int64_t target = stepStart(now_ms, im.downsample_ms);
@@ -60,6 +65,7 @@ Status Store::compact(int64_t now_ms) {
   const int64_t rollup_cutoff = now_ms - std::chrono::duration_cast<milliseconds>(im.opt.downsampled_retention).count();
   const std::vector<SeriesState*> all = im.allSeries();
 
+  if (!im.wdb) return Status::Error("history store: no database (" + im.opt.path + " could not be reopened)");
   {
     Transaction tx(*im.wdb);
     GW_STORE_TRY(tx.begun());

@@ -72,7 +72,7 @@ struct Store::Impl {
   std::mutex write_mu;
   std::unique_ptr<Database> wdb;
   Statement insert_series, find_series, upsert_chunk, upsert_rollup, set_rolled, delete_chunks, delete_rollups,
-      scan_chunks_w;
+      scan_chunks_w, insert_series_id;
 
   // Reader connection: queries and stats; WAL lets it read while the writer writes.
   mutable std::mutex read_mu;
@@ -84,11 +84,31 @@ struct Store::Impl {
   std::unordered_map<std::string, SeriesId> by_name;
 
   std::atomic<uint64_t> appended{0}, rejected{0}, background_errors{0};
+  std::atomic<uint64_t> pending_bytes{0}, dropped{0}, corrupt_chunks{0}, flush_failures{0}, resets{0};
+  // Set by a query that found the file damaged (queries cannot take write_mu); the next flush or
+  // compaction moves the file aside.
+  std::atomic<bool> damage_seen{false};
+  std::mutex damage_mu;
+  std::string damage_reason;
 
   std::thread background;
   std::mutex bg_mu;
   std::condition_variable bg_cv;
   bool stopping = false;
+
+  // Opens both connections on opt.path, checks the file, creates the schema, prepares every
+  // statement. A damaged file fails with a Status that platform::isDamage() recognises.
+  Status openDatabase();
+  // Reads the series table into by_id / by_name, checking every id read.
+  Status loadSeries();
+  // Drops both connections and their statements.
+  void closeDatabase();
+  // Under write_mu: when `st` (or a query before it) says the file is damaged, moves it aside,
+  // opens a fresh one and registers every known series under its id again, so that what is in
+  // memory is written at the next flush. Returns `st`, or the reset's failure.
+  Status recoverFrom(Status st);
+  void noteDamage(const Status& st);
+  Status compactLocked(int64_t now_ms);  // compact() after its flush, under write_mu
 
   SeriesState* find(SeriesId id) const;
   std::vector<SeriesState*> allSeries() const;
@@ -96,7 +116,7 @@ struct Store::Impl {
   Status writeRow(Statement& upsert, const ChunkRow& row);
   // Decodes the full-resolution chunks of `s` overlapping [from, to] into `out` (sorted).
   Status readRaw(Statement& scan, SeriesState& s, int64_t from, int64_t to, std::vector<Sample>& out,
-                 const std::vector<ChunkRow>& in_memory) const;
+                 const std::vector<ChunkRow>& in_memory);
   Status rollUp(SeriesState& s, int64_t target, std::vector<Sample>& scratch);
 };
 

@@ -25,7 +25,16 @@ struct StoreOptions {
   // synchronous=FULL: survives power loss as well as process crashes, at an fsync per flush.
   // The default (NORMAL) in WAL mode is safe against kill -9 and never corrupts the database.
   bool sync_full = false;
+  // Full chunks waiting in memory for a database that refuses writes (a full disk) are capped at
+  // this many bytes: past it, each newly sealed chunk makes its series give up its oldest pending
+  // one (counted in Stats::dropped_samples). What is still in memory is written when the disk
+  // takes writes again.
+  size_t max_pending_bytes = size_t{32} << 20;
 };
+
+// Series ids are SQLite rowids handed out in order; an id read from the file above this is damage
+// (the in-memory index is a vector indexed by id).
+inline constexpr uint32_t kMaxSeriesId = 1'000'000;
 
 struct Point {
   int64_t ts_ms;
@@ -53,6 +62,11 @@ struct Stats {
   uint64_t samples_appended = 0;  // since open
   uint64_t samples_rejected = 0;  // out of order, duplicate, or unknown series
   double bytes_per_sample = 0;    // used_bytes / raw_samples
+  uint64_t pending_bytes = 0;     // full chunks in memory not yet written
+  uint64_t dropped_samples = 0;   // given up because pending_bytes reached max_pending_bytes
+  uint64_t corrupt_chunks = 0;    // chunks read from the file that did not decode (skipped)
+  uint64_t flush_failures = 0;    // flushes the database refused (retried at the next interval)
+  uint64_t databases_reset = 0;   // damaged database files moved aside since open
 };
 
 }  // namespace gw::store

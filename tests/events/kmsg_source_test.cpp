@@ -11,6 +11,8 @@
 
 #include <filesystem>
 #include <vector>
+#include <fstream>
+#include <thread>
 
 #include "events_test_util.h"
 
@@ -132,6 +134,35 @@ TEST_F(KmsgSourceTest, RestartResumesAfterSavedPosition) {
   EXPECT_EQ(ev[0].code, 48);
   EXPECT_EQ(ev[1].code, 13);
   EXPECT_EQ(src.stats().lines, 2U);
+}
+
+// An empty (or damaged) position file, as an older writer left it on a full disk: the lines
+// already handled are not replayed as new events; the file is kept aside; what arrives now is read
+// and the position saved again.
+TEST_F(KmsgSourceTest, UnreadablePositionFileReplaysNothing) {
+  appendFile(kmsg_, std::string(kXid79) + kXid13);
+  for (const char* damaged : {"", "{\"offset\": 1", "\x01\x02garbage"}) {
+    appendFile(opt_.position_path, "");
+    std::filesystem::resize_file(opt_.position_path, 0);
+    appendFile(opt_.position_path, damaged);
+    EventBus bus;
+    Collector got(bus);
+    KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+    ASSERT_TRUE(src.start().ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // ten polls
+    EXPECT_EQ(got.size(), 0U) << "replayed after a position file of '" << damaged << "'";
+    EXPECT_NE(src.lastError().find("unreadable"), std::string::npos) << src.lastError();
+    EXPECT_TRUE(std::filesystem::exists(opt_.position_path + ".damaged"));
+    appendFile(kmsg_, kXid48);
+    ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));
+    src.stop();
+    ASSERT_EQ(got.size(), 1U);
+    EXPECT_EQ(got.events()[0].code, 48);
+    // The position is readable again and at the end.
+    std::ifstream in(opt_.position_path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"offset\":" + std::to_string(std::filesystem::file_size(kmsg_))), std::string::npos) << text;
+  }
 }
 
 TEST_F(KmsgSourceTest, ShrunkFileBetweenRunsStartsOver) {
