@@ -257,7 +257,7 @@ TEST(CliTrust, HostileAnswersEndWithASentenceInTimeAndBoundedMemory) {
       {"a million values", {{"raw", R"({"ok":true,"result":{"gpus":)" + many + "}}"}}, "more than 1048576 values"},
       {"300 MB", {{"huge", 300}}, "the agent's reply is larger than 16777216 bytes"},
       {"trickled",
-       {{"trickle", std::string(200, ' ') + healthy()}},
+       {{"trickle", std::string(600, ' ') + healthy()}},
        "the agent did not answer within the deadline of 5000 ms"},
       {"not JSON", {{"raw", "healthy"}}, "not a control reply: not JSON"},
       {"ok not a boolean",
@@ -279,7 +279,9 @@ TEST(CliTrust, HostileAnswersEndWithASentenceInTimeAndBoundedMemory) {
     auto m = s.cli({"health", "--data-dir", s.data});
     SCOPED_TRACE(c.name);
     expectUnknown(m, c.reason);
-    EXPECT_LT(m.seconds, 8.0) << describe(m);  // the 5 s deadline, and the process around it
+    // The 5 s deadline and the process around it, on a loaded machine; the trickle alone would
+    // take over 30 s.
+    EXPECT_LT(m.seconds, 15.0) << describe(m);
     EXPECT_LT(m.max_rss_kb, plain.max_rss_kb + kExtraRssKb) << describe(m);
     std::cout << "[ measured ] " << c.name << ": exit " << m.rc << " in " << m.seconds << " s, peak RSS "
               << m.max_rss_kb / 1024 << " MiB\n";
