@@ -112,12 +112,9 @@ bool resolveIds(nvml::Session& s, const std::string& spec, std::vector<int>& out
 // an agent.
 void storeReport(const diag::DiagReport& report, const std::string& data_dir) {
   const nlohmann::json doc = diag::toJson(report);
-  auto reply = askAgent(data_dir, "diag.store", nlohmann::json{{"report", doc}});
-  if (reply.reached) {
-    if (!reply.error.empty() || !reply.body.value("ok", false))
-      std::cerr << "note: report not stored ("
-                << (reply.error.empty() ? reply.body.value("error", std::string("the agent refused")) : reply.error)
-                << ")\n";
+  auto a = askAgent(data_dir, "diag.store", nlohmann::json{{"report", doc}});
+  if (a.reached) {
+    if (!a.ok) std::cerr << "note: report not stored (" << (a.error.empty() ? a.refusal : a.error) << ")\n";
     return;
   }
   namespace fs = std::filesystem;

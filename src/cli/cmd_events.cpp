@@ -5,6 +5,7 @@
 
 #include "cli/agent_link.h"
 #include "cli/commands.h"
+#include "cli/json_read.h"
 #include "events/event_log.h"
 #include "events/kmsg_source.h"
 #include "platform/clock.h"
@@ -35,15 +36,14 @@ void addEvents(CLI::App& app, Run& run) {
     }
     json arr = json::array();
     std::string source;
-    auto reply = askAgent(o->data_dir, "events", json{{"since_ms", *since}});
-    if (reply.reached && !reply.error.empty()) {
-      printError(reply.error);
-      run.exit_code = kExitNoDriver;
+    auto a = askAgent(o->data_dir, "events", json{{"since_ms", *since}});
+    if (a.reached && !a.error.empty()) {
+      printError(a.error);
+      run.exit_code = kExitNoAgent;
       return;
     }
-    if (reply.reached && reply.body.value("ok", false) && reply.body["result"].is_object() &&
-        reply.body["result"].contains("events") && reply.body["result"]["events"].is_array()) {
-      arr = reply.body["result"]["events"];
+    if (a.ok) {
+      arr = jr::array(a.result, "events");
       source = "agent " + o->data_dir;
     } else {
       events::KmsgSource k(platform::FsRoot(run.ctx.options.root), nullptr);
@@ -61,17 +61,17 @@ void addEvents(CLI::App& app, Run& run) {
       source = "kernel log";
     }
     if (run.ctx.options.json) {
-      std::cout << json{{"source", source}, {"events", arr}}.dump(2) << "\n";
+      std::cout << jr::dump(json{{"source", source}, {"events", arr}}) << "\n";
       return;
     }
     if (arr.empty()) std::cout << "no GPU events since " << o->since << " (" << source << ")\n";
     for (const auto& e : arr) {
       if (!e.is_object()) continue;
-      std::int64_t ts = e.value("ts_ms", std::int64_t{0});
-      std::cout << (ts > 0 ? platform::formatRfc3339(ts) : std::string("-")) << "  " << e.value("source", "") << "  "
-                << e.value("kind", "");
-      if (e.value("code", 0) != 0) std::cout << " " << e.value("code", 0);
-      std::cout << "  GPU " << e.value("gpu", -1) << " " << e.value("uuid", "") << "  " << e.value("message", "")
+      const std::int64_t ts = jr::integer(e, "ts_ms");
+      std::cout << (ts > 0 ? jr::time(ts) : std::string("-")) << "  " << jr::str(e, "source") << "  "
+                << jr::str(e, "kind");
+      if (jr::integer(e, "code") != 0) std::cout << " " << jr::integer(e, "code");
+      std::cout << "  GPU " << jr::integer(e, "gpu", -1) << " " << jr::str(e, "uuid") << "  " << jr::str(e, "message")
                 << "\n";
     }
   });

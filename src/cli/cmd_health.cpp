@@ -1,9 +1,7 @@
 // gpuwarden health: the node's health verdict, from the agent that owns the data folder (over its
-// control socket), from an agent's HTTP API when --agent names one, or from a short standalone
-// run of the same monitor the agent runs. Exit 0 healthy, 1 warning, 2 critical, 3 unknown: a
+// control socket, trusted only as agent_link.h says), or from a short standalone run of the same
+// monitor the agent runs. Exit 0 healthy, 1 warning, 2 critical, 3 unknown: a
 // Nagios check or a scheduler's health program. See docs/cli.md and docs/health.md.
-#include <httplib.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -12,6 +10,7 @@
 
 #include "cli/agent_link.h"
 #include "cli/commands.h"
+#include "cli/json_read.h"
 #include "node/control_protocol.h"
 #include "node/monitor.h"
 #include "nvml/nvml.h"
@@ -22,53 +21,13 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kMaxHttpReply = 16 * 1024 * 1024;
-
-// GET from an agent named by URL, bounded in time and size; nullopt when nobody answers with a
-// JSON object.
-std::optional<std::pair<int, json>> httpGet(const std::string& agent, const std::string& path) {
-  std::unique_ptr<httplib::Client> cli;
-  try {
-    cli = std::make_unique<httplib::Client>(agent);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (!cli->is_valid()) return std::nullopt;
-  cli->set_connection_timeout(std::chrono::milliseconds(300));
-  cli->set_read_timeout(std::chrono::seconds(10));
-  std::string body;
-  bool too_big = false;
-  auto res = cli->Get(path, [&](const char* data, std::size_t n) {
-    if (body.size() + n > kMaxHttpReply) {
-      too_big = true;
-      return false;
-    }
-    body.append(data, n);
-    return true;
-  });
-  if (!res || too_big) return std::nullopt;
-  auto j = node::control::parseBounded(body);
-  if (!j || !j->is_object()) return std::nullopt;
-  return std::make_pair(res->status, std::move(j).value());
-}
-
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-std::int64_t num(const json& j, const char* key, std::int64_t fallback = 0) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
-}
-json arr(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_array() ? *it : json::array();
-}
+using jr::integer;
+using jr::str;
 
 void printFinding(const json& f, const std::string& indent) {
   if (!f.is_object()) return;
   std::cout << indent << "[" << str(f, "severity") << "] " << str(f, "rule");
-  if (num(f, "xid") != 0) std::cout << " (Xid " << num(f, "xid") << ")";
+  if (integer(f, "xid") != 0) std::cout << " (Xid " << integer(f, "xid") << ")";
   std::cout << ": " << str(f, "summary") << "\n";
   if (!str(f, "evidence").empty()) std::cout << indent << "    evidence: " << str(f, "evidence") << "\n";
   if (!str(f, "action").empty()) std::cout << indent << "    action:   " << str(f, "action") << "\n";
@@ -77,28 +36,28 @@ void printFinding(const json& f, const std::string& indent) {
 // The verdict document (node::Monitor::healthReport's shape), printed; returns its exit code. A
 // document from elsewhere is read defensively: a wrong type is "unknown", never a crash.
 int printReport(const json& r, bool as_json, const std::string& source) {
-  std::int64_t code = num(r, "exit_code", 3);
+  std::int64_t code = integer(r, "exit_code", 3);
   if (code < 0 || code > 3) code = 3;
   if (as_json) {
     json j = r;
     j["source"] = source;
-    std::cout << j.dump(2) << "\n";
+    std::cout << jr::dump(j) << "\n";
     return static_cast<int>(code);
   }
-  for (const auto& g : arr(r, "gpus")) {
+  for (const auto& g : jr::array(r, "gpus")) {
     if (!g.is_object()) continue;
-    std::cout << "GPU " << num(g, "index") << "  " << str(g, "uuid") << "  " << str(g, "name") << "  "
+    std::cout << "GPU " << integer(g, "index") << "  " << str(g, "uuid") << "  " << str(g, "name") << "  "
               << str(g, "state") << "\n";
-    for (const auto& f : arr(g, "findings")) printFinding(f, "  ");
+    for (const auto& f : jr::array(g, "findings")) printFinding(f, "  ");
   }
-  for (const auto& f : arr(r, "node_findings")) printFinding(f, "node ");
-  const auto open = arr(r, "open_incidents");
+  for (const auto& f : jr::array(r, "node_findings")) printFinding(f, "node ");
+  const auto open = jr::array(r, "open_incidents");
   if (!open.empty()) {
     std::cout << open.size() << " open incident(s):\n";
     for (const auto& i : open)
       if (i.is_object())
-        std::cout << "  #" << num(i, "id") << " [" << str(i, "severity") << "] " << str(i, "rule") << " GPU "
-                  << num(i, "gpu_index", -1) << ": " << str(i, "summary") << " -> " << str(i, "action") << "\n";
+        std::cout << "  #" << integer(i, "id") << " [" << str(i, "severity") << "] " << str(i, "rule") << " GPU "
+                  << integer(i, "gpu_index", -1) << ": " << str(i, "summary") << " -> " << str(i, "action") << "\n";
   }
   const std::string status = str(r, "status");
   std::cout << "status: " << (status.empty() ? "unknown" : status);
@@ -158,7 +117,6 @@ void addHealth(CLI::App& app, Run& run) {
       "health",
       "Health verdict: per-GPU state and findings with actions; exit 0 healthy, 1 warning, 2 critical, 3 unknown");
   struct Opts {
-    std::string agent;
     std::string data_dir = node::kDefaultDataDir;
     bool standalone = false;
     double seconds = 3;
@@ -167,7 +125,6 @@ void addHealth(CLI::App& app, Run& run) {
   cmd->add_option("--data-dir", o->data_dir,
                   std::string("Ask the agent that owns this data folder, over its control socket (default ") +
                       node::kDefaultDataDir + ")");
-  cmd->add_option("--agent", o->agent, "Ask the agent at this URL instead (e.g. http://node7:9400)");
   cmd->add_flag("--standalone", o->standalone, "Do not ask an agent: sample NVML here for --seconds and judge");
   cmd->add_option("--seconds", o->seconds, "Standalone sampling time in seconds (default 3)")
       ->check(CLI::Range(0.5, 600.0));
@@ -176,25 +133,16 @@ void addHealth(CLI::App& app, Run& run) {
     const bool as_json = run.ctx.options.json;
     // An explicit --simulate or --nvml-lib names the NVML to judge: always standalone.
     const bool local = o->standalone || !run.ctx.options.simulate.empty() || !run.ctx.options.nvml_lib.empty();
-    if (!local && !o->agent.empty()) {
-      auto r = httpGet(o->agent, "/api/v1/health");
-      if (!r || r->first != 200) {
-        run.exit_code = unknownExit("no health answer from " + o->agent, as_json);
-        return;
-      }
-      run.exit_code = printReport(r->second, as_json, "agent " + o->agent);
-      return;
-    }
     if (!local) {
-      auto reply = askAgent(o->data_dir, "health");
-      if (reply.reached) {
-        if (!reply.error.empty() || !reply.body.value("ok", false) || !reply.body["result"].is_object()) {
-          run.exit_code = unknownExit(
-              reply.error.empty() ? "the agent refused: " + reply.body.value("error", std::string("?")) : reply.error,
-              as_json);
+      auto a = askAgent(o->data_dir, "health");
+      if (a.reached) {
+        // An agent that cannot be asked, or whose answer is not a verdict, is "unknown": never a
+        // fallback to a verdict of our own, never "healthy".
+        if (!a.ok) {
+          run.exit_code = unknownExit(a.error.empty() ? "the agent refused: " + a.refusal : a.error, as_json);
           return;
         }
-        run.exit_code = printReport(reply.body["result"], as_json, "agent " + o->data_dir);
+        run.exit_code = printReport(a.result, as_json, "agent " + o->data_dir);
         return;
       }
     }

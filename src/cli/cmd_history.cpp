@@ -1,23 +1,33 @@
-// gpuwarden history: a field's past values, asked from the running agent (GET /api/v1/history).
-#include <httplib.h>
-
+// gpuwarden history: a field's past values, asked from the agent that owns the data folder over
+// its control socket (the `history` operation: the query of GET /api/v1/history, bounded to
+// server::kMaxHistoryPoints points).
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/agent_link.h"
 #include "cli/commands.h"
-#include "cli/url_encode.h"
+#include "cli/json_read.h"
 #include "platform/clock.h"
-#include "server/api_params.h"
 
 namespace gw::cli {
 
-namespace {}  // namespace
+namespace {
+
+using json = nlohmann::json;
+
+// 11000 points of [ms, value] are under half a megabyte; the rest of the document is small.
+constexpr std::size_t kMaxHistoryReplyBytes = 4 * 1024 * 1024;
+// A long range is read from SQLite by the agent: more time than a status question.
+constexpr std::chrono::milliseconds kHistoryDeadline{15000};
+
+}  // namespace
 
 void addHistory(CLI::App& app, Run& run) {
-  auto* cmd =
-      app.add_subcommand("history", "Print a field's history for one GPU, from the running agent (gpuwarden serve)");
+  auto* cmd = app.add_subcommand(
+      "history", "Print a field's history for one GPU, from the agent that owns --data-dir (gpuwarden serve)");
   struct Opts {
-    std::string gpu, field, since = "1h", until, step, format = "csv", agent = "http://127.0.0.1:9400", agg;
+    std::string gpu, field, since = "1h", until, step, format = "csv", agg;
+    std::string data_dir = node::kDefaultDataDir;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--gpu", o->gpu, "GPU index or UUID")->required();
@@ -28,58 +38,55 @@ void addHistory(CLI::App& app, Run& run) {
   cmd->add_option("--step", o->step, "One point per step (e.g. 1m), aggregated; default every sample");
   cmd->add_option("--agg", o->agg, "Aggregation per step: avg (default), min, max, sum, count");
   cmd->add_option("--format", o->format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
-  cmd->add_option("--agent", o->agent, "Agent URL (default http://127.0.0.1:9400)");
+  cmd->add_option("--data-dir", o->data_dir,
+                  std::string("Ask the agent that owns this data folder, over its control socket (default ") +
+                      node::kDefaultDataDir + ")");
+  cmd->footer(
+      "Exit codes: 0 printed, 1 the agent failed to read its history, 2 a bad request (unknown field or GPU,\n"
+      "bad time or step, more than 11000 points), 3 no agent owns the data folder or it could not be asked.");
   cmd->callback([&run, o]() {
-    std::string path =
-        "/api/v1/history?gpu=" + urlEncode(o->gpu) + "&field=" + urlEncode(o->field) + "&since=" + urlEncode(o->since);
-    if (!o->until.empty()) path += "&until=" + urlEncode(o->until);
-    if (!o->step.empty()) path += "&step=" + urlEncode(o->step);
-    if (!o->agg.empty()) path += "&agg=" + urlEncode(o->agg);
-    std::unique_ptr<httplib::Client> cli;
-    try {
-      cli = std::make_unique<httplib::Client>(o->agent);
-    } catch (const std::exception& e) {
-      printError("--agent " + o->agent + ": " + e.what());
-      run.exit_code = kExitUsage;
+    json args{{"gpu", o->gpu}, {"field", o->field}, {"since", o->since}};
+    if (!o->until.empty()) args["until"] = o->until;
+    if (!o->step.empty()) args["step"] = o->step;
+    if (!o->agg.empty()) args["agg"] = o->agg;
+    AskLimits limits;
+    limits.deadline = kHistoryDeadline;
+    limits.max_reply_bytes = kMaxHistoryReplyBytes;
+    auto a = askAgent(o->data_dir, "history", args, limits);
+    if (!a.reached) {
+      printError("no agent owns " + o->data_dir + " (its control socket " + node::DataDir(o->data_dir).controlSocket() +
+                 " does not answer); start one with `gpuwarden serve`, or give --data-dir");
+      run.exit_code = kExitNoAgent;
       return;
     }
-    if (!cli->is_valid()) {
-      printError("--agent " + o->agent + ": not a valid URL (expected http://HOST:PORT)");
-      run.exit_code = kExitUsage;
+    if (!a.error.empty()) {
+      printError(a.error);
+      run.exit_code = kExitNoAgent;
       return;
     }
-    cli->set_connection_timeout(std::chrono::seconds(3));
-    cli->set_read_timeout(std::chrono::seconds(30));
-    auto res = cli->Get(path);
-    if (!res) {
-      printError("no agent answers at " + o->agent + " (" + httplib::to_string(res.error()) +
-                 "); start one with `gpuwarden serve`, or point --agent at it");
-      run.exit_code = kExitNoDriver;
-      return;
-    }
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(res->body);
-    } catch (const std::exception&) {
-      printError("the agent at " + o->agent + " answered HTTP " + std::to_string(res->status) +
-                 " with something that is not JSON");
-      run.exit_code = 1;
-      return;
-    }
-    if (res->status != 200) {
-      std::string field = j.value("field", "");
-      printError(j.value("error", "HTTP " + std::to_string(res->status)) + (field.empty() ? "" : " (" + field + ")"));
-      run.exit_code = res->status >= 400 && res->status < 500 ? kExitUsage : 1;
+    if (!a.ok) {
+      printError(a.refusal + (a.param.empty() ? "" : " (" + a.param + ")"));
+      run.exit_code = a.code == "bad_request" || a.code == "not_found" ? kExitUsage : 1;
       return;
     }
     if (o->format == "json") {
-      std::cout << j.dump(2) << "\n";
+      std::cout << jr::dump(a.result) << "\n";
       return;
     }
-    std::string unit = j["field"].value("unit", "");
-    std::cout << "timestamp," << j["field"].value("key", o->field) << (unit.empty() ? "" : " [" + unit + "]") << "\n";
-    for (const auto& p : j["points"]) {
-      std::cout << platform::formatRfc3339(p[0].get<std::int64_t>()) << "," << p[1].get<double>() << "\n";
+    const json& field = jr::object(a.result, "field");
+    const std::string unit = jr::str(field, "unit");
+    std::cout << "timestamp," << jr::str(field, "key", o->field) << (unit.empty() ? "" : " [" + unit + "]") << "\n";
+    std::size_t skipped = 0;
+    for (const auto& p : jr::array(a.result, "points")) {
+      if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number()) {
+        ++skipped;
+        continue;
+      }
+      std::cout << jr::time(p[0].get<std::int64_t>()) << "," << p[1].get<double>() << "\n";
+    }
+    if (skipped > 0) {
+      printError(std::to_string(skipped) + " point(s) of the agent's answer are not [timestamp ms, value]; skipped");
+      run.exit_code = 1;
     }
   });
 }

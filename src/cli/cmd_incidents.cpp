@@ -6,6 +6,7 @@
 
 #include "cli/agent_link.h"
 #include "cli/commands.h"
+#include "cli/json_read.h"
 #include "health/incidents.h"
 #include "node/health_json.h"
 #include "platform/clock.h"
@@ -29,30 +30,23 @@ Result<std::unique_ptr<health::IncidentStore>> openStore(const std::string& dir)
   return s;
 }
 
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end()) return {};
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_number()) return it->dump();
-  return {};
-}
+using jr::text;
 
 void printIncidentLine(const json& i) {
-  std::cout << "#" << str(i, "id") << "  " << str(i, "opened") << "  " << str(i, "status") << "  " << str(i, "severity")
-            << "  " << str(i, "rule") << "  GPU " << str(i, "gpu_index") << " " << str(i, "gpu_uuid") << "  "
-            << str(i, "summary") << "\n";
+  std::cout << "#" << text(i, "id") << "  " << text(i, "opened") << "  " << text(i, "status") << "  "
+            << text(i, "severity") << "  " << text(i, "rule") << "  GPU " << text(i, "gpu_index") << " "
+            << text(i, "gpu_uuid") << "  " << text(i, "summary") << "\n";
 }
 
 void printIncident(const json& i) {
   printIncidentLine(i);
-  std::cout << "  action:   " << str(i, "action") << "\n  evidence: " << str(i, "evidence") << "\n";
-  if (!str(i, "kb_id").empty()) std::cout << "  kb:       " << str(i, "kb_id") << "\n";
-  const bool escalated = i.value("escalated", false);
-  std::cout << "  seen " << str(i, "occurrences") << " time(s), last "
-            << platform::formatRfc3339(i.value("last_seen_ms", std::int64_t{0}))
+  std::cout << "  action:   " << text(i, "action") << "\n  evidence: " << text(i, "evidence") << "\n";
+  if (!text(i, "kb_id").empty()) std::cout << "  kb:       " << text(i, "kb_id") << "\n";
+  const bool escalated = jr::boolean(i, "escalated");
+  std::cout << "  seen " << text(i, "occurrences") << " time(s), last " << jr::time(jr::integer(i, "last_seen_ms"))
             << (escalated ? ", escalated (recurred across agent restarts)" : "") << "\n";
-  if (!str(i, "resolved_by").empty()) std::cout << "  resolved by " << str(i, "resolved_by") << "\n";
-  if (i.contains("context")) std::cout << "  context:  " << i["context"].dump() << "\n";
+  if (!text(i, "resolved_by").empty()) std::cout << "  resolved by " << text(i, "resolved_by") << "\n";
+  if (const json* c = jr::find(i, "context")) std::cout << "  context:  " << jr::dump(*c, -1) << "\n";
 }
 
 // One operation: through the agent when it answers, else `local` on the folder. `write` ops take
@@ -60,19 +54,19 @@ void printIncident(const json& i) {
 template <typename Local>
 std::optional<json> perform(Run& run, const std::string& dir, const std::string& op, const json& args, bool write,
                             Local local) {
-  auto reply = askAgent(dir, op, args);
-  if (reply.reached) {
-    if (!reply.error.empty()) {
-      printError(reply.error);
-      run.exit_code = kExitNoDriver;
+  auto a = askAgent(dir, op, args);
+  if (a.reached) {
+    if (!a.error.empty()) {
+      printError(a.error);
+      run.exit_code = kExitNoAgent;
       return std::nullopt;
     }
-    if (!reply.body.value("ok", false)) {
-      printError(reply.body.value("error", std::string("the agent refused")));
+    if (!a.ok) {
+      printError(a.refusal);
       run.exit_code = kExitFailed;
       return std::nullopt;
     }
-    return reply.body.value("result", json::object());
+    return std::move(a.result);
   }
   std::unique_ptr<node::DataDirLock> lock;
   if (write) {
@@ -123,13 +117,14 @@ void addIncidents(CLI::App& app, Run& run) {
           return json{{"incidents", arr}};
         });
     if (!r) return;
-    const json incidents = r->value("incidents", json::array());
+    const json& incidents = jr::array(*r, "incidents");
     if (run.ctx.options.json) {
-      std::cout << json{{"incidents", incidents}}.dump(2) << "\n";
+      std::cout << jr::dump(json{{"incidents", incidents}}) << "\n";
       return;
     }
     if (incidents.empty()) std::cout << (*all ? "no incidents\n" : "no open incidents\n");
-    for (const auto& i : incidents) printIncidentLine(i);
+    for (const auto& i : incidents)
+      if (i.is_object()) printIncidentLine(i);
   });
 
   auto id = std::make_shared<std::int64_t>(0);
@@ -162,13 +157,13 @@ void addIncidents(CLI::App& app, Run& run) {
       if (!r) return;
       if (op == "incidents.show") {
         if (run.ctx.options.json)
-          std::cout << r->dump(2) << "\n";
+          std::cout << jr::dump(*r) << "\n";
         else
           printIncident(*r);
         return;
       }
       if (run.ctx.options.json)
-        std::cout << r->dump(2) << "\n";
+        std::cout << jr::dump(*r) << "\n";
       else
         std::cout << "incident " << *id << " " << v.done << "\n";
     });
@@ -188,9 +183,9 @@ void addIncidents(CLI::App& app, Run& run) {
                      });
     if (!r) return;
     if (run.ctx.options.json)
-      std::cout << r->dump(2) << "\n";
+      std::cout << jr::dump(*r) << "\n";
     else
-      std::cout << r->value("resolved", 0) << " incident(s) of " << *uuid << " resolved\n";
+      std::cout << jr::integer(*r, "resolved") << " incident(s) of " << *uuid << " resolved\n";
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli/agent_link.h"
 #include "cli/commands.h"
+#include "cli/json_read.h"
 
 namespace gw::cli {
 
@@ -17,27 +18,24 @@ void addReload(CLI::App& app, Run& run) {
       "Exit codes: 0 reloaded, 1 the agent refused the file (it keeps the running configuration; the\n"
       "reason is printed), 3 no agent owns the data directory or it could not be asked.");
   cmd->callback([&run, dir]() {
-    auto reply = askAgent(*dir, "config.reload");
-    if (!reply.reached) {
+    auto a = askAgent(*dir, "config.reload");
+    if (!a.reached) {
       printError("no agent owns " + *dir + " (its control socket " + node::DataDir(*dir).controlSocket() +
                  " does not answer)");
-      run.exit_code = kExitNoDriver;
+      run.exit_code = kExitNoAgent;
       return;
     }
-    if (!reply.error.empty()) {
-      printError(reply.error);
-      run.exit_code = kExitNoDriver;
+    if (!a.error.empty()) {
+      printError(a.error);
+      run.exit_code = kExitNoAgent;
       return;
     }
-    if (!reply.body.value("ok", false)) {
-      printError("reload refused, the agent keeps its running configuration: " +
-                 reply.body.value("error", std::string("?")));
+    if (!a.ok) {
+      printError("reload refused, the agent keeps its running configuration: " + a.refusal);
       run.exit_code = 1;
       return;
     }
-    const auto& result = reply.body["result"];
-    std::cout << "configuration reloaded from "
-              << (result.is_object() ? result.value("source", std::string("?")) : std::string("?")) << "\n";
+    std::cout << "configuration reloaded from " << jr::str(a.result, "source", "?") << "\n";
   });
 }
 

@@ -17,6 +17,9 @@ enum Exit : int {
   kExitPartial = 1,   // ran, but at least one GPU did not answer (lost, error)
   kExitUsage = 2,     // bad arguments or input
   kExitNoDriver = 3,  // NVML could not be loaded or initialised: no data at all
+  // The agent could not be asked: none owns the data folder (where the command needs one), its
+  // socket is not trusted, or its answer broke a bound or had the wrong shape. Same value: no data.
+  kExitNoAgent = 3,
 };
 
 struct GlobalOptions {

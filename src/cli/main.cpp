@@ -63,6 +63,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitUsage;
+  } catch (const std::exception& e) {
+    // Never an abort: every answer from elsewhere is read defensively, and whatever still throws
+    // ends here with a sentence and the "no data" exit (for `health`: unknown, never healthy).
+    printError(std::string("internal error: ") + e.what());
+    return kExitNoAgent;
   }
   // A command that gave up on a hung GPU leaves a thread inside NVML: end without tearing the
   // library down under it (which could crash or wait out the hang).

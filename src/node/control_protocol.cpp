@@ -3,10 +3,13 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace gw::node::control {
@@ -22,14 +25,26 @@ int remainingMs(Clock::time_point end) {
 
 }  // namespace
 
-std::string Peer::describe() const {
+namespace {
+
+// "uid 0 (root)", or "uid 1234" when the user has no name.
+std::string describeUid(uid_t uid) {
   std::string name;
   struct passwd pw {};
   struct passwd* found = nullptr;
   char buf[1024];
   if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) name = found->pw_name;
-  return "uid " + std::to_string(uid) + (name.empty() ? "" : " (" + name + ")") + " pid " + std::to_string(pid);
+  return "uid " + std::to_string(uid) + (name.empty() ? "" : " (" + name + ")");
 }
+
+// Thrown from the parser's callback to stop it at a broken bound.
+struct BoundBroken {
+  std::string why;
+};
+
+}  // namespace
+
+std::string Peer::describe() const { return describeUid(uid) + " pid " + std::to_string(pid); }
 
 Result<Peer> peerOf(int fd) {
   struct ucred cred {};
@@ -39,9 +54,9 @@ Result<Peer> peerOf(int fd) {
   return Peer{cred.pid, cred.uid, cred.gid};
 }
 
-Result<json> parseBounded(std::string_view text, int max_depth) {
-  // A first pass counts nesting outside strings, so the recursive parser never sees a document
-  // deep enough to exhaust the stack.
+Result<json> parseBounded(std::string_view text, int max_depth, std::size_t max_values) {
+  // A first pass counts nesting outside strings, so that no part of the parser (or of what walks
+  // the tree afterwards) ever sees a document deeper than max_depth.
   int depth = 0;
   bool in_string = false, escaped = false;
   for (char c : text) {
@@ -59,13 +74,28 @@ Result<json> parseBounded(std::string_view text, int max_depth) {
     } else if (c == '[' || c == '{') {
       if (++depth > max_depth) return Status::Error("JSON nested deeper than " + std::to_string(max_depth));
     } else if (c == ']' || c == '}') {
-      --depth;
+      if (--depth < 0) return Status::Error("not JSON: unbalanced '" + std::string(1, c) + "'");
     }
   }
+  // The parser checks both bounds again as it goes (an object or array starting at depth d, 0 at
+  // the top, is the (d+1)th level), and stops at the first value past max_values.
+  std::size_t values = 0;
+  auto bound = [&](int d, json::parse_event_t event, json&) {
+    using E = json::parse_event_t;
+    if (event == E::object_end || event == E::array_end) return true;
+    if ((event == E::object_start || event == E::array_start) && d >= max_depth)
+      throw BoundBroken{"JSON nested deeper than " + std::to_string(max_depth)};
+    if (++values > max_values) throw BoundBroken{"JSON with more than " + std::to_string(max_values) + " values"};
+    return true;
+  };
   try {
-    return json::parse(text);
+    return json::parse(text, bound);
+  } catch (const BoundBroken& b) {
+    return Status::Error(b.why);
   } catch (const json::exception& e) {
     return Status::Error(std::string("not JSON: ") + e.what());
+  } catch (const std::exception& e) {  // std::bad_alloc
+    return Status::Error(std::string("cannot parse JSON: ") + e.what());
   }
 }
 
@@ -90,15 +120,67 @@ json errorReply(const std::string& message, const std::string& code) {
   return json{{"ok", false}, {"error", message}, {"code", code}};
 }
 
-Reply call(const std::string& socket_path, const json& request, std::chrono::milliseconds deadline) {
+namespace {
+
+bool trusted(uid_t uid, const CallOptions& o) {
+  if (uid == 0 || uid == ::geteuid()) return true;
+  for (uid_t t : o.trusted_uids)
+    if (uid == t) return true;
+  return false;
+}
+
+std::string trustedList(const CallOptions& o) {
+  std::string s = "root, " + describeUid(::geteuid()) + " (this user)";
+  for (uid_t t : o.trusted_uids) s += ", " + describeUid(t);
+  return s;
+}
+
+// Why the file at `path` (or its folder) cannot be trusted to be the agent's; empty when it can.
+// ENOENT is reported through *missing.
+std::string checkSocketFile(const std::string& path, const CallOptions& o, bool* missing) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) {
+      *missing = true;
+      return {};
+    }
+    return "cannot stat it: " + std::string(std::strerror(errno));
+  }
+  if (!S_ISSOCK(st.st_mode)) return S_ISLNK(st.st_mode) ? "it is a symbolic link, not a socket" : "it is not a socket";
+  const std::string dir =
+      path.find('/') == std::string::npos ? "." : path.substr(0, std::max<std::size_t>(1, path.rfind('/')));
+  struct stat ds {};
+  if (::stat(dir.c_str(), &ds) != 0) return "cannot stat its folder " + dir + ": " + std::strerror(errno);
+  if (!trusted(ds.st_uid, o))
+    return "its folder " + dir + " belongs to " + describeUid(ds.st_uid) + ", who could replace the socket";
+  if ((ds.st_mode & S_IWOTH) && !(ds.st_mode & S_ISVTX)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(ds.st_mode & 07777));
+    return "its folder " + dir + " is writable by everyone (mode " + mode +
+           ") without the sticky bit, so anyone could replace the socket";
+  }
+  return {};
+}
+
+}  // namespace
+
+Reply call(const std::string& socket_path, const json& request, const CallOptions& options) {
   Reply r;
-  const auto end = Clock::now() + deadline;
+  const auto end = Clock::now() + options.deadline;
+  const std::string refusing = "refusing the control socket " + socket_path + ": ";
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof addr.sun_path) {
     r.error = "control socket path too long: " + socket_path;
     return r;
   }
+  bool missing = false;
+  if (std::string why = checkSocketFile(socket_path, options, &missing); !why.empty()) {
+    r.reached = true;
+    r.error = refusing + why;
+    return r;
+  }
+  if (missing) return r;  // nobody there: not reached
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
@@ -128,26 +210,39 @@ Reply call(const std::string& socket_path, const json& request, std::chrono::mil
     r.error = peer.error();
     return r;
   }
-  if (peer->uid != 0 && peer->uid != ::geteuid()) {
-    r.error = "refusing the control socket " + socket_path + ": it is served by " + peer->describe() +
-              ", neither root nor this user";
+  if (!trusted(peer->uid, options)) {
+    r.error = refusing + "it is served by " + peer->describe() + ", none of " + trustedList(options);
     return r;
   }
-  if (std::string why = sendAll(fd, request.dump() + "\n", end); !why.empty()) {
-    r.error = "sending to the agent: " + why;
+  const std::string took = " within the deadline of " + std::to_string(options.deadline.count()) + " ms";
+  if (std::string why = sendAll(fd, request.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", end);
+      !why.empty()) {
+    r.error = "sending to the agent at " + socket_path + ": " + why;
     return r;
   }
+  // One line, read within the deadline and the size bound; never more than the bound is held
+  // (the buffer grows by doubling, capped at the bound).
   std::string in;
   char buf[65536];
   for (;;) {
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (Clock::now() >= end) {
+      r.error = "the agent did not answer" + took + " (" + std::to_string(in.size()) + " bytes read)";
+      return r;
+    }
+    const std::size_t room = options.max_reply_bytes + 1 - in.size();  // one byte more says "too large"
+    ssize_t n = ::recv(fd, buf, std::min(sizeof buf, room), 0);
     if (n > 0) {
-      in.append(buf, static_cast<std::size_t>(n));
-      if (in.size() > kMaxReplyBytes) {
-        r.error = "the agent's reply is larger than " + std::to_string(kMaxReplyBytes) + " bytes";
+      // The reply ends at its first newline; whatever follows is not read.
+      const char* nl = static_cast<const char*>(std::memchr(buf, '\n', static_cast<std::size_t>(n)));
+      const std::size_t got = nl ? static_cast<std::size_t>(nl - buf) : static_cast<std::size_t>(n);
+      if (in.size() + got > options.max_reply_bytes) {
+        r.error = "the agent's reply is larger than " + std::to_string(options.max_reply_bytes) + " bytes";
         return r;
       }
-      if (in.back() == '\n') break;
+      if (in.capacity() < in.size() + got)
+        in.reserve(std::min(options.max_reply_bytes, std::max(in.size() + got, 2 * in.capacity())));
+      in.append(buf, got);
+      if (nl) break;
       continue;
     }
     if (n == 0) break;
@@ -158,13 +253,17 @@ Reply call(const std::string& socket_path, const json& request, std::chrono::mil
     }
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, remainingMs(end)) <= 0) {
-      r.error = "the agent did not answer within " + std::to_string(deadline.count()) + " ms";
+      r.error = "the agent did not answer" + took + " (" + std::to_string(in.size()) + " bytes read)";
       return r;
     }
   }
-  auto body = parseBounded(in);
-  if (!body || !body->is_object() || !body->contains("ok") || !(*body)["ok"].is_boolean()) {
-    r.error = "the agent's reply is not a control reply" + (body ? std::string() : ": " + body.error());
+  auto body = parseBounded(in, options.max_depth, options.max_values);
+  if (!body) {
+    r.error = "the agent's reply is not a control reply: " + body.error();
+    return r;
+  }
+  if (!body->is_object() || !body->contains("ok") || !(*body)["ok"].is_boolean()) {
+    r.error = "the agent's reply is not a control reply (an object with a boolean \"ok\")";
     return r;
   }
   r.body = std::move(body).value();

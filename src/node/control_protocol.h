@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,9 @@ inline constexpr int kProtocolVersion = 1;
 inline constexpr std::size_t kMaxRequestBytes = 1024 * 1024;  // a diag report fits
 inline constexpr std::size_t kMaxReplyBytes = 16 * 1024 * 1024;
 inline constexpr int kMaxDepth = 64;
+// JSON values (objects, arrays, keys and scalars) in one document: bounds the parsed tree, which
+// takes several times the text's bytes (`[{},{},…]` 16 MiB long would be ~0.4 GB of objects).
+inline constexpr std::size_t kMaxValues = 1 << 20;
 
 // Who is on the other end of a unix socket (SO_PEERCRED).
 struct Peer {
@@ -33,8 +37,10 @@ struct Peer {
 };
 Result<Peer> peerOf(int fd);
 
-// Parses one JSON document, refusing nesting deeper than max_depth (nlohmann's parser recurses).
-Result<nlohmann::json> parseBounded(std::string_view text, int max_depth = kMaxDepth);
+// Parses one JSON document, refusing nesting deeper than max_depth and more than max_values
+// values; the error says which bound was broken. Never throws.
+Result<nlohmann::json> parseBounded(std::string_view text, int max_depth = kMaxDepth,
+                                    std::size_t max_values = kMaxValues);
 
 // Writes all of `data` to a non-blocking socket before `end`: an empty string when done, else why
 // not (the peer went away, or the deadline passed). Both ends of the protocol send with it.
@@ -47,13 +53,32 @@ nlohmann::json errorReply(const std::string& message, const std::string& code = 
 struct Reply {
   bool reached = false;  // false: no agent listens on that socket (the caller may act alone)
   std::string error;     // non-empty: reached but the call failed (deadline, bad reply, untrusted owner)
-  nlohmann::json body;   // the agent's reply object when error is empty
+  nlohmann::json body;   // the agent's reply object (with a boolean "ok") when error is empty
 };
 
-// Connects to `socket_path`, checks that the listening process runs as root or as the caller's
-// own user (anyone else could have bound the name), sends the request and reads the reply, all
-// within `deadline`.
-Reply call(const std::string& socket_path, const nlohmann::json& request,
-           std::chrono::milliseconds deadline = std::chrono::milliseconds(5000));
+struct CallOptions {
+  // The whole exchange: connect, send, and the last byte of the reply.
+  std::chrono::milliseconds deadline = std::chrono::milliseconds(5000);
+  std::size_t max_reply_bytes = kMaxReplyBytes;
+  int max_depth = kMaxDepth;
+  std::size_t max_values = kMaxValues;
+  // Who may serve the socket besides root and the caller's own user (e.g. the data folder's owner).
+  std::vector<uid_t> trusted_uids;
+};
+
+// Checks the socket before it is used: `socket_path` must be a socket (not a link, not a file),
+// in a folder that no one but a trusted user can change (owned by a trusted user, not writable by
+// others unless sticky); after connecting, the process that listens must run as a trusted user
+// (SO_PEERCRED): anyone can bind a free name while the agent restarts. Then sends the request and
+// reads one reply line within every bound of `options`; a reply that breaks one is an error, and
+// no more than max_reply_bytes of it is ever held. Nothing there (no file, nobody listening):
+// reached is false.
+Reply call(const std::string& socket_path, const nlohmann::json& request, const CallOptions& options);
+inline Reply call(const std::string& socket_path, const nlohmann::json& request,
+                  std::chrono::milliseconds deadline = std::chrono::milliseconds(5000)) {
+  CallOptions o;
+  o.deadline = deadline;
+  return call(socket_path, request, o);
+}
 
 }  // namespace gw::node::control

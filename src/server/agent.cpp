@@ -16,6 +16,7 @@
 #include "platform/clock.h"
 #include "nvml/inventory_json.h"
 #include "server/api_params.h"
+#include "server/history_query.h"
 #include "server/routes_health.h"
 #include "platform/log.h"
 
@@ -48,25 +49,6 @@ json identityJson(const collect::GpuView& v, std::int64_t now) {
     j["compute_instance_id"] = v.id.compute_instance_id;
   }
   return j;
-}
-
-// A GPU by index ("3") or UUID (GPU-… or MIG-…); full GPUs only for an index.
-const collect::GpuView* findGpu(const std::vector<collect::GpuView>& views, const std::string& id) {
-  bool numeric =
-      !id.empty() && id.size() <= 6 && std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; });
-  for (const auto& v : views) {
-    if (numeric ? (!v.id.is_mig && std::to_string(v.id.index) == id) : v.id.uuid == id) return &v;
-  }
-  return nullptr;
-}
-
-Result<store::Agg> parseAgg(const std::string& s) {
-  if (s == "avg") return store::Agg::Avg;
-  if (s == "min") return store::Agg::Min;
-  if (s == "max") return store::Agg::Max;
-  if (s == "sum") return store::Agg::Sum;
-  if (s == "count") return store::Agg::Count;
-  return Status::Error("agg must be avg, min, max, sum or count, got '" + s + "'");
 }
 
 }  // namespace
@@ -544,79 +526,13 @@ void Agent::registerRoutes() {
 
   h.get("/api/v1/history", [this](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {"gpu", "field", "since", "until", "step", "agg"})) return;
-    if (!store_) {
-      if (!history_error_.empty()) return jsonError(res, 503, "history is not available: " + history_error_);
-      jsonError(res, 404, "history is disabled in the configuration (history.enabled: false)");
-      return;
-    }
-    for (const char* p : {"gpu", "field"}) {
-      if (!req.hasParam(p) || req.param(p).empty()) {
-        jsonError(res, 400, std::string("missing parameter '") + p + "'", p);
-        return;
-      }
-    }
-    const std::string gpu = req.param("gpu");
-    const std::string field_name = req.param("field");
-    const fields::Field* f = fields::findAny(field_name);
-    if (!f || f->type == fields::Type::Label) {
-      jsonError(res, 400, "unknown numeric field '" + field_name + "' (see `gpuwarden fields`)", "field");
-      return;
-    }
-    const auto now = wallMs();
-    std::int64_t since = now - 3600 * 1000, until = now, step = 0;
-    if (req.hasParam("since")) {
-      auto r = parseTimeSpec(req.param("since"), now);
-      if (!r) return jsonError(res, 400, r.error(), "since");
-      since = *r;
-    }
-    if (req.hasParam("until")) {
-      auto r = parseTimeSpec(req.param("until"), now);
-      if (!r) return jsonError(res, 400, r.error(), "until");
-      until = *r;
-    }
-    if (since > until) return jsonError(res, 400, "since is after until", "since");
-    if (req.hasParam("step")) {
-      auto r = parseStepMs(req.param("step"));
-      if (!r) return jsonError(res, 400, r.error(), "step");
-      step = *r;
-      if (step > 0 && (until - since) / step > 11000)
-        return jsonError(res, 400, "more than 11000 points; use a larger step", "step");
-    }
-    store::Agg agg = store::Agg::Avg;
-    if (req.hasParam("agg")) {
-      auto r = parseAgg(req.param("agg"));
-      if (!r) return jsonError(res, 400, r.error(), "agg");
-      agg = *r;
-    }
-    // The GPU: an index of a GPU seen now, or any UUID (history outlives a GPU).
-    std::string uuid;
-    json gpu_json;
-    auto s = sampler();
-    std::vector<collect::GpuView> views;
-    if (s) views = s->snapshot();
-    if (const auto* v = findGpu(views, gpu)) {
-      uuid = v->id.uuid;
-      gpu_json = json{{"index", v->id.index}, {"uuid", uuid}};
-    } else if (gpu.starts_with("GPU-") || gpu.starts_with("MIG-")) {
-      uuid = gpu;
-      gpu_json = json{{"index", nullptr}, {"uuid", uuid}};
-    } else {
-      return jsonError(res, 404, "no GPU '" + gpu + "' (give an index or a UUID; see /api/v1/gpus)", "gpu");
-    }
-    json points = json::array();
-    if (auto id = sink_->find(uuid, f->key)) {
-      auto r = store_->query(*id, since, until, step, agg);
-      if (!r) return jsonError(res, 500, "history query failed: " + r.error());
-      for (const auto& p : *r) points.push_back(json::array({p.ts_ms, p.value}));
-    }
-    static const char* kAggNames[] = {"avg", "min", "max", "sum", "count"};
-    sendJson(res, json{{"gpu", gpu_json},
-                       {"field", {{"key", f->key}, {"dcgm_name", f->dcgm_name}, {"unit", f->unit}}},
-                       {"since_ms", since},
-                       {"until_ms", until},
-                       {"step_ms", step},
-                       {"agg", step > 0 ? json(kAggNames[static_cast<int>(agg)]) : json(nullptr)},
-                       {"points", points}});
+    HistoryQuery q;
+    for (auto [name, slot] : {std::pair{"gpu", &q.gpu}, std::pair{"field", &q.field}, std::pair{"since", &q.since},
+                              std::pair{"until", &q.until}, std::pair{"step", &q.step}, std::pair{"agg", &q.agg}})
+      if (req.hasParam(name)) *slot = req.param(name);
+    auto a = history(q);
+    if (a.status != 200) return jsonError(res, a.status, a.error, a.param);
+    sendJson(res, a.body);
   });
 
   auto index = [](const HttpRequest&, HttpResponse& res) {
@@ -674,6 +590,18 @@ void Agent::registerDiagRoutes() {
   });
 }
 
+HistoryAnswer Agent::history(const HistoryQuery& query) const {
+  if (!store_ && !history_error_.empty()) {
+    HistoryAnswer a;
+    a.status = 503;
+    a.error = "history is not available: " + history_error_;
+    return a;
+  }
+  std::vector<collect::GpuView> views;
+  if (auto s = sampler()) views = s->snapshot();
+  return runHistoryQuery(query, store_.get(), sink_.get(), views, wallMs());
+}
+
 // The control socket's operations (docs/api.md, "Control socket"). Every change names its caller,
 // identified by the kernel (SO_PEERCRED), in the log and in what it records.
 json Agent::control(const std::string& op, const json& args, const control::Peer& peer) {
@@ -688,6 +616,29 @@ json Agent::control(const std::string& op, const json& args, const control::Peer
                                  {"caller", peer.describe()}});
   }
   if (op == "health") return control::okReply(monitor_->healthReport());
+  if (op == "history") {
+    // The arguments of GET /api/v1/history, as strings (gpu may be an index number).
+    HistoryQuery q;
+    for (auto [name, slot] : {std::pair{"gpu", &q.gpu}, std::pair{"field", &q.field}, std::pair{"since", &q.since},
+                              std::pair{"until", &q.until}, std::pair{"step", &q.step}, std::pair{"agg", &q.agg}}) {
+      auto it = args.find(name);
+      if (it == args.end() || it->is_null()) continue;
+      if (it->is_string())
+        *slot = it->get<std::string>();
+      else if (std::string_view(name) == "gpu" && it->is_number_unsigned())
+        *slot = std::to_string(it->get<std::uint64_t>());
+      else
+        return control::errorReply(std::string("args.") + name + " must be a string", "bad_request");
+    }
+    for (const auto& [key, value] : args.items())
+      if (key != "gpu" && key != "field" && key != "since" && key != "until" && key != "step" && key != "agg")
+        return control::errorReply("unknown argument '" + key + "'", "bad_request");
+    auto a = history(q);
+    if (a.status == 200) return control::okReply(std::move(a.body));
+    json e = control::errorReply(a.error, a.status == 400 ? "bad_request" : a.status == 404 ? "not_found" : "failed");
+    e["field"] = a.param;  // the parameter at fault, as in the HTTP error document
+    return e;
+  }
   if (op == "config.reload") {
     logLine("info", "reload requested by " + peer.describe());
     Status st = reload();

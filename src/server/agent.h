@@ -22,6 +22,7 @@
 #include "node/data_dir.h"
 #include "node/monitor.h"
 #include "server/control_server.h"
+#include "server/history_query.h"
 #include "server/history_sink.h"
 #include "server/http_server.h"
 #include "server/metrics_page.h"
@@ -79,6 +80,8 @@ class Agent {
   void registerRoutes();
   nlohmann::json control(const std::string& op, const nlohmann::json& args, const node::control::Peer& peer);
   void registerDiagRoutes();
+  // GET /api/v1/history and the control op `history`: one query, on the sampler's GPUs now.
+  HistoryAnswer history(const HistoryQuery& query) const;
   std::shared_ptr<collect::Sampler> sampler() const;
 
   AgentOptions options_;

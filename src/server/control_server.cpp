@@ -56,8 +56,9 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(const std::string& p
 
   // A socket file already there: alive means another agent serves this data folder.
   if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
-    if (control::call(path, json{{"op", "ping"}}, std::chrono::milliseconds(500)).reached)
-      return Status::Error("another agent already answers on " + path);
+    if (auto r = control::call(path, json{{"op", "ping"}}, std::chrono::milliseconds(500)); r.reached)
+      return Status::Error(r.error.empty() ? "another agent already answers on " + path
+                                           : "the control socket " + path + " is taken: " + r.error);
     ::unlink(path.c_str());
   }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

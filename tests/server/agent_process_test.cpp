@@ -379,33 +379,5 @@ TEST(AgentApi, GpuInventoryHasTheKeysOfDiscovery) {
   EXPECT_EQ(migs, 4u);
 }
 
-TEST(HistoryCli, CsvJsonAndNoAgent) {
-  Running a("dgx-h100", {});
-  ASSERT_GT(a.port, 0) << a.proc->log();
-  std::this_thread::sleep_for(1500ms);
-  const std::string agent = "http://127.0.0.1:" + std::to_string(a.port);
-  auto run = [](const std::string& args) {
-    FILE* p = ::popen((std::string(GW_BINARY) + " " + args + " 2>&1").c_str(), "r");
-    std::string out;
-    char buf[4096];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    int st = ::pclose(p);
-    return std::make_pair(WEXITSTATUS(st), out);
-  };
-  auto [rc, csv] = run("history --gpu 0 --field gpu_temp --since 1m --agent " + agent);
-  EXPECT_EQ(rc, 0) << csv;
-  EXPECT_EQ(csv.rfind("timestamp,gpu_temp [C]\n", 0), 0u) << csv;
-  EXPECT_GE(std::count(csv.begin(), csv.end(), '\n'), 3);
-  auto [rc2, js] = run("history --gpu 0 --field power.draw --since 1m --step 1s --format json --agent " + agent);
-  EXPECT_EQ(rc2, 0) << js;
-  EXPECT_EQ(json::parse(js)["field"]["key"], "power_usage");
-  auto [rc3, bad] = run("history --gpu 0 --field nope --agent " + agent);
-  EXPECT_EQ(rc3, 2);
-  EXPECT_NE(bad.find("unknown numeric field"), std::string::npos) << bad;
-  auto [rc4, none] = run("history --gpu 0 --field gpu_temp --agent http://127.0.0.1:1");
-  EXPECT_EQ(rc4, 3);
-  EXPECT_NE(none.find("no agent answers at http://127.0.0.1:1"), std::string::npos) << none;
-}
-
 }  // namespace
 }  // namespace gw::test
