@@ -16,74 +16,12 @@
 #include <sstream>
 
 #include "fields/catalog.h"
+#include "platform/regular_file.h"
+#include "server/yaml_check.h"
 #include "health/rules.h"
 
 namespace gw::server {
 namespace {
-
-// Every error names the file, the line, the field and what is wrong.
-class Checker {
- public:
-  explicit Checker(std::string file) : file_(std::move(file)) {}
-  Status error(const YAML::Node& n, const std::string& field, const std::string& message) const {
-    int line = n.IsDefined() ? n.Mark().line + 1 : 0;
-    if (line <= 0) line = 1;
-    return Status::Error(file_ + ":" + std::to_string(line) + ": " + field + ": " + message);
-  }
-  const std::string& file() const { return file_; }
-  Status errorAtLine(int line, const std::string& field, const std::string& message) const {
-    return Status::Error(file_ + ":" + std::to_string(line) + ": " + field + ": " + message);
-  }
-
- private:
-  std::string file_;
-};
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
-// Rejects keys that are not in `known`.
-Status checkKeys(const Checker& c, const YAML::Node& map, const std::string& prefix,
-                 const std::vector<std::string>& known) {
-  for (const auto& kv : map) {
-    const std::string key = kv.first.Scalar();
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      return c.error(kv.first, prefix.empty() ? key : prefix + "." + key, "unknown key (known: " + join(known) + ")");
-    }
-  }
-  return Status::Ok();
-}
-
-// yaml-cpp keeps every pair of a mapping and answers a lookup with the first one, so a key given
-// twice would silently lose the second value. Refused anywhere in the document, naming both lines.
-Status checkDuplicateKeys(const Checker& c, const YAML::Node& n, const std::string& path, int depth = 0) {
-  if (depth > 64) return c.error(n, path.empty() ? "(top level)" : path, "nested too deeply");
-  if (n.IsMap()) {
-    std::map<std::string, int> seen;
-    for (const auto& kv : n) {
-      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("(complex key)");
-      const std::string field = path.empty() ? key : path + "." + key;
-      const int line = kv.first.Mark().line + 1;
-      if (auto [it, fresh] = seen.emplace(key, line); !fresh)
-        return c.error(kv.first, field,
-                       "duplicate key (first given on line " + std::to_string(it->second) + "); give each key once");
-      if (Status s = checkDuplicateKeys(c, kv.second, field, depth + 1); !s) return s;
-    }
-  } else if (n.IsSequence()) {
-    std::size_t i = 0;
-    for (const auto& item : n)
-      if (Status s = checkDuplicateKeys(c, item, path + "[" + std::to_string(i++) + "]", depth + 1); !s) return s;
-  }
-  return Status::Ok();
-}
-
-Status needScalar(const Checker& c, const YAML::Node& n, const std::string& field) {
-  if (!n.IsScalar()) return c.error(n, field, "expected a single value");
-  return Status::Ok();
-}
 
 Status readDuration(const Checker& c, const YAML::Node& n, const std::string& field, Millis* out) {
   if (Status s = needScalar(c, n, field); !s) return s;
@@ -567,40 +505,9 @@ Result<AgentConfig> parseConfig(std::string_view yaml, const std::string& filena
 }
 
 Result<AgentConfig> loadConfig(const std::string& path) {
-  // O_NONBLOCK: a FIFO given by mistake must not hang the agent in open(2); it is refused below.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Status::Error(path + ": cannot read the configuration file: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const bool dir = S_ISDIR(st.st_mode);
-    ::close(fd);
-    return Status::Error(path + ": the configuration must be a regular file" + (dir ? " (this is a directory)" : ""));
-  }
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes) {
-    ::close(fd);
-    return Status::Error(path + ": the configuration file is " + std::to_string(st.st_size) + " bytes; at most " +
-                         std::to_string(kMaxConfigBytes));
-  }
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return Status::Error(path + ": cannot read the configuration file: " + std::strerror(err));
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxConfigBytes) {  // grew while we read it
-      ::close(fd);
-      return Status::Error(path + ": the configuration file is larger than " + std::to_string(kMaxConfigBytes) +
-                           " bytes");
-    }
-  }
-  ::close(fd);
-  return parseConfig(text, path);
+  auto text = platform::readRegularFile(path, kMaxConfigBytes, "the configuration");
+  if (!text) return text.status();
+  return parseConfig(*text, path);
 }
 
 std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentConfig& b) {

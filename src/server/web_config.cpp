@@ -1,10 +1,7 @@
 #include "server/web_config.h"
 
-#include <fcntl.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -14,68 +11,30 @@
 #include <set>
 #include <vector>
 
+#include "platform/regular_file.h"
 #include "server/basic_auth.h"
+#include "server/yaml_check.h"
 
 namespace gw::server {
 
 namespace {
 
-struct Where {
-  std::string file;
-  Status error(const YAML::Node& n, const std::string& field, const std::string& message) const {
-    const int line = n.IsDefined() && n.Mark().line >= 0 ? n.Mark().line + 1 : 1;
-    return Status::Error(file + ":" + std::to_string(line) + ": " + field + ": " + message);
-  }
-};
-
-// Unknown keys are refused (a typo must not switch TLS or authentication off), and so are keys
-// given twice (YAML keeps one of them silently).
-Status checkKeys(const Where& w, const YAML::Node& map, const std::string& prefix, std::vector<std::string> known,
-                 const std::set<std::string>& unsupported = {}) {
-  std::set<std::string> seen;
+// Keys of the exporter-toolkit format gpuwarden does not implement: refused by name, so that a
+// setting is never silently ignored.
+Status checkKeys(const Checker& w, const YAML::Node& map, const std::string& prefix,
+                 const std::vector<std::string>& known, const std::set<std::string>& unsupported) {
   for (const auto& kv : map) {
     const std::string key = kv.first.Scalar();
-    const std::string field = prefix.empty() ? key : prefix + "." + key;
-    if (!seen.insert(key).second) return w.error(kv.first, field, "given twice");
-    if (unsupported.count(key)) return w.error(kv.first, field, "is not supported by gpuwarden (see docs/config.md)");
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      return w.error(kv.first, field, "unknown key (known: " + list + ")");
-    }
+    if (unsupported.count(key))
+      return w.error(kv.first, prefix.empty() ? key : prefix + "." + key,
+                     "is not supported by gpuwarden (see docs/config.md)");
   }
-  return Status::Ok();
+  return server::checkKeys(w, map, prefix, known);
 }
 
-Result<std::string> scalar(const Where& w, const YAML::Node& n, const std::string& field) {
+Result<std::string> scalar(const Checker& w, const YAML::Node& n, const std::string& field) {
   if (!n.IsScalar()) return w.error(n, field, "expected a single value");
   return n.Scalar();
-}
-
-// The file's content, if it is a regular file of at most kMaxWebConfigBytes.
-Result<std::string> readRegularFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return Status::Error(path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::Error(path + ": not a regular file");
-  }
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxWebConfigBytes) {
-    ::close(fd);
-    return Status::Error(path + ": larger than " + std::to_string(kMaxWebConfigBytes) + " bytes");
-  }
-  std::string data(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < data.size()) {
-    const ssize_t n = ::read(fd, data.data() + got, data.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  data.resize(got);
-  return data;
 }
 
 std::string resolve(const std::string& config_path, const std::string& name) {
@@ -103,21 +62,21 @@ Status checkWithGnutls(const TlsSettings& t) {
   Status out = Status::Ok();
   int rc = gnutls_certificate_set_x509_key_mem2(cred, &cert, &key, GNUTLS_X509_FMT_PEM, nullptr, 0);
   if (rc < 0) {
-    out = Status::Error("tls_server_config: " + t.cert_file + " and " + t.key_file +
+    out = Status::Error(t.cert_file + " and " + t.key_file +
                         " are not a PEM certificate and its private key: " + gnutls_strerror(rc));
   } else if (!t.client_ca_pem.empty()) {
     gnutls_datum_t ca{reinterpret_cast<unsigned char*>(const_cast<char*>(t.client_ca_pem.data())),
                       static_cast<unsigned>(t.client_ca_pem.size())};
     rc = gnutls_certificate_set_x509_trust_mem(cred, &ca, GNUTLS_X509_FMT_PEM);
     if (rc <= 0)
-      out = Status::Error("tls_server_config.client_ca_file: " + t.client_ca_file + " holds no PEM certificate" +
+      out = Status::Error("client_ca_file " + t.client_ca_file + " holds no PEM certificate" +
                           (rc < 0 ? std::string(": ") + gnutls_strerror(rc) : std::string()));
   }
   gnutls_certificate_free_credentials(cred);
   return out;
 }
 
-Status parseTls(const Where& w, const YAML::Node& n, const std::string& path, TlsSettings& t) {
+Status parseTls(const Checker& w, const YAML::Node& n, const std::string& path, TlsSettings& t) {
   if (!n.IsMap()) return w.error(n, "tls_server_config", "expected a mapping");
   if (Status st =
           checkKeys(w, n, "tls_server_config",
@@ -133,7 +92,7 @@ Status parseTls(const Where& w, const YAML::Node& n, const std::string& path, Tl
     auto s = scalar(w, n[key], field);
     if (!s) return s.status();
     name = resolve(path, *s);
-    auto data = readRegularFile(name);
+    auto data = platform::readRegularFile(name, kMaxWebConfigBytes, "this file");
     if (!data) return w.error(n[key], field, data.error());
     pem = std::move(data).value();
     return Status::Ok();
@@ -190,7 +149,7 @@ Status parseTls(const Where& w, const YAML::Node& n, const std::string& path, Tl
 }  // namespace
 
 Result<WebConfig> parseWebConfig(std::string_view text, const std::string& path) {
-  Where w{path};
+  Checker w(path);
   WebConfig cfg;
   cfg.source = path;
   YAML::Node root;
@@ -202,7 +161,8 @@ Result<WebConfig> parseWebConfig(std::string_view text, const std::string& path)
   try {
     if (root.IsNull()) return cfg;
     if (!root.IsMap()) return w.error(root, "(top)", "expected a mapping");
-    if (Status st = checkKeys(w, root, "", {"tls_server_config", "basic_auth_users", "http_server_config"}); !st)
+    if (Status st = checkDuplicateKeys(w, root, ""); !st) return st;
+    if (Status st = checkKeys(w, root, "", {"tls_server_config", "basic_auth_users", "http_server_config"}, {}); !st)
       return st;
     if (auto t = root["tls_server_config"]; t && !t.IsNull()) {
       TlsSettings tls;
@@ -211,11 +171,9 @@ Result<WebConfig> parseWebConfig(std::string_view text, const std::string& path)
     }
     if (auto u = root["basic_auth_users"]; u && !u.IsNull()) {
       if (!u.IsMap()) return w.error(u, "basic_auth_users", "expected a mapping of user: bcrypt hash");
-      std::set<std::string> seen;
       for (const auto& kv : u) {
         const std::string user = kv.first.Scalar();
         const std::string field = "basic_auth_users." + user;
-        if (!seen.insert(user).second) return w.error(kv.first, field, "given twice");
         if (user.empty() || user.find(':') != std::string::npos)
           return w.error(kv.first, field, "a user name must be non-empty and without ':'");
         auto hash = scalar(w, kv.second, field);
@@ -233,11 +191,9 @@ Result<WebConfig> parseWebConfig(std::string_view text, const std::string& path)
         static const std::set<std::string> kAllowed = {"Content-Security-Policy", "X-Frame-Options",
                                                        "X-Content-Type-Options", "X-XSS-Protection",
                                                        "Strict-Transport-Security"};
-        std::set<std::string> seen;
         for (const auto& kv : hd) {
           const std::string name = kv.first.Scalar();
           const std::string field = "http_server_config.headers." + name;
-          if (!seen.insert(name).second) return w.error(kv.first, field, "given twice");
           if (!kAllowed.count(name))
             return w.error(kv.first, field,
                            "only Content-Security-Policy, X-Frame-Options, X-Content-Type-Options, "
@@ -257,8 +213,8 @@ Result<WebConfig> parseWebConfig(std::string_view text, const std::string& path)
 }
 
 Result<WebConfig> loadWebConfig(const std::string& path) {
-  auto text = readRegularFile(path);
-  if (!text) return Status::Error("web configuration " + text.error());
+  auto text = platform::readRegularFile(path, kMaxWebConfigBytes, "the web configuration");
+  if (!text) return text.status();
   return parseWebConfig(*text, path);
 }
 

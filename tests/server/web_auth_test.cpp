@@ -1,0 +1,156 @@
+// The web configuration (TLS, basic auth) as read and checked at start, and the basic-auth check
+// itself: the verdicts, the remembered ones, and the malformed headers an attacker sends.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "../support/temp_dir.h"
+#include "server/basic_auth.h"
+#include "server/web_config.h"
+
+namespace gw::server {
+namespace {
+
+std::string b64(const std::string& s) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < s.size(); i += 3) {
+    const unsigned n = (unsigned char)s[i] << 16 | (unsigned char)s[i + 1] << 8 | (unsigned char)s[i + 2];
+    out += {k[n >> 18 & 63], k[n >> 12 & 63], k[n >> 6 & 63], k[n & 63]};
+  }
+  if (s.size() - i == 1) {
+    const unsigned n = (unsigned char)s[i] << 16;
+    out += {k[n >> 18 & 63], k[n >> 12 & 63], '=', '='};
+  } else if (s.size() - i == 2) {
+    const unsigned n = (unsigned char)s[i] << 16 | (unsigned char)s[i + 1] << 8;
+    out += {k[n >> 18 & 63], k[n >> 12 & 63], k[n >> 6 & 63], '='};
+  }
+  return out;
+}
+
+TEST(Base64, DecodesAndRefusesWhatIsNotBase64) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "user:pass", std::string("\0\xff:\x01", 4)})
+    EXPECT_EQ(*decodeBase64(b64(s)), s);
+  for (const char* bad : {"abc", "ab=c", "a===", "=abc", "ab!d", "YWJj\n"}) EXPECT_FALSE(decodeBase64(bad)) << bad;
+}
+
+TEST(BcryptHash, MadeAndChecked) {
+  auto h = bcryptHash("s3cret", 4);
+  ASSERT_TRUE(h) << h.error();
+  EXPECT_TRUE(h->starts_with("$2b$04$"));
+  EXPECT_TRUE(checkBcryptHash(*h));
+  EXPECT_FALSE(bcryptHash("x", 3));
+  EXPECT_FALSE(checkBcryptHash("$1$abc"));
+  EXPECT_FALSE(checkBcryptHash(h->substr(0, 59)));
+  std::string cost99 = *h;
+  cost99[4] = '9';
+  cost99[5] = '9';
+  EXPECT_NE(checkBcryptHash(cost99).message().find("4..31"), std::string::npos);
+}
+
+TEST(BasicAuth, VerdictsForRightWrongUnknownAndMalformed) {
+  auto auth = BasicAuth::create({{"prom", *bcryptHash("s3cret", 4)}, {"ops", *bcryptHash("other", 4)}});
+  ASSERT_TRUE(auth) << auth.error();
+  BasicAuth& a = **auth;
+  using V = BasicAuth::Verdict;
+  auto ok = a.check("Basic " + b64("prom:s3cret"));
+  EXPECT_EQ(ok.verdict, V::Ok);
+  EXPECT_EQ(ok.user, "prom");
+  EXPECT_EQ(a.check("basic   " + b64("ops:other") + " ").verdict, V::Ok);  // scheme is case-insensitive
+  EXPECT_EQ(a.check("Basic " + b64("prom:wrong")).verdict, V::Denied);
+  EXPECT_EQ(a.check("Basic " + b64("prom:other")).verdict, V::Denied);  // another user's password
+  EXPECT_EQ(a.check("Basic " + b64("nobody:s3cret")).verdict, V::Denied);
+  EXPECT_EQ(a.check("Basic " + b64("prom:s3cret:")).verdict, V::Denied);
+  // Remembered verdicts stay what they were.
+  EXPECT_EQ(a.check("Basic " + b64("prom:s3cret")).verdict, V::Ok);
+  EXPECT_EQ(a.check("Basic " + b64("prom:wrong")).verdict, V::Denied);
+  EXPECT_EQ(a.check("").verdict, V::Missing);
+  for (const std::string& bad : std::vector<std::string>{"Bearer abc", "Basic", "Basic !!!!", "Basic " + b64("nocolon"),
+                                                         "Basic " + b64(std::string("prom:s3\0cret", 12)),
+                                                         "Basic " + std::string(BasicAuth::kMaxHeader, 'A')})
+    EXPECT_EQ(a.check(bad).verdict, V::Malformed) << bad.substr(0, 30);
+}
+
+TEST(BasicAuth, ABadHashIsRefusedNamingTheUser) {
+  auto a = BasicAuth::create({{"prom", "$2b$10$tooshort"}});
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().find("prom"), std::string::npos) << a.error();
+}
+
+class WebConfigFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string d = dir_.path();
+    const std::string cmd = "cd '" + d +
+                            "' && openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 1 "
+                            "-subj /CN=t >/dev/null 2>&1 && openssl req -x509 -newkey rsa:2048 -nodes -keyout "
+                            "other.key -out other.pem -days 1 -subj /CN=o >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl is needed to make test certificates";
+    hash_ = *bcryptHash("pw", 4);
+  }
+  std::string write(const std::string& name, const std::string& text) { return dir_.write(name, text); }
+  testsupport::TempDir dir_{"gw-web-config"};
+  std::string hash_;
+};
+
+TEST_F(WebConfigFiles, AValidFileWithRelativePaths) {
+  const std::string p = write("web.yml",
+                              "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"
+                              "  min_version: TLS13\nbasic_auth_users:\n  prom: '" +
+                                  hash_ + "'\nhttp_server_config:\n  headers:\n    X-Frame-Options: deny\n");
+  auto c = loadWebConfig(p);
+  ASSERT_TRUE(c) << c.error();
+  ASSERT_TRUE(c->tls);
+  EXPECT_EQ(c->tls->cert_file, dir_.path() + "/cert.pem");
+  EXPECT_NE(c->tls->cert_pem.find("BEGIN CERTIFICATE"), std::string::npos);
+  EXPECT_EQ(c->tls->priorities, "NORMAL:-VERS-ALL:+VERS-TLS1.3");
+  EXPECT_EQ(c->tls->client_auth, ClientAuth::None);
+  EXPECT_EQ(c->basic_auth_users.at("prom"), hash_);
+  EXPECT_EQ(c->headers.at("X-Frame-Options"), "deny");
+  EXPECT_TRUE(c->active());
+}
+
+TEST_F(WebConfigFiles, MistakesAreRefusedWithFileLineAndField) {
+  struct Case {
+    std::string text, where, what;
+  };
+  const std::string tls = "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n";
+  for (const auto& c : std::vector<Case>{
+           {"tls_server_config:\n  cert_file: cert.pem\n", ":2: tls_server_config.key_file", "required"},
+           {"tls_server_config:\n  cert_file: cert.pem\n  key_file: other.key\n",
+            ":2: tls_server_config: ", "do not match"},
+           {"tls_server_config:\n  cert_file: nope.pem\n  key_file: key.pem\n", ":2: tls_server_config.cert_file",
+            "nope.pem"},
+           {tls + "  client_auth_type: RequireAndVerifyClientCert\n", ":4: tls_server_config.client_auth_type",
+            "client_ca_file"},
+           {tls + "  client_ca_file: cert.pem\n", ":4: tls_server_config.client_ca_file", "NoClientCert"},
+           {tls + "  client_auth_type: RequestClientCert\n", ":4: tls_server_config.client_auth_type", "verified"},
+           {tls + "  min_version: TLS13\n  max_version: TLS12\n", ":4: tls_server_config.min_version", "above"},
+           {tls + "  cipher_suites: [TLS_AES_128_GCM_SHA256]\n", ":4: tls_server_config.cipher_suites",
+            "not supported"},
+           {tls + "  cert_fil: x\n", ":4: tls_server_config.cert_fil", "unknown key"},
+           {"basic_auth_users:\n  prom: plain-text\n", ":2: basic_auth_users.prom", "bcrypt"},
+           {"basic_auth_users:\n  prom: '" + hash_ + "'\n  prom: '" + hash_ + "'\n", ":3: basic_auth_users.prom",
+            "duplicate"},
+           {"http_server_config:\n  headers:\n    Set-Cookie: a\n", ":3: http_server_config.headers.Set-Cookie",
+            "only"},
+           {"http_server_config:\n  http2: true\n", ":2: http_server_config.http2", "not supported"},
+           {"tls: {}\n", ":1: tls", "unknown key"},
+           {"basic_auth_users: [a, b]\n", ":1: basic_auth_users", "mapping"},
+       }) {
+    const std::string p = write("bad.yml", c.text);
+    auto r = loadWebConfig(p);
+    ASSERT_FALSE(r) << c.text;
+    EXPECT_NE(r.error().find(p + c.where), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find(c.what), std::string::npos) << r.error();
+  }
+  auto dir = loadWebConfig(dir_.path());
+  ASSERT_FALSE(dir);
+  EXPECT_NE(dir.error().find("regular file"), std::string::npos) << dir.error();
+}
+
+}  // namespace
+}  // namespace gw::server
