@@ -67,6 +67,8 @@ if ok <= 0:
     sys.exit(0)
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", txt).group(1))
 extra = f"  errors: {errs.group(1)}" if errs else ""
+if bad:
+    extra += f"  non-2xx: {bad.group(1)} of {n}"
 print(f"{label:4s} c={c:>2}: p50 {ms(50):.3f} ms  p99 {ms(99):.3f} ms  {rps:8.0f} req/s  server CPU {(t1-t0)/ticks/n*1e6:6.1f} us/scrape{extra}")
 PY
   done
