@@ -5,6 +5,7 @@
 #include <random>
 
 #include "platform/clock.h"
+#include "platform/thread_guard.h"
 
 namespace gw::alert {
 
@@ -70,7 +71,8 @@ void Dispatcher::start() {
   if (started_) return;
   started_ = true;
   stopping_ = false;
-  for (auto& w : workers_) w->thread = std::thread([this, wp = w.get()] { run(*wp); });
+  for (auto& w : workers_)
+    w->thread = std::thread(platform::guardedThread("alert-sink", [this, wp = w.get()] { run(*wp); }));
 }
 
 void Dispatcher::stop() {

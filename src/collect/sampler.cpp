@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "platform/clock.h"
+#include "platform/thread_guard.h"
 
 namespace gw::collect {
 namespace {
@@ -378,7 +379,7 @@ Status Sampler::enumerate(bool threads) {
       continue;
     }
     auto shared = w;
-    w->thread = std::thread([shared] { shared->run(); });
+    w->thread = std::thread(platform::guardedThread("sampler", [shared] { shared->run(); }));
   }
   const auto until = Clock::now() + config_.call_deadline;
   for (auto& w : workers) {
@@ -417,7 +418,7 @@ Status Sampler::start() {
   Status st = enumerate(true);
   if (!st.ok()) return st;
   running_ = true;
-  supervisor_ = std::thread([this] { supervise(); });
+  supervisor_ = std::thread(platform::guardedThread("sampler-supervisor", [this] { supervise(); }));
   return Status::Ok();
 }
 

@@ -19,6 +19,7 @@
 #include "platform/atomic_file.h"
 #include "platform/log.h"
 #include "platform/clock.h"
+#include "platform/thread_guard.h"
 
 namespace gw::events {
 namespace {
@@ -254,7 +255,7 @@ Status KmsgSource::start() {
   }
   healthy_ = true;
   running_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread(platform::guardedThread("kernel-log", [this] { run(); }));
   return Status::Ok();
 }
 

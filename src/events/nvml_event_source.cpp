@@ -5,6 +5,7 @@
 
 #include "nvml/errors.h"
 #include "platform/clock.h"
+#include "platform/thread_guard.h"
 
 namespace gw::events {
 namespace {
@@ -151,7 +152,7 @@ Status NvmlEventSource::start() {
   }
   healthy_ = true;
   running_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread(platform::guardedThread("nvml-events", [this] { run(); }));
   return Status::Ok();
 }
 

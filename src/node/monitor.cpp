@@ -12,6 +12,7 @@
 #include "platform/deadline.h"
 #include "platform/fs_root.h"
 #include "platform/log.h"
+#include "platform/thread_guard.h"
 
 namespace gw::node {
 
@@ -135,7 +136,7 @@ void Monitor::start() {
     }
   }
   pollEvents();
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread(platform::guardedThread("monitor", [this] { run(); }));
 }
 
 void Monitor::stop() {

@@ -19,6 +19,7 @@
 #include "server/history_query.h"
 #include "server/routes_health.h"
 #include "platform/log.h"
+#include "platform/thread_guard.h"
 
 namespace gw::server {
 
@@ -240,7 +241,7 @@ Status Agent::start() {
   control_ = std::move(c).value();
   logLine("info", "control socket " + control_->path());
   running_ = true;
-  watcher_ = std::thread([this] { watchInventory(); });
+  watcher_ = std::thread(platform::guardedThread("inventory-watch", [this] { watchInventory(); }));
   return Status::Ok();
 }
 

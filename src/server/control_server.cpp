@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "platform/log.h"
+#include "platform/thread_guard.h"
 
 namespace gw::server {
 
@@ -85,7 +86,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(const std::string& p
     return Status::Error(std::string("eventfd: ") + std::strerror(errno));
   }
   std::unique_ptr<ControlServer> s(new ControlServer(path, fd, wake, std::move(handler)));
-  s->thread_ = std::thread([p = s.get()] { p->run(); });
+  s->thread_ = std::thread(platform::guardedThread("control-socket", [p = s.get()] { p->run(); }));
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include "platform/clock.h"
 #include "store/aggregate.h"
 #include "store/store_impl.h"
+#include "platform/thread_guard.h"
 
 namespace gw::store {
 namespace {
@@ -175,7 +176,7 @@ Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
   std::unique_ptr<Store> store(new Store(std::move(impl)));
   if (options.background) {
     Store* self = store.get();
-    self->impl_->background = std::thread([self] {
+    self->impl_->background = std::thread(platform::guardedThread("history-store", [self] {
       Impl& im = *self->impl_;
       auto next_compact = std::chrono::steady_clock::now() + im.opt.downsample_step;
       std::unique_lock lock(im.bg_mu);
@@ -194,7 +195,7 @@ Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
         if (!s.ok()) im.background_errors.fetch_add(1, std::memory_order_relaxed);
         lock.lock();
       }
-    });
+    }));
   }
   return store;
 }
