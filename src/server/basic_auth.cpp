@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gw::server {
 
@@ -94,10 +95,13 @@ struct BasicAuth::Impl {
   std::string dummy;  // an unknown user's password is checked against this, at the same cost
   std::array<unsigned char, 32> key{};
 
+  // Right and wrong verdicts apart: guesses can flood `denied` (cleared when full) but never push
+  // a scraper's credentials out of `granted`, which only right passwords enter.
   std::mutex cache_mu;
-  std::unordered_map<std::string, bool> cache;
+  std::unordered_map<std::string, std::string> granted;  // key -> user
+  std::unordered_set<std::string> denied;
 
-  std::timed_mutex bcrypt_mu;  // one bcrypt at a time, on this scratch space
+  std::mutex bcrypt_mu;  // one bcrypt at a time, on this scratch space
   std::unique_ptr<crypt_data> scratch = std::make_unique<crypt_data>();
 
   std::string cacheKey(std::string_view user, std::string_view password) const {
@@ -154,14 +158,20 @@ BasicAuth::Outcome BasicAuth::check(std::string_view header) {
   const std::string key = impl_->cacheKey(user, password);
   {
     std::lock_guard lock(impl_->cache_mu);
-    if (auto it = impl_->cache.find(key); it != impl_->cache.end()) {
-      out.verdict = it->second ? Verdict::Ok : Verdict::Denied;
-      if (it->second) out.user = user;
+    if (auto it = impl_->granted.find(key); it != impl_->granted.end()) {
+      out.verdict = Verdict::Ok;
+      out.user = it->second;
+      return out;
+    }
+    if (impl_->denied.count(key)) {
+      out.verdict = Verdict::Denied;
       return out;
     }
   }
-  std::unique_lock lock(impl_->bcrypt_mu, std::defer_lock);
-  if (!lock.try_lock_for(kBusyWait)) {
+  // Never wait for another check: the caller is an event-loop thread that serves other
+  // connections too, so a stream of guesses must not park every loop on this lock.
+  std::unique_lock lock(impl_->bcrypt_mu, std::try_to_lock);
+  if (!lock.owns_lock()) {
     out.verdict = Verdict::Busy;
     return out;
   }
@@ -173,8 +183,13 @@ BasicAuth::Outcome BasicAuth::check(std::string_view header) {
   lock.unlock();
   {
     std::lock_guard cl(impl_->cache_mu);
-    if (impl_->cache.size() >= kCacheEntries) impl_->cache.clear();
-    impl_->cache.emplace(key, ok);
+    if (ok) {
+      if (impl_->granted.size() >= kCacheEntries) impl_->granted.clear();
+      impl_->granted.emplace(key, user);
+    } else {
+      if (impl_->denied.size() >= kCacheEntries) impl_->denied.clear();
+      impl_->denied.insert(key);
+    }
   }
   out.verdict = ok ? Verdict::Ok : Verdict::Denied;
   if (ok) out.user = user;

@@ -6,9 +6,10 @@
 //    in constant time;
 //  - the verdict, right or wrong, is remembered under a keyed SHA-256 of the pair (never the
 //    password), so a scraper's repeated credentials, and an attacker's repeated guess, cost a
-//    lookup; the memory is bounded;
-//  - at most one bcrypt runs at a time: guesses can take one core, never all of them, and a
-//    request that waits too long for it is told to retry (503).
+//    lookup; the memory is bounded, and guesses cannot push right credentials out;
+//  - at most one bcrypt runs at a time and nobody waits for it: a check that finds another in
+//    progress is told to retry (503), so guesses take at most one core and one event-loop
+//    thread, never all of them.
 #pragma once
 
 #include <chrono>
@@ -38,7 +39,6 @@ class BasicAuth {
 
   static constexpr std::size_t kMaxHeader = 4096;
   static constexpr std::size_t kCacheEntries = 4096;
-  static constexpr std::chrono::milliseconds kBusyWait{2000};
 
   struct Impl;
 

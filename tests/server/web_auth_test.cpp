@@ -2,7 +2,9 @@
 // itself: the verdicts, the remembered ones, and the malformed headers an attacker sends.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 #include <fstream>
 
 #include "../support/temp_dir.h"
@@ -72,6 +74,27 @@ TEST(BasicAuth, VerdictsForRightWrongUnknownAndMalformed) {
                                                          "Basic " + b64(std::string("prom:s3\0cret", 12)),
                                                          "Basic " + std::string(BasicAuth::kMaxHeader, 'A')})
     EXPECT_EQ(a.check(bad).verdict, V::Malformed) << bad.substr(0, 30);
+}
+
+// Two first-time checks at once: one runs bcrypt, the other is told to retry at once (503), so
+// that guesses never park more than one event-loop thread.
+TEST(BasicAuth, ACheckWhileAnotherRunsIsToldToRetryNotMadeToWait) {
+  auto auth = BasicAuth::create({{"prom", *bcryptHash("s3cret", 11)}});
+  ASSERT_TRUE(auth) << auth.error();
+  BasicAuth& a = **auth;
+  std::atomic<bool> done{false};
+  BasicAuth::Verdict slow_verdict = BasicAuth::Verdict::Missing;
+  std::thread slow([&] {
+    slow_verdict = a.check("Basic " + b64("prom:slow-guess")).verdict;
+    done = true;
+  });
+  bool busy = false;
+  for (int i = 0; !done && !busy; ++i)
+    busy = a.check("Basic " + b64("prom:guess-" + std::to_string(i))).verdict == BasicAuth::Verdict::Busy;
+  slow.join();
+  EXPECT_TRUE(busy || slow_verdict == BasicAuth::Verdict::Busy);
+  // Once free, the right password is granted and then remembered, whatever was guessed meanwhile.
+  EXPECT_EQ(a.check("Basic " + b64("prom:s3cret")).verdict, BasicAuth::Verdict::Ok);
 }
 
 TEST(BasicAuth, ABadHashIsRefusedNamingTheUser) {
