@@ -188,7 +188,8 @@ TEST(AgentFaults, KillNineKeepsFlushedHistory) {
 TEST(AgentSignals, SighupWithBadConfigKeepsTheOld) {
   Running a("dgx-h100", {}, std::string(kFastAgentConfig) + "metrics:\n  naming: dcgm\n");
   ASSERT_GT(a.port, 0) << a.proc->log();
-  ASSERT_FALSE(select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP").empty());
+  // The port opens before the first sampling pass has published anything.
+  ASSERT_TRUE(eventually([&] { return !select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP").empty(); }, 10s)) << a.proc->log();
   // A bad file: refused, logged with file:line: field, old config still serving.
   std::ofstream(a.config) << "listen: 127.0.0.1:0\nmetrics:\n  naming: fancy\n";
   a.proc->signal(SIGHUP);
@@ -252,7 +253,8 @@ TEST(AgentCli, ConfigThatIsNotAFileIsRefused) {
   ASSERT_TRUE(eventually([&] { return a.proc->log().find("reload refused") != std::string::npos; }, 5s))
       << a.proc->log();
   EXPECT_NE(a.proc->log().find("must be a regular file"), std::string::npos) << a.proc->log();
-  EXPECT_FALSE(select(a.metrics(), "gpuwarden_gpu_temperature_celsius").empty());  // still native
+  // Still native (waited for: the first sampling pass may not have published yet).
+  EXPECT_TRUE(eventually([&] { return !select(a.metrics(), "gpuwarden_gpu_temperature_celsius").empty(); }, 10s));
 }
 
 // Folders 0750 and files 0640 in the data folder, whatever umask the agent is started with.
