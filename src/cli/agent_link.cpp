@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/commands.h"
 #include "cli/json_read.h"
 
 namespace gw::cli {
@@ -46,6 +47,19 @@ Result<std::unique_ptr<node::DataDirLock>> lockWithoutAgent(const std::string& d
     return Status::Error(lock.error() + "; its control socket " + dir.controlSocket() +
                          " does not answer, so nothing was changed");
   return lock;
+}
+
+bool agentAnswered(const AgentAnswer& a, const std::string& data_dir, const std::string& hint) {
+  if (!a.reached) {
+    printError("no agent owns " + data_dir + " (its control socket " + node::DataDir(data_dir).controlSocket() +
+               " does not answer)" + (hint.empty() ? "" : "; " + hint));
+    return false;
+  }
+  if (!a.error.empty()) {
+    printError(a.error);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace gw::cli

@@ -38,6 +38,11 @@ struct AskLimits {
 AgentAnswer askAgent(const std::string& data_dir, const std::string& op,
                      const nlohmann::json& args = nlohmann::json::object(), const AskLimits& limits = {});
 
+// For a command that needs the agent: true when it answered and can be trusted; otherwise prints
+// why not ("no agent owns DIR (its control socket … does not answer)" and `hint`, or the broken
+// bound) and returns false, and the caller exits kExitNoAgent.
+bool agentAnswered(const AgentAnswer& a, const std::string& data_dir, const std::string& hint = "");
+
 // With no agent answering: the folder's lock, or an error that says who holds it (an agent that
 // holds the folder but does not answer on its socket is named, never written behind).
 Result<std::unique_ptr<node::DataDirLock>> lockWithoutAgent(const std::string& data_dir);

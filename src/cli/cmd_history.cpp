@@ -53,14 +53,7 @@ void addHistory(CLI::App& app, Run& run) {
     limits.deadline = kHistoryDeadline;
     limits.max_reply_bytes = kMaxHistoryReplyBytes;
     auto a = askAgent(o->data_dir, "history", args, limits);
-    if (!a.reached) {
-      printError("no agent owns " + o->data_dir + " (its control socket " + node::DataDir(o->data_dir).controlSocket() +
-                 " does not answer); start one with `gpuwarden serve`, or give --data-dir");
-      run.exit_code = kExitNoAgent;
-      return;
-    }
-    if (!a.error.empty()) {
-      printError(a.error);
+    if (!agentAnswered(a, o->data_dir, "start one with `gpuwarden serve`, or give --data-dir")) {
       run.exit_code = kExitNoAgent;
       return;
     }

@@ -19,14 +19,7 @@ void addReload(CLI::App& app, Run& run) {
       "reason is printed), 3 no agent owns the data directory or it could not be asked.");
   cmd->callback([&run, dir]() {
     auto a = askAgent(*dir, "config.reload");
-    if (!a.reached) {
-      printError("no agent owns " + *dir + " (its control socket " + node::DataDir(*dir).controlSocket() +
-                 " does not answer)");
-      run.exit_code = kExitNoAgent;
-      return;
-    }
-    if (!a.error.empty()) {
-      printError(a.error);
+    if (!agentAnswered(a, *dir)) {
       run.exit_code = kExitNoAgent;
       return;
     }

@@ -587,14 +587,7 @@ Stats Store::counters() const {
 }
 
 Stats Store::stats() const {
-  Stats st;
-  st.samples_appended = impl_->appended.load(std::memory_order_relaxed);
-  st.samples_rejected = impl_->rejected.load(std::memory_order_relaxed);
-  st.pending_bytes = impl_->pending_bytes.load(std::memory_order_relaxed);
-  st.dropped_samples = impl_->dropped.load(std::memory_order_relaxed);
-  st.corrupt_chunks = impl_->corrupt_chunks.load(std::memory_order_relaxed);
-  st.flush_failures = impl_->flush_failures.load(std::memory_order_relaxed);
-  st.databases_reset = impl_->resets.load(std::memory_order_relaxed);
+  Stats st = counters();
   std::error_code ec;
   for (const char* suffix : {"", "-wal"}) {
     const auto size = std::filesystem::file_size(impl_->opt.path + suffix, ec);

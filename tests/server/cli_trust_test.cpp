@@ -68,30 +68,10 @@ struct Measured {
 
 Measured runMeasured(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
                      const std::string& out_path, std::chrono::milliseconds timeout = 30s) {
-  std::vector<std::string> argv{GW_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) {
-    std::string s(*e);
-    if (!env.count(s.substr(0, s.find('=')))) envs.push_back(s);
-  }
-  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-  std::vector<char*> cenv;
-  for (auto& e : envs) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
   Measured m;
-  pid_t pid = -1;
   const auto t0 = std::chrono::steady_clock::now();
-  const int spawned = posix_spawn(&pid, GW_BINARY, &fa, nullptr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (spawned != 0) return m;
+  const pid_t pid = spawnGpuwarden(args, env, out_path, O_TRUNC);
+  if (pid < 0) return m;
   int st = 0;
   rusage ru{};
   for (;;) {

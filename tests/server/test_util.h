@@ -70,31 +70,40 @@ inline std::pair<int, std::string> runCli(const std::string& args) {
   return runShell(std::string(GW_BINARY) + " " + args);
 }
 
+// Starts the gpuwarden binary with `args`, the environment plus `env`, stdout and stderr into
+// `out_path` (opened with O_WRONLY | O_CREAT | `open_flags`); the pid, or -1.
+inline pid_t spawnGpuwarden(std::vector<std::string> args, const std::map<std::string, std::string>& env,
+                            const std::string& out_path, int open_flags) {
+  std::vector<std::string> argv{GW_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) {
+    std::string s(*e);
+    if (!env.count(s.substr(0, s.find('=')))) envs.push_back(s);
+  }
+  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
+  std::vector<char*> cenv;
+  for (auto& e : envs) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | open_flags, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, GW_BINARY, &fa, nullptr, cargv.data(), cenv.data()) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
 // `gpuwarden serve …` in the background, stdout and stderr into a log file.
 class AgentProcess {
  public:
   AgentProcess(std::vector<std::string> args, std::map<std::string, std::string> env, std::string log_path)
       : log_(std::move(log_path)) {
-    std::vector<std::string> argv{GW_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    std::vector<std::string> envs;
-    for (char** e = environ; *e; ++e) {
-      std::string s(*e);
-      if (!env.count(s.substr(0, s.find('=')))) envs.push_back(s);
-    }
-    for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-    std::vector<char*> cenv;
-    for (auto& e : envs) cenv.push_back(e.data());
-    cenv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawn(&pid_, GW_BINARY, &fa, nullptr, cargv.data(), cenv.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
+    pid_ = spawnGpuwarden(args, env, log_, O_APPEND);
   }
   ~AgentProcess() {
     if (pid_ > 0 && !exited_) {
