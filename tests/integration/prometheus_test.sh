@@ -13,21 +13,8 @@ if [[ ! -x $PROMETHEUS || ! -x $PROMTOOL ]]; then
   exit 77
 fi
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for f in "$WORK"/*.log; do echo "--- $f"; tail -n 30 "$f"; done
-  exit 1
-}
+source "$(dirname "$0")/lib.sh"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_http() {  # URL SECONDS
   local end=$((SECONDS + $2))
   until curl -sf -o /dev/null "$1"; do

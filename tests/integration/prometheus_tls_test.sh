@@ -13,20 +13,7 @@ for tool in "$PROMETHEUS" /usr/bin/openssl /usr/bin/curl; do
   [[ -x $tool ]] || { echo "SKIP: $tool missing (scripts/setup installs it)"; exit 77; }
 done
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for f in "$WORK"/*.log; do echo "--- $f"; tail -n 30 "$f"; done
-  exit 1
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$(dirname "$0")/lib.sh"
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" || true; }
 
 # A CA, the server's certificate for 127.0.0.1, and a client certificate signed by the CA.
