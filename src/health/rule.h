@@ -168,6 +168,36 @@ struct RuleContext {
   std::string gpuName() const { return "GPU " + std::to_string(gpu->id.index); }
 };
 
+// How a signal is compared with its threshold.
+enum class Cmp { kAtLeast, kAbove, kAtMost, kBelow, kEqual };
+
+// One threshold of a rule, as a specification: the rule's code compares on its own, and
+// tests/health/boundary_test.cpp holds the code to this table by putting the signal at the
+// threshold and one step either side. docs/health.md's boundary table and the {N} marks of
+// `fires_when` are rendered from it, so what the docs promise is what the tests check.
+struct Threshold {
+  std::string_view signal{};  // what is compared: "core temperature"
+  Cmp cmp = Cmp::kAtLeast;
+  // The threshold under a configuration; null when it is the GPU's own (then `against` says what).
+  double (*value)(const RuleConfig&) = nullptr;
+  std::string_view against{};     // "the most active links seen", when value is null
+  std::string_view unit{};        // printed after the value: " °C", " %", " W", "" (a count)
+  bool percent = false;           // a fraction (0.9) shown as a percentage (90 %) before `unit`
+  double step = 1;                // the smallest change of the signal worth telling apart
+  std::string_view config_key{};  // the YAML key that sets it; "" when fixed
+  // What crossing it does: the severity of the condition beyond it (a lower one may hold on the
+  // other side, as below a GPU's slowdown temperature) ...
+  Severity severity = Severity::Warning;
+  // ... or, when set, only this word appears in the summary (the rule fires on both sides).
+  std::string_view marks{};
+};
+
+// "≥ 85 °C", "< the most active links seen", "> 0": a threshold as the docs show it.
+std::string describeThreshold(const Threshold& t, const RuleConfig& config);
+// `fires_when` with each {N} replaced by its threshold under `config`.
+std::string describeFiresWhen(std::string_view fires_when, std::span<const Threshold> thresholds,
+                              const RuleConfig& config);
+
 // A rule's facts: everything about it except how it decides.
 struct RuleInfo {
   std::string_view name{};                   // "thermal_slowdown"; unique, used in `disabled:`
@@ -176,7 +206,8 @@ struct RuleInfo {
   std::string_view kb_id{};                  // knowledge-base entry; "" if none (xid: per code)
   bool sticky = false;                       // its incident stays open until an operator resolves it
   Severity severity = Severity::Warning;     // the severity it usually reports (docs; a condition may differ)
-  std::string_view fires_when{};             // docs/health.md: when it fires, with the defaults
+  std::string_view fires_when{};             // docs/health.md: when it fires; {N} is thresholds[N]
+  std::span<const Threshold> thresholds{};   // every threshold it compares with (boundary-tested)
 };
 
 struct Rule {

@@ -27,7 +27,64 @@ std::string holdText(const RuleInfo& info) {
   return std::to_string(ms) + " ms";
 }
 
+std::string_view cmpText(Cmp c) {
+  switch (c) {
+    case Cmp::kAtLeast:
+      return "≥";
+    case Cmp::kAbove:
+      return ">";
+    case Cmp::kAtMost:
+      return "≤";
+    case Cmp::kBelow:
+      return "<";
+    case Cmp::kEqual:
+      return "=";
+  }
+  return "?";
+}
+
+// 85 -> "85", 0.5 -> "0.5", 2.25 -> "2.25": thresholds are written as people write them.
+std::string number(double v) {
+  std::string s = fmt(v, 2);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
 }  // namespace
+
+std::string describeThreshold(const Threshold& t, const RuleConfig& config) {
+  std::string out(cmpText(t.cmp));
+  out += ' ';
+  if (!t.value) return out + std::string(t.against);
+  const double v = t.value(config);
+  out += t.percent ? number(v * 100) + " %" : number(v);
+  return out + std::string(t.unit);
+}
+
+std::string describeFiresWhen(std::string_view text, std::span<const Threshold> thresholds, const RuleConfig& config) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const std::size_t close = text.find('}', i);
+    if (text[i] == '{' && close != std::string_view::npos && close > i + 1 && close - i <= 3) {
+      std::size_t n = 0;
+      bool digits = true;
+      for (char d : text.substr(i + 1, close - i - 1)) {
+        digits = digits && d >= '0' && d <= '9';
+        n = n * 10 + static_cast<std::size_t>(d - '0');
+      }
+      if (digits && n < thresholds.size()) {
+        out += describeThreshold(thresholds[n], config);
+        i = close;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
 
 std::span<const Rule* const> ruleRegistry() { return registry(); }
 
@@ -71,7 +128,7 @@ std::string renderRuleTableMarkdown() {
   md += "| --- | --- | --- | --- | --- | --- |\n";
   for (const Rule* r : registry()) {
     const RuleInfo& i = r->info;
-    md += "| " + std::string(i.name) + " | " + std::string(i.fires_when) + " | " +
+    md += "| " + std::string(i.name) + " | " + describeFiresWhen(i.fires_when, i.thresholds, RuleConfig{}) + " | " +
           std::string(severityName(i.severity)) + " | " + holdText(i) + " | " + (i.sticky ? "yes" : "no") + " | ";
     if (r->scope == RuleScope::kXid)
       md += "the entry about the code";
@@ -80,6 +137,23 @@ std::string renderRuleTableMarkdown() {
     else
       md += "[" + std::string(i.kb_id) + "](knowledge-base.md#" + std::string(i.kb_id) + ")";
     md += " |\n";
+  }
+  return md;
+}
+
+std::string renderBoundaryTableMarkdown() {
+  const RuleConfig defaults;
+  std::string md = "| rule | signal | fires when | step | set by | beyond it |\n";
+  md += "| --- | --- | --- | --- | --- | --- |\n";
+  for (const Rule* r : registry()) {
+    for (const Threshold& t : r->info.thresholds) {
+      const std::string step = t.percent ? number(t.step * 100) + " %" : number(t.step) + std::string(t.unit);
+      md += "| " + std::string(r->info.name) + " | " + std::string(t.signal) + " | " + describeThreshold(t, defaults) +
+            " | " + step + " | " + (t.config_key.empty() ? "fixed" : "`" + std::string(t.config_key) + "`") + " | " +
+            (t.marks.empty() ? std::string(severityName(t.severity))
+                             : "\"" + std::string(t.marks) + "\" in the summary") +
+            " |\n";
+    }
   }
   return md;
 }

@@ -22,6 +22,8 @@ std::string rulesForKbEntry(const knowledge::KbEntry& entry);
 
 // docs/health.md's rule table (the part between its rule-table markers).
 std::string renderRuleTableMarkdown();
+// docs/health.md's boundary table: every threshold of every rule with its default and step.
+std::string renderBoundaryTableMarkdown();
 // docs/knowledge-base.md: the knowledge base with the rules that detect each entry.
 std::string renderKnowledgeBaseDoc();
 

@@ -78,27 +78,70 @@ std::optional<Condition> nvlinkErrors(const RuleContext& x) {
                    .evidence = "nvlink errors +" + fmt(rise) + " in " + fmt((x.now - old->t) / 1000.0) + " s"};
 }
 
+constexpr Threshold kDowntrain[] = {
+    {.signal = "link generation", .cmp = Cmp::kBelow, .against = "the highest it supports"},
+    {.signal = "link width", .cmp = Cmp::kBelow, .against = "the widest it supports"},
+    {.signal = "utilisation",
+     .value = [](const RuleConfig& c) { return c.load_util; },
+     .unit = " %",
+     .config_key = "load_util"},
+};
+constexpr Threshold kReplay[] = {
+    {.signal = "replays a minute at Gen1",
+     .cmp = Cmp::kAbove,
+     .value = [](const RuleConfig& c) { return c.pcie_replay_per_min[0]; },
+     .config_key = "pcie_replay_per_min[0]"},
+    {.signal = "replays a minute at Gen2",
+     .cmp = Cmp::kAbove,
+     .value = [](const RuleConfig& c) { return c.pcie_replay_per_min[1]; },
+     .config_key = "pcie_replay_per_min[1]"},
+    {.signal = "replays a minute at Gen3",
+     .cmp = Cmp::kAbove,
+     .value = [](const RuleConfig& c) { return c.pcie_replay_per_min[2]; },
+     .config_key = "pcie_replay_per_min[2]"},
+    {.signal = "replays a minute at Gen4",
+     .cmp = Cmp::kAbove,
+     .value = [](const RuleConfig& c) { return c.pcie_replay_per_min[3]; },
+     .config_key = "pcie_replay_per_min[3]"},
+    {.signal = "replays a minute at Gen5 and later",
+     .cmp = Cmp::kAbove,
+     .value = [](const RuleConfig& c) { return c.pcie_replay_per_min[4]; },
+     .config_key = "pcie_replay_per_min[4]"},
+};
+constexpr Threshold kNvlinkDown[] = {
+    {.signal = "active NVLink links", .cmp = Cmp::kBelow, .against = "the most seen", .severity = Severity::Critical},
+};
+constexpr Threshold kNvlinkErrors[] = {
+    {.signal = "CRC + replay + recovery error rise within `nvlink_window_ms`",
+     .value = [](const RuleConfig& c) { return c.nvlink_error_max; },
+     .config_key = "nvlink_error_max"},
+};
+
 const Rule kRules[] = {
     {.info = {.name = "pcie_downtrain",
               .config_key = "pcie_hold_ms",
               .hold = &RuleConfig::pcie_hold_ms,
-              .fires_when = "gen or width below max while util ≥ 60 %"},
+              .fires_when = "gen {0} or width {1} while util {2}",
+              .thresholds = kDowntrain},
      .evaluate = pcieDowntrain},
     {.info = {.name = "pcie_replay",
               .config_key = "pcie_hold_ms",
               .hold = &RuleConfig::pcie_hold_ms,
-              .fires_when = "replays/min above the per-generation allowance (5,5,10,20,40)"},
+              .fires_when = "replays a minute at Gen1 {0}, Gen2 {1}, Gen3 {2}, Gen4 {3}, Gen5+ {4}",
+              .thresholds = kReplay},
      .evaluate = pcieReplay},
     {.info = {.name = "nvlink_down",
               .config_key = "nvlink_hold_ms",
               .hold = &RuleConfig::nvlink_hold_ms,
               .severity = Severity::Critical,
-              .fires_when = "active links below the most seen"},
+              .fires_when = "active links {0}",
+              .thresholds = kNvlinkDown},
      .evaluate = nvlinkDown},
     {.info = {.name = "nvlink_errors",
               .config_key = "nvlink_hold_ms",
               .hold = &RuleConfig::nvlink_hold_ms,
-              .fires_when = "CRC/replay/recovery +10 within 5 min"},
+              .fires_when = "CRC + replay + recovery rise {0} within `nvlink_window_ms` (5 min)",
+              .thresholds = kNvlinkErrors},
      .evaluate = nvlinkErrors},
 };
 

@@ -76,6 +76,36 @@ std::optional<Condition> rowRemap(const RuleContext& x) {
   return std::nullopt;
 }
 
+constexpr Threshold kDbe[] = {
+    {.signal = "volatile DBE count",
+     .cmp = Cmp::kAbove,
+     .value = [](const RuleConfig&) { return 0.0; },
+     .severity = Severity::Critical},
+};
+constexpr Threshold kSbe[] = {
+    {.signal = "volatile SBE rise within `sbe_window_ms`",
+     .value = [](const RuleConfig& c) { return c.sbe_rise_max; },
+     .config_key = "sbe_rise_max"},
+};
+constexpr Threshold kRetired[] = {
+    {.signal = "pages pending retirement", .cmp = Cmp::kAbove, .value = [](const RuleConfig&) { return 0.0; }},
+    {.signal = "retired pages (SBE + DBE)",
+     .value = [](const RuleConfig& c) { return c.retired_pages_max; },
+     .config_key = "retired_pages_max",
+     .severity = Severity::Critical},
+};
+constexpr Threshold kRemap[] = {
+    {.signal = "row remapping pending", .cmp = Cmp::kAbove, .value = [](const RuleConfig&) { return 0.0; }},
+    {.signal = "row remapping failure",
+     .cmp = Cmp::kAbove,
+     .value = [](const RuleConfig&) { return 0.0; },
+     .severity = Severity::Critical},
+    {.signal = "rows remapped for uncorrectable errors",
+     .value = [](const RuleConfig& c) { return c.remap_uncorrectable_max; },
+     .config_key = "remap_uncorrectable_max",
+     .severity = Severity::Critical},
+};
+
 const Rule kRules[] = {
     {.info = {.name = "ecc_dbe",
               .config_key = "memory_hold_ms",
@@ -83,27 +113,31 @@ const Rule kRules[] = {
               .kb_id = "ecc-rising",
               .sticky = true,
               .severity = Severity::Critical,
-              .fires_when = "volatile DBE > 0 or a DBE event"},
+              .fires_when = "volatile DBE {0} or a DBE event",
+              .thresholds = kDbe},
      .evaluate = eccDbe},
     {.info = {.name = "ecc_sbe_rising",
               .config_key = "memory_hold_ms",
               .hold = &RuleConfig::memory_hold_ms,
               .kb_id = "ecc-rising",
-              .fires_when = "volatile SBE +100 within 10 min"},
+              .fires_when = "volatile SBE rise {0} within `sbe_window_ms` (10 min)",
+              .thresholds = kSbe},
      .evaluate = eccSbeRising},
     {.info = {.name = "retired_pages",
               .config_key = "memory_hold_ms",
               .hold = &RuleConfig::memory_hold_ms,
               .kb_id = "xid63-row-remap",
               .sticky = true,
-              .fires_when = "pending (warning) or sbe+dbe ≥ 63 (critical)"},
+              .fires_when = "pending {0} (warning) or SBE + DBE {1} (critical)",
+              .thresholds = kRetired},
      .evaluate = retiredPages},
     {.info = {.name = "row_remap",
               .config_key = "memory_hold_ms",
               .hold = &RuleConfig::memory_hold_ms,
               .kb_id = "xid63-row-remap",
               .sticky = true,
-              .fires_when = "pending (warning), failure or uncorrectable ≥ 512 (critical)"},
+              .fires_when = "pending {0} (warning), failure {1} or uncorrectable {2} (critical)",
+              .thresholds = kRemap},
      .evaluate = rowRemap},
 };
 

@@ -103,17 +103,66 @@ std::optional<Condition> pstateUnderLoad(const RuleContext& x) {
       .evidence = "pstate=" + fmt(pstate) + " gpu_util=" + fmt(util)};
 }
 
+constexpr Threshold kLowPower[] = {
+    {.signal = "utilisation",
+     .value = [](const RuleConfig& c) { return c.full_load_util; },
+     .unit = " %",
+     .config_key = "full_load_util"},
+    {.signal = "power, share of the enforced limit",
+     .cmp = Cmp::kBelow,
+     .value = [](const RuleConfig& c) { return c.low_power_fraction; },
+     .unit = " of the enforced limit",
+     .percent = true,
+     .step = 0.01,
+     .config_key = "low_power_fraction"},
+};
+constexpr Threshold kIdlePower[] = {
+    {.signal = "utilisation",
+     .cmp = Cmp::kAtMost,
+     .value = [](const RuleConfig& c) { return c.idle_util; },
+     .unit = " %",
+     .config_key = "idle_util"},
+    {.signal = "power",
+     .cmp = Cmp::kAbove,
+     .value = [](const RuleConfig& c) { return c.idle_power_w; },
+     .unit = " W",
+     .config_key = "idle_power_w"},
+};
+constexpr Threshold kPowerCapped[] = {
+    {.signal = "utilisation",
+     .value = [](const RuleConfig& c) { return c.load_util; },
+     .unit = " %",
+     .config_key = "load_util"},
+    {.signal = "enforced limit, share of the default",
+     .cmp = Cmp::kBelow,
+     .value = [](const RuleConfig& c) { return c.power_cap_fraction; },
+     .unit = " of the default",
+     .percent = true,
+     .step = 0.01,
+     .config_key = "power_cap_fraction"},
+};
+constexpr Threshold kPstate[] = {
+    {.signal = "P-state", .value = [](const RuleConfig& c) { return c.pstate_slow; }, .config_key = "pstate_slow"},
+    {.signal = "P-state (32: unknown)", .cmp = Cmp::kBelow, .value = [](const RuleConfig&) { return 32.0; }},
+    {.signal = "utilisation",
+     .value = [](const RuleConfig& c) { return c.load_util; },
+     .unit = " %",
+     .config_key = "load_util"},
+};
+
 const Rule kRules[] = {
     {.info = {.name = "power_low_under_load",
               .config_key = "low_power_hold_ms",
               .hold = &RuleConfig::low_power_hold_ms,
               .kb_id = "low-power-under-load",
-              .fires_when = "util ≥ 90 %, power < 50 % of the enforced limit, no slowdown reason"},
+              .fires_when = "util {0}, power {1}, no slowdown reason",
+              .thresholds = kLowPower},
      .evaluate = powerLowUnderLoad},
     {.info = {.name = "idle_power_high",
               .config_key = "idle_power_hold_ms",
               .hold = &RuleConfig::idle_power_hold_ms,
-              .fires_when = "util ≤ 2 %, power > 100 W"},
+              .fires_when = "util {0}, power {1}",
+              .thresholds = kIdlePower},
      .evaluate = idlePowerHigh},
     {.info = {.name = "power_slowdown",
               .config_key = "power_slowdown_hold_ms",
@@ -126,13 +175,15 @@ const Rule kRules[] = {
               .config_key = "power_cap_hold_ms",
               .hold = &RuleConfig::power_cap_hold_ms,
               .kb_id = "low-power-under-load",
-              .fires_when = "SW power cap under load with the enforced limit < 90 % of the default"},
+              .fires_when = "SW power cap while util {0} and the enforced limit {1}",
+              .thresholds = kPowerCapped},
      .evaluate = powerCapped},
     {.info = {.name = "pstate_under_load",
               .config_key = "pstate_hold_ms",
               .hold = &RuleConfig::pstate_hold_ms,
               .kb_id = "low-power-under-load",
-              .fires_when = "P8+ while util ≥ 60 %"},
+              .fires_when = "P-state {0} (and {1}) while util {2}",
+              .thresholds = kPstate},
      .evaluate = pstateUnderLoad},
 };
 

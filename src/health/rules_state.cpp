@@ -105,6 +105,22 @@ std::optional<Condition> xid(const RuleContext& x) {
   return cond;
 }
 
+constexpr Threshold kGpuCount[] = {
+    {.signal = "visible GPUs",
+     .cmp = Cmp::kBelow,
+     .value = [](const RuleConfig& c) { return static_cast<double>(c.expected_gpus); },
+     .config_key = "expected_gpus",
+     .severity = Severity::Critical},
+};
+constexpr Threshold kPersistence[] = {
+    {.signal = "persistence mode", .cmp = Cmp::kEqual, .value = [](const RuleConfig&) { return 0.0; }},
+};
+constexpr Threshold kXid[] = {
+    {.signal = "application-fault Xids on one GPU within `xid_active_ms`, peers clean",
+     .value = [](const RuleConfig& c) { return static_cast<double>(c.app_xid_repeat); },
+     .config_key = "app_xid_repeat"},
+};
+
 const Rule kRules[] = {
     {.info = {.name = "gpu_lost",
               .config_key = "lost_hold_ms",
@@ -127,13 +143,15 @@ const Rule kRules[] = {
               .hold = &RuleConfig::gpu_count_hold_ms,
               .kb_id = "no-devices",
               .severity = Severity::Critical,
-              .fires_when = "fewer GPUs than `expected_gpus` (0 = off)"},
+              .fires_when = "fewer GPUs than `expected_gpus` (0 = off)",
+              .thresholds = kGpuCount},
      .scope = RuleScope::kNode,
      .evaluate = gpuCount},
     {.info = {.name = "persistence_off",
               .config_key = "persistence_hold_ms",
               .hold = &RuleConfig::persistence_hold_ms,
-              .fires_when = "persistence mode 0"},
+              .fires_when = "persistence mode {0}",
+              .thresholds = kPersistence},
      .evaluate = persistenceOff},
     {.info = {.name = "driver_mismatch",
               .kb_id = "driver-lib-mismatch",
@@ -144,8 +162,9 @@ const Rule kRules[] = {
     {.info = {.name = "xid",
               .sticky = true,
               .fires_when = "Xid event: severity/action from the Xid catalog; application faults are `info` (not "
-                            "sticky), `warning` when ≥ 3 repeat on one GPU while peers are clean; the knowledge-base "
-                            "entry is the one about the code"},
+                            "sticky), `warning` when {0} repeat on one GPU while peers are clean; the knowledge-base "
+                            "entry is the one about the code",
+              .thresholds = kXid},
      .scope = RuleScope::kXid,
      .evaluate = xid},
 };

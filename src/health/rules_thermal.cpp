@@ -70,31 +70,73 @@ std::optional<Condition> fanFailure(const RuleContext& x) {
                    .evidence = "fan_speed=" + fmt(fan) + " gpu_temp=" + fmt(temp)};
 }
 
+constexpr Threshold kGpuTemp[] = {
+    {.signal = "core temperature",
+     .value = [](const RuleConfig& c) { return c.gpu_temp_c; },
+     .unit = " °C",
+     .config_key = "gpu_temp_c"},
+    {.signal = "core temperature",
+     .against = "the GPU's slowdown temperature",
+     .unit = " °C",
+     .severity = Severity::Critical},
+};
+constexpr Threshold kMemoryTemp[] = {
+    {.signal = "memory temperature",
+     .value = [](const RuleConfig& c) { return c.memory_temp_c; },
+     .unit = " °C",
+     .config_key = "memory_temp_c"},
+};
+constexpr Threshold kThermalSlowdown[] = {
+    {.signal = "SM clock, share of its maximum",
+     .cmp = Cmp::kBelow,
+     .value = [](const RuleConfig& c) { return 1 - c.thermal_clock_drop; },
+     .unit = " of the maximum",
+     .percent = true,
+     .step = 0.005,
+     .config_key = "thermal_clock_drop (1 − it)"},
+};
+constexpr Threshold kFan[] = {
+    {.signal = "fan speed",
+     .cmp = Cmp::kAtMost,
+     .value = [](const RuleConfig&) { return 1.0; },
+     .unit = " %",
+     .severity = Severity::Critical},
+    {.signal = "core temperature",
+     .value = [](const RuleConfig& c) { return c.fan_min_temp_c; },
+     .unit = " °C",
+     .config_key = "fan_min_temp_c",
+     .severity = Severity::Critical},
+};
+
 const Rule kRules[] = {
     {.info = {.name = "gpu_temperature",
               .config_key = "temperature_hold_ms",
               .hold = &RuleConfig::temperature_hold_ms,
               .kb_id = "hot-and-loud",
-              .fires_when = "core ≥ 85 °C (critical at/above the GPU's slowdown temperature)"},
+              .fires_when = "core {0} (critical {1})",
+              .thresholds = kGpuTemp},
      .evaluate = gpuTemperature},
     {.info = {.name = "memory_temperature",
               .config_key = "temperature_hold_ms",
               .hold = &RuleConfig::temperature_hold_ms,
               .kb_id = "hot-and-loud",
-              .fires_when = "memory ≥ 95 °C"},
+              .fires_when = "memory {0}",
+              .thresholds = kMemoryTemp},
      .evaluate = memoryTemperature},
     {.info = {.name = "thermal_slowdown",
               .config_key = "thermal_hold_ms",
               .hold = &RuleConfig::thermal_hold_ms,
               .kb_id = "hot-and-loud",
-              .fires_when = "HW/SW thermal reason and SM clock ≥ 10 % below max or the last minute (critical when HW)"},
+              .fires_when = "HW/SW thermal reason and SM clock {0} or of the last minute's highest (critical when HW)",
+              .thresholds = kThermalSlowdown},
      .evaluate = thermalSlowdown},
     {.info = {.name = "fan_failure",
               .config_key = "fan_hold_ms",
               .hold = &RuleConfig::fan_hold_ms,
               .kb_id = "fans-not-spinning",
               .severity = Severity::Critical,
-              .fires_when = "fan ≤ 1 % while ≥ 45 °C"},
+              .fires_when = "fan {0} while core {1}",
+              .thresholds = kFan},
      .evaluate = fanFailure},
 };
 

@@ -85,17 +85,56 @@ std::optional<Condition> zombieProcess(const RuleContext& x) {
                    .evidence = "pids=" + pids + " used_bytes=" + std::to_string(bytes)};
 }
 
+constexpr Threshold kStarvation[] = {
+    {.signal = "share of the window's samples in the band",
+     .value = [](const RuleConfig& c) { return c.starvation_fraction; },
+     .percent = true,
+     .step = 0.01,
+     .config_key = "starvation_fraction"},
+    {.signal = "utilisation (band's low edge)",
+     .value = [](const RuleConfig& c) { return c.swing_low; },
+     .unit = " %",
+     .config_key = "swing_low"},
+    {.signal = "utilisation (band's high edge)",
+     .cmp = Cmp::kBelow,
+     .value = [](const RuleConfig& c) { return c.starvation_util_max; },
+     .unit = " %",
+     .config_key = "starvation_util_max"},
+    {.signal = "utilisation (swinging)",
+     .cmp = Cmp::kAtMost,
+     .value = [](const RuleConfig& c) { return c.swing_high; },
+     .unit = " %",
+     .config_key = "swing_high",
+     .marks = "swings"},
+};
+constexpr Threshold kStraggler[] = {
+    {.signal = "utilisation",
+     .cmp = Cmp::kAtMost,
+     .value = [](const RuleConfig& c) { return c.straggler_idle_util; },
+     .unit = " %",
+     .config_key = "straggler_idle_util"},
+    {.signal = "a busy peer's utilisation",
+     .value = [](const RuleConfig& c) { return c.straggler_peer_util; },
+     .unit = " %",
+     .config_key = "straggler_peer_util"},
+    {.signal = "busy peers",
+     .against = "max(`straggler_min_peers`, ¾ of the answering peers)",
+     .config_key = "straggler_min_peers"},
+};
+
 const Rule kRules[] = {
     {.info = {.name = "starvation",
               .kb_id = "low-utilization-input-bound",
-              .fires_when = "≥ 90 % of 5 min of samples in [3 %, 70 %) (\"swinging\" when all ≤ 20 %); the window is "
-                            "its hold"},
+              .fires_when = "{0} of `starvation_window_ms` (5 min) of samples with util {1} and {2} (\"swinging\" "
+                            "when that share is also {3}); the window is its hold",
+              .thresholds = kStarvation},
      .evaluate = starvation},
     {.info = {.name = "straggler",
               .config_key = "straggler_hold_ms",
               .hold = &RuleConfig::straggler_hold_ms,
               .kb_id = "one-gpu-idle",
-              .fires_when = "util ≤ 5 % while ≥ max(2, ¾ of peers) are ≥ 50 %"},
+              .fires_when = "util {0} while busy peers (util {1}) {2}",
+              .thresholds = kStraggler},
      .evaluate = straggler},
     {.info = {.name = "zombie_process",
               .config_key = "zombie_hold_ms",

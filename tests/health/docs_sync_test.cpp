@@ -76,6 +76,11 @@ TEST(DocsInSync, RuleTable) {
                   renderRuleTableMarkdown());
 }
 
+TEST(DocsInSync, BoundaryTable) {
+  checkDocSection("docs/health.md", "<!-- boundary-table: begin -->", "<!-- boundary-table: end -->",
+                  renderBoundaryTableMarkdown());
+}
+
 TEST(DocsInSync, RenderingsMentionEveryEntry) {
   const std::string xid = renderXidCatalogMarkdown();
   for (const XidInfo& x : xidCatalog()) {

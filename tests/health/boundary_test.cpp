@@ -1,0 +1,490 @@
+// Every threshold of every rule at its value and one step either side, from the rules' own tables
+// (Threshold in health/rule.h, rendered into docs/health.md's boundary table). Each probe below
+// says how to put one signal at a value while everything else holds the rule's other conditions;
+// the harness then runs the real RuleEngine on its own clock (no wall time):
+//   - the firing side fires with the table's severity once the condition has held for the rule's
+//     hold, and not one second before;
+//   - the other side stays below that severity at every observation for twice the hold and a
+//     minute more (a must-not-fire check that outlasts the hold);
+//   - the default of a configurable threshold is the requirement's number.
+// A threshold or a held rule without a probe fails the suite, so the table cannot grow untested.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "health/rule.h"
+#include "health/rule_registry.h"
+#include "rule_test_util.h"
+
+namespace gw::health {
+namespace {
+
+using test::Gpu;
+
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+constexpr std::int64_t kT0 = 1'700'000'000'000;  // the engine's clock origin (ms)
+
+// Puts the node at `value` for time t (ms since the probe started). Called before each observation.
+using Place = std::function<void(std::vector<Gpu>& gpus, double value, std::int64_t t, RuleEngine& engine)>;
+
+struct Probe {
+  std::string rule;
+  int index = -1;            // the threshold's row in the rule's table; -1: a probe of the rule's hold only
+  std::string signal;        // the row's signal, checked, so a probe cannot silently point at another row
+  double pinned = kNone;     // the requirement's default for the threshold
+  double reference = kNone;  // the threshold when the table has no value (the GPU's own)
+  int gpus = 1;
+  std::int64_t lead_ms = 0;        // when the condition first holds
+  std::int64_t cadence_ms = 1000;  // one observation every this long
+  std::function<void(RuleConfig&)> configure{};
+  Place place;
+  int gpu = 0;  // whose finding counts; -1: the node's
+};
+
+std::filesystem::path procRoot() {
+  static const std::filesystem::path root = [] {
+    auto p = std::filesystem::temp_directory_path() / ("gw-boundary-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(p / "proc" / "4242");  // 4242 lives, 4343 does not
+    return p;
+  }();
+  return root;
+}
+
+Place set(std::string key) {
+  return [key](std::vector<Gpu>& g, double v, std::int64_t, RuleEngine&) { g[0].set(key, v); };
+}
+template <class F>
+Place with(F f) {
+  return [f](std::vector<Gpu>& g, double v, std::int64_t t, RuleEngine&) { f(g[0], v, t); };
+}
+
+events::GpuEvent xid13(std::int64_t t) {
+  events::GpuEvent e;
+  e.timestamp_ms = t;
+  e.kind = events::EventKind::Xid;
+  e.code = 13;
+  e.gpu_index = 0;
+  e.gpu_uuid = "GPU-00000000";
+  e.message = "Graphics Exception";
+  return e;
+}
+
+// In every run of `period` consecutive samples exactly `out` are marked: a window holding
+// `period` samples sees the same share wherever it slides.
+bool marked(std::int64_t t, std::int64_t cadence, int period, int out) { return (t / cadence) % period < out; }
+
+std::vector<Probe> probes() {
+  const std::int64_t starveCadence = 3010;  // 100 samples in the 300 s window: shares are whole percents
+  const std::int64_t starveLead = 99 * starveCadence;
+  std::vector<Probe> p = {
+      // thermal
+      {.rule = "gpu_temperature", .index = 0, .signal = "core temperature", .pinned = 85, .place = set("gpu_temp")},
+      {.rule = "gpu_temperature",
+       .index = 1,
+       .signal = "core temperature",
+       .reference = 89,
+       .place = with([](Gpu& g, double v, auto) { g.set("slowdown_temp", 89).set("gpu_temp", v); })},
+      {.rule = "memory_temperature",
+       .index = 0,
+       .signal = "memory temperature",
+       .pinned = 95,
+       .place = set("memory_temp")},
+      {.rule = "thermal_slowdown",
+       .index = 0,
+       .signal = "SM clock, share of its maximum",
+       .pinned = 0.9,
+       .place = with([](Gpu& g, double v, auto) {
+         g.set("clock_event_reasons", 0x20).set("max_sm_clock", 2000).set("sm_clock", v * 2000);
+       })},
+      {.rule = "fan_failure",
+       .index = 0,
+       .signal = "fan speed",
+       .pinned = 1,
+       .place = with([](Gpu& g, double v, auto) { g.set("gpu_temp", 60).set("fan_speed", v); })},
+      {.rule = "fan_failure",
+       .index = 1,
+       .signal = "core temperature",
+       .pinned = 45,
+       .place = with([](Gpu& g, double v, auto) { g.set("fan_speed", 0).set("gpu_temp", v); })},
+      // power
+      {.rule = "power_low_under_load",
+       .index = 0,
+       .signal = "utilisation",
+       .pinned = 90,
+       .place = with([](Gpu& g, double v, auto) { g.set("power_usage", 100).set("gpu_util", v); })},
+      {.rule = "power_low_under_load",
+       .index = 1,
+       .signal = "power, share of the enforced limit",
+       .pinned = 0.5,
+       .place = with([](Gpu& g, double v, auto) { g.set("enforced_power_limit", 700).set("power_usage", v * 700); })},
+      {.rule = "idle_power_high",
+       .index = 0,
+       .signal = "utilisation",
+       .pinned = 2,
+       .place = with([](Gpu& g, double v, auto) { g.set("power_usage", 150).set("gpu_util", v); })},
+      {.rule = "idle_power_high",
+       .index = 1,
+       .signal = "power",
+       .pinned = 100,
+       .place = with([](Gpu& g, double v, auto) { g.set("gpu_util", 0).set("power_usage", v); })},
+      {.rule = "power_slowdown", .signal = "power brake", .place = with([](Gpu& g, double v, auto) {
+                                                            g.set("clock_event_reasons", v > 0 ? 0x80 : 0x4);
+                                                          })},
+      {.rule = "power_capped",
+       .index = 0,
+       .signal = "utilisation",
+       .pinned = 60,
+       .place = with([](Gpu& g, double v, auto) {
+         g.set("power_default_limit", 700).set("enforced_power_limit", 500).set("gpu_util", v);
+       })},
+      {.rule = "power_capped",
+       .index = 1,
+       .signal = "enforced limit, share of the default",
+       .pinned = 0.9,
+       .place = with(
+           [](Gpu& g, double v, auto) { g.set("power_default_limit", 700).set("enforced_power_limit", v * 700); })},
+      {.rule = "pstate_under_load", .index = 0, .signal = "P-state", .pinned = 8, .place = set("pstate")},
+      {.rule = "pstate_under_load",
+       .index = 1,
+       .signal = "P-state (32: unknown)",
+       .pinned = 32,
+       .place = set("pstate")},
+      {.rule = "pstate_under_load",
+       .index = 2,
+       .signal = "utilisation",
+       .pinned = 60,
+       .place = with([](Gpu& g, double v, auto) { g.set("pstate", 8).set("gpu_util", v); })},
+      // memory
+      {.rule = "ecc_dbe", .index = 0, .signal = "volatile DBE count", .pinned = 0, .place = set("ecc_dbe_volatile")},
+      {.rule = "ecc_sbe_rising",
+       .index = 0,
+       .signal = "volatile SBE rise within `sbe_window_ms`",
+       .pinned = 100,
+       .lead_ms = 1000,
+       .place = with([](Gpu& g, double v, std::int64_t t) { g.set("ecc_sbe_volatile", t == 0 ? 1000 : 1000 + v); })},
+      {.rule = "retired_pages",
+       .index = 0,
+       .signal = "pages pending retirement",
+       .pinned = 0,
+       .place = set("retired_pages_pending")},
+      {.rule = "retired_pages",
+       .index = 1,
+       .signal = "retired pages (SBE + DBE)",
+       .pinned = 63,
+       .place = with([](Gpu& g, double v, auto) { g.set("retired_pages_sbe", v - 5).set("retired_pages_dbe", 5); })},
+      {.rule = "row_remap",
+       .index = 0,
+       .signal = "row remapping pending",
+       .pinned = 0,
+       .place = set("row_remap_pending")},
+      {.rule = "row_remap",
+       .index = 1,
+       .signal = "row remapping failure",
+       .pinned = 0,
+       .place = set("row_remap_failure")},
+      {.rule = "row_remap",
+       .index = 2,
+       .signal = "rows remapped for uncorrectable errors",
+       .pinned = 512,
+       .place = set("remapped_rows_uncorrectable")},
+      // links
+      {.rule = "pcie_downtrain",
+       .index = 0,
+       .signal = "link generation",
+       .reference = 5,
+       .place = set("pcie_link_gen")},
+      {.rule = "pcie_downtrain", .index = 1, .signal = "link width", .reference = 16, .place = set("pcie_link_width")},
+      {.rule = "pcie_downtrain",
+       .index = 2,
+       .signal = "utilisation",
+       .pinned = 60,
+       .place = with([](Gpu& g, double v, auto) { g.set("pcie_link_gen", 4).set("gpu_util", v); })},
+      {.rule = "nvlink_down",
+       .index = 0,
+       .signal = "active NVLink links",
+       .reference = 18,
+       .lead_ms = 1000,
+       .place = with([](Gpu& g, double v, std::int64_t t) { g.set("nvlink_active_links", t == 0 ? 18 : v); })},
+      {.rule = "nvlink_errors",
+       .index = 0,
+       .signal = "CRC + replay + recovery error rise within `nvlink_window_ms`",
+       .pinned = 10,
+       .lead_ms = 1000,
+       .place = with([](Gpu& g, double v, std::int64_t t) {
+         const double k = t == 0 ? 0 : 1;  // the rise arrives after the first sample, split over the counters
+         g.set("nvlink_crc_flit_errors", k * (v - 3)).set("nvlink_crc_data_errors", k);
+         g.set("nvlink_replay_errors", k).set("nvlink_recovery_errors", k);
+       })},
+      // workload
+      {.rule = "starvation",
+       .index = 0,
+       .signal = "share of the window's samples in the band",
+       .pinned = 0.9,
+       .lead_ms = starveLead,
+       .cadence_ms = starveCadence,
+       .place = with([=](Gpu& g, double v, std::int64_t t) {
+         const int out = static_cast<int>(std::lround((1 - v) * 100));
+         g.set("gpu_util", marked(t, starveCadence, 100, out) ? 90 : 40);
+       })},
+      {.rule = "starvation",
+       .index = 1,
+       .signal = "utilisation (band's low edge)",
+       .pinned = 3,
+       .lead_ms = starveLead,
+       .cadence_ms = starveCadence,
+       .place = set("gpu_util")},
+      {.rule = "starvation",
+       .index = 2,
+       .signal = "utilisation (band's high edge)",
+       .pinned = 70,
+       .lead_ms = starveLead,
+       .cadence_ms = starveCadence,
+       .place = set("gpu_util")},
+      {.rule = "starvation",
+       .index = 3,
+       .signal = "utilisation (swinging)",
+       .pinned = 20,
+       .lead_ms = starveLead,
+       .cadence_ms = starveCadence,
+       .place = set("gpu_util")},
+      {.rule = "straggler", .index = 0, .signal = "utilisation", .pinned = 5, .gpus = 4, .place = set("gpu_util")},
+      {.rule = "straggler",
+       .index = 1,
+       .signal = "a busy peer's utilisation",
+       .pinned = 50,
+       .gpus = 4,
+       .place =
+           [](std::vector<Gpu>& g, double v, std::int64_t, RuleEngine&) {
+             g[0].set("gpu_util", 0);
+             for (std::size_t k = 1; k < g.size(); ++k) g[k].set("gpu_util", v);
+           }},
+      {.rule = "straggler",
+       .index = 2,
+       .signal = "busy peers",
+       .reference = 6,  // of 7 answering peers: max(2, ceil(7 × 3/4))
+       .gpus = 8,
+       .place =
+           [](std::vector<Gpu>& g, double v, std::int64_t, RuleEngine&) {
+             g[0].set("gpu_util", 0);
+             for (std::size_t k = 1; k < g.size(); ++k) g[k].set("gpu_util", static_cast<double>(k) <= v ? 95 : 30);
+           }},
+      {.rule = "zombie_process",
+       .signal = "a pid absent from /proc",
+       .lead_ms = 1000,  // a process list counts once its GPU is known, after the first observation
+       .place =
+           [](std::vector<Gpu>&, double v, std::int64_t t, RuleEngine& e) {
+             e.observeProcesses(0, {{v > 0 ? 4343U : 4242U, 1ULL << 30}}, kT0 + t);
+           }},
+      // state
+      {.rule = "gpu_lost", .signal = "state Lost", .place = with([](Gpu& g, double v, auto) {
+                                                     g.v.state =
+                                                         v > 0 ? collect::GpuState::Lost : collect::GpuState::Up;
+                                                   })},
+      {.rule = "gpu_stalled", .signal = "state Stalled", .place = with([](Gpu& g, double v, auto) {
+                                                           g.v.state = v > 0 ? collect::GpuState::Stalled
+                                                                             : collect::GpuState::Up;
+                                                           g.v.state_reason =
+                                                               v > 0
+                                                                   ? "nvmlDeviceGetPowerUsage exceeded its 2 s deadline"
+                                                                   : "";
+                                                         })},
+      {.rule = "gpu_count",
+       .index = 0,
+       .signal = "visible GPUs",
+       .pinned = 0,
+       .gpus = 10,
+       .configure = [](RuleConfig& c) { c.expected_gpus = 8; },
+       .place = [](std::vector<Gpu>& g, double v, std::int64_t,
+                   RuleEngine&) { g.erase(g.begin() + static_cast<std::ptrdiff_t>(v), g.end()); },
+       .gpu = -1},
+      {.rule = "persistence_off",
+       .index = 0,
+       .signal = "persistence mode",
+       .pinned = 0,
+       .place = set("persistence_mode")},
+      {.rule = "driver_mismatch",
+       .signal = "nvmlInit error 18",
+       .place = [](std::vector<Gpu>&, double v, std::int64_t t,
+                   RuleEngine& e) { e.setNvmlInitError(v > 0 ? 18 : 0, kT0 + t); },
+       .gpu = -1},
+      {.rule = "xid",
+       .index = 0,
+       .signal = "application-fault Xids on one GPU within `xid_active_ms`, peers clean",
+       .pinned = 3,
+       .gpus = 2,
+       .lead_ms = 1000,
+       .place =
+           [](std::vector<Gpu>&, double v, std::int64_t t, RuleEngine& e) {
+             if (t != 1000) return;
+             for (int k = 0; k < static_cast<int>(v); ++k) e.onEvent(xid13(kT0 + t - k));
+           }},
+  };
+  for (int gen = 1; gen <= 5; ++gen) {
+    const double pinned[] = {5, 5, 10, 20, 40};
+    p.push_back(
+        {.rule = "pcie_replay",
+         .index = gen - 1,
+         .signal = gen < 5 ? "replays a minute at Gen" + std::to_string(gen) : "replays a minute at Gen5 and later",
+         .pinned = pinned[gen - 1],
+         .lead_ms = 60'000,  // the first whole minute of history
+         .place = with([gen](Gpu& g, double v, std::int64_t t) {
+           // +v at every whole minute: every 60 s window holds exactly one step of v
+           g.set("pcie_link_gen", gen).set("pcie_max_link_gen", gen);
+           g.set("pcie_replay_counter", v * static_cast<double>(t / 60'000));
+         })});
+  }
+  return p;
+}
+
+std::string probeName(const Probe& p) {
+  return p.rule + (p.index >= 0 ? "[" + std::to_string(p.index) + "] " : " ") + p.signal;
+}
+
+std::int64_t holdOf(const Rule& r, const RuleConfig& c) { return r.info.hold ? c.*(r.info.hold) : 0; }
+
+// The finding of the probe's rule about its GPU, evaluated at each observation from `check_from`
+// on (or only at the end when check_from is negative). Returns the worst seen.
+std::optional<Finding> run(const Probe& p, const RuleConfig& config, double value, std::int64_t duration,
+                           std::int64_t check_from = -1) {
+  RuleEngine engine(config, procRoot().string());
+  std::vector<Gpu> gpus;
+  for (int i = 0; i < p.gpus; ++i) gpus.emplace_back(static_cast<unsigned>(i));
+  std::optional<Finding> worst;
+  auto look = [&](std::int64_t t) {
+    for (const Finding& f : engine.evaluate(kT0 + t))
+      if (f.rule == p.rule && f.gpu_index == p.gpu && (!worst || f.severity > worst->severity)) worst = f;
+  };
+  for (std::int64_t t = 0; t <= duration; t += p.cadence_ms) {
+    std::vector<Gpu> now = gpus;
+    p.place(now, value, t, engine);
+    engine.observe(test::views(now), kT0 + t);
+    if (check_from >= 0 && t >= check_from) look(t);
+  }
+  if (check_from < 0) look(duration);
+  return worst;
+}
+
+bool beyond(const Threshold& th, const std::optional<Finding>& f) {
+  if (!f) return false;
+  if (!th.marks.empty()) return f->summary.find(th.marks) != std::string::npos;
+  return f->severity >= th.severity;
+}
+
+std::string show(const std::optional<Finding>& f) {
+  return f ? std::string(severityName(f->severity)) + ": " + f->summary + " [" + f->evidence + "]" : "no finding";
+}
+
+struct Sides {
+  std::vector<double> fire, quiet;
+};
+Sides sides(Cmp c, double ref, double step) {
+  switch (c) {
+    case Cmp::kAtLeast:
+      return {{ref, ref + step}, {ref - step}};
+    case Cmp::kAbove:
+      return {{ref + step}, {ref, ref - step}};
+    case Cmp::kAtMost:
+      return {{ref, ref - step}, {ref + step}};
+    case Cmp::kBelow:
+      return {{ref - step}, {ref, ref + step}};
+    case Cmp::kEqual:
+      return {{ref}, {ref - step, ref + step}};
+  }
+  return {};
+}
+
+TEST(RuleBoundaries, EveryThresholdAndEveryHeldRuleHasAProbe) {
+  const auto all = probes();
+  std::set<std::pair<std::string, int>> covered;
+  std::set<std::string> rules;
+  for (const Probe& p : all) {
+    const Rule* r = findRule(p.rule);
+    ASSERT_NE(r, nullptr) << probeName(p);
+    EXPECT_TRUE(covered.insert({p.rule, p.index}).second || p.index < 0) << "two probes for " << probeName(p);
+    rules.insert(p.rule);
+    if (p.index >= 0) {
+      ASSERT_LT(static_cast<std::size_t>(p.index), r->info.thresholds.size()) << probeName(p);
+      EXPECT_EQ(r->info.thresholds[static_cast<std::size_t>(p.index)].signal, p.signal) << probeName(p);
+    }
+  }
+  for (const Rule* r : ruleRegistry()) {
+    for (std::size_t i = 0; i < r->info.thresholds.size(); ++i)
+      EXPECT_TRUE(covered.count({std::string(r->info.name), static_cast<int>(i)}))
+          << r->info.name << " threshold " << i << " (" << r->info.thresholds[i].signal
+          << ") has no probe in boundary_test.cpp";
+    EXPECT_TRUE(rules.count(std::string(r->info.name))) << r->info.name << " has no probe in boundary_test.cpp";
+  }
+}
+
+TEST(RuleBoundaries, DefaultsAreTheRequirements) {
+  for (const Probe& p : probes()) {
+    if (p.index < 0 || std::isnan(p.pinned)) continue;
+    const Threshold& th = findRule(p.rule)->info.thresholds[static_cast<std::size_t>(p.index)];
+    ASSERT_NE(th.value, nullptr) << probeName(p);
+    EXPECT_EQ(th.value(RuleConfig{}), p.pinned) << probeName(p);
+  }
+}
+
+TEST(RuleBoundaries, EachThresholdAtItsValueAndOneStepEitherSide) {
+  for (const Probe& p : probes()) {
+    if (p.index < 0) continue;
+    SCOPED_TRACE(probeName(p));
+    const Rule& r = *findRule(p.rule);
+    const Threshold& th = r.info.thresholds[static_cast<std::size_t>(p.index)];
+    RuleConfig config;
+    if (p.configure) p.configure(config);
+    const double ref = th.value ? th.value(config) : p.reference;
+    ASSERT_FALSE(std::isnan(ref)) << "a threshold the GPU sets needs the probe's reference";
+    const std::int64_t hold = holdOf(r, config);
+    const Sides s = sides(th.cmp, ref, th.step);
+    for (double v : s.fire) {
+      const auto at = run(p, config, v, p.lead_ms + hold);
+      EXPECT_TRUE(beyond(th, at)) << "at " << v << " (threshold " << describeThreshold(th, config)
+                                  << ") after the hold: " << show(at);
+      if (at && th.marks.empty()) {
+        EXPECT_EQ(at->severity, th.severity) << "at " << v;
+      }
+      if (hold > 0) {
+        const auto early = run(p, config, v, p.lead_ms + hold - 1000);
+        EXPECT_FALSE(beyond(th, early)) << "at " << v << " one second before the " << hold
+                                        << " ms hold: " << show(early);
+      }
+    }
+    for (double v : s.quiet) {
+      const auto quiet = run(p, config, v, p.lead_ms + 2 * hold + 60'000, p.lead_ms);
+      EXPECT_FALSE(beyond(th, quiet)) << "at " << v << " (threshold " << describeThreshold(th, config) << ") within "
+                                      << (2 * hold + 60'000) / 1000 << " s: " << show(quiet);
+    }
+  }
+}
+
+// Rules with no threshold to move still have a hold: a condition fires at the hold, not a second
+// before, and its absence stays quiet past it.
+TEST(RuleBoundaries, ConditionRulesFireAtTheirHold) {
+  for (const Probe& p : probes()) {
+    if (p.index >= 0) continue;
+    SCOPED_TRACE(probeName(p));
+    const Rule& r = *findRule(p.rule);
+    const RuleConfig config;
+    const std::int64_t hold = holdOf(r, config);
+    const auto at = run(p, config, 1, p.lead_ms + hold);
+    ASSERT_TRUE(at.has_value()) << "after the " << hold << " ms hold";
+    EXPECT_EQ(at->severity, r.info.severity);
+    if (hold > 0) {
+      EXPECT_FALSE(run(p, config, 1, p.lead_ms + hold - 1000)) << "one second before the hold";
+    }
+    const auto quiet = run(p, config, 0, p.lead_ms + 2 * hold + 60'000, 0);
+    EXPECT_FALSE(quiet) << show(quiet);
+  }
+}
+
+}  // namespace
+}  // namespace gw::health
