@@ -83,6 +83,22 @@ TEST(EventLog, OutsideWindowAreTwoEvents) {
   EXPECT_EQ(log.mergedCount(), 0U);
 }
 
+// The de-duplication window (5 s) at its value and one step (1 ms) either side, both orders.
+TEST(EventLog, DedupWindowBoundary) {
+  ASSERT_EQ(EventLogOptions{}.window_ms, 5000);
+  for (std::int64_t gap : {4999, 5000, 5001}) {
+    EventLog nvmlFirst;
+    nvmlFirst.add(nvmlXid(10'000, 79));
+    EXPECT_EQ(nvmlFirst.add(kernelXid(10'000 + gap, 79)).merged, gap <= 5000) << gap;
+    EventLog kernelFirst;
+    kernelFirst.add(kernelXid(10'000, 48));
+    EXPECT_EQ(kernelFirst.add(nvmlXid(10'000 + gap, 48)).merged, gap <= 5000) << gap;
+    EventLog laterFirst;  // a late arrival stamped before the first
+    laterFirst.add(nvmlXid(10'000 + gap, 79));
+    EXPECT_EQ(laterFirst.add(kernelXid(10'000, 79)).merged, gap <= 5000) << gap;
+  }
+}
+
 TEST(EventLog, SameSourceTwiceIsTwoEvents) {
   EventLog log;
   log.add(nvmlXid(10'000, 13));

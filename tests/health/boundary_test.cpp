@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "health/incidents.h"
 #include "health/rule.h"
 #include "health/rule_registry.h"
 #include "rule_test_util.h"
@@ -483,6 +484,115 @@ TEST(RuleBoundaries, ConditionRulesFireAtTheirHold) {
     }
     const auto quiet = run(p, config, 0, p.lead_ms + 2 * hold + 60'000, 0);
     EXPECT_FALSE(quiet) << show(quiet);
+  }
+}
+
+// The rules' windows: what happened just inside a window still counts, one step outside it no
+// longer does.
+class Window {
+ public:
+  explicit Window(int gpus = 1, RuleConfig c = {}) : engine_(c, procRoot().string()) {
+    for (int i = 0; i < gpus; ++i) gpus_.emplace_back(static_cast<unsigned>(i));
+  }
+  // Observes at t (ms since the start) with `f` applied to GPU 0 first; true when `rule` is found.
+  template <class F>
+  bool at(std::int64_t t, const std::string& rule, F f) {
+    f(gpus_[0]);
+    engine_.observe(test::views(gpus_), kT0 + t);
+    return found(t, rule);
+  }
+  bool found(std::int64_t t, const std::string& rule) {
+    for (const Finding& f : engine_.evaluate(kT0 + t))
+      if (f.rule == rule && f.gpu_index == 0) return true;
+    return false;
+  }
+  RuleEngine& engine() { return engine_; }
+
+ private:
+  RuleEngine engine_;
+  std::vector<Gpu> gpus_;
+};
+
+TEST(RuleWindows, SbeRiseCountsWithinTheWindowOnly) {
+  const std::int64_t w = RuleConfig{}.sbe_window_ms;
+  ASSERT_EQ(w, 600'000);
+  Window x;
+  x.at(0, "ecc_sbe_rising", [](Gpu& g) { g.set("ecc_sbe_volatile", 1000); });
+  // +100 between the first and the second sample; each later sample repeats the second.
+  for (std::int64_t t = 1000; t < w; t += 1000)
+    x.at(t, "ecc_sbe_rising", [](Gpu& g) { g.set("ecc_sbe_volatile", 1100); });
+  EXPECT_TRUE(x.at(w, "ecc_sbe_rising", [](Gpu&) {})) << "the first sample is exactly one window old";
+  EXPECT_FALSE(x.at(w + 1000, "ecc_sbe_rising", [](Gpu&) {})) << "one second later it has left the window";
+}
+
+TEST(RuleWindows, NvlinkErrorRiseCountsWithinTheWindowOnly) {
+  const std::int64_t w = RuleConfig{}.nvlink_window_ms;
+  ASSERT_EQ(w, 300'000);
+  Window x;
+  x.at(0, "nvlink_errors", [](Gpu& g) { g.set("nvlink_replay_errors", 0); });
+  for (std::int64_t t = 1000; t < w; t += 1000)
+    x.at(t, "nvlink_errors", [](Gpu& g) { g.set("nvlink_replay_errors", 10); });
+  EXPECT_TRUE(x.at(w, "nvlink_errors", [](Gpu&) {}));
+  EXPECT_FALSE(x.at(w + 1000, "nvlink_errors", [](Gpu&) {}));
+}
+
+TEST(RuleWindows, AnXidStaysCurrentForXidActiveMs) {
+  const std::int64_t active = RuleConfig{}.xid_active_ms;
+  ASSERT_EQ(active, 600'000);
+  Window x;
+  x.at(0, "xid", [](Gpu&) {});
+  x.engine().onEvent(xid13(kT0 + 1000));
+  EXPECT_TRUE(x.found(1000 + active - 1000, "xid"));
+  EXPECT_TRUE(x.found(1000 + active, "xid"));
+  EXPECT_FALSE(x.found(1000 + active + 1000, "xid"));
+}
+
+// A replay counter read for less than half a window is never a rate.
+TEST(RuleWindows, PcieReplayNeedsHalfAWindowOfHistory) {
+  const RuleConfig c;
+  ASSERT_EQ(c.pcie_replay_window_ms, 60'000);
+  // 1000 replays right after the first sample: far over any allowance once there is a rate.
+  auto replays = [](std::int64_t t) { return t == 0 ? 0.0 : 1000.0; };
+  for (std::int64_t onset : {c.pcie_replay_window_ms / 2 - 1000, c.pcie_replay_window_ms / 2}) {
+    Window x;
+    for (std::int64_t t = 0; t <= onset; t += 1000)
+      x.at(t, "pcie_replay", [&](Gpu& g) { g.set("pcie_replay_counter", replays(t)); });
+    // The condition holds from the first observation with half a window behind it (30 s); the
+    // finding comes a hold later.
+    EXPECT_EQ(x.found(c.pcie_replay_window_ms / 2 + c.pcie_hold_ms, "pcie_replay"),
+              onset >= c.pcie_replay_window_ms / 2)
+        << "observed up to " << onset << " ms";
+  }
+}
+
+// Starvation waits for 90 % of its window before it judges.
+TEST(RuleWindows, StarvationJudgesOnlyWithNinetyPercentOfItsWindow) {
+  const RuleConfig c;
+  const std::int64_t need = c.starvation_window_ms * 9 / 10;
+  ASSERT_EQ(need, 270'000);
+  Window x;
+  for (std::int64_t t = 0; t < need; t += 1000)
+    EXPECT_FALSE(x.at(t, "starvation", [](Gpu& g) { g.set("gpu_util", 40); })) << t;
+  EXPECT_TRUE(x.at(need, "starvation", [](Gpu& g) { g.set("gpu_util", 40); }));
+}
+
+// A cleared, non-sticky incident resolves a grace (2 min) after it was last seen, not before.
+TEST(LimitBoundaries, IncidentGraceAtItsValueAndOneSecondEitherSide) {
+  ASSERT_EQ(IncidentConfig{}.grace_ms, 120'000);
+  for (std::int64_t after : {119'000, 120'000, 121'000}) {
+    const auto dir = procRoot() / ("grace-" + std::to_string(after));
+    std::filesystem::remove_all(dir);
+    auto store = IncidentStore::open((dir / "incidents.db").string());
+    ASSERT_TRUE(store) << store.error();
+    Finding f;
+    f.rule = "gpu_temperature";
+    f.gpu_uuid = "GPU-00000000";
+    f.gpu_index = 0;
+    f.key = "gpu_temperature|GPU-00000000";
+    f.summary = "hot";
+    ASSERT_TRUE((*store)->apply({f}, kT0));
+    ASSERT_TRUE((*store)->apply({}, kT0 + after));
+    EXPECT_EQ((*store)->unresolved().size(), after < 120'000 ? 1u : 0u) << after << " ms after it was last seen";
   }
 }
 

@@ -63,6 +63,11 @@ TEST(HistoryQuery, ARawRangeOverTheCapIsRefusedAndAStepAnswersIt) {
   ASSERT_EQ(at_cap.status, 200) << at_cap.error;
   EXPECT_EQ(at_cap.body["points"].size(), server::kMaxHistoryPoints);
   EXPECT_EQ(at_cap.body["points"][0][0], Filled::kT0);
+  // One over: refused.
+  q.until = "1700011000";
+  auto over_cap = h.run(q);
+  EXPECT_EQ(over_cap.status, 400);
+  EXPECT_EQ(over_cap.param, "step");
   // A step too small for the range is refused before the store is asked.
   q.step = "1s";
   q.until = "1700020000";
