@@ -47,8 +47,8 @@ BENCHMARK(BM_SimulatorOnly)->Unit(benchmark::kMicrosecond);
 void BM_SamplingPass(benchmark::State& state) {
   openSim();  // sets the scenario
   gw::collect::Sampler sampler([] { return gw::nvml::Session::open({GW_SIM_LIB}); }, {});
-  sampler.samplePassForBenchmark();
-  for (auto _ : state) sampler.samplePassForBenchmark();
+  sampler.sampleOnce();
+  for (auto _ : state) sampler.sampleOnce();
 }
 BENCHMARK(BM_SamplingPass)->Unit(benchmark::kMicrosecond);
 
@@ -57,7 +57,7 @@ std::vector<gw::collect::GpuView> views() {
   gw::collect::Sampler sampler([] { return gw::nvml::Session::open({GW_SIM_LIB}); }, {});
   // One synchronous pass is enough for values. Not start(): its worker threads would sample the
   // same targets concurrently with this pass (the crash seen once in run.sh).
-  sampler.samplePassForBenchmark();
+  sampler.sampleOnce();
   auto v = sampler.snapshot();
   if (v.empty()) std::abort();
   return v;

@@ -53,7 +53,7 @@ void BM_SamplerPass8Gpus(benchmark::State& state) {
   ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
   gw::collect::Sampler sampler(
       []() -> gw::Result<std::unique_ptr<gw::nvml::Session>> { return gw::nvml::Session::open({GW_SIM_LIB}); }, {});
-  for (auto _ : state) sampler.samplePassForBenchmark();
+  for (auto _ : state) sampler.sampleOnce();
 }
 BENCHMARK(BM_SamplerPass8Gpus)->Unit(benchmark::kMicrosecond);
 

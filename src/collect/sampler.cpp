@@ -555,9 +555,10 @@ std::shared_ptr<nvml::Session> Sampler::session() const {
   return session_;
 }
 
-void Sampler::samplePassForBenchmark() {
-  if (workers_.empty() && !enumerate(false).ok()) return;
-  for (auto& w : workers_) w->pass(false, true);
+void Sampler::sampleOnce() {
+  const bool first = workers_.empty();
+  if (first && !enumerate(false).ok()) return;
+  for (auto& w : workers_) w->pass(first, true);
 }
 
 }  // namespace gw::collect

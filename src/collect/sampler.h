@@ -67,8 +67,10 @@ class Sampler {
   // treat it as possibly re-created: hold it only for the duration of one request.
   std::shared_ptr<nvml::Session> session() const;
 
-  // Test hook: run one synchronous sampling pass on every GPU (no threads), used by benchmarks.
-  void samplePassForBenchmark();
+  // Instead of start(): one sampling pass of every GPU on the caller's thread, no workers (the
+  // first one opens NVML and reads the static fields too). A synchronous monitor, the scenario
+  // tests and the benchmarks step the sampler with it.
+  void sampleOnce();
 
  private:
   struct Worker;

@@ -151,6 +151,7 @@ Status NvmlEventSource::start() {
     return s;
   }
   healthy_ = true;
+  if (!opt_.thread) return Status::Ok();
   running_ = true;
   thread_ = std::thread(platform::guardedThread("nvml-events", [this] { run(); }));
   return Status::Ok();
@@ -244,59 +245,70 @@ bool NvmlEventSource::dropLostGpus() {
   return any;
 }
 
-void NvmlEventSource::run() {
+NvmlEventSource::Waited NvmlEventSource::waitOnce(unsigned wait_ms) {
   const auto& api = session_.api();
   auto wait = api.nvmlEventSetWait_v2 ? api.nvmlEventSetWait_v2 : api.nvmlEventSetWait;
   const char* wait_name = api.nvmlEventSetWait_v2 ? "nvmlEventSetWait_v2" : "nvmlEventSetWait";
+  nvmlEventData_t data{};
+  const nvmlReturn_t r = wait(set_, &data, wait_ms);
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.waits;
+  }
+  if (r == NVML_SUCCESS) {
+    GpuEvent e = toEvent(data);
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.events;
+    }
+    bus_.publish(e);
+    return Waited::kEvent;
+  }
+  if (r == NVML_ERROR_TIMEOUT) return Waited::kTimeout;
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.errors;
+  }
+  setError(describe(r, wait_name));
+  if (isDriverGone(r)) {
+    healthy_ = false;
+    return Waited::kStop;
+  }
+  if (nvml::isLost(r)) {
+    // One GPU in the set is gone: rebuild the set without it and keep listening to the rest.
+    if (dropLostGpus()) {
+      Status s = registerAll();
+      if (!s.ok()) {
+        setError(s.message());
+        healthy_ = false;
+        return Waited::kStop;
+      }
+    }
+  }
+  return Waited::kRetry;
+}
+
+void NvmlEventSource::run() {
   auto pause = [this](unsigned ms) {
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_.load(); });
   };
   while (!stop_) {
-    nvmlEventData_t data{};
     const auto t0 = std::chrono::steady_clock::now();
-    nvmlReturn_t r = wait(set_, &data, opt_.wait_ms);
-    {
-      std::lock_guard lock(mu_);
-      ++stats_.waits;
-    }
-    if (r == NVML_SUCCESS) {
-      GpuEvent e = toEvent(data);
-      {
-        std::lock_guard lock(mu_);
-        ++stats_.events;
-      }
-      bus_.publish(e);
-      continue;
-    }
-    if (r == NVML_ERROR_TIMEOUT) {
-      const auto took = std::chrono::steady_clock::now() - t0;
-      if (took < std::chrono::milliseconds(opt_.wait_ms / 4)) pause(opt_.idle_ms);
-      continue;
-    }
-    {
-      std::lock_guard lock(mu_);
-      ++stats_.errors;
-    }
-    setError(describe(r, wait_name));
-    if (isDriverGone(r)) {
-      healthy_ = false;
-      break;
-    }
-    if (nvml::isLost(r)) {
-      // One GPU in the set is gone: rebuild the set without it and keep listening to the rest.
-      if (dropLostGpus()) {
-        Status s = registerAll();
-        if (!s.ok()) {
-          setError(s.message());
-          healthy_ = false;
-          break;
-        }
-      }
-    }
-    pause(100);  // transient error: back off a little
+    const Waited w = waitOnce(opt_.wait_ms);
+    if (w == Waited::kStop) break;
+    if (w == Waited::kTimeout && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(opt_.wait_ms / 4))
+      pause(opt_.idle_ms);
+    if (w == Waited::kRetry) pause(100);  // transient error: back off a little
   }
   running_ = false;
+}
+
+void NvmlEventSource::drain() {
+  if (opt_.thread || !healthy_ || !set_) return;
+  // Bounded: a source that never stops answering cannot hold the caller.
+  for (int k = 0; k < 4096; ++k)
+    if (waitOnce(0) != Waited::kEvent) return;
 }
 
 }  // namespace gw::events

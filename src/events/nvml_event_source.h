@@ -35,6 +35,9 @@ struct NvmlEventSourceOptions {
   // GPUs not to register now (the caller knows them stalled: every call on a hung GPU blocks for
   // as long as the hang, and registration must not). Listed in stats as skipped.
   std::function<bool(unsigned index)> skip;
+  // false: no thread; the owner calls drain() (a synchronous monitor on the simulator's manual
+  // clock, where events must arrive in the pass that caused them).
+  bool thread = true;
 };
 
 struct NvmlEventSourceStats {
@@ -67,8 +70,14 @@ class NvmlEventSource {
   bool healthy() const { return healthy_.load(); }
   std::string lastError() const;
   NvmlEventSourceStats stats() const;
+  // Without a thread (options.thread = false): publishes the events pending now, on the caller's
+  // thread, without waiting. Does nothing with a thread.
+  void drain();
 
  private:
+  enum class Waited { kEvent, kTimeout, kRetry, kStop };
+  // One wait on the set: an event is published; an error is recorded and handled.
+  Waited waitOnce(unsigned wait_ms);
   struct GpuInfo {
     int index = -1;
     std::string uuid;

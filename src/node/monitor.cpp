@@ -17,7 +17,6 @@
 namespace gw::node {
 
 using json = nlohmann::json;
-using platform::wallMs;
 
 Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
   std::unique_ptr<Monitor> m(new Monitor(std::move(options)));
@@ -50,7 +49,9 @@ Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
   return m;
 }
 
-Monitor::Monitor(MonitorOptions options) : opt_(std::move(options)) {}
+Monitor::Monitor(MonitorOptions options) : opt_(std::move(options)) {
+  if (!opt_.now_ms) opt_.now_ms = platform::wallMs;
+}
 
 Monitor::~Monitor() { stop(); }
 
@@ -61,16 +62,22 @@ void Monitor::logLine(const std::string& level, const std::string& message) cons
 Status Monitor::startSampler() {
   auto s = std::make_shared<collect::Sampler>(opt_.opener, opt_.sampler);
   if (opt_.sink) s->setSink(opt_.sink);
-  Status st = s->start();
+  Status st = Status::Ok();
+  if (!opt_.synchronous) {
+    st = s->start();
+  } else {
+    s->sampleOnce();
+    if (!s->session()) st = Status::Error("NVML could not be opened");
+  }
   std::lock_guard l(sampler_mu_);
   sampler_retry_ = std::chrono::steady_clock::now() + opt_.nvml_retry;
   if (!st) {
     sampler_error_ = st.message();
     // A library/driver version mismatch is a finding of its own (the rules say what to do).
-    engine_->setNvmlInitError(st.nvmlCode() == NVML_ERROR_LIB_RM_VERSION_MISMATCH ? st.nvmlCode() : 0, wallMs());
+    engine_->setNvmlInitError(st.nvmlCode() == NVML_ERROR_LIB_RM_VERSION_MISMATCH ? st.nvmlCode() : 0, opt_.now_ms());
     return st;
   }
-  engine_->setNvmlInitError(0, wallMs());
+  engine_->setNvmlInitError(0, opt_.now_ms());
   sampler_error_.clear();
   sampler_ = std::move(s);
   return Status::Ok();
@@ -107,6 +114,10 @@ void Monitor::reconfigure(const collect::SamplerConfig& config) {
 
 void Monitor::start() {
   if (running_.exchange(true)) return;
+  if (opt_.synchronous) {
+    if (Status st = startSampler(); !st) logLine("error", "NVML is not available: " + st.message());
+    return;  // evaluateNow() does the rest, on the caller's thread
+  }
   if (Status st = startSampler(); !st) {
     logLine("error", "NVML is not available: " + st.message() + " (retrying every " +
                          std::to_string(opt_.nvml_retry.count() / 1000) + " s)");
@@ -233,6 +244,7 @@ void Monitor::pollEvents() {
   nvml_reinits_ = stats.nvml_reinits;
   events::NvmlEventSourceOptions eo;
   eo.skip = [not_up](unsigned index) { return not_up.count(index) > 0; };
+  eo.thread = !opt_.synchronous;
   auto src = std::make_unique<events::NvmlEventSource>(*nvml_session_, in_, eo);
   if (Status st = src->start(); !st) {
     if (!nvml_error_logged_) logLine("warning", "NVML events unavailable: " + st.message() + " (retrying every 10 s)");
@@ -260,13 +272,20 @@ void Monitor::run() {
     log_->retryPersist();  // events the disk refused (full) go out once it takes them again
     bool processes = std::chrono::steady_clock::now() >= next_processes;
     if (processes) next_processes = std::chrono::steady_clock::now() + opt_.process_interval;
-    tick(wallMs(), processes);
+    tick(opt_.now_ms(), processes);
   }
 }
 
 void Monitor::evaluateNow(bool processes) {
+  if (opt_.synchronous) {
+    if (auto s = sampler()) s->sampleOnce();
+  }
   pollEvents();
-  tick(wallMs(), processes);
+  if (opt_.synchronous) {
+    std::lock_guard l(nvml_mu_);
+    if (nvml_source_) nvml_source_->drain();
+  }
+  tick(opt_.now_ms(), processes);
 }
 
 void Monitor::tick(std::int64_t now_ms, bool processes) {
@@ -340,7 +359,7 @@ void Monitor::tick(std::int64_t now_ms, bool processes) {
 Status Monitor::acknowledge(std::int64_t id, const std::string& by) {
   std::lock_guard l(mu_);
   if (!incidents_) return Status::Error("no incident store (standalone)");
-  Status st = incidents_->acknowledge(id, wallMs());
+  Status st = incidents_->acknowledge(id, opt_.now_ms());
   if (st) logLine("info", "incident " + std::to_string(id) + " acknowledged by " + by);
   return st;
 }
@@ -348,7 +367,7 @@ Status Monitor::acknowledge(std::int64_t id, const std::string& by) {
 Status Monitor::resolve(std::int64_t id, const std::string& by) {
   std::lock_guard l(mu_);
   if (!incidents_) return Status::Error("no incident store (standalone)");
-  Status st = incidents_->resolve(id, wallMs(), "operator " + by);
+  Status st = incidents_->resolve(id, opt_.now_ms(), "operator " + by);
   if (st) logLine("info", "incident " + std::to_string(id) + " resolved by " + by);
   return st;
 }
@@ -356,7 +375,7 @@ Status Monitor::resolve(std::int64_t id, const std::string& by) {
 Result<int> Monitor::setHealthy(const std::string& uuid, const std::string& by) {
   std::lock_guard l(mu_);
   if (!incidents_) return Status::Error("no incident store (standalone)");
-  auto n = incidents_->markHealthy(uuid, wallMs(), "mark-healthy by " + by);
+  auto n = incidents_->markHealthy(uuid, opt_.now_ms(), "mark-healthy by " + by);
   if (n) logLine("info", std::to_string(*n) + " incident(s) of " + uuid + " resolved as healthy by " + by);
   return n;
 }
@@ -440,7 +459,7 @@ json Monitor::healthReport() const {
   if (incidents_)
     for (const auto& i : incidents_->unresolved()) open.push_back(incidentJson(i, false));
   j["open_incidents"] = open;
-  j["timestamp_ms"] = wallMs();
+  j["timestamp_ms"] = opt_.now_ms();
   return j;
 }
 

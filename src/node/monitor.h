@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,13 @@ struct MonitorOptions {
   health::Severity alert_min_severity = health::Severity::Warning;
   std::chrono::milliseconds alert_resubmit{30000};
   bool log = true;  // lifecycle lines on stderr (the agent); a CLI check stays quiet
+  // The clock of evaluation and incident stamps; platform::wallMs when empty.
+  std::function<std::int64_t()> now_ms;
+  // Nothing runs on its own: start() opens NVML, and each evaluateNow() samples every GPU once,
+  // publishes the pending NVML events and evaluates, all on the caller's thread; the kernel log is
+  // not followed. With the simulator's manual clock (and now_ms following it) a rule's hold costs
+  // no wall time, so tests can run past every hold and over simulated hours.
+  bool synchronous = false;
 };
 
 class Monitor {
@@ -67,7 +75,7 @@ class Monitor {
   void stop();
 
   // One evaluation pass now, on the caller's thread (standalone checks; the health thread does
-  // the same every interval).
+  // the same every interval; a synchronous monitor samples first).
   void evaluateNow(bool processes);
 
   std::shared_ptr<collect::Sampler> sampler() const;

@@ -80,7 +80,7 @@ Outcome runScenario(const Spec& spec) {
   collect::SamplerConfig sc;
   sc.fields = RuleEngine::requiredFields();
   collect::Sampler sampler([] { return nvml::Session::open({GW_SIM_LIB}); }, sc);
-  sampler.samplePassForBenchmark();
+  sampler.sampleOnce();
   auto session = sampler.session();
   EXPECT_TRUE(session) << "simulator did not open";
   if (!session) return o;
@@ -110,7 +110,7 @@ Outcome runScenario(const Spec& spec) {
     api.gwSimSetTime(t);
     const std::int64_t now = t0 + static_cast<std::int64_t>(t * 1000);
     if (spec.zombie_pid && t >= spec.fault_s) fs::remove_all(dir / "root" / "proc" / std::to_string(spec.zombie_pid));
-    sampler.samplePassForBenchmark();
+    sampler.sampleOnce();
     auto views = sampler.snapshot();
     for (auto& v : views)
       if (!v.id.is_mig && v.id.index < n)

@@ -1,0 +1,170 @@
+// The monitor itself (node/monitor.h), synchronous on the simulator's manual clock: the wiring the
+// agent runs (sampler, NVML events, process checks, rules, incidents) stepped one pass at a time,
+// so that a rule's hold and simulated hours cost no wall time. Negative checks here run well past
+// every hold: a test that waits less than the hold it guards cannot fail.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "../support/temp_dir.h"
+#include "node/monitor.h"
+#include "nvml/nvml.h"
+
+namespace gw::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::int64_t kEpoch = 1'700'000'000'000;  // the simulated t = 0, in ms since 1970
+
+// A monitor over one scenario whose clock is the simulator's: advance() sets the simulated time,
+// then runs one synchronous pass.
+class SimNode {
+ public:
+  // root: "/" (the host's /proc) or a prepared tree whose /proc follows the processes NVML lists.
+  SimNode(const std::string& scenario_yaml, const std::string& root, health::RuleConfig rules = {}) : root_(root) {
+    const std::string path = dir_.write("scenario.yaml", scenario_yaml);
+    ::setenv("GPUWARDEN_SIM_SCENARIO", path.c_str(), 1);
+    ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+    ::unsetenv("GPUWARDEN_SIM_START");
+    ::unsetenv("GPUWARDEN_SIM_SPEED");
+    MonitorOptions o;
+    o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
+    o.sampler.fields = health::RuleEngine::requiredFields();
+    o.data_dir = dir_.file("data");
+    o.root = root;
+    o.rules = std::move(rules);
+    o.log = false;
+    o.synchronous = true;
+    o.now_ms = [this] { return now_ms_; };
+    auto m = Monitor::create(std::move(o));
+    EXPECT_TRUE(m) << m.error();
+    if (!m) return;
+    monitor_ = std::move(m).value();
+    monitor_->start();
+    EXPECT_NE(monitor_->sampler(), nullptr) << monitor_->samplerError();
+  }
+  ~SimNode() {
+    if (monitor_) monitor_->stop();
+  }
+
+  // Advances to simulated second t and runs one pass (with the process lists when asked). A
+  // prepared root gains /proc/<pid> for every process NVML lists, except those in `exited`.
+  void advance(double t, bool processes, const std::set<unsigned>& exited = {}) {
+    auto s = monitor_->sampler();
+    ASSERT_NE(s, nullptr);
+    auto session = s->session();
+    ASSERT_NE(session, nullptr);
+    session->api().gwSimSetTime(t);
+    now_ms_ = kEpoch + std::llround(t * 1000);
+    if (processes && root_ != "/") {
+      for (unsigned i = 0; i < session->deviceCount().value_or(0); ++i) {
+        auto d = session->deviceByIndex(i);
+        if (!d) continue;
+        if (auto procs = d->computeProcesses())
+          for (const auto& p : *procs) {
+            const fs::path proc = fs::path(root_) / "proc" / std::to_string(p.pid);
+            if (exited.count(p.pid))
+              fs::remove_all(proc);
+            else
+              fs::create_directories(proc);
+          }
+      }
+    }
+    monitor_->evaluateNow(processes);
+  }
+
+  // Every incident the run opened, in any state.
+  std::vector<health::Incident> incidents() const { return monitor_->incidents()->recent(1000); }
+  bool finds(const std::string& rule, int gpu) const {
+    for (const auto& f : monitor_->findings())
+      if (f.rule == rule && f.gpu_index == gpu) return true;
+    return false;
+  }
+  Monitor& monitor() { return *monitor_; }
+
+ private:
+  testsupport::TempDir dir_{"gw-monitor-test"};
+  std::string root_;
+  std::int64_t now_ms_ = kEpoch;
+  std::unique_ptr<Monitor> monitor_;
+};
+
+std::string scenario(const std::string& name) { return "base: " GW_SCENARIO_DIR "/" + name + ".yaml\n"; }
+
+std::string describe(const std::vector<health::Incident>& incs) {
+  std::string s;
+  for (const auto& i : incs) s += i.rule + " gpu" + std::to_string(i.gpu_index) + ": " + i.summary + "\n";
+  return s;
+}
+
+// The agent says "process checks off" for simulated GPUs on the host's /proc; it must mean it. In
+// fault-zombie-process an eval process exits at 30 s and its memory stays: against the host's
+// /proc every simulated pid looks gone, so a check that ran would fire after its 30 s hold.
+TEST(MonitorProcessChecks, OffForSimulatedGpusOnTheHostRootPastFourHolds) {
+  const std::int64_t hold = health::RuleConfig{}.zombie_hold_ms;
+  ASSERT_EQ(hold, 30'000);
+  SimNode node(scenario("fault-zombie-process"), "/");
+  const int until = 30 + 4 * static_cast<int>(hold / 1000);
+  for (int t = 1; t <= until; ++t) node.advance(t, t % 10 == 0);
+  for (int g = 0; g < 8; ++g) EXPECT_FALSE(node.finds("zombie_process", g)) << "GPU " << g;
+  EXPECT_TRUE(node.incidents().empty()) << describe(node.incidents());
+}
+
+// The same scenario against a prepared /proc: the check runs, and fires at its hold, not before.
+TEST(MonitorProcessChecks, OnAgainstAPreparedRootTheZombieFiresAtItsHold) {
+  testsupport::TempDir root("gw-monitor-root");
+  SimNode node(scenario("fault-zombie-process"), root.path());
+  const std::set<unsigned> gone{41090};
+  for (int t = 1; t <= 59; ++t) node.advance(t, t % 10 == 0, t >= 30 ? gone : std::set<unsigned>{});
+  EXPECT_FALSE(node.finds("zombie_process", 2)) << "29 s after the exit, inside the 30 s hold";
+  node.advance(60, true, gone);
+  EXPECT_TRUE(node.finds("zombie_process", 2));
+  const auto incs = node.incidents();
+  ASSERT_EQ(incs.size(), 1u) << describe(incs);
+  EXPECT_EQ(incs[0].rule, "zombie_process");
+  EXPECT_EQ(incs[0].gpu_index, 2);
+  EXPECT_NE(incs[0].evidence.find("41090"), std::string::npos) << incs[0].evidence;
+}
+
+// Healthy fleets, every rule on (process checks against a prepared /proc), over two simulated
+// hours at one pass every 5 s: nothing opens, not even for a moment.
+struct Fleet {
+  std::string name, yaml;
+  health::RuleConfig rules{};
+};
+
+std::vector<Fleet> healthyFleets() {
+  health::RuleConfig mixed;
+  mixed.require_persistence = false;  // pcie-mixed's RTX 4090s run with persistence off: a true finding
+  return {
+      {"dgx_h100", scenario("dgx-h100")},
+      {"dgx_h200", scenario("dgx-h200")},
+      {"mig_a100", scenario("mig-a100")},
+      {"healthy_long", scenario("healthy-long")},
+      {"idle_dgx_h100", scenario("dgx-h100") + "defaults: {profile: H100-SXM5-80GB, workload: idle}\n"},
+      {"pcie_mixed", scenario("pcie-mixed"), mixed},
+  };
+}
+
+class HealthyFleet : public ::testing::TestWithParam<Fleet> {};
+
+TEST_P(HealthyFleet, TwoSimulatedHoursOpenNothing) {
+  const Fleet& f = GetParam();
+  testsupport::TempDir root("gw-monitor-root");
+  SimNode node(f.yaml, root.path(), f.rules);
+  const int hours = 2, step = 5;
+  for (int t = step; t <= hours * 3600; t += step) node.advance(t, t % 10 == 0);
+  EXPECT_TRUE(node.incidents().empty()) << describe(node.incidents());
+  EXPECT_TRUE(node.monitor().findings().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, HealthyFleet, ::testing::ValuesIn(healthyFleets()),
+                         [](const ::testing::TestParamInfo<Fleet>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace gw::node
