@@ -297,6 +297,7 @@ TEST(Golden, HistoryDbOfEverySchemaVersionReadsExactly) {
     const std::string path = copyOf(g.path, dir, "history.db");
     ASSERT_EQ(userVersion(path), g.version) << "the file's user_version is not the version in its name";
     expectHistory(path);
+    EXPECT_EQ(userVersion(path), store::kHistorySchemaVersion) << "opening did not migrate the file";
   }
 }
 
@@ -414,6 +415,7 @@ TEST(Golden, IncidentsDbOfEverySchemaVersionListsExactly) {
   ASSERT_FALSE(files.empty()) << "no incident goldens in " << kGoldenDir;
   for (const GoldenFile& g : files) {
     SCOPED_TRACE(g.path.filename().string());
+    ASSERT_LE(g.version, health::IncidentStore::kSchemaVersion) << "an incidents schema newer than this code knows";
     testsupport::TempDir dir("gw-golden");
     const std::string path = copyOf(g.path, dir, "incidents.db");
     ASSERT_EQ(userVersion(path), g.version) << "the file's user_version is not the version in its name";
@@ -432,16 +434,16 @@ TEST(Golden, IncidentsDbOfEverySchemaVersionListsExactly) {
     EXPECT_EQ(unresolved, (std::vector<int64_t>{5, 4, 3}));
     EXPECT_EQ(s.healthOf(kGpu1), health::HealthState::Fatal);
     EXPECT_EQ(s.healthOf(kGpu2), health::HealthState::Healthy);
+    EXPECT_EQ(userVersion(path), health::IncidentStore::kSchemaVersion) << "opening did not migrate the file";
   }
 }
-
-int currentIncidentsVersion(const std::string& fresh) { return static_cast<int>(userVersion(fresh)); }
 
 TEST(Golden, IncidentsDbOfTheCurrentVersionHasTheSameSchema) {
   testsupport::TempDir dir("gw-golden");
   const std::string fresh = dir.file("fresh/incidents.db");
   ASSERT_TRUE(writeIncidentsDb(fresh).ok());
-  const int version = currentIncidentsVersion(fresh);
+  const int version = health::IncidentStore::kSchemaVersion;
+  ASSERT_EQ(userVersion(fresh), version) << "today's incidents.db does not carry IncidentStore::kSchemaVersion";
   const fs::path golden = kGoldenDir / ("incidents-v" + std::to_string(version) + ".db");
   ASSERT_TRUE(fs::exists(golden)) << "no golden for incidents schema " << version
                                   << ": run GW_UPDATE_GOLDEN=1 bin/golden_tests, then commit " << golden;
@@ -472,6 +474,7 @@ TEST(Golden, AlertQueueOfEverySchemaVersionLoadsExactly) {
   ASSERT_FALSE(files.empty()) << "no alert queue goldens in " << kGoldenDir;
   for (const GoldenFile& g : files) {
     SCOPED_TRACE(g.path.filename().string());
+    ASSERT_LE(g.version, alert::DiskQueue::kSchemaVersion) << "an alert queue schema newer than this code knows";
     testsupport::TempDir dir("gw-golden");
     const std::string path = copyOf(g.path, dir, "alerts.db");
     ASSERT_EQ(userVersion(path), g.version) << "the file's user_version is not the version in its name";
@@ -511,16 +514,16 @@ TEST(Golden, AlertQueueOfEverySchemaVersionLoadsExactly) {
     auto head = q.head("webhook");
     ASSERT_TRUE(head.has_value());
     EXPECT_EQ(head->seq, 7);
+    EXPECT_EQ(userVersion(path), alert::DiskQueue::kSchemaVersion) << "opening did not migrate the file";
   }
 }
-
-int currentQueueVersion(const std::string& fresh) { return static_cast<int>(userVersion(fresh)); }
 
 TEST(Golden, AlertQueueOfTheCurrentVersionHasTheSameSchema) {
   testsupport::TempDir dir("gw-golden");
   const std::string fresh = dir.file("alerts.db");
   ASSERT_TRUE(writeAlertsDb(fresh).ok());
-  const int version = currentQueueVersion(fresh);
+  const int version = alert::DiskQueue::kSchemaVersion;
+  ASSERT_EQ(userVersion(fresh), version) << "today's alert queue does not carry DiskQueue::kSchemaVersion";
   const fs::path golden = kGoldenDir / ("alerts-v" + std::to_string(version) + ".db");
   ASSERT_TRUE(fs::exists(golden)) << "no golden for alert queue schema " << version
                                   << ": run GW_UPDATE_GOLDEN=1 bin/golden_tests, then commit " << golden;
