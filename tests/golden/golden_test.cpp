@@ -254,7 +254,9 @@ void expectHistory(const std::string& path) {
     auto raw = s.query(*id, kT0 - 100 * 86'400'000LL, kT0 + 100 * 86'400'000LL);
     ASSERT_TRUE(raw.ok()) << raw.error();
     const std::vector<HistorySample> want = in.field == "retired" ? std::vector<HistorySample>{} : in.samples;
-    ASSERT_EQ(raw->size(), want.size());
+    ASSERT_EQ(raw->size(), want.size()) << "full-resolution samples read back (" << s.stats().corrupt_chunks
+                                        << " chunks did not decode)\n"
+                                        << kBumpRule;
     for (size_t k = 0; k < want.size(); ++k) {
       ASSERT_EQ((*raw)[k].ts_ms, want[k].ts) << "sample " << k << "\n" << kBumpRule;
       ASSERT_EQ(bits((*raw)[k].value), bits(want[k].value))
@@ -270,7 +272,9 @@ void expectHistory(const std::string& path) {
                              std::pair{store::Agg::Sum, "sum"}, std::pair{store::Agg::Count, "count"}}) {
       auto points = s.query(*id, rollups.front().step, until, kHistoryStepMs, agg);
       ASSERT_TRUE(points.ok()) << points.error();
-      ASSERT_EQ(points->size(), rollups.size()) << name;
+      ASSERT_EQ(points->size(), rollups.size())
+          << name << " steps read back (" << s.stats().corrupt_chunks << " chunks did not decode)\n"
+          << kBumpRule;
       for (size_t k = 0; k < rollups.size(); ++k) {
         const Rollup& r = rollups[k];
         const double want_v = agg == store::Agg::Min   ? r.min
