@@ -1,5 +1,7 @@
 #include "alert/queue.h"
 
+#include <string>
+
 #include "platform/clock.h"
 
 namespace gw::alert {
@@ -24,6 +26,13 @@ Result<std::unique_ptr<DiskQueue>> DiskQueue::openOnce(const std::string& db_pat
   q->db_ = std::move(db.value());
   platform::Database& d = *q->db_;
   if (Status s = d.checkIntegrity(); !s.ok()) return s;
+  // A newer file is refused before anything is written to it (and not moved aside: it is not damage).
+  auto version = d.queryInt("PRAGMA user_version");
+  if (!version) return version.status();
+  if (*version > kSchemaVersion)
+    return Status::Error(d.describe("schema version " + std::to_string(*version) +
+                                    " is newer than this gpuwarden understands (" + std::to_string(kSchemaVersion) +
+                                    ")"));
   for (const char* sql : {
            "PRAGMA journal_mode=WAL",
            "PRAGMA synchronous=FULL",
@@ -37,6 +46,10 @@ Result<std::unique_ptr<DiskQueue>> DiskQueue::openOnce(const std::string& db_pat
        }) {
     if (Status s = d.exec(sql); !s.ok()) return s;
   }
+  // Version 0 (no version yet) has this very schema: stamping it is the whole migration. An existing
+  // file of the current version is not written here, so it opens on a full disk too.
+  if (*version != kSchemaVersion)
+    if (Status s = d.exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()); !s.ok()) return s;
   const std::pair<platform::Statement*, const char*> statements[] = {
       {&q->dedupe_get_, "SELECT state, last_ms FROM dedupe WHERE alert_id = ?"},
       {&q->dedupe_put_,

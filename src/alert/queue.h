@@ -25,6 +25,11 @@ struct QueuedAlert {
 
 class DiskQueue {
  public:
+  // The schema version the queue file carries (PRAGMA user_version). 0 is the same schema from
+  // before files carried a version; a newer one is refused at open. A change to the schema or to
+  // the payload's meaning needs a new version, a migration and a golden (tests/golden/).
+  static constexpr int kSchemaVersion = 1;
+
   static Result<std::unique_ptr<DiskQueue>> open(const std::string& db_path);
   ~DiskQueue();
   DiskQueue(const DiskQueue&) = delete;

@@ -163,6 +163,13 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openOnce(const std::string
   s->db_ = std::move(db.value());
   platform::Database& d = *s->db_;
   if (auto st = d.checkIntegrity(); !st.ok()) return st;
+  // A newer file is refused before anything is written to it (and not moved aside: it is not damage).
+  auto version = d.queryInt("PRAGMA user_version");
+  if (!version) return version.status();
+  if (*version > kSchemaVersion)
+    return Status::Error(d.describe("schema version " + std::to_string(*version) +
+                                    " is newer than this gpuwarden understands (" + std::to_string(kSchemaVersion) +
+                                    ")"));
   for (const char* sql : {
            "PRAGMA journal_mode=WAL;",
            "PRAGMA synchronous=NORMAL;",
@@ -177,6 +184,9 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openOnce(const std::string
        }) {
     if (auto st = d.exec(sql); !st.ok()) return st;
   }
+  // Version 0 (no version yet) has this very schema: stamping it is the whole migration.
+  if (*version != kSchemaVersion)
+    if (auto st = d.exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()); !st.ok()) return st;
   if (auto st = d.exec(config.new_lifetime
                            ? "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1;"
                            : "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO NOTHING;");

@@ -59,6 +59,11 @@ struct IncidentConfig {
 
 class IncidentStore {
  public:
+  // The schema version incidents.db carries (PRAGMA user_version). 0 is the same schema from before
+  // files carried a version; a newer one is refused at open. A change to the schema or to what a
+  // column means needs a new version, a migration and a golden (tests/golden/, docs/testing.md).
+  static constexpr int kSchemaVersion = 1;
+
   // Opens (creating) the database at `path` (node::DataDir::incidentsDb()); counts a new agent
   // lifetime when config says so.
   static Result<std::unique_ptr<IncidentStore>> open(const std::string& path, IncidentConfig config = {});

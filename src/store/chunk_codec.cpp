@@ -177,7 +177,7 @@ size_t ChunkEncoder::encodedSize() const {
 void ChunkEncoder::encodeTo(std::vector<uint8_t>& out) const {
   out.clear();
   out.reserve(encodedSize());
-  out.push_back(kChunkFormatV1);
+  out.push_back(kChunkFormat);
   out.push_back(static_cast<uint8_t>(columns_));
   putVarint(out, count_);
   if (count_ == 0) return;

@@ -17,6 +17,10 @@
 namespace gw::store {
 
 inline constexpr uint8_t kChunkFormatV1 = 1;
+// The format encodeTo() writes (byte 0 of every chunk). Changing the bytes it writes needs a new
+// value here, a decoder that still reads every older one, and a golden for the new one
+// (tests/golden/, docs/testing.md).
+inline constexpr uint8_t kChunkFormat = kChunkFormatV1;
 inline constexpr int kMaxChunkColumns = 4;
 
 // Per-column XOR state, shared by encoder and decoder so that both walk the same state machine.

@@ -12,8 +12,6 @@
 namespace gw::store {
 namespace {
 
-constexpr int kSchemaVersion = 1;
-
 Status validate(const StoreOptions& o) {
   if (o.path.empty()) return Status::Error("history store: no database path given");
   if (o.flush_interval.count() <= 0) return Status::Error("history store: flush_interval must be positive");
@@ -73,12 +71,13 @@ Status Store::Impl::openDatabase() {
   GW_STORE_TRY(db.exec(opt.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   auto version = db.queryInt("PRAGMA user_version");
   if (!version) return version.status();
-  if (*version > kSchemaVersion)
+  if (*version > kHistorySchemaVersion)
     return Status::Error("history database '" + opt.path + "' has schema version " + std::to_string(*version) +
-                         ", newer than this gpuwarden understands (" + std::to_string(kSchemaVersion) + ")");
+                         ", newer than this gpuwarden understands (" + std::to_string(kHistorySchemaVersion) + ")");
   GW_STORE_TRY(db.exec(kSchemaSql));
   // Only a new file is written here: an existing one opens on a full disk too.
-  if (*version != kSchemaVersion) GW_STORE_TRY(db.exec("PRAGMA user_version=1"));
+  if (*version != kHistorySchemaVersion)
+    GW_STORE_TRY(db.exec(("PRAGMA user_version=" + std::to_string(kHistorySchemaVersion)).c_str()));
 
   GW_STORE_TRY(prepareInto(db,
                            "INSERT INTO series (gpu_uuid, field, rolled_until) VALUES (?1, ?2, ?3) "

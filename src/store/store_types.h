@@ -32,6 +32,11 @@ struct StoreOptions {
   size_t max_pending_bytes = size_t{32} << 20;
 };
 
+// The schema version history.db carries (PRAGMA user_version). A file of a newer version is refused
+// at open; a change to the schema or to what its rows mean needs a new version, a migration from the
+// older ones and a golden for the new one (tests/golden/, docs/testing.md).
+inline constexpr int kHistorySchemaVersion = 1;
+
 // Series ids are SQLite rowids handed out in order; an id read from the file above this is damage
 // (the in-memory index is a vector indexed by id).
 inline constexpr uint32_t kMaxSeriesId = 1'000'000;

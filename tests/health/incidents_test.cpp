@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "health/incidents.h"
+#include "platform/sqlite.h"
 
 using namespace gw;
 using namespace gw::health;
@@ -208,4 +209,37 @@ TEST(Incidents, AgentKeepsWritingAfterAnotherProcessResolves) {
   auto stored = (*cli)->get((*r)[0].id);
   ASSERT_TRUE(stored.has_value()) << "the agent's new incident reached the file";
   EXPECT_EQ(stored->rule, "ecc_dbe");
+}
+
+// A file from a newer gpuwarden (a later schema version) is refused, naming the file and both
+// versions, and left as it is: it is not damage, and going back a version must not lose it.
+TEST(Incidents, NewerSchemaVersionIsRefusedNamingTheFileAndBothVersions) {
+  const auto dir = freshDir("newer");
+  const std::string path = dir + "/incidents.db";
+  {
+    auto s = IncidentStore::open(path);
+    ASSERT_TRUE(s.ok()) << s.error();
+    ASSERT_TRUE((*s)->apply({finding("xid", "GPU-9", Severity::Critical, true, 79)}, 1000).ok());
+  }
+  const int newer = IncidentStore::kSchemaVersion + 1;
+  {
+    auto db = platform::Database::open(path, "test");
+    ASSERT_TRUE(db.ok()) << db.error();
+    EXPECT_EQ((*db)->queryInt("PRAGMA user_version").value_or(-1), IncidentStore::kSchemaVersion);
+    ASSERT_TRUE((*db)->exec(("PRAGMA user_version=" + std::to_string(newer)).c_str()).ok());
+  }
+  auto s = IncidentStore::open(path);
+  ASSERT_FALSE(s.ok());
+  const std::string why = s.error();
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find("schema version " + std::to_string(newer)), std::string::npos) << why;
+  EXPECT_NE(why.find("(" + std::to_string(IncidentStore::kSchemaVersion) + ")"), std::string::npos) << why;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find("damaged"), std::string::npos) << e.path();
+  auto db = platform::Database::open(path, "test");
+  ASSERT_TRUE(db.ok()) << db.error();
+  EXPECT_EQ((*db)->queryInt("PRAGMA user_version").value_or(-1), newer);
+  EXPECT_EQ((*db)->queryInt("SELECT count(*) FROM incidents").value_or(-1), 1);
+  EXPECT_EQ((*db)->queryInt("SELECT v FROM meta WHERE k = 'boot'").value_or(-1), 1)
+      << "the refused open counted a boot";
 }
