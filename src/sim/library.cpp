@@ -55,12 +55,14 @@ bool readClockSettings(ClockSettings* cs, std::string* err) {
   if (!number("GPUWARDEN_SIM_SPEED", &cs->speed, true)) return false;
   const char* mode = std::getenv("GPUWARDEN_SIM_CLOCK");
   std::string m = mode ? mode : "";
-  if (m == "manual")
+  if (m == "manual") {
     cs->manual = true;
-  else if (m.empty() || m == "real")
+  } else if (m.rfind("file:", 0) == 0 && m.size() > 5) {
+    cs->file = m.substr(5);
+  } else if (m.empty() || m == "real") {
     cs->manual = false;
-  else {
-    *err = "GPUWARDEN_SIM_CLOCK: expected manual or real, got '" + m + "'";
+  } else {
+    *err = "GPUWARDEN_SIM_CLOCK: expected manual, real or file:PATH, got '" + m + "'";
     return false;
   }
   return true;

@@ -2,6 +2,9 @@
 
 #include <time.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace gw::sim {
 
 double wallSeconds() {
@@ -18,17 +21,44 @@ void SimClock::start() {
   started_.store(true, std::memory_order_release);
 }
 
+namespace {
+void raiseTo(std::atomic<double>& v, double t) {
+  double cur = v.load(std::memory_order_relaxed);
+  while (t > cur && !v.compare_exchange_weak(cur, t, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace
+
+// Reading a small file on every NVML call would cost more than the call; 10 ms is far finer than
+// any step a test takes. A missing, empty or malformed file leaves the time where it was.
+double SimClock::fromFile() const {
+  std::unique_lock lock(file_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return manual_t_.load(std::memory_order_relaxed);
+  const double w = wallSeconds();
+  if (file_read_at_ >= 0 && w - file_read_at_ < 0.01) return manual_t_.load(std::memory_order_relaxed);
+  file_read_at_ = w;
+  if (FILE* f = std::fopen(settings_.file.c_str(), "re")) {
+    char buf[64] = {0};
+    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    char* end = nullptr;
+    const double t = std::strtod(buf, &end);
+    if (end != buf && t >= 0 && t < 1e12) raiseTo(manual_t_, t);
+  }
+  return manual_t_.load(std::memory_order_relaxed);
+}
+
 double SimClock::now() const {
+  if (!settings_.file.empty()) return fromFile();
   if (settings_.manual) return manual_t_.load(std::memory_order_relaxed);
   if (!started_.load(std::memory_order_acquire)) return settings_.start + offset_.load(std::memory_order_relaxed);
   return settings_.start + settings_.speed * (wallSeconds() - origin_) + offset_.load(std::memory_order_relaxed);
 }
 
 void SimClock::set(double t) {
-  if (settings_.manual) {
-    double cur = manual_t_.load(std::memory_order_relaxed);
-    while (t > cur && !manual_t_.compare_exchange_weak(cur, t, std::memory_order_relaxed)) {
-    }
+  if (manual()) {
+    raiseTo(manual_t_, t);
     return;
   }
   double off = offset_.load(std::memory_order_relaxed);

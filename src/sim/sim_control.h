@@ -6,7 +6,9 @@
 //   GPUWARDEN_SIM_START     simulated seconds already elapsed at nvmlInit (default 0), so a
 //                           command can look at a scenario "after the fault at t=30s"
 //   GPUWARDEN_SIM_SPEED     simulated seconds per wall-clock second (default 1)
-//   GPUWARDEN_SIM_CLOCK     "manual": time moves only through gwSimSetTime (tests)
+//   GPUWARDEN_SIM_CLOCK     "manual": time moves only through gwSimSetTime (tests);
+//                           "file:PATH": the simulated seconds written in PATH (a test steps
+//                           another process's clock by rewriting it)
 #pragma once
 
 extern "C" {
