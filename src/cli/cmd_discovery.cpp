@@ -52,8 +52,9 @@ void printText(const nvml::Inventory& inv, bool verbose) {
     std::cout << fmt::format("  {} | {} | {} | MIG {} | ECC {} | persistence {}\n", pcie, nvl, power,
                              onoff(g.mig_enabled), onoff(g.ecc_enabled), onoff(g.persistence));
     if (verbose) {
-      std::cout << fmt::format("  serial {} | VBIOS {} | InfoROM {} | part {}\n", g.serial, g.vbios, g.inforom,
-                               g.board_part);
+      std::cout << fmt::format("  serial {} | VBIOS {} | InfoROM {} | part {} | device {}\n", g.serial, g.vbios,
+                               g.inforom, g.board_part,
+                               g.minor_number ? fmt::format("/dev/nvidia{}", *g.minor_number) : "N/A");
       std::cout << fmt::format("  CUDA cores {} | max SM clock {} MHz | max memory clock {} MHz\n", orNA(g.cuda_cores),
                                orNA(g.max_sm_clock), orNA(g.max_memory_clock));
       if (g.power_min_w && g.power_max_w)
