@@ -9,6 +9,10 @@
 namespace gw::test {
 namespace {
 
+// The shipped DGX H100's minor numbers (scenarios/dgx-h100.yaml): the driver's probe order, which
+// differs from NVML's PCI-ordered index for every GPU.
+constexpr unsigned kDgxMinor[8] = {2, 3, 0, 1, 6, 7, 4, 5};
+
 TEST(Discovery, DgxH100ListsEightGpusWithSpecs) {
   auto r = runGw({"--simulate", "dgx-h100", "discovery", "--json"});
   ASSERT_EQ(r.code, 0) << describe(r);
@@ -42,6 +46,12 @@ TEST(Discovery, DgxH100ListsEightGpusWithSpecs) {
   }
   EXPECT_EQ(uuids.size(), 8u) << "UUIDs are distinct";
   EXPECT_EQ(buses.size(), 8u) << "bus ids are distinct";
+  for (unsigned i = 0; i < 8; ++i) {
+    const auto& g = j["gpus"][i];
+    EXPECT_EQ(g["index"], i);
+    EXPECT_EQ(g["minor_number"], kDgxMinor[i]) << g.dump();
+    EXPECT_EQ(g["device_node"], "/dev/nvidia" + std::to_string(kDgxMinor[i])) << g.dump();
+  }
   EXPECT_EQ(j["gpus"][0]["numa_nodes"], nlohmann::json::array({0}));
   EXPECT_EQ(j["gpus"][7]["numa_nodes"], nlohmann::json::array({1}));
 }
@@ -76,6 +86,16 @@ TEST(Discovery, MigInstancesAreDevicesWithTheirParent) {
   EXPECT_EQ(profiles, (std::multiset<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
   EXPECT_EQ(j["gpus"][1]["mig_enabled"], false);
   EXPECT_TRUE(j["gpus"][1]["mig_devices"].empty());
+}
+
+TEST(Discovery, VerboseTextNamesEachGpusDeviceNode) {
+  auto r = runGw({"--simulate", "dgx-h100", "discovery", "-v"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  // GPU 0's block names /dev/nvidia2, GPU 2's /dev/nvidia0.
+  const auto gpu0 = r.out.find("GPU 0:"), gpu1 = r.out.find("GPU 1:"), gpu2 = r.out.find("GPU 2:");
+  ASSERT_NE(gpu2, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(gpu0, gpu1 - gpu0).find("device /dev/nvidia2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(gpu2, r.out.find("GPU 3:") - gpu2).find("device /dev/nvidia0\n"), std::string::npos) << r.out;
 }
 
 TEST(Discovery, EveryShippedScenarioLoads) {

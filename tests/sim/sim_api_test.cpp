@@ -378,6 +378,41 @@ TEST_F(Api_, H100AnswersWhatARealDriverAnswers) {
   EXPECT_EQ(v, 16u);
 }
 
+// /dev/nvidia<minor> is the driver's numbering (probe order), NVML's index is PCI order: on the
+// shipped DGX H100 they differ for every GPU, and a scenario may say so per GPU.
+TEST_F(Api_, MinorNumbersAreTheDriversNotTheIndex) {
+  Start(ShippedPath("dgx-h100"));
+  const unsigned want[8] = {2, 3, 0, 1, 6, 7, 4, 5};
+  for (unsigned i = 0; i < 8; ++i) {
+    unsigned minor = 99, index = 99;
+    ASSERT_EQ(nv.nvmlDeviceGetMinorNumber(Gpu(i), &minor), NVML_SUCCESS);
+    ASSERT_EQ(nv.nvmlDeviceGetIndex(Gpu(i), &index), NVML_SUCCESS);
+    EXPECT_EQ(index, i);
+    EXPECT_EQ(minor, want[i]) << "GPU " << i;
+    EXPECT_NE(minor, index) << "GPU " << i;
+  }
+  nv.nvmlShutdown();
+  // Without `minor:` the driver numbered them in PCI order, as on many machines.
+  StartYaml("count: 3\ndefaults: {profile: L40S}\ngpus:\n  - {}\n  - {minor: 7}\n");
+  const unsigned dflt[3] = {0, 7, 2};
+  for (unsigned i = 0; i < 3; ++i) {
+    unsigned minor = 99;
+    ASSERT_EQ(nv.nvmlDeviceGetMinorNumber(Gpu(i), &minor), NVML_SUCCESS);
+    EXPECT_EQ(minor, dflt[i]) << "GPU " << i;
+  }
+  nv.nvmlShutdown();
+  // A MIG device answers with its parent GPU's node.
+  StartYaml(R"(
+gpus:
+  - {profile: A100-SXM4-80GB, minor: 3, mig: {enabled: true, instances: [{profile: 3g.40gb}]}}
+)");
+  nvmlDevice_t mig = nullptr;
+  ASSERT_EQ(nv.nvmlDeviceGetMigDeviceHandleByIndex(Gpu(0), 0, &mig), NVML_SUCCESS);
+  unsigned minor = 99;
+  ASSERT_EQ(nv.nvmlDeviceGetMinorNumber(mig, &minor), NVML_SUCCESS);
+  EXPECT_EQ(minor, 3u);
+}
+
 // NVML counts power in milliwatts; a limit need not be a whole watt, and the simulator keeps it.
 TEST_F(Api_, PowerLimitsKeepTheirMilliwatts) {
   Start(ShippedPath("pcie-mixed"));
