@@ -98,8 +98,56 @@ TEST(Discovery, VerboseTextNamesEachGpusDeviceNode) {
   EXPECT_NE(r.out.substr(gpu2, r.out.find("GPU 3:") - gpu2).find("device /dev/nvidia0\n"), std::string::npos) << r.out;
 }
 
+// Two PCI domains with the same bus numbers in each (l40s-pci-domains): NVML's 8-digit domain in
+// every bus id, nothing merged or mixed up, and the PCIe topology follows the domains' sockets.
+TEST(Discovery, GpusInTwoPciDomains) {
+  auto r = runGw({"--simulate", "l40s-pci-domains", "discovery", "--json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  const auto gpus = r.json()["gpus"];
+  ASSERT_EQ(gpus.size(), 8u);
+  const char* want[8] = {"00000000:18:00.0", "00000000:1A:00.0", "00000000:3A:00.0", "00000000:3C:00.0",
+                         "00000001:18:00.0", "00000001:1A:00.0", "00000001:3A:00.0", "00000001:3C:00.0"};
+  std::set<std::string> uuids;
+  for (unsigned i = 0; i < 8; ++i) {
+    EXPECT_EQ(gpus[i]["pci_bus_id"], want[i]) << gpus[i].dump();
+    EXPECT_EQ(gpus[i]["numa_nodes"], nlohmann::json::array({i < 4 ? 0 : 1})) << gpus[i].dump();
+    EXPECT_EQ(gpus[i]["minor_number"], i) << "no minor: given, the driver numbered them in PCI order";
+    uuids.insert(gpus[i]["uuid"].get<std::string>());
+  }
+  EXPECT_EQ(uuids.size(), 8u);
+
+  auto q = runGw({"--simulate", "l40s-pci-domains", "query", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"});
+  ASSERT_EQ(q.code, 0) << describe(q);
+  ASSERT_EQ(q.lines().size(), 8u) << q.out;
+  EXPECT_EQ(q.lines()[0], "0, 00000000:18:00.0");
+  EXPECT_EQ(q.lines()[4], "4, 00000001:18:00.0");
+  // Selecting by bus id finds the GPU of that domain, not its namesake on bus 0x18 of domain 0.
+  for (const char* id : {"00000001:18:00.0", "0001:18:00.0"}) {
+    auto one =
+        runGw({"--simulate", "l40s-pci-domains", "query", "--query-gpu=index", "--format=csv,noheader", "-i", id});
+    ASSERT_EQ(one.code, 0) << describe(one);
+    EXPECT_EQ(one.out, "4\n") << id;
+  }
+
+  auto t = runGw({"--simulate", "l40s-pci-domains", "topo", "-m", "--json"});
+  ASSERT_EQ(t.code, 0) << describe(t);
+  const auto rows = t.json()["gpus"];
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[0]["links"][1], "PIX");
+  EXPECT_EQ(rows[0]["links"][2], "NODE");
+  EXPECT_EQ(rows[4]["links"][5], "PIX");
+  EXPECT_EQ(rows[4]["links"][6], "NODE");
+  for (int a = 0; a < 4; ++a)
+    for (int b = 4; b < 8; ++b) {
+      EXPECT_EQ(rows[a]["links"][b], "SYS") << a << "," << b;
+      EXPECT_EQ(rows[b]["links"][a], "SYS") << b << "," << a;
+    }
+  EXPECT_EQ(rows[0]["numa_affinity"], "0");
+  EXPECT_EQ(rows[4]["numa_affinity"], "1");
+}
+
 TEST(Discovery, EveryShippedScenarioLoads) {
-  for (const char* s : {"dgx-h100", "dgx-h200", "pcie-mixed", "mig-a100"}) {
+  for (const char* s : {"dgx-h100", "dgx-h200", "pcie-mixed", "mig-a100", "l40s-pci-domains"}) {
     auto r = runGw({"--simulate", s, "discovery", "--json"});
     EXPECT_EQ(r.code, 0) << s << "\n" << describe(r);
   }
