@@ -98,6 +98,30 @@ TEST(Discovery, VerboseTextNamesEachGpusDeviceNode) {
   EXPECT_NE(r.out.substr(gpu2, r.out.find("GPU 3:") - gpu2).find("device /dev/nvidia0\n"), std::string::npos) << r.out;
 }
 
+// pcie-mixed caps GPU 3 (an RTX 4090, default 450 W) at 312.5 W: NVML says 312500 mW, and every
+// place that shows the limit keeps the half watt.
+TEST(Discovery, PowerLimitKeepsItsFraction) {
+  auto j = runGw({"--simulate", "pcie-mixed", "discovery", "--json"});
+  ASSERT_EQ(j.code, 0) << describe(j);
+  const auto g3 = j.json()["gpus"][3];
+  EXPECT_EQ(g3["power_limit_w"].get<double>(), 312.5) << g3.dump();
+  EXPECT_EQ(g3["power_default_limit_w"].get<double>(), 450) << g3.dump();
+  auto t = runGw({"--simulate", "pcie-mixed", "discovery", "-v"});
+  ASSERT_EQ(t.code, 0) << describe(t);
+  EXPECT_NE(t.out.find("| 312.5 W limit |"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("| 450 W limit |"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("power limit range 150-600 W, default 450 W"), std::string::npos) << t.out;
+  auto q = runGw({"--simulate", "pcie-mixed", "query",
+                  "--query-gpu=index,power.limit,enforced.power.limit,power.default_limit,power.min_limit",
+                  "--format=csv,noheader", "-i", "3"});
+  ASSERT_EQ(q.code, 0) << describe(q);
+  EXPECT_EQ(q.out, "3, 312.50 W, 312.50 W, 450.00 W, 150.00 W\n");
+  auto n = runGw(
+      {"--simulate", "pcie-mixed", "query", "--query-gpu=power.limit", "--format=csv,noheader,nounits", "-i", "3"});
+  ASSERT_EQ(n.code, 0) << describe(n);
+  EXPECT_EQ(n.out, "312.50\n");
+}
+
 // Two PCI domains with the same bus numbers in each (l40s-pci-domains): NVML's 8-digit domain in
 // every bus id, nothing merged or mixed up, and the PCIe topology follows the domains' sockets.
 TEST(Discovery, GpusInTwoPciDomains) {
