@@ -367,9 +367,26 @@ void driverChecks(Context& ctx) {
     }
     const int expected = expectedGpuCount(ctx);
     if (numbered > 0) present.push_back(std::to_string(numbered) + " x nvidiaN");
-    if (numbered < std::max(1, expected))
+    // Each GPU's own node is /dev/nvidia<minor>; the driver numbers them in probe order, which need
+    // not be NVML's index order, so a count of nodes can pass while a GPU's node is missing.
+    const bool minors_known =
+        ctx.nvmlOk() && !nvml.gpus.empty() &&
+        std::all_of(nvml.gpus.begin(), nvml.gpus.end(), [](const NvmlFacts::Gpu& g) { return g.minor >= 0; });
+    if (minors_known) {
+      std::vector<std::string> nodes;
+      for (const auto& g : nvml.gpus) {
+        const std::string node = "/dev/nvidia" + std::to_string(g.minor);
+        if (!root.exists(node)) nodes.push_back(node + " (GPU " + std::to_string(g.index) + ")");
+      }
+      if (!nodes.empty())
+        missing.push_back(join(nodes, ", ") + " (" + std::to_string(nvml.gpus.size() - nodes.size()) + " of " +
+                          std::to_string(nvml.gpus.size()) + " GPUs have their node)");
+      if (numbered < expected && nodes.empty())
+        missing.push_back("/dev/nvidiaN (" + std::to_string(numbered) + " of " + std::to_string(expected) + ")");
+    } else if (numbered < std::max(1, expected)) {
       missing.push_back("/dev/nvidiaN (" + std::to_string(numbered) + " of " + std::to_string(std::max(1, expected)) +
                         ")");
+    }
     bool uvm = root.exists("/dev/nvidia-uvm");
     if (uvm)
       present.push_back("nvidia-uvm");

@@ -157,6 +157,29 @@ TEST(Nouveau, ContinuedLinesAreOneCommand) {
   EXPECT_HAS(c.found, "options nouveau");
 }
 
+// Each GPU's node is /dev/nvidia<minor>, numbered in the driver's probe order. Two nodes for two
+// GPUs is not enough when they are not those GPUs' nodes.
+TEST(DeviceNodes, EachGpuNeedsTheNodeOfItsMinorNumber) {
+  auto m = Machine::healthy();
+  m->nvml.gpus[0].minor = 2;
+  m->nvml.gpus[1].minor = 3;
+  auto checks = m->run();
+  const Check* c = findCheck(checks, "kernel.device_nodes");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(verdictName(c->verdict), verdictName(Verdict::kFail)) << c->found;
+  EXPECT_HAS(c->found, "/dev/nvidia2 (GPU 0), /dev/nvidia3 (GPU 1)");
+  EXPECT_HAS(c->found, "0 of 2 GPUs have their node");
+
+  m->fx.remove("/dev/nvidia0");
+  m->fx.remove("/dev/nvidia1");
+  m->fx.write("/dev/nvidia2", "");
+  m->fx.write("/dev/nvidia3", "");
+  checks = m->run();
+  c = findCheck(checks, "kernel.device_nodes");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(verdictName(c->verdict), verdictName(Verdict::kPass)) << c->found;
+}
+
 // sysfs names a PCI domain with at least 4 hex digits, NVML with 8: domain 1 is "0001:" and
 // "00000001:", and a domain past 0xFFFF (Intel VMD) keeps all its digits.
 TEST(PciDomains, GpusOfOtherDomainsAreToldApart) {
