@@ -18,6 +18,14 @@ std::string orNA(const std::optional<T>& v, const char* suffix = "") {
   return v ? fmt::format("{}{}", *v, suffix) : "N/A";
 }
 
+// Watts as NVML's milliwatts allow: "700", "312.5", "312.125" (never rounded to a whole watt).
+std::string watts(double w) {
+  std::string s = fmt::format("{:.3f}", w);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
 void printText(const nvml::Inventory& inv, bool verbose) {
   std::cout << fmt::format(
       "Driver {} | NVML {} | CUDA {} (the highest CUDA runtime this driver supports, not an installed toolkit)\n",
@@ -47,18 +55,19 @@ void printText(const nvml::Inventory& inv, bool verbose) {
         g.nvlink_links ? fmt::format("NVLink{} {}/{} up", g.nvlink_version ? fmt::format(" v{}", g.nvlink_version) : "",
                                      g.nvlink_active, g.nvlink_links)
                        : "no NVLink";
-    std::string power = g.power_limit_w ? fmt::format("{:.0f} W limit", *g.power_limit_w) : "power limit N/A";
+    std::string power = g.power_limit_w ? watts(*g.power_limit_w) + " W limit" : "power limit N/A";
     auto onoff = [](const std::optional<bool>& b) { return b ? (*b ? "on" : "off") : "N/A"; };
     std::cout << fmt::format("  {} | {} | {} | MIG {} | ECC {} | persistence {}\n", pcie, nvl, power,
                              onoff(g.mig_enabled), onoff(g.ecc_enabled), onoff(g.persistence));
     if (verbose) {
-      std::cout << fmt::format("  serial {} | VBIOS {} | InfoROM {} | part {}\n", g.serial, g.vbios, g.inforom,
-                               g.board_part);
+      std::cout << fmt::format("  serial {} | VBIOS {} | InfoROM {} | part {} | device {}\n", g.serial, g.vbios,
+                               g.inforom, g.board_part,
+                               g.minor_number ? fmt::format("/dev/nvidia{}", *g.minor_number) : "N/A");
       std::cout << fmt::format("  CUDA cores {} | max SM clock {} MHz | max memory clock {} MHz\n", orNA(g.cuda_cores),
                                orNA(g.max_sm_clock), orNA(g.max_memory_clock));
       if (g.power_min_w && g.power_max_w)
-        std::cout << fmt::format("  power limit range {:.0f}-{:.0f} W, default {}\n", *g.power_min_w, *g.power_max_w,
-                                 g.power_default_w ? fmt::format("{:.0f} W", *g.power_default_w) : "N/A");
+        std::cout << fmt::format("  power limit range {}-{} W, default {}\n", watts(*g.power_min_w),
+                                 watts(*g.power_max_w), g.power_default_w ? watts(*g.power_default_w) + " W" : "N/A");
       std::cout << fmt::format("  NUMA node {} | CPU affinity {}\n",
                                g.numa_nodes.empty() ? "N/A" : nvml::formatIdRanges(g.numa_nodes),
                                g.cpus.empty() ? "N/A" : nvml::formatIdRanges(g.cpus));

@@ -33,6 +33,7 @@ doctor::NvmlFacts nvmlFactsFrom(const nvml::Session& s) {
     doctor::NvmlFacts::Gpu gpu;
     gpu.index = static_cast<int>(g.index);
     gpu.pci_bus_id = g.pci.bus_id;
+    if (g.minor_number) gpu.minor = static_cast<int>(*g.minor_number);
     if (g.state == "ok") {
       gpu.name = g.name;
       if (g.compute_capability) {

@@ -25,7 +25,7 @@ struct GpuIdentity {
   std::string uuid;        // "GPU-..." or "MIG-..."
   std::string name;        // "NVIDIA H100 80GB HBM3"
   std::string pci_bus_id;  // "00000000:18:00.0"
-  std::string device;      // "nvidia0" (dcgm-exporter's device label)
+  std::string device;      // "nvidia<minor>" (dcgm-exporter's device label); "" until the minor is known
   bool is_mig = false;
   std::string parent_uuid;       // MIG only
   std::string mig_profile;       // "1g.10gb", MIG only

@@ -113,7 +113,8 @@ struct Sampler::Worker {
   void identify() {
     GpuIdentity id;
     id.index = index;
-    id.device = "nvidia" + std::to_string(index);
+    // id.device stays empty until the driver names the node: /dev/nvidia<minor> follows the
+    // driver's probe order, not NVML's index, so the index would name another GPU's node.
     std::vector<Target> found;
     auto add = [&](GpuIdentity gid, nvml::Device d, GpuState state, std::string reason) {
       Target t;
@@ -364,9 +365,8 @@ Status Sampler::enumerate(bool threads) {
     w->fast = config_.fast_interval;
     w->slow = config_.slow_interval;
     w->deadline = config_.call_deadline;
-    GpuView placeholder;  // until identify() has answered
-    placeholder.id.index = i;
-    placeholder.id.device = "nvidia" + std::to_string(i);
+    GpuView placeholder;       // until identify() has answered
+    placeholder.id.index = i;  // no device name until identify() reads the minor number
     placeholder.state = GpuState::Up;
     placeholder.values.assign(fields::all().size(), FieldValue{});
     placeholder.version = nextViewVersion();

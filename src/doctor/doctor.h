@@ -64,6 +64,7 @@ struct NvmlFacts {
     int cc_major = 0, cc_minor = 0;
     bool persistence_mode = false;
     bool display_active = false;
+    int minor = -1;  // its device node is /dev/nvidia<minor> (not <index>); -1: NVML did not say
   };
   std::vector<Gpu> gpus;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <set>
 
 #include "doctor/doctor_internal.h"
 
@@ -98,20 +99,51 @@ std::vector<std::string> otherKernelsWithModule(const platform::FsRoot& root, co
 struct ModprobeConfig {
   std::vector<std::string> blacklist_lines;  // "file: line"
   std::vector<std::string> modeset_lines;
-  bool cmdline_blacklist = false;
+  std::vector<std::string> cmdline_blacklist;  // the kernel command line words that blacklist it
+  std::vector<std::string> cmdline_modeset;    // "nouveau.modeset=0"
 };
+
+// Where kmod's modprobe reads its configuration, highest precedence first (modprobe.d(5), kmod
+// 33+): a file in an earlier directory hides a file of the same name in a later one (a link to
+// /dev/null in /etc masks a vendor's file), whatever the two contain.
+constexpr const char* kModprobeDirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
+                                         "/usr/lib/modprobe.d", "/lib/modprobe.d"};
+
+// "modprobe.blacklist=a,nouveau,b" names nouveau; "nouveau_x" or "nouveaux" do not.
+bool listsModule(std::string_view csv, std::string_view module) {
+  for (const auto& m : split(csv, ','))
+    if (trim(m) == module) return true;
+  return false;
+}
 
 ModprobeConfig readModprobe(const platform::FsRoot& root) {
   ModprobeConfig cfg;
-  for (const char* dir : {"/etc/modprobe.d", "/lib/modprobe.d", "/usr/lib/modprobe.d", "/run/modprobe.d"}) {
+  std::set<std::string> taken;  // file names already read from a directory of higher precedence
+  for (const char* dir : kModprobeDirs) {
     auto names = root.listDir(dir);
     if (!names) continue;
-    for (const auto& n : *names) {
+    std::vector<std::string> sorted(names->begin(), names->end());
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto& n : sorted) {
       if (n.size() < 5 || n.substr(n.size() - 5) != ".conf") continue;
+      if (!taken.insert(n).second) continue;  // hidden by the file of that name above
       const std::string file = std::string(dir) + "/" + n;
       auto data = root.readFile(file);
       if (!data) continue;
+      // A '\' at the end of a line continues it on the next one.
+      std::vector<std::string> joined;
+      bool continued = false;
       for (const auto& raw : lines(*data)) {
+        std::string part = raw;
+        const bool more = !part.empty() && part.back() == '\\';
+        if (more) part.pop_back();
+        if (continued && !joined.empty())
+          joined.back() += " " + part;
+        else
+          joined.push_back(part);
+        continued = more;
+      }
+      for (const auto& raw : joined) {
         std::string l = trim(raw);
         if (l.empty() || l[0] == '#') continue;
         auto f = split(l, ' ');
@@ -133,10 +165,17 @@ ModprobeConfig readModprobe(const platform::FsRoot& root) {
       }
     }
   }
+  // The kernel command line: modprobe reads modprobe.blacklist= from /proc/cmdline, the kernel
+  // itself refuses every module in module_blacklist=, and nouveau.modeset=0 is the option's
+  // command-line form.
   std::string cmdline = root.readLine("/proc/cmdline").value_or("");
-  for (const auto& w : split(cmdline, ' ')) {
-    if ((startsWith(w, "modprobe.blacklist=") || startsWith(w, "module_blacklist=")) && contains(w, "nouveau"))
-      cfg.cmdline_blacklist = true;
+  for (const auto& raw : split(cmdline, ' ')) {
+    const std::string w = trim(raw);
+    for (const char* key : {"modprobe.blacklist=", "module_blacklist="}) {
+      if (startsWith(w, key) && listsModule(std::string_view(w).substr(std::string_view(key).size()), "nouveau"))
+        cfg.cmdline_blacklist.push_back(w);
+    }
+    if (w == "nouveau.modeset=0") cfg.cmdline_modeset.push_back(w);
   }
   return cfg;
 }
@@ -328,9 +367,26 @@ void driverChecks(Context& ctx) {
     }
     const int expected = expectedGpuCount(ctx);
     if (numbered > 0) present.push_back(std::to_string(numbered) + " x nvidiaN");
-    if (numbered < std::max(1, expected))
+    // Each GPU's own node is /dev/nvidia<minor>; the driver numbers them in probe order, which need
+    // not be NVML's index order, so a count of nodes can pass while a GPU's node is missing.
+    const bool minors_known =
+        ctx.nvmlOk() && !nvml.gpus.empty() &&
+        std::all_of(nvml.gpus.begin(), nvml.gpus.end(), [](const NvmlFacts::Gpu& g) { return g.minor >= 0; });
+    if (minors_known) {
+      std::vector<std::string> nodes;
+      for (const auto& g : nvml.gpus) {
+        const std::string node = "/dev/nvidia" + std::to_string(g.minor);
+        if (!root.exists(node)) nodes.push_back(node + " (GPU " + std::to_string(g.index) + ")");
+      }
+      if (!nodes.empty())
+        missing.push_back(join(nodes, ", ") + " (" + std::to_string(nvml.gpus.size() - nodes.size()) + " of " +
+                          std::to_string(nvml.gpus.size()) + " GPUs have their node)");
+      if (numbered < expected && nodes.empty())
+        missing.push_back("/dev/nvidiaN (" + std::to_string(numbered) + " of " + std::to_string(expected) + ")");
+    } else if (numbered < std::max(1, expected)) {
       missing.push_back("/dev/nvidiaN (" + std::to_string(numbered) + " of " + std::to_string(std::max(1, expected)) +
                         ")");
+    }
     bool uvm = root.exists("/dev/nvidia-uvm");
     if (uvm)
       present.push_back("nvidia-uvm");
@@ -362,25 +418,31 @@ void driverChecks(Context& ctx) {
       "sudo reboot";
   if (moduleLoaded(ctx.modules, "nouveau")) {
     ctx.add("kernel.nouveau", kL, Verdict::kFail, "nouveau not loaded and blacklisted",
-            "nouveau is loaded" + std::string(mp.blacklist_lines.empty()
+            "nouveau is loaded" + std::string(mp.blacklist_lines.empty() && mp.cmdline_blacklist.empty()
                                                   ? " and not blacklisted"
                                                   : " although blacklisted (initramfs not updated?)"),
             blacklist_fix, "The open-source nouveau driver claims the GPU, so the nvidia module cannot bind to it.");
   } else if (ctx.container) {
     ctx.add("kernel.nouveau", kL, Verdict::kPass, "nouveau not loaded and blacklisted",
             "not loaded (blacklisting is the host's configuration)");
-  } else if ((mp.blacklist_lines.empty() && !mp.cmdline_blacklist) || mp.modeset_lines.empty()) {
+  } else if ((mp.blacklist_lines.empty() && mp.cmdline_blacklist.empty()) ||
+             (mp.modeset_lines.empty() && mp.cmdline_modeset.empty())) {
     std::vector<std::string> missing;
-    if (mp.blacklist_lines.empty() && !mp.cmdline_blacklist) missing.push_back("blacklist nouveau");
-    if (mp.modeset_lines.empty()) missing.push_back("options nouveau modeset=0");
+    if (mp.blacklist_lines.empty() && mp.cmdline_blacklist.empty()) missing.push_back("blacklist nouveau");
+    if (mp.modeset_lines.empty() && mp.cmdline_modeset.empty()) missing.push_back("options nouveau modeset=0");
     ctx.add("kernel.nouveau", kL, Verdict::kWarn, "nouveau not loaded and blacklisted",
-            "not loaded, but /etc/modprobe.d lacks: " + join(missing, ", "), blacklist_fix,
+            "not loaded, but no modprobe.d file (/etc, /run, /usr/local/lib, /usr/lib, /lib) nor the kernel command "
+            "line has: " +
+                join(missing, ", "),
+            blacklist_fix,
             "Without the blacklist, nouveau may load first after a driver or kernel update and take the GPU.");
   } else {
     std::vector<std::string> where = mp.blacklist_lines;
-    if (mp.cmdline_blacklist) where.push_back("kernel command line");
+    for (const auto& w : mp.cmdline_blacklist) where.push_back("kernel command line: " + w);
+    std::vector<std::string> modeset = mp.modeset_lines;
+    for (const auto& w : mp.cmdline_modeset) modeset.push_back("kernel command line: " + w);
     ctx.add("kernel.nouveau", kL, Verdict::kPass, "nouveau not loaded and blacklisted",
-            "not loaded; blacklisted in " + join(where, "; "));
+            "not loaded; blacklisted in " + join(where, "; ") + "; modeset=0 in " + join(modeset, "; "));
   }
 
   // --- kernel.xserver: no X server on a compute node ---

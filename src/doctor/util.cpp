@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "doctor/doctor_internal.h"
@@ -174,11 +175,15 @@ std::string normalizeBusId(std::string_view bus_id) {
   std::string s = toLower(trim(bus_id));
   auto colon = s.find(':');
   if (colon == std::string::npos) return s;
-  std::string domain = s.substr(0, colon);
-  // Keep the low 4 hex digits of the domain: NVML prints 8, sysfs prints 4.
-  if (domain.size() > 4) domain = domain.substr(domain.size() - 4);
-  while (domain.size() < 4) domain = "0" + domain;
-  return domain + s.substr(colon);
+  // The domain as sysfs names it: at least 4 hex digits, more when it needs them (NVML prints 8:
+  // "00000001:18:00.0" is sysfs's "0001:18:00.0", and "00010000:…" its "10000:…", not "0000:…").
+  const std::string domain = s.substr(0, colon);
+  if (domain.empty() || domain.size() > 8 ||
+      !std::all_of(domain.begin(), domain.end(), [](unsigned char c) { return std::isxdigit(c) != 0; }))
+    return s;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04lx", std::strtoul(domain.c_str(), nullptr, 16));
+  return buf + s.substr(colon);
 }
 
 std::string resolveLink(const platform::FsRoot& root, const std::string& path) {

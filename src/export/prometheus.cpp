@@ -377,8 +377,6 @@ void appendGpuLabels(std::string& out, const std::vector<GpuView>& gpus, const G
   auto r = std::to_chars(index, index + sizeof index, id.index);
   char gi[16];
   auto r2 = std::to_chars(gi, gi + sizeof gi, id.gpu_instance_id);
-  char dev[24] = "nvidia";
-  auto rd = std::to_chars(dev + 6, dev + sizeof dev, id.index);
 
   LabelIdentity l;
   l.index = std::string_view(index, static_cast<std::size_t>(r.ptr - index));
@@ -388,8 +386,9 @@ void appendGpuLabels(std::string& out, const std::vector<GpuView>& gpus, const G
                                                                              : std::string_view(id.parent_uuid))
                                                  : std::string_view(id.uuid);
   l.pci_bus_id = hw.pci_bus_id;
-  l.device =
-      !hw.device.empty() ? std::string_view(hw.device) : std::string_view(dev, static_cast<std::size_t>(rd.ptr - dev));
+  // "nvidia<minor>" from the sampler; empty while the minor number is unknown (never the index:
+  // the driver's minor numbers and NVML's indexes differ on many machines).
+  l.device = hw.device;
   l.model = hw.name;
   l.is_mig = id.is_mig;
   l.mig_profile = id.mig_profile;

@@ -99,6 +99,7 @@ GpuInfo readGpu(const Session& s, unsigned i) {
     g.inforom = d.inforomImageVersion().value_or("");
     g.board_part = d.boardPartNumber().value_or("");
     if (auto pci = d.pciInfo()) g.pci = *pci;
+    g.minor_number = opt(d.minorNumber());
     g.architecture = d.architecture().value_or(NVML_DEVICE_ARCH_UNKNOWN);
     g.compute_capability = opt(d.computeCapability());
     g.cuda_cores = opt(d.cudaCores());

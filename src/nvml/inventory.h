@@ -26,6 +26,7 @@ struct GpuInfo {
   std::string state = "ok";  // "ok", or "lost" when the GPU stopped answering
   std::string error;         // why, when not ok
   std::string name, uuid, serial, vbios, inforom, board_part;
+  std::optional<unsigned> minor_number;  // /dev/nvidia<minor>: the driver's number, not the index
   PciInfo pci;
   unsigned architecture = NVML_DEVICE_ARCH_UNKNOWN;
   std::optional<Version> compute_capability;

@@ -36,6 +36,8 @@ json gpuJson(const GpuInfo& g) {
   j["uuid"] = g.uuid;
   j["name"] = g.name;
   j["pci_bus_id"] = g.pci.bus_id;
+  j["minor_number"] = opt(g.minor_number);
+  j["device_node"] = g.minor_number ? json("/dev/nvidia" + std::to_string(*g.minor_number)) : json(nullptr);
   j["state"] = g.state;
   j["error"] = g.error;
   j["serial"] = g.serial;

@@ -65,7 +65,7 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int len
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minorNumber) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!minorNumber) return NVML_ERROR_INVALID_ARGUMENT;
-  *minorNumber = c.dev->index;  // /dev/nvidiaN
+  *minorNumber = c.dev->minor;  // /dev/nvidiaN: the driver's numbering, not NVML's index
   return NVML_SUCCESS;
 }
 
@@ -335,7 +335,7 @@ nvmlReturn_t nvmlDeviceGetPowerManagementMode(nvmlDevice_t device, nvmlEnableSta
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* limit) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!limit) return NVML_ERROR_INVALID_ARGUMENT;
-  *limit = c.dev->physics->powerLimitAt(c.t) * 1000;
+  *limit = c.dev->physics->powerLimitMwAt(c.t);
   return NVML_SUCCESS;
 }
 
@@ -343,15 +343,15 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, u
                                                           unsigned int* maxLimit) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!minLimit || !maxLimit) return NVML_ERROR_INVALID_ARGUMENT;
-  *minLimit = c.dev->profile->power_min * 1000;
-  *maxLimit = c.dev->profile->power_max * 1000;
+  *minLimit = c.dev->profile->power_min_mw;
+  *maxLimit = c.dev->profile->power_max_mw;
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int* defaultLimit) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!defaultLimit) return NVML_ERROR_INVALID_ARGUMENT;
-  *defaultLimit = c.dev->profile->power_default * 1000;
+  *defaultLimit = c.dev->profile->power_default_mw;
   return NVML_SUCCESS;
 }
 
@@ -484,8 +484,8 @@ nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
   const GpuProfile& P = *c.dev->profile;
-  if (limit < P.power_min * 1000 || limit > P.power_max * 1000) return NVML_ERROR_INVALID_ARGUMENT;
-  c.dev->physics->setPowerLimit(c.t, limit / 1000);
+  if (limit < P.power_min_mw || limit > P.power_max_mw) return NVML_ERROR_INVALID_ARGUMENT;
+  c.dev->physics->setPowerLimit(c.t, limit);
   return NVML_SUCCESS;
 }
 

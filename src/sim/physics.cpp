@@ -43,7 +43,7 @@ GpuPhysics::GpuPhysics(const GpuConfig& gpu, const std::vector<NvLinkConfig>& li
   for (std::size_t l = 0; l < links.size(); ++l) {
     if (links[l].remote != NvLinkRemote::kNone) configured_links_ |= 1u << l;
   }
-  limits_.emplace_back(0.0, gpu.power_limit);
+  limits_.emplace_back(0.0, gpu.power_limit_mw);
   cur_.step = 0;
   // Start in idle equilibrium: the machine has been up for a while before the scenario.
   cur_.temp = gpu.ambient + profile_.thermal_resistance * profile_.idle_power;
@@ -51,22 +51,24 @@ GpuPhysics::GpuPhysics(const GpuConfig& gpu, const std::vector<NvLinkConfig>& li
   prev_ = cur_;
 }
 
-double GpuPhysics::limitAtLocked(double t) const {
-  double w = limits_.front().second;
-  for (const auto& [from, watts] : limits_) {
-    if (t >= from) w = watts;
+unsigned GpuPhysics::limitMwAtLocked(double t) const {
+  unsigned mw = limits_.front().second;
+  for (const auto& [from, milliwatts] : limits_) {
+    if (t >= from) mw = milliwatts;
   }
-  return w;
+  return mw;
 }
 
-void GpuPhysics::setPowerLimit(double t, unsigned watts) {
+double GpuPhysics::limitAtLocked(double t) const { return limitMwAtLocked(t) / 1000.0; }
+
+void GpuPhysics::setPowerLimit(double t, unsigned milliwatts) {
   std::lock_guard lock(mu_);
-  limits_.emplace_back(std::max(t, limits_.back().first), watts);
+  limits_.emplace_back(std::max(t, limits_.back().first), milliwatts);
 }
 
-unsigned GpuPhysics::powerLimitAt(double t) {
+unsigned GpuPhysics::powerLimitMwAt(double t) {
   std::lock_guard lock(mu_);
-  return static_cast<unsigned>(limitAtLocked(t));
+  return limitMwAtLocked(t);
 }
 
 void GpuPhysics::evaluate(StepState* s) const {
@@ -121,7 +123,7 @@ void GpuPhysics::evaluate(StepState* s) const {
   const double top = idle ? P.idle_sm_clock : P.app_graphics_clock;
   s->sm_clock = std::max(P.idle_sm_clock, roundClock(top * factor));
   s->mem_clock = idle ? P.idle_mem_clock : P.max_mem_clock;
-  s->video_clock = idle ? P.idle_sm_clock : roundClock(P.max_video_clock * std::min(1.0, factor));
+  s->video_clock = idle ? P.idle_video_clock : roundClock(P.max_video_clock * std::min(1.0, factor));
   s->pstate = idle ? NVML_PSTATE_8 : NVML_PSTATE_0;
 
   s->temp_mem = P.hbm ? s->temp + 3 + 3 * u / 100 + 0.5 * noise(seed_, gi, Signal::kMemTemp, s->step) : 0;

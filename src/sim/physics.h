@@ -48,16 +48,17 @@ class GpuPhysics {
     std::lock_guard lock(mu_);
     return f(stateLocked(t));
   }
-  // Power limit from time t on (watts). Recorded as a schedule so values stay a function of t.
-  void setPowerLimit(double t, unsigned watts);
-  unsigned powerLimitAt(double t);
+  // Power limit from time t on, in milliwatts as NVML sets and reports it. Recorded as a schedule
+  // so values stay a function of t.
+  void setPowerLimit(double t, unsigned milliwatts);
+  unsigned powerLimitMwAt(double t);
 
   const std::vector<const FaultConfig*>& faults() const { return faults_; }
 
  private:
   void evaluate(StepState* s) const;         // fills everything for s->step from its temp/energy
   StepState next(const StepState& s) const;  // integrates to the following step
-  double limitAtLocked(double t) const;
+  double limitAtLocked(double t) const;      // watts
   const StepState& stateLocked(double t);
 
   const GpuConfig& gpu_;
@@ -67,7 +68,8 @@ class GpuPhysics {
   std::uint64_t seed_;
   std::mutex mu_;
   StepState cur_, prev_;
-  std::vector<std::pair<double, unsigned>> limits_;  // (from t, watts), t ascending
+  std::vector<std::pair<double, unsigned>> limits_;  // (from t, milliwatts), t ascending
+  unsigned limitMwAtLocked(double t) const;
 };
 
 }  // namespace gw::sim

@@ -24,6 +24,21 @@ const std::vector<MigProfile> kH200Mig = {
 
 const std::vector<GpuProfile>& profileTable() {
   static const std::vector<GpuProfile> table = {
+      // H100 SXM5 80GB: what a real driver answers. Recorded from `nvidia-smi -a` of an
+      // "NVIDIA H100 80GB HBM3" on driver 545.23.08 (Princeton's PLI nodes,
+      // https://github.com/PrincetonUniversity/gpu_programming_intro/blob/master/01_what_is_a_gpu/pli.md):
+      // device 0x2330 / subsystem 0x16C1, VBIOS 96.00.74.00.0D, part 692-2G520-0200-000, InfoROM
+      // G520.0200.00.05 / OEM 2.1 / ECC 7.16 / power object N/A, FB 81559 MiB (85520809984 bytes)
+      // with 328 MiB reserved, BAR1 131072 MiB, PCIe Gen5 x16, power limit 700.00 W (default 700,
+      // min 200, max 700 W = 700000/200000/700000 mW), idle 345 MHz graphics/SM, 2619 MHz memory,
+      // 765 MHz video, application and max clocks 1980/2619 MHz (video max 1545), fan speed N/A
+      // (SXM: nvmlDeviceGetFanSpeed answers NOT_SUPPORTED). Known difference: the real board
+      // shows retired pages N/A (Hopper remaps rows instead); the simulator still retires pages on
+      // it, because fault-retired-pages (the retired_pages rule's scenario) is a DGX H100.
+      // That driver prints only T.Limit offsets for the thresholds; shutdown 92 C,
+      // slowdown 89 C, max operating 87 C and memory max 95 C are from `nvidia-smi -q` of the same
+      // SXM5 board sold as H800 (driver 525.105.17,
+      // https://github.com/liguodongiot/llm-action/blob/main/docs/llm-base/nvidia-smi.md).
       {
           .id = "H100-SXM5-80GB",
           .name = "NVIDIA H100 80GB HBM3",
@@ -34,7 +49,7 @@ const std::vector<GpuProfile>& profileTable() {
           .cc_major = 9,
           .cc_minor = 0,
           .memory_mib = 81559,
-          .reserved_mib = 531,
+          .reserved_mib = 328,
           .bar1_mib = 131072,
           .sm_count = 132,
           .cuda_cores = 16896,
@@ -48,9 +63,10 @@ const std::vector<GpuProfile>& profileTable() {
           .app_mem_clock = 2619,
           .idle_sm_clock = 345,
           .idle_mem_clock = 2619,
-          .power_default = 700,
-          .power_min = 200,
-          .power_max = 700,
+          .idle_video_clock = 765,
+          .power_default_mw = 700000,
+          .power_min_mw = 200000,
+          .power_max_mw = 700000,
           .idle_power = 72,
           .full_power = 760,
           .temp_shutdown = 92,
@@ -69,13 +85,13 @@ const std::vector<GpuProfile>& profileTable() {
           .persistence_default = true,
           .mig_capable = true,
           .fans = 0,
-          .vbios = "96.00.74.00.01",
+          .vbios = "96.00.74.00.0D",
           .inforom_image = "G520.0200.00.05",
           .inforom_oem = "2.1",
           .inforom_ecc = "7.16",
           .inforom_power = "",
           .part_number = "692-2G520-0200-000",
-          .serial_prefix = "165212",
+          .serial_prefix = "165412",
           .mig_profiles = kH100_80Mig,
       },
       {
@@ -102,9 +118,10 @@ const std::vector<GpuProfile>& profileTable() {
           .app_mem_clock = 3201,
           .idle_sm_clock = 345,
           .idle_mem_clock = 3201,
-          .power_default = 700,
-          .power_min = 200,
-          .power_max = 700,
+          .idle_video_clock = 345,
+          .power_default_mw = 700000,
+          .power_min_mw = 200000,
+          .power_max_mw = 700000,
           .idle_power = 78,
           .full_power = 770,
           .temp_shutdown = 92,
@@ -156,9 +173,10 @@ const std::vector<GpuProfile>& profileTable() {
           .app_mem_clock = 1593,
           .idle_sm_clock = 210,
           .idle_mem_clock = 1593,
-          .power_default = 400,
-          .power_min = 100,
-          .power_max = 400,
+          .idle_video_clock = 210,
+          .power_default_mw = 400000,
+          .power_min_mw = 100000,
+          .power_max_mw = 400000,
           .idle_power = 62,
           .full_power = 430,
           .temp_shutdown = 92,
@@ -210,9 +228,10 @@ const std::vector<GpuProfile>& profileTable() {
           .app_mem_clock = 9001,
           .idle_sm_clock = 210,
           .idle_mem_clock = 405,
-          .power_default = 350,
-          .power_min = 100,
-          .power_max = 350,
+          .idle_video_clock = 210,
+          .power_default_mw = 350000,
+          .power_min_mw = 100000,
+          .power_max_mw = 350000,
           .idle_power = 32,
           .full_power = 365,
           .temp_shutdown = 98,
@@ -264,9 +283,10 @@ const std::vector<GpuProfile>& profileTable() {
           .app_mem_clock = 10501,
           .idle_sm_clock = 210,
           .idle_mem_clock = 405,
-          .power_default = 450,
-          .power_min = 150,
-          .power_max = 600,
+          .idle_video_clock = 210,
+          .power_default_mw = 450000,
+          .power_min_mw = 150000,
+          .power_max_mw = 600000,
           .idle_power = 22,
           .full_power = 470,
           .temp_shutdown = 92,

@@ -36,9 +36,9 @@ struct GpuProfile {
   // Clocks in MHz.
   unsigned max_sm_clock, max_graphics_clock, max_video_clock, max_mem_clock;
   unsigned app_graphics_clock, app_mem_clock;
-  unsigned idle_sm_clock, idle_mem_clock;
-  // Power in watts.
-  unsigned power_default, power_min, power_max;
+  unsigned idle_sm_clock, idle_mem_clock, idle_video_clock;
+  // Power limits in milliwatts, as NVML reports them (a limit need not be a whole watt).
+  unsigned power_default_mw, power_min_mw, power_max_mw;
   double idle_power;  // at 0 % utilisation, P8
   double full_power;  // demand at 100 % of a compute-bound load (may exceed the limit)
   // Thermal: thresholds in degrees C, and the model of the cooler.

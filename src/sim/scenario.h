@@ -42,6 +42,7 @@ struct MigInstanceConfig {
 
 struct GpuConfig {
   unsigned index = 0;
+  unsigned minor = 0;  // /dev/nvidia<minor>: the driver's probe order, not NVML's PCI-ordered index
   const GpuProfile* profile = nullptr;
   std::string uuid;  // generated from the seed when empty
   std::string serial;
@@ -53,8 +54,8 @@ struct GpuConfig {
   Workload workload;
   bool ecc = false;
   bool persistence = false;
-  unsigned power_limit = 0;  // watts, enforced limit at start
-  double ambient = 30;       // inlet air, degrees C
+  unsigned power_limit_mw = 0;  // enforced limit at start, milliwatts (need not be whole watts)
+  double ambient = 30;          // inlet air, degrees C
   std::vector<ProcessConfig> processes;
   bool mig_enabled = false;
   std::vector<MigInstanceConfig> mig_instances;

@@ -175,6 +175,28 @@ unsigned long long readMib(const N& n, unsigned long long hi) {
   return static_cast<unsigned long long>(std::llround(mib));
 }
 
+// Power: watts as a number (fractions allowed: 312.5), or a string with a unit: "312.5W",
+// "312500mW". Returns milliwatts, as NVML counts them; the range is given in milliwatts and named
+// in watts.
+unsigned readMilliwatts(const N& n, unsigned lo_mw, unsigned hi_mw) {
+  double w = 0;
+  if (n.node.IsScalar() && YAML::convert<double>::decode(n.node, w)) {
+    w = readNum(n, lo_mw / 1000.0, hi_mw / 1000.0);
+    return static_cast<unsigned>(std::llround(w * 1000));
+  }
+  std::string s = n.node.IsScalar() ? n.node.Scalar() : "";
+  std::size_t pos = 0;
+  while (pos < s.size() && (std::isdigit(static_cast<unsigned char>(s[pos])) || s[pos] == '.')) ++pos;
+  std::string num = s.substr(0, pos), unit = s.substr(pos);
+  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  double scale = unit == "W" ? 1000 : unit == "mW" ? 1 : -1;
+  if (num.empty() || scale < 0) fail(n, "expected watts (a number, or e.g. 312.5W, 312500mW), got '" + s + "'");
+  const double mw = parseDecimal(n, num, s) * scale;
+  if (mw < lo_mw || mw > hi_mw)
+    fail(n, s + " is out of range [" + fmt(lo_mw / 1000.0) + ", " + fmt(hi_mw / 1000.0) + "] W");
+  return static_cast<unsigned>(std::llround(mw));
+}
+
 bool parseBusId(const std::string& s, GpuConfig* g) {
   unsigned dom = 0, bus = 0, dev = 0, fn = 0;
   char tail = 0;
@@ -261,9 +283,9 @@ void loadMerged(const std::string& path, int depth, Merged* m, const N* referrer
 // ---------------------------------------------------------------------------------------------
 // GPUs.
 
-const std::vector<std::string_view> kGpuKeys = {"profile",     "uuid",        "serial",      "bus_id",    "numa",
-                                                "cpus",        "pcie_switch", "host_bridge", "workload",  "ecc",
-                                                "persistence", "power_limit", "ambient",     "processes", "mig"};
+const std::vector<std::string_view> kGpuKeys = {
+    "profile",     "uuid",     "serial", "bus_id",      "minor",       "numa",    "cpus",      "pcie_switch",
+    "host_bridge", "workload", "ecc",    "persistence", "power_limit", "ambient", "processes", "mig"};
 
 // A GPU's keys come from its own entry, else from `defaults`.
 struct GpuSource {
@@ -422,6 +444,10 @@ GpuConfig parseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
   } else {
     g.pci_bus = (0x18 + index * 0x10) & 0xFF;  // spaced like a server's root ports
   }
+  // The driver numbers its device nodes in probe order; NVML numbers GPUs in PCI order. They
+  // agree on many machines, not all (uniqueness is checked across GPUs by the caller).
+  g.minor = index;
+  if (auto v = src.get("minor")) g.minor = static_cast<unsigned>(readInt(*v, 0, 254));  // 255 is nvidiactl
   if (auto v = src.get("numa")) g.numa_node = static_cast<int>(readInt(*v, 0, 63));
   if (auto v = src.get("cpus")) {
     if (!parseCpuList(readStr(*v), &g.cpus))
@@ -450,8 +476,8 @@ GpuConfig parseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
   }
   g.persistence = P.persistence_default;
   if (auto v = src.get("persistence")) g.persistence = readBool(*v);
-  g.power_limit = P.power_default;
-  if (auto v = src.get("power_limit")) g.power_limit = static_cast<unsigned>(readInt(*v, P.power_min, P.power_max));
+  g.power_limit_mw = P.power_default_mw;
+  if (auto v = src.get("power_limit")) g.power_limit_mw = readMilliwatts(*v, P.power_min_mw, P.power_max_mw);
   if (auto v = src.get("ambient")) g.ambient = readNum(*v, 0, 60);
   if (auto v = src.get("mig")) parseMig(*v, &g);
   if (auto v = src.get("processes")) {
@@ -714,8 +740,10 @@ Scenario build(Merged& m, const std::string& top_path) {
   }
   std::set<std::tuple<unsigned, unsigned, unsigned, unsigned>> bus_ids;
   std::set<std::string> uuids;
+  std::map<unsigned, unsigned> minors;  // minor -> GPU index
   std::map<int, int> switch_bridge;
   std::map<int, int> bridge_numa;
+  std::map<int, unsigned> bridge_domain;  // a host bridge (PCIe root) is in one PCI domain
   N where = count ? *count : gpus ? *gpus : N{YAML::Node(), m.files.empty() ? nullptr : &m.files.front(), "", 1};
   for (std::size_t i = 0; i < n; ++i) {
     GpuSource src;
@@ -730,6 +758,9 @@ Scenario build(Merged& m, const std::string& top_path) {
       fail(at, "GPU " + std::to_string(i) + " has the same bus_id as another GPU");
     if (!g.uuid.empty() && !uuids.insert(g.uuid).second)
       fail(at, "GPU " + std::to_string(i) + " has the same uuid as another GPU");
+    if (auto [mit, mfresh] = minors.emplace(g.minor, g.index); !mfresh)
+      fail(at, "GPU " + std::to_string(i) + " has minor " + std::to_string(g.minor) + ", as GPU " +
+                   std::to_string(mit->second) + " does (/dev/nvidiaN is one GPU's)");
     if (g.pcie_switch >= 0) {
       auto [it, fresh] = switch_bridge.emplace(g.pcie_switch, g.host_bridge);
       if (!fresh && it->second != g.host_bridge)
@@ -739,6 +770,13 @@ Scenario build(Merged& m, const std::string& top_path) {
     if (!bfresh && bit->second != g.numa_node)
       fail(at,
            "its host bridge is on NUMA node " + std::to_string(bit->second) + ", not " + std::to_string(g.numa_node));
+    auto [dit, dfresh] = bridge_domain.emplace(g.host_bridge, g.pci_domain);
+    if (!dfresh && dit->second != g.pci_domain) {
+      char want[16];
+      std::snprintf(want, sizeof want, "%04x", dit->second);
+      fail(at, "its host bridge (or PCIe switch) is in PCI domain " + std::string(want) +
+                   ": GPUs below one root share its domain");
+    }
     s.gpus.push_back(std::move(g));
   }
 

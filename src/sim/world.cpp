@@ -40,6 +40,7 @@ World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)
     auto d = std::make_unique<Device>();
     d->world = this;
     d->index = g.index;
+    d->minor = g.minor;
     d->cfg = &g;
     d->profile = g.profile;
     d->name = std::string(g.profile->name);
@@ -76,6 +77,7 @@ World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)
       m->is_mig = true;
       m->index = static_cast<unsigned>(i);
       m->parent = d.get();
+      m->minor = d->minor;
       m->cfg = &g;
       m->profile = g.profile;
       m->mig = &inst;

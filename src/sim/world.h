@@ -26,6 +26,7 @@ struct Device {
   World* world = nullptr;
   bool is_mig = false;
   unsigned index = 0;              // GPU index, or MIG device index on its parent
+  unsigned minor = 0;              // the physical GPU's /dev/nvidia<minor>
   Device* parent = nullptr;        // MIG devices only
   const GpuConfig* cfg = nullptr;  // of the physical GPU
   const GpuProfile* profile = nullptr;

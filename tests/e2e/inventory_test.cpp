@@ -9,6 +9,10 @@
 namespace gw::test {
 namespace {
 
+// The shipped DGX H100's minor numbers (scenarios/dgx-h100.yaml): the driver's probe order, which
+// differs from NVML's PCI-ordered index for every GPU.
+constexpr unsigned kDgxMinor[8] = {2, 3, 0, 1, 6, 7, 4, 5};
+
 TEST(Discovery, DgxH100ListsEightGpusWithSpecs) {
   auto r = runGw({"--simulate", "dgx-h100", "discovery", "--json"});
   ASSERT_EQ(r.code, 0) << describe(r);
@@ -42,6 +46,12 @@ TEST(Discovery, DgxH100ListsEightGpusWithSpecs) {
   }
   EXPECT_EQ(uuids.size(), 8u) << "UUIDs are distinct";
   EXPECT_EQ(buses.size(), 8u) << "bus ids are distinct";
+  for (unsigned i = 0; i < 8; ++i) {
+    const auto& g = j["gpus"][i];
+    EXPECT_EQ(g["index"], i);
+    EXPECT_EQ(g["minor_number"], kDgxMinor[i]) << g.dump();
+    EXPECT_EQ(g["device_node"], "/dev/nvidia" + std::to_string(kDgxMinor[i])) << g.dump();
+  }
   EXPECT_EQ(j["gpus"][0]["numa_nodes"], nlohmann::json::array({0}));
   EXPECT_EQ(j["gpus"][7]["numa_nodes"], nlohmann::json::array({1}));
 }
@@ -78,8 +88,90 @@ TEST(Discovery, MigInstancesAreDevicesWithTheirParent) {
   EXPECT_TRUE(j["gpus"][1]["mig_devices"].empty());
 }
 
+TEST(Discovery, VerboseTextNamesEachGpusDeviceNode) {
+  auto r = runGw({"--simulate", "dgx-h100", "discovery", "-v"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  // GPU 0's block names /dev/nvidia2, GPU 2's /dev/nvidia0.
+  const auto gpu0 = r.out.find("GPU 0:"), gpu1 = r.out.find("GPU 1:"), gpu2 = r.out.find("GPU 2:");
+  ASSERT_NE(gpu2, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(gpu0, gpu1 - gpu0).find("device /dev/nvidia2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(gpu2, r.out.find("GPU 3:") - gpu2).find("device /dev/nvidia0\n"), std::string::npos) << r.out;
+}
+
+// pcie-mixed caps GPU 3 (an RTX 4090, default 450 W) at 312.5 W: NVML says 312500 mW, and every
+// place that shows the limit keeps the half watt.
+TEST(Discovery, PowerLimitKeepsItsFraction) {
+  auto j = runGw({"--simulate", "pcie-mixed", "discovery", "--json"});
+  ASSERT_EQ(j.code, 0) << describe(j);
+  const auto g3 = j.json()["gpus"][3];
+  EXPECT_EQ(g3["power_limit_w"].get<double>(), 312.5) << g3.dump();
+  EXPECT_EQ(g3["power_default_limit_w"].get<double>(), 450) << g3.dump();
+  auto t = runGw({"--simulate", "pcie-mixed", "discovery", "-v"});
+  ASSERT_EQ(t.code, 0) << describe(t);
+  EXPECT_NE(t.out.find("| 312.5 W limit |"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("| 450 W limit |"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("power limit range 150-600 W, default 450 W"), std::string::npos) << t.out;
+  auto q = runGw({"--simulate", "pcie-mixed", "query",
+                  "--query-gpu=index,power.limit,enforced.power.limit,power.default_limit,power.min_limit",
+                  "--format=csv,noheader", "-i", "3"});
+  ASSERT_EQ(q.code, 0) << describe(q);
+  EXPECT_EQ(q.out, "3, 312.50 W, 312.50 W, 450.00 W, 150.00 W\n");
+  auto n = runGw(
+      {"--simulate", "pcie-mixed", "query", "--query-gpu=power.limit", "--format=csv,noheader,nounits", "-i", "3"});
+  ASSERT_EQ(n.code, 0) << describe(n);
+  EXPECT_EQ(n.out, "312.50\n");
+}
+
+// Two PCI domains with the same bus numbers in each (l40s-pci-domains): NVML's 8-digit domain in
+// every bus id, nothing merged or mixed up, and the PCIe topology follows the domains' sockets.
+TEST(Discovery, GpusInTwoPciDomains) {
+  auto r = runGw({"--simulate", "l40s-pci-domains", "discovery", "--json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  const auto gpus = r.json()["gpus"];
+  ASSERT_EQ(gpus.size(), 8u);
+  const char* want[8] = {"00000000:18:00.0", "00000000:1A:00.0", "00000000:3A:00.0", "00000000:3C:00.0",
+                         "00000001:18:00.0", "00000001:1A:00.0", "00000001:3A:00.0", "00000001:3C:00.0"};
+  std::set<std::string> uuids;
+  for (unsigned i = 0; i < 8; ++i) {
+    EXPECT_EQ(gpus[i]["pci_bus_id"], want[i]) << gpus[i].dump();
+    EXPECT_EQ(gpus[i]["numa_nodes"], nlohmann::json::array({i < 4 ? 0 : 1})) << gpus[i].dump();
+    EXPECT_EQ(gpus[i]["minor_number"], i) << "no minor: given, the driver numbered them in PCI order";
+    uuids.insert(gpus[i]["uuid"].get<std::string>());
+  }
+  EXPECT_EQ(uuids.size(), 8u);
+
+  auto q = runGw({"--simulate", "l40s-pci-domains", "query", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"});
+  ASSERT_EQ(q.code, 0) << describe(q);
+  ASSERT_EQ(q.lines().size(), 8u) << q.out;
+  EXPECT_EQ(q.lines()[0], "0, 00000000:18:00.0");
+  EXPECT_EQ(q.lines()[4], "4, 00000001:18:00.0");
+  // Selecting by bus id finds the GPU of that domain, not its namesake on bus 0x18 of domain 0.
+  for (const char* id : {"00000001:18:00.0", "0001:18:00.0"}) {
+    auto one =
+        runGw({"--simulate", "l40s-pci-domains", "query", "--query-gpu=index", "--format=csv,noheader", "-i", id});
+    ASSERT_EQ(one.code, 0) << describe(one);
+    EXPECT_EQ(one.out, "4\n") << id;
+  }
+
+  auto t = runGw({"--simulate", "l40s-pci-domains", "topo", "-m", "--json"});
+  ASSERT_EQ(t.code, 0) << describe(t);
+  const auto rows = t.json()["gpus"];
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[0]["links"][1], "PIX");
+  EXPECT_EQ(rows[0]["links"][2], "NODE");
+  EXPECT_EQ(rows[4]["links"][5], "PIX");
+  EXPECT_EQ(rows[4]["links"][6], "NODE");
+  for (int a = 0; a < 4; ++a)
+    for (int b = 4; b < 8; ++b) {
+      EXPECT_EQ(rows[a]["links"][b], "SYS") << a << "," << b;
+      EXPECT_EQ(rows[b]["links"][a], "SYS") << b << "," << a;
+    }
+  EXPECT_EQ(rows[0]["numa_affinity"], "0");
+  EXPECT_EQ(rows[4]["numa_affinity"], "1");
+}
+
 TEST(Discovery, EveryShippedScenarioLoads) {
-  for (const char* s : {"dgx-h100", "dgx-h200", "pcie-mixed", "mig-a100"}) {
+  for (const char* s : {"dgx-h100", "dgx-h200", "pcie-mixed", "mig-a100", "l40s-pci-domains"}) {
     auto r = runGw({"--simulate", s, "discovery", "--json"});
     EXPECT_EQ(r.code, 0) << s << "\n" << describe(r);
   }

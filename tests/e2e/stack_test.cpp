@@ -53,6 +53,10 @@ TEST(StackDoctor, SimulatedDriverMatchingTheModuleButMoreGpusThanDeviceNodes) {
   EXPECT_EQ(verdicts["kernel.device_nodes"], "fail") << r.out;
   EXPECT_TRUE(has(r.out, "550.54.15")) << describe(r);
   EXPECT_TRUE(has(r.out, "2 of 8")) << describe(r);
+  // The nodes are named by minor number (dgx-h100: GPU 0 is /dev/nvidia2), so GPUs 2 and 3, whose
+  // minors 0 and 1 the fixture has, are not missing; GPU 0 and GPU 1 are.
+  EXPECT_TRUE(has(r.out, "/dev/nvidia2 (GPU 0), /dev/nvidia3 (GPU 1), /dev/nvidia6 (GPU 4)")) << describe(r);
+  EXPECT_FALSE(has(r.out, "(GPU 2)")) << describe(r);
 }
 
 TEST(StackDoctor, NoNvmlLibraryWithGpusOnThePciBusNamesTheCudaDriverLayer) {

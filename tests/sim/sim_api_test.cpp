@@ -135,7 +135,7 @@ TEST_F(Api_, IdentityIsWellFormedAndDeterministic) {
   ASSERT_EQ(nv.nvmlDeviceGetSerial(Gpu(0), serial, sizeof serial), NVML_SUCCESS);
   EXPECT_EQ(std::strlen(serial), 13u);
   ASSERT_EQ(nv.nvmlDeviceGetVbiosVersion(Gpu(0), vbios, sizeof vbios), NVML_SUCCESS);
-  EXPECT_STREQ(vbios, "96.00.74.00.01");
+  EXPECT_STREQ(vbios, "96.00.74.00.0D");
   ASSERT_EQ(nv.nvmlDeviceGetBoardPartNumber(Gpu(0), part, sizeof part), NVML_SUCCESS);
   EXPECT_STREQ(part, "692-2G520-0200-000");
   ASSERT_EQ(nv.nvmlDeviceGetInforomImageVersion(Gpu(0), inforom, sizeof inforom), NVML_SUCCESS);
@@ -293,6 +293,152 @@ TEST_F(Api_, SettingThePowerLimitNeedsPrivilegeAndRange) {
   StartYaml("privileged: false\ncount: 1\ndefaults: {profile: H100-SXM5-80GB}\n");
   EXPECT_EQ(nv.nvmlDeviceSetPowerManagementLimit(Gpu(0), 400000), NVML_ERROR_NO_PERMISSION);
   EXPECT_EQ(nv.nvmlDeviceSetPersistenceMode(Gpu(0), NVML_FEATURE_DISABLED), NVML_ERROR_NO_PERMISSION);
+}
+
+// The H100 profile answers what a real H100 SXM5 80GB on a real driver answers (sources in
+// src/sim/profiles.cpp): the numbers here are copied from `nvidia-smi -q`, not from the profile.
+TEST_F(Api_, H100AnswersWhatARealDriverAnswers) {
+  StartYaml("count: 1\ndefaults: {profile: H100-SXM5-80GB, workload: idle}\n");
+  nvmlDevice_t d = Gpu(0);
+  nvmlPciInfo_t pci{};
+  ASSERT_EQ(nv.nvmlDeviceGetPciInfo_v3(d, &pci), NVML_SUCCESS);
+  EXPECT_EQ(pci.pciDeviceId, 0x233010DEu);
+  EXPECT_EQ(pci.pciSubSystemId, 0x16C110DEu);
+  char text[96];
+  ASSERT_EQ(nv.nvmlDeviceGetVbiosVersion(d, text, sizeof text), NVML_SUCCESS);
+  EXPECT_STREQ(text, "96.00.74.00.0D");
+  ASSERT_EQ(nv.nvmlDeviceGetBoardPartNumber(d, text, sizeof text), NVML_SUCCESS);
+  EXPECT_STREQ(text, "692-2G520-0200-000");
+  ASSERT_EQ(nv.nvmlDeviceGetInforomVersion(d, NVML_INFOROM_OEM, text, sizeof text), NVML_SUCCESS);
+  EXPECT_STREQ(text, "2.1");
+  ASSERT_EQ(nv.nvmlDeviceGetInforomVersion(d, NVML_INFOROM_ECC, text, sizeof text), NVML_SUCCESS);
+  EXPECT_STREQ(text, "7.16");
+  EXPECT_EQ(nv.nvmlDeviceGetInforomVersion(d, NVML_INFOROM_POWER, text, sizeof text), NVML_ERROR_NOT_SUPPORTED);
+
+  // Memory in bytes as NVML reports it: "Total : 81559 MiB", "Reserved : 328 MiB".
+  nvmlMemory_v2_t mem{};
+  mem.version = nvmlMemory_v2;
+  ASSERT_EQ(nv.nvmlDeviceGetMemoryInfo_v2(d, &mem), NVML_SUCCESS);
+  EXPECT_EQ(mem.total, 85520809984ull);
+  EXPECT_EQ(mem.reserved, 328ull * 1024 * 1024);
+  nvmlBAR1Memory_t bar1{};
+  ASSERT_EQ(nv.nvmlDeviceGetBAR1MemoryInfo(d, &bar1), NVML_SUCCESS);
+  EXPECT_EQ(bar1.bar1Total, 131072ull * 1024 * 1024);
+
+  // Power in milliwatts: limit 700.00 W, default 700.00 W, min 200.00 W, max 700.00 W.
+  unsigned v = 0, lo = 0, hi = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetPowerManagementLimit(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 700000u);
+  ASSERT_EQ(nv.nvmlDeviceGetEnforcedPowerLimit(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 700000u);
+  ASSERT_EQ(nv.nvmlDeviceGetPowerManagementDefaultLimit(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 700000u);
+  ASSERT_EQ(nv.nvmlDeviceGetPowerManagementLimitConstraints(d, &lo, &hi), NVML_SUCCESS);
+  EXPECT_EQ(lo, 200000u);
+  EXPECT_EQ(hi, 700000u);
+
+  // Thresholds: shutdown 92 C, slowdown 89 C, max operating 87 C, memory max operating 95 C.
+  const std::pair<nvmlTemperatureThresholds_t, unsigned> thresholds[] = {{NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, 92},
+                                                                         {NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, 89},
+                                                                         {NVML_TEMPERATURE_THRESHOLD_GPU_MAX, 87},
+                                                                         {NVML_TEMPERATURE_THRESHOLD_MEM_MAX, 95}};
+  for (const auto& [which, want] : thresholds) {
+    ASSERT_EQ(nv.nvmlDeviceGetTemperatureThreshold(d, which, &v), NVML_SUCCESS) << which;
+    EXPECT_EQ(v, want) << which;
+  }
+
+  // Clocks: idle 345 MHz graphics/SM, 2619 MHz memory, 765 MHz video; application clocks
+  // 1980/2619 MHz; max 1980 graphics and SM, 2619 memory, 1545 video.
+  const std::pair<nvmlClockType_t, unsigned> idle[] = {
+      {NVML_CLOCK_GRAPHICS, 345}, {NVML_CLOCK_SM, 345}, {NVML_CLOCK_MEM, 2619}, {NVML_CLOCK_VIDEO, 765}};
+  for (const auto& [type, want] : idle) {
+    ASSERT_EQ(nv.nvmlDeviceGetClockInfo(d, type, &v), NVML_SUCCESS) << type;
+    EXPECT_EQ(v, want) << "idle clock " << type;
+  }
+  const std::pair<nvmlClockType_t, unsigned> max[] = {
+      {NVML_CLOCK_GRAPHICS, 1980}, {NVML_CLOCK_SM, 1980}, {NVML_CLOCK_MEM, 2619}, {NVML_CLOCK_VIDEO, 1545}};
+  for (const auto& [type, want] : max) {
+    ASSERT_EQ(nv.nvmlDeviceGetMaxClockInfo(d, type, &v), NVML_SUCCESS) << type;
+    EXPECT_EQ(v, want) << "max clock " << type;
+  }
+  ASSERT_EQ(nv.nvmlDeviceGetApplicationsClock(d, NVML_CLOCK_GRAPHICS, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 1980u);
+  ASSERT_EQ(nv.nvmlDeviceGetApplicationsClock(d, NVML_CLOCK_MEM, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 2619u);
+  ASSERT_EQ(nv.nvmlDeviceGetDefaultApplicationsClock(d, NVML_CLOCK_GRAPHICS, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 1980u);
+
+  // "Fan Speed : N/A" on SXM boards: every fan call is NOT_SUPPORTED, not a zero.
+  EXPECT_EQ(nv.nvmlDeviceGetFanSpeed(d, &v), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(nv.nvmlDeviceGetFanSpeed_v2(d, 0, &v), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(nv.nvmlDeviceGetNumFans(d, &v), NVML_ERROR_NOT_SUPPORTED);
+  ASSERT_EQ(nv.nvmlDeviceGetMaxPcieLinkGeneration(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 5u);
+  ASSERT_EQ(nv.nvmlDeviceGetMaxPcieLinkWidth(d, &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 16u);
+}
+
+// /dev/nvidia<minor> is the driver's numbering (probe order), NVML's index is PCI order: on the
+// shipped DGX H100 they differ for every GPU, and a scenario may say so per GPU.
+TEST_F(Api_, MinorNumbersAreTheDriversNotTheIndex) {
+  Start(ShippedPath("dgx-h100"));
+  const unsigned want[8] = {2, 3, 0, 1, 6, 7, 4, 5};
+  for (unsigned i = 0; i < 8; ++i) {
+    unsigned minor = 99, index = 99;
+    ASSERT_EQ(nv.nvmlDeviceGetMinorNumber(Gpu(i), &minor), NVML_SUCCESS);
+    ASSERT_EQ(nv.nvmlDeviceGetIndex(Gpu(i), &index), NVML_SUCCESS);
+    EXPECT_EQ(index, i);
+    EXPECT_EQ(minor, want[i]) << "GPU " << i;
+    EXPECT_NE(minor, index) << "GPU " << i;
+  }
+  nv.nvmlShutdown();
+  // Without `minor:` the driver numbered them in PCI order, as on many machines.
+  StartYaml("count: 3\ndefaults: {profile: L40S}\ngpus:\n  - {}\n  - {minor: 7}\n");
+  const unsigned dflt[3] = {0, 7, 2};
+  for (unsigned i = 0; i < 3; ++i) {
+    unsigned minor = 99;
+    ASSERT_EQ(nv.nvmlDeviceGetMinorNumber(Gpu(i), &minor), NVML_SUCCESS);
+    EXPECT_EQ(minor, dflt[i]) << "GPU " << i;
+  }
+  nv.nvmlShutdown();
+  // A MIG device answers with its parent GPU's node.
+  StartYaml(R"(
+gpus:
+  - {profile: A100-SXM4-80GB, minor: 3, mig: {enabled: true, instances: [{profile: 3g.40gb}]}}
+)");
+  nvmlDevice_t mig = nullptr;
+  ASSERT_EQ(nv.nvmlDeviceGetMigDeviceHandleByIndex(Gpu(0), 0, &mig), NVML_SUCCESS);
+  unsigned minor = 99;
+  ASSERT_EQ(nv.nvmlDeviceGetMinorNumber(mig, &minor), NVML_SUCCESS);
+  EXPECT_EQ(minor, 3u);
+}
+
+// NVML counts power in milliwatts; a limit need not be a whole watt, and the simulator keeps it.
+TEST_F(Api_, PowerLimitsKeepTheirMilliwatts) {
+  Start(ShippedPath("pcie-mixed"));
+  unsigned v = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetPowerManagementLimit(Gpu(3), &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 312500u) << "pcie-mixed caps GPU 3 at 312.5 W";
+  ASSERT_EQ(nv.nvmlDeviceGetEnforcedPowerLimit(Gpu(3), &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 312500u);
+  ASSERT_EQ(nv.nvmlDeviceGetPowerManagementDefaultLimit(Gpu(3), &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 450000u);
+  ASSERT_EQ(nv.nvmlDeviceSetPowerManagementLimit(Gpu(2), 287654), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetPowerManagementLimit(Gpu(2), &v), NVML_SUCCESS);
+  EXPECT_EQ(v, 287654u) << "a limit set in mW is not rounded to watts";
+  nv.nvmlShutdown();
+  for (const char* spelled : {"312.5", "312.5W", "312500mW", "\"312500 mW\""}) {
+    SCOPED_TRACE(spelled);
+    StartYaml(std::string("gpus:\n  - {profile: RTX-4090, power_limit: ") + spelled + "}\n");
+    ASSERT_EQ(nv.nvmlDeviceGetPowerManagementLimit(Gpu(0), &v), NVML_SUCCESS);
+    EXPECT_EQ(v, 312500u);
+    nv.nvmlShutdown();
+  }
+  // Under a fractional cap the drawn power stays below it.
+  StartYaml("gpus:\n  - {profile: RTX-4090, workload: training, power_limit: 200.25}\n");
+  At(300);
+  EXPECT_LE(Power(Gpu(0)), 200250u);
+  EXPECT_GT(Power(Gpu(0)), 190000u);
 }
 
 // Reads at one simulated instant all agree, however many there are: a getter returns the state

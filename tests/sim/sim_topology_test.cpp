@@ -50,6 +50,39 @@ TEST_F(Topology, DgxH100PcieTreeAndAffinity) {
   EXPECT_EQ(nv.nvmlDeviceGetHandleByPciBusId_v2("0000:99:00.0", &by_bus), NVML_ERROR_NOT_FOUND);
 }
 
+// Two PCI domains with the same bus numbers in each: only the domain tells GPU 0 from GPU 4.
+// NVML writes the domain with 8 hex digits in busId and 4 in busIdLegacy (nvmlPciInfo_t,
+// NVML_DEVICE_PCI_BUS_ID_FMT "%08X:%02X:%02X.0" and _LEGACY_FMT "%04X:%02X:%02X.0").
+TEST_F(Topology, GpusInTwoPciDomains) {
+  Start(ShippedPath("l40s-pci-domains"));
+  unsigned n = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);
+  ASSERT_EQ(n, 8u);
+  const char* bus_ids[8] = {"00000000:18:00.0", "00000000:1A:00.0", "00000000:3A:00.0", "00000000:3C:00.0",
+                            "00000001:18:00.0", "00000001:1A:00.0", "00000001:3A:00.0", "00000001:3C:00.0"};
+  for (unsigned i = 0; i < 8; ++i) {
+    SCOPED_TRACE(i);
+    nvmlPciInfo_t pci{};
+    ASSERT_EQ(nv.nvmlDeviceGetPciInfo_v3(Gpu(i), &pci), NVML_SUCCESS);
+    EXPECT_STREQ(pci.busId, bus_ids[i]);
+    EXPECT_STREQ(pci.busIdLegacy, bus_ids[i] + 4);  // "0001:18:00.0"
+    EXPECT_EQ(pci.domain, i < 4 ? 0u : 1u);
+    nvmlDevice_t by_bus = nullptr;
+    ASSERT_EQ(nv.nvmlDeviceGetHandleByPciBusId_v2(bus_ids[i], &by_bus), NVML_SUCCESS);
+    EXPECT_EQ(by_bus, Gpu(i));
+    ASSERT_EQ(nv.nvmlDeviceGetHandleByPciBusId_v2(bus_ids[i] + 4, &by_bus), NVML_SUCCESS);
+    EXPECT_EQ(by_bus, Gpu(i));
+  }
+  // Same bus, switch peers, other domain: one PCIe switch in each domain, nothing shared across.
+  EXPECT_EQ(Level(nv, Gpu(0), Gpu(1)), NVML_TOPOLOGY_SINGLE);
+  EXPECT_EQ(Level(nv, Gpu(4), Gpu(5)), NVML_TOPOLOGY_SINGLE);
+  EXPECT_EQ(Level(nv, Gpu(0), Gpu(2)), NVML_TOPOLOGY_NODE);
+  EXPECT_EQ(Level(nv, Gpu(0), Gpu(4)), NVML_TOPOLOGY_SYSTEM);
+  EXPECT_EQ(Level(nv, Gpu(3), Gpu(7)), NVML_TOPOLOGY_SYSTEM);
+  nvmlDevice_t none = nullptr;
+  EXPECT_EQ(nv.nvmlDeviceGetHandleByPciBusId_v2("00000002:18:00.0", &none), NVML_ERROR_NOT_FOUND);
+}
+
 TEST_F(Topology, PcieMixedLevels) {
   Start(ShippedPath("pcie-mixed"));
   EXPECT_EQ(Level(nv, Gpu(0), Gpu(1)), NVML_TOPOLOGY_SINGLE);    // PIX: one switch

@@ -1,0 +1,232 @@
+// /metrics as a scraper gets it: the real agent, in-process, on the NVML simulator (loaded with
+// dlopen like libnvidia-ml.so.1), scraped over loopback and read with the independent exposition
+// parser. Held against facts from outside the product: dcgm-exporter's own field declarations
+// (fixtures/dcgm-exporter-counters.csv) and the scenario files' minor numbers and power limits.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "export/exposition_parser.h"
+#include "server/agent.h"
+#include "server/test_util.h"
+
+namespace gw::exporter {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+// One dcgm-exporter declaration.
+struct Declared {
+  std::string type, list, help;
+};
+
+// fixtures/dcgm-exporter-counters.csv: field,type,list,help (help may hold commas).
+std::map<std::string, Declared> dcgmExporterTable() {
+  std::ifstream in(GW_SOURCE_DIR "/tests/export/fixtures/dcgm-exporter-counters.csv");
+  EXPECT_TRUE(in) << "fixture missing";
+  std::map<std::string, Declared> out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
+    if (a == std::string::npos || b == std::string::npos || c == std::string::npos) {
+      ADD_FAILURE() << "bad fixture line: " << line;
+      continue;
+    }
+    out[line.substr(0, a)] = {line.substr(a + 1, b - a - 1), line.substr(b + 1, c - b - 1), line.substr(c + 1)};
+  }
+  return out;
+}
+
+// The agent on one scenario, with fast sampling, until the test ends.
+class LiveAgent {
+ public:
+  LiveAgent(const std::string& scenario, const std::string& naming) {
+    ::setenv("GPUWARDEN_SIM_SCENARIO", (GW_SOURCE_DIR "/scenarios/" + scenario + ".yaml").c_str(), 1);
+    ::unsetenv("GPUWARDEN_SIM_START");
+    ::unsetenv("GPUWARDEN_SIM_SPEED");
+    ::unsetenv("GPUWARDEN_SIM_CLOCK");
+    const std::string cfg = dir_.write("agent.yaml",
+                                       "listen: 127.0.0.1:0\n"
+                                       "sampling:\n  fast_interval: 100ms\n  slow_interval: 200ms\n"
+                                       "metrics:\n  naming: " +
+                                           naming + "\n");
+    server::AgentOptions o;
+    o.config_path = cfg;
+    o.data_dir = dir_.path() + "/data";
+    o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
+    auto a = server::Agent::create(std::move(o));
+    if (!a) {
+      ADD_FAILURE() << a.error();
+      return;
+    }
+    agent_ = std::move(a).value();
+    if (Status s = agent_->start(); !s) {
+      ADD_FAILURE() << s.message();
+      return;
+    }
+    auto addrs = agent_->boundAddresses();
+    if (addrs.size() != 1) return;
+    port_ = std::stoi(addrs[0].substr(addrs[0].rfind(':') + 1));
+  }
+  int port() const { return port_; }
+
+  // /metrics once each of `gpus` GPUs has a sample of every family in `families` (the GPUs are
+  // sampled by workers of their own, the slow fields less often).
+  std::string metricsWhen(std::vector<std::string> families, std::size_t gpus) const {
+    std::string body;
+    test::eventually(
+        [&] {
+          auto r = test::httpGet(port_, "/metrics");
+          body = r.body;
+          if (r.status != 200) return false;
+          const auto parsed = testing::parseExposition(body, false);
+          for (const auto& f : families) {
+            std::set<std::string> seen;
+            for (const auto& s : parsed.samples)
+              if (s.name == f) seen.insert(s.label("gpu"));
+            if (seen.size() < gpus) return false;
+          }
+          return true;
+        },
+        20s);
+    return body;
+  }
+
+ private:
+  test::TempDir dir_;
+  std::unique_ptr<server::Agent> agent_;
+  int port_ = 0;
+};
+
+std::string label(const testing::Sample& s, std::string_view k) { return s.label(k); }
+
+// The shipped DGX H100's minor numbers (scenarios/dgx-h100.yaml): the driver's probe order.
+constexpr unsigned kDgxMinor[8] = {2, 3, 0, 1, 6, 7, 4, 5};
+
+// dcgm-exporter's `device` label is "nvidia" + the GPU's minor number (its /dev node), not its
+// NVML index; on this machine no GPU has minor == index.
+TEST(LiveMetrics, DeviceLabelIsNvidiaAndTheMinorNumber) {
+  LiveAgent agent("dgx-h100", "dcgm");
+  ASSERT_GT(agent.port(), 0);
+  const std::string body = agent.metricsWhen({"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_SM_CLOCK"}, 8);
+  const auto parsed = testing::parseExposition(body, false);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  std::map<std::string, std::set<std::string>> device_of_gpu;  // every DCGM series of each GPU
+  for (const auto& s : parsed.samples) {
+    if (s.name.rfind("DCGM_FI_", 0) != 0) continue;
+    device_of_gpu[label(s, "gpu")].insert(label(s, "device"));
+  }
+  ASSERT_EQ(device_of_gpu.size(), 8u) << body;
+  for (unsigned i = 0; i < 8; ++i) {
+    SCOPED_TRACE("GPU " + std::to_string(i));
+    ASSERT_NE(kDgxMinor[i], i) << "the scenario must keep minor != index";
+    EXPECT_EQ(device_of_gpu[std::to_string(i)], std::set<std::string>{"nvidia" + std::to_string(kDgxMinor[i])});
+  }
+  // The JSON API names the same node: the sampler's identity and the inventory.
+  auto r = test::httpGet(agent.port(), "/api/v1/gpus");
+  ASSERT_EQ(r.status, 200);
+  const auto gpus = json::parse(r.body)["gpus"];
+  ASSERT_EQ(gpus.size(), 8u);
+  for (const auto& g : gpus) {
+    const unsigned i = g["index"].get<unsigned>();
+    EXPECT_EQ(g["device"], "nvidia" + std::to_string(kDgxMinor[i])) << g.dump();
+  }
+}
+
+// Every DCGM_FI_* family we export that dcgm-exporter also declares has dcgm-exporter's name, TYPE,
+// HELP and label set. A field declared with another type (a gauge turned counter) fails here,
+// whatever our own docs say.
+TEST(LiveMetrics, DcgmFamiliesMatchDcgmExportersDeclarations) {
+  const auto table = dcgmExporterTable();
+  ASSERT_GT(table.size(), 30u);
+  LiveAgent agent("dgx-h100", "dcgm");
+  ASSERT_GT(agent.port(), 0);
+  // Wait for the slow cadence too (remapped rows, ECC) on the last GPU.
+  const std::string body =
+      agent.metricsWhen({"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+                         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"},
+                        8);
+  const auto parsed = testing::parseExposition(body, false);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+
+  const std::set<std::string> dcgm_labels = {
+      "gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"};
+  std::set<std::string> checked;
+  for (const auto& [family, type] : parsed.type) {
+    if (family.rfind("DCGM_FI_", 0) != 0) continue;
+    auto it = table.find(family);
+    if (it == table.end()) continue;  // a field dcgm-exporter does not ship: nothing to hold it to
+    SCOPED_TRACE(family);
+    checked.insert(family);
+    EXPECT_EQ(type, it->second.type) << "dcgm-exporter declares " << family << " a " << it->second.type;
+    EXPECT_EQ(parsed.help.at(family), it->second.help);
+    std::size_t samples = 0;
+    for (const auto& s : parsed.samples) {
+      if (s.name != family) continue;
+      ++samples;
+      std::set<std::string> names;
+      for (const auto& [k, v] : s.labels) {
+        names.insert(k);
+        EXPECT_FALSE(v.empty()) << k << " is empty";
+      }
+      EXPECT_EQ(names, dcgm_labels);
+      EXPECT_EQ(label(s, "device"), "nvidia" + std::to_string(kDgxMinor[std::stoul(label(s, "gpu"))]));
+    }
+    EXPECT_EQ(samples, 8u) << "one series per GPU";
+  }
+  // The families dcgm-exporter enables by default that an H100 answers through NVML are there.
+  for (const char* must : {"DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_MEMORY_TEMP",
+                           "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                           "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL",
+                           "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+                           "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE"})
+    EXPECT_TRUE(checked.count(must)) << must << " missing from /metrics:\n" << body;
+}
+
+// NVML reports power limits in milliwatts; pcie-mixed caps GPU 3 at 312.5 W (312500 mW). The
+// exporter keeps the fraction in both namings: dcgm-exporter prints DCGM_FT_DOUBLE fields with %f.
+TEST(LiveMetrics, PowerLimitKeepsItsFractionInDcgmNaming) {
+  LiveAgent agent("pcie-mixed", "dcgm");
+  ASSERT_GT(agent.port(), 0);
+  const std::string body = agent.metricsWhen({"DCGM_FI_DEV_POWER_MGMT_LIMIT", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"}, 4);
+  const auto parsed = testing::parseExposition(body, false);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  std::map<std::string, std::string> limit, enforced;
+  for (const auto& s : parsed.samples) {
+    if (s.name == "DCGM_FI_DEV_POWER_MGMT_LIMIT") limit[label(s, "gpu")] = s.value;
+    if (s.name == "DCGM_FI_DEV_ENFORCED_POWER_LIMIT") enforced[label(s, "gpu")] = s.value;
+  }
+  EXPECT_EQ(limit["3"], "312.500000") << body;
+  EXPECT_EQ(enforced["3"], "312.500000") << body;
+  EXPECT_EQ(limit["2"], "450.000000");
+  EXPECT_EQ(limit["0"], "350.000000");
+}
+
+TEST(LiveMetrics, PowerLimitKeepsItsFractionInNativeNaming) {
+  LiveAgent agent("pcie-mixed", "native");
+  ASSERT_GT(agent.port(), 0);
+  const std::string body =
+      agent.metricsWhen({"gpuwarden_gpu_power_limit_watts", "gpuwarden_gpu_power_default_limit_watts"}, 4);
+  const auto parsed = testing::parseExposition(body, false);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  std::map<std::string, double> limit, dflt;
+  for (const auto& s : parsed.samples) {
+    if (s.name == "gpuwarden_gpu_power_limit_watts") limit[label(s, "gpu")] = std::stod(s.value);
+    if (s.name == "gpuwarden_gpu_power_default_limit_watts") dflt[label(s, "gpu")] = std::stod(s.value);
+  }
+  EXPECT_DOUBLE_EQ(limit["3"], 312.5) << body;
+  EXPECT_DOUBLE_EQ(dflt["3"], 450);
+  EXPECT_DOUBLE_EQ(limit["2"], 450);
+}
+
+}  // namespace
+}  // namespace gw::exporter
