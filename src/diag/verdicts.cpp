@@ -557,7 +557,7 @@ Check judgeTargetedPower(int gpu, const Result<GwPowerResult>& r, const PowerRun
   }
   double frac = p.mean_w / p.target_w;
   c.summary = num(p.mean_w, 0) + " W mean of " + num(p.target_w, 0) + " W target (" +
-              num(t.power_target_fraction * 100, 0) + " % of the " + num(p.limit_w, 0) + " W limit), " +
+              num(t.power_target_fraction * 100, 0) + " % of the " + num(p.limit_w, 1) + " W limit), " +
               num(frac * 100, 0) + " %";
   if (frac < t.power_warn_fraction) {
     c.verdict = frac < t.power_min_fraction ? Verdict::Fail : Verdict::Warn;

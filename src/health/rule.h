@@ -227,6 +227,8 @@ std::span<const Rule> stateRules();
 // Shared by the rule families for their text.
 inline bool valid(double v) { return !std::isnan(v); }
 std::string fmt(double v, int decimals = 0);
+// 700 -> "700", 312.5 -> "312.5": at most max_decimals, no trailing zeros (limits, thresholds).
+std::string trimmed(double v, int max_decimals = 2);
 std::string hex(double v);
 std::string gib(std::uint64_t bytes);
 

@@ -43,16 +43,6 @@ std::string_view cmpText(Cmp c) {
   return "?";
 }
 
-// 85 -> "85", 0.5 -> "0.5", 2.25 -> "2.25": thresholds are written as people write them.
-std::string number(double v) {
-  std::string s = fmt(v, 2);
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s;
-}
-
 }  // namespace
 
 std::string describeThreshold(const Threshold& t, const RuleConfig& config) {
@@ -60,7 +50,7 @@ std::string describeThreshold(const Threshold& t, const RuleConfig& config) {
   out += ' ';
   if (!t.value) return out + std::string(t.against);
   const double v = t.value(config);
-  out += t.percent ? number(v * 100) + " %" : number(v);
+  out += t.percent ? trimmed(v * 100) + " %" : trimmed(v);
   return out + std::string(t.unit);
 }
 
@@ -147,7 +137,7 @@ std::string renderBoundaryTableMarkdown() {
   md += "| --- | --- | --- | --- | --- | --- |\n";
   for (const Rule* r : registry()) {
     for (const Threshold& t : r->info.thresholds) {
-      const std::string step = t.percent ? number(t.step * 100) + " %" : number(t.step) + std::string(t.unit);
+      const std::string step = t.percent ? trimmed(t.step * 100) + " %" : trimmed(t.step) + std::string(t.unit);
       md += "| " + std::string(r->info.name) + " | " + std::string(t.signal) + " | " + describeThreshold(t, defaults) +
             " | " + step + " | " + (t.config_key.empty() ? "fixed" : "`" + std::string(t.config_key) + "`") + " | " +
             (t.marks.empty() ? std::string(severityName(t.severity))

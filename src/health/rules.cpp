@@ -34,6 +34,15 @@ std::string fmt(double v, int decimals) {
   return buf;
 }
 
+std::string trimmed(double v, int max_decimals) {
+  std::string s = fmt(v, max_decimals);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
 std::string hex(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));

@@ -22,11 +22,11 @@ std::optional<Condition> powerLowUnderLoad(const RuleContext& x) {
   return Condition{
       .severity = Severity::Warning,
       .summary = x.gpuName() + " draws " + fmt(s[kPower]) + " W at " + fmt(util) + " % utilisation, far below its " +
-                 fmt(limit) + " W limit.",
+                 trimmed(limit) + " W limit.",
       .action =
           "Check the power cables and the power limit (nvidia-smi -q -d POWER,PERFORMANCE); the work may be "
           "memory-bound or the GPU capped.",
-      .evidence = "power_usage=" + fmt(s[kPower], 1) + " limit=" + fmt(limit) + " gpu_util=" + fmt(util)};
+      .evidence = "power_usage=" + fmt(s[kPower], 1) + " limit=" + trimmed(limit) + " gpu_util=" + fmt(util)};
 }
 
 // An idle board normally drops to P8; one still in P0 has its clocks held up (a leftover
@@ -49,8 +49,8 @@ std::optional<Condition> idlePowerHigh(const RuleContext& x) {
                           "--query-compute-apps=pid,used_memory)."
                         : "Look for a leftover process holding the GPU (nvidia-smi "
                           "--query-compute-apps=pid,used_memory); enable persistence mode or reset the GPU.",
-      .evidence = "power_usage=" + fmt(s[kPower], 1) + " gpu_util=" + fmt(util) + " threshold=" + fmt(c.idle_power_w) +
-                  (valid(s[kPstate]) ? " pstate=" + fmt(s[kPstate]) : std::string()) +
+      .evidence = "power_usage=" + fmt(s[kPower], 1) + " gpu_util=" + fmt(util) + " threshold=" +
+                  trimmed(c.idle_power_w) + (valid(s[kPstate]) ? " pstate=" + fmt(s[kPstate]) : std::string()) +
                   (valid(s[kSmClock]) ? " sm_clock=" + fmt(s[kSmClock]) : std::string())};
 }
 
@@ -81,11 +81,11 @@ std::optional<Condition> powerCapped(const RuleContext& x) {
                       s[kDefaultLimit] > 0 && s[kEnforced] < c.power_cap_fraction * s[kDefaultLimit];
   if (!capped) return std::nullopt;
   return Condition{.severity = Severity::Warning,
-                   .summary = x.gpuName() + " is power-capped at " + fmt(s[kEnforced]) + " W, below its default " +
-                              fmt(s[kDefaultLimit]) + " W limit, while under load.",
+                   .summary = x.gpuName() + " is power-capped at " + trimmed(s[kEnforced]) + " W, below its default " +
+                              trimmed(s[kDefaultLimit]) + " W limit, while under load.",
                    .action = "Restore the power limit (nvidia-smi -pl) unless the cap is intended.",
-                   .evidence = "enforced_power_limit=" + fmt(s[kEnforced]) + " default=" + fmt(s[kDefaultLimit]) +
-                               " reasons=" + hex(static_cast<double>(reasons))};
+                   .evidence = "enforced_power_limit=" + trimmed(s[kEnforced]) + " default=" +
+                               trimmed(s[kDefaultLimit]) + " reasons=" + hex(static_cast<double>(reasons))};
 }
 
 // P-states run 0..15; NVML answers 32 for "unknown".

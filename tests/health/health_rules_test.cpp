@@ -140,6 +140,23 @@ TEST(HealthRules, PowerLowUnderLoad) {
   EXPECT_FALSE(has(run(q, g2, 70), "power_low_under_load"));
 }
 
+// Power limits come in milliwatts: a 312.5 W limit is told as such, not rounded to 312 or 313.
+TEST(HealthRules, PowerTextKeepsTheLimitsFraction) {
+  RuleEngine e;
+  auto gs = node();
+  gs[3].set("power_usage", 100).set("clock_event_reasons", 0).set("enforced_power_limit", 312.5);
+  gs[2].set("clock_event_reasons", 0x4).set("enforced_power_limit", 312.5).set("power_default_limit", 450);
+  const auto fs = run(e, gs, 70);
+  const Finding* low = find(fs, "power_low_under_load");
+  ASSERT_NE(low, nullptr) << dump(fs);
+  EXPECT_NE(low->summary.find("its 312.5 W limit"), std::string::npos) << low->summary;
+  EXPECT_NE(low->evidence.find("limit=312.5 "), std::string::npos) << low->evidence;
+  const Finding* capped = find(fs, "power_capped");
+  ASSERT_NE(capped, nullptr) << dump(fs);
+  EXPECT_NE(capped->summary.find("power-capped at 312.5 W, below its default 450 W limit"), std::string::npos)
+      << capped->summary;
+}
+
 TEST(HealthRules, IdlePowerHigh) {
   RuleEngine e;
   auto gs = node();
