@@ -146,7 +146,9 @@ Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file)
   for (auto it = root.begin(); it != root.end(); ++it) {
     const YAML::Node keyNode = it->first;  // copies: the iterator's pair is a temporary
     const YAML::Node v = it->second;
-    const std::string name = keyNode.as<std::string>();
+    // A list or mapping as a key (`? [a]`) names no setting (as<string> would throw past here).
+    if (!keyNode.IsScalar()) return Status::Error(where(keyNode) + "expected a setting name, got a collection");
+    const std::string name = keyNode.Scalar();
     try {
       if (name == "disabled") {
         if (!v.IsSequence()) return Status::Error(where(v) + "disabled: expected a list of rule names");
