@@ -1,6 +1,7 @@
 #include "health/rules.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -162,7 +163,11 @@ Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file)
       if (name == "pcie_replay_per_min") {
         if (!v.IsSequence() || v.size() != c.pcie_replay_per_min.size())
           return Status::Error(where(v) + "pcie_replay_per_min: expected a list of 5 numbers (Gen1..Gen5)");
-        for (std::size_t k = 0; k < v.size(); ++k) c.pcie_replay_per_min[k] = v[k].as<double>();
+        for (std::size_t k = 0; k < v.size(); ++k) {
+          c.pcie_replay_per_min[k] = v[k].as<double>();
+          if (!(c.pcie_replay_per_min[k] >= 0))  // NaN too: a NaN limit is never exceeded
+            return Status::Error(where(v[k]) + name + ": must be a number, not negative");
+        }
         continue;
       }
       auto k = std::find_if(keys.begin(), keys.end(), [&](const ConfigKey& ck) { return ck.name == name; });
@@ -174,6 +179,8 @@ Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file)
       if (k->b) *k->b = v.as<bool>();
       if ((k->d && *k->d < 0) || (k->ms && *k->ms < 0) || (k->i && *k->i < 0))
         return Status::Error(where(v) + name + ": must not be negative");
+      // .nan passes `< 0` and turns every comparison with the threshold false: the rule never fires.
+      if (k->d && std::isnan(*k->d)) return Status::Error(where(v) + name + ": must be a number, not .nan");
     } catch (const YAML::Exception&) {
       return Status::Error(where(v) + name + ": wrong type");
     }
