@@ -480,7 +480,7 @@ Result<ListenAddress> parseListenAddress(std::string_view text) {
   std::string_view host, port;
   if (text.starts_with("[")) {
     auto close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+    if (close == std::string_view::npos || close == 1 || close + 1 >= text.size() || text[close + 1] != ':')
       return Status::Error("expected [IPv6]:PORT, got '" + a.text + "'");
     host = text.substr(1, close - 1);
     port = text.substr(close + 2);
@@ -492,6 +492,9 @@ Result<ListenAddress> parseListenAddress(std::string_view text) {
     if (host.find(':') != std::string_view::npos)
       return Status::Error("an IPv6 address goes in brackets: [" + std::string(host) + "]:PORT");
   }
+  // "[[]:9400" or "a]:80" named a host "[" or "a]", refused only when the agent could not bind.
+  if (host.find_first_of("[]") != std::string_view::npos)
+    return Status::Error("bad host '" + std::string(host) + "' in '" + a.text + "' (brackets only around IPv6)");
   int p = -1;
   auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
   if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)
