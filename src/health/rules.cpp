@@ -1,6 +1,7 @@
 #include "health/rules.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -155,7 +156,9 @@ Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file)
   for (auto it = root.begin(); it != root.end(); ++it) {
     const YAML::Node keyNode = it->first;  // copies: the iterator's pair is a temporary
     const YAML::Node v = it->second;
-    const std::string name = keyNode.as<std::string>();
+    // A list or mapping as a key (`? [a]`) names no setting (as<string> would throw past here).
+    if (!keyNode.IsScalar()) return Status::Error(where(keyNode) + "expected a setting name, got a collection");
+    const std::string name = keyNode.Scalar();
     try {
       if (name == "disabled") {
         if (!v.IsSequence()) return Status::Error(where(v) + "disabled: expected a list of rule names");
@@ -169,7 +172,11 @@ Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file)
       if (name == "pcie_replay_per_min") {
         if (!v.IsSequence() || v.size() != c.pcie_replay_per_min.size())
           return Status::Error(where(v) + "pcie_replay_per_min: expected a list of 5 numbers (Gen1..Gen5)");
-        for (std::size_t k = 0; k < v.size(); ++k) c.pcie_replay_per_min[k] = v[k].as<double>();
+        for (std::size_t k = 0; k < v.size(); ++k) {
+          c.pcie_replay_per_min[k] = v[k].as<double>();
+          if (!(c.pcie_replay_per_min[k] >= 0))  // NaN too: a NaN limit is never exceeded
+            return Status::Error(where(v[k]) + name + ": must be a number, not negative");
+        }
         continue;
       }
       auto k = std::find_if(keys.begin(), keys.end(), [&](const ConfigKey& ck) { return ck.name == name; });
@@ -181,6 +188,8 @@ Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file)
       if (k->b) *k->b = v.as<bool>();
       if ((k->d && *k->d < 0) || (k->ms && *k->ms < 0) || (k->i && *k->i < 0))
         return Status::Error(where(v) + name + ": must not be negative");
+      // .nan passes `< 0` and turns every comparison with the threshold false: the rule never fires.
+      if (k->d && std::isnan(*k->d)) return Status::Error(where(v) + name + ": must be a number, not .nan");
     } catch (const YAML::Exception&) {
       return Status::Error(where(v) + name + ": wrong type");
     }

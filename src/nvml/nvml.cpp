@@ -7,8 +7,6 @@
 namespace gw::nvml {
 namespace {
 
-constexpr unsigned kInvalidId = 0xffffffffU;
-
 Status missing(const char* fn) {
   return Status::Nvml(NVML_ERROR_FUNCTION_NOT_FOUND,
                       std::string(fn) + ": the installed driver does not provide this function");

@@ -29,7 +29,11 @@ Result<std::int64_t> parseRfc3339(std::string_view s) {
       !digits(s, 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, &h) || s[13] != ':' ||
       !digits(s, 14, 2, &mi) || s[16] != ':' || !digits(s, 17, 2, &sec))
     return bad;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return bad;
+  // A day the month does not have (2024-02-31) is refused: timegm would read it as March 2.
+  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] || (mo == 2 && d == 29 && !leap) || h > 23 || mi > 59 || sec > 60)
+    return bad;
   std::size_t pos = 19;
   double frac_ms = 0;
   if (pos < s.size() && s[pos] == '.') {

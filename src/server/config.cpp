@@ -78,6 +78,13 @@ bool validLabelName(std::string_view s) {
                      [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
 }
 
+bool httpToken(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) ||
+           std::string_view("!#$%&'*+-.^_`|~").find(ch) != std::string_view::npos;
+  });
+}
+
 // Labels the exporter sets itself; an extra label may not shadow them.
 const std::set<std::string, std::less<>> kReservedLabels = {
     "gpu",      "UUID",    "pci_bus_id", "device",   "modelName", "Hostname", "GPU_I_PROFILE", "GPU_I_ID", "state",
@@ -175,8 +182,17 @@ Status parseAlerts(const Checker& c, const YAML::Node& a, AlertSettings& out) {
       if (!http) return c.error(n, f + ".headers", "only for webhook and alertmanager sinks");
       if (!n.IsMap()) return c.error(n, f + ".headers", "expected a mapping of header: value");
       for (const auto& kv : n) {
-        if (Status st = needScalar(c, kv.second, f + ".headers." + kv.first.Scalar()); !st) return st;
-        sc.headers[kv.first.Scalar()] = kv.second.Scalar();
+        // Sent as "name: value" lines: a name that is not an HTTP token (a space, a colon, a list
+        // as key, which read as "") or a value with a line break would make a malformed request.
+        if (Status st = needScalar(c, kv.first, f + ".headers"); !st) return st;
+        const std::string name = kv.first.Scalar();
+        if (!httpToken(name))
+          return c.error(kv.first, f + ".headers." + name,
+                         "not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)");
+        if (Status st = needScalar(c, kv.second, f + ".headers." + name); !st) return st;
+        if (kv.second.Scalar().find_first_of("\r\n") != std::string::npos)
+          return c.error(kv.second, f + ".headers." + name, "a header value is one line");
+        sc.headers[name] = kv.second.Scalar();
       }
     }
     if (auto n = s["generator_url"]; n) {
@@ -464,7 +480,7 @@ Result<ListenAddress> parseListenAddress(std::string_view text) {
   std::string_view host, port;
   if (text.starts_with("[")) {
     auto close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+    if (close == std::string_view::npos || close == 1 || close + 1 >= text.size() || text[close + 1] != ':')
       return Status::Error("expected [IPv6]:PORT, got '" + a.text + "'");
     host = text.substr(1, close - 1);
     port = text.substr(close + 2);
@@ -476,6 +492,9 @@ Result<ListenAddress> parseListenAddress(std::string_view text) {
     if (host.find(':') != std::string_view::npos)
       return Status::Error("an IPv6 address goes in brackets: [" + std::string(host) + "]:PORT");
   }
+  // "[[]:9400" or "a]:80" named a host "[" or "a]", refused only when the agent could not bind.
+  if (host.find_first_of("[]") != std::string_view::npos)
+    return Status::Error("bad host '" + std::string(host) + "' in '" + a.text + "' (brackets only around IPv6)");
   int p = -1;
   auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
   if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)

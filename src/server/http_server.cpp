@@ -196,7 +196,9 @@ std::string HttpRequest::header(std::string_view name) const {
 void jsonError(HttpResponse& res, int status, const std::string& message, const std::string& field) {
   nlohmann::json j{{"error", message}, {"field", field}};
   res.status = status;
-  res.setContent(j.dump() + "\n", "application/json");
+  // The message may quote what the client sent (a parameter, a path): bytes that are not UTF-8
+  // are replaced, as in sendJson; a strict dump threw, and the client got a 500 or no answer.
+  res.setContent(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "application/json");
 }
 
 void sendJson(HttpResponse& res, const nlohmann::json& j, int status) {
