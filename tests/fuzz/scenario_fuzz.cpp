@@ -80,17 +80,20 @@ void checkScenario(const Scenario& s) {
   check(!s.gpus.empty() || s.init_error != gw::sim::InitError::kNone, "no GPUs on a working driver");
   std::set<std::tuple<unsigned, unsigned, unsigned, unsigned>> buses;
   std::set<std::string> uuids;
+  std::set<unsigned> minors;
   for (std::size_t i = 0; i < s.gpus.size(); ++i) {
     const auto& g = s.gpus[i];
     check(g.index == i && g.profile, "a GPU without its index or profile");
     const auto& P = *g.profile;
     check(g.uuid.empty() || (g.uuid.size() == 40 && g.uuid.starts_with("GPU-")), "a malformed uuid " + g.uuid);
     check(g.uuid.empty() || uuids.insert(g.uuid).second, "a uuid twice");
+    check(g.minor <= 254 && minors.insert(g.minor).second, "a minor number twice or past 254");
     check(g.serial.size() < 30, "a serial of 30 characters or more");
     check(buses.insert({g.pci_domain, g.pci_bus, g.pci_device, g.pci_function}).second, "a bus id twice");
     check(g.pci_bus <= 0xff && g.pci_device <= 0x1f && g.pci_function <= 7 && g.pci_domain <= 0xffff,
           "a bus id out of range");
-    check(g.power_limit >= P.power_min && g.power_limit <= P.power_max, "a power limit outside the profile's range");
+    check(g.power_limit_mw >= P.power_min_mw && g.power_limit_mw <= P.power_max_mw,
+          "a power limit outside the profile's range");
     check(g.numa_node >= 0 && g.numa_node <= 63 && !g.cpus.empty(), "a bad NUMA node or no CPUs");
     for (const auto& [a, b] : g.cpus) check(a <= b && b <= 65535, "a CPU range out of order");
     check(g.ambient >= 0 && g.ambient <= 60, "ambient out of range");
