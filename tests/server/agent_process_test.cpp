@@ -1,6 +1,7 @@
-// The real `gpuwarden serve` on the simulator's fault scenarios, started just before the fault
-// (GPUWARDEN_SIM_START): a lost GPU, a hung NVML call, the driver going away and coming back,
-// kill -9 in the middle of writing history, and SIGHUP with a bad configuration.
+// The real `gpuwarden serve` on the simulator's fault scenarios, stepped through each fault on
+// the simulator's file clock (GPUWARDEN_SIM_CLOCK=file:PATH): a lost GPU, a hung NVML call, the
+// driver going away and coming back; kill -9 in the middle of writing history, and SIGHUP with a
+// bad configuration.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -40,71 +41,137 @@ struct Running {
   }
 };
 
+// Waits for a state of the agent: only a failure takes this long.
+constexpr auto kStateBound = 30s;
+const std::vector<int> kAllGpus{0, 1, 2, 3, 4, 5, 6, 7};
+
+// /api/v1/gpus; null when the agent did not answer within 10 s (a bound on failure).
+json gpusApi(int port) {
+  auto r = httpGet(port, "/api/v1/gpus", {}, 10s);
+  return r.status == 200 ? json::parse(r.body, nullptr, false) : json();
+}
+
+// Whether each GPU of `which` is up with a sampling pass that ended after `after_ms` (wall ms):
+// its values are fresh, read after that instant.
+bool sampledAfter(int port, const std::vector<int>& which, std::int64_t after_ms) {
+  const json j = gpusApi(port);
+  if (!j.is_object() || !j.contains("gpus") || !j["gpus"].is_array()) return false;
+  for (int g : which) {
+    if (static_cast<std::size_t>(g) >= j["gpus"].size()) return false;
+    const json& v = j["gpus"][g];
+    if (v["state"] != "up" || !v["last_sample_ms"].is_number_integer() ||
+        v["last_sample_ms"].get<std::int64_t>() <= after_ms)
+      return false;
+  }
+  return true;
+}
+
+// The fault tests step the simulator through each fault by writing its clock file
+// (GPUWARDEN_SIM_CLOCK=file:PATH) and wait for the agent's states; no step races wall time.
+
 TEST(AgentFaults, LostGpuIsMarkedAndTheOthersStayFresh) {
-  Running a("fault-gpu-lost", {{"GPUWARDEN_SIM_START", "18"}});
+  TempDir clock_dir;
+  SimClockFile clock(clock_dir.file("sim-time"), 5);  // GPU 3 falls off the bus at t=20 s
+  Running a("fault-gpu-lost", {{"GPUWARDEN_SIM_CLOCK", clock.env()}});
   ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_TRUE(eventually([&] { return sampledAfter(a.port, kAllGpus, 0); }, kStateBound)) << a.proc->log();
+  clock.set(25);
   ASSERT_TRUE(eventually(
       [&] {
         return a.value(a.metrics(), "gpuwarden_gpu_state", {{"gpu", "3"}, {"state", "lost"}}) == 1;
       },
-      15s))
+      kStateBound))
       << a.proc->log();
-  std::this_thread::sleep_for(1s);
+  // The other seven stay fresh: each completes a sampling pass after GPU 3 was seen lost.
+  const std::int64_t lost_seen = wallMsNow();
+  ASSERT_TRUE(eventually(
+      [&] {
+        return sampledAfter(a.port, {0, 1, 2, 4, 5, 6, 7}, lost_seen);
+      },
+      kStateBound))
+      << gpusApi(a.port).dump(2) << "\n"
+      << a.proc->log();
   auto m = a.metrics();
   EXPECT_EQ(a.value(m, "gpuwarden_gpu_up", {{"gpu", "3"}}), 0);
   EXPECT_EQ(a.value(m, "gpuwarden_gpu_state", {{"gpu", "3"}, {"state", "up"}}), 0);
-  // GPU 3's values are no longer served; the other seven are, with a small lag.
+  // GPU 3's values are no longer served; the other seven are.
   EXPECT_TRUE(select(m, "DCGM_FI_DEV_GPU_TEMP", {{"gpu", "3"}}).empty());
   EXPECT_EQ(select(m, "DCGM_FI_DEV_GPU_TEMP").size(), 7u);
-  for (int g : {0, 1, 2, 4, 5, 6, 7}) {
+  for (int g : {0, 1, 2, 4, 5, 6, 7})
     EXPECT_EQ(a.value(m, "gpuwarden_gpu_state", {{"gpu", std::to_string(g)}, {"state", "up"}}), 1) << g;
-    EXPECT_LT(a.value(m, "gpuwarden_sample_lag_seconds", {{"gpu", std::to_string(g)}}), 1.0) << g;
-  }
-  auto gpus = json::parse(httpGet(a.port, "/api/v1/gpus").body);
-  EXPECT_EQ(gpus["gpus"][3]["state"], "lost");
+  EXPECT_EQ(gpusApi(a.port)["gpus"][3]["state"], "lost");
   EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);  // one lost GPU is not an unhealthy agent
   EXPECT_NE(a.proc->log().find("-> lost"), std::string::npos);
 }
 
-TEST(AgentFaults, HungCallNeverSlowsTheScrape) {
-  Running a("fault-hang", {{"GPUWARDEN_SIM_START", "9"}});
-  ASSERT_GT(a.port, 0) << a.proc->log();
+// Moves the clock into fault-hang's window (from t=10 s every NVML call on GPU 5 blocks for 30 s of
+// wall time, and the clock stays there, so GPU 5 stays hung) and waits until GPU 5 is stalled.
+void hangGpu5(const SimClockFile& clock, const Running& a) {
+  clock.set(12);
   ASSERT_TRUE(eventually(
       [&] {
         return a.value(a.metrics(), "gpuwarden_gpu_state", {{"gpu", "5"}, {"state", "stalled"}}) == 1;
       },
-      10s))
+      kStateBound))
       << a.proc->log();
-  // While GPU 5's calls hang 30 s each, every scrape answers well under a second and the other
-  // seven GPUs keep fresh values.
-  double worst = 0;
-  for (int i = 0; i < 10; ++i) {
-    auto r = httpGet(a.port, "/metrics", {}, 2000ms);
-    ASSERT_EQ(r.status, 200);
-    worst = std::max(worst, r.seconds);
+}
+
+TEST(AgentFaults, HungCallNeverSlowsTheScrape) {
+  TempDir clock_dir;
+  SimClockFile clock(clock_dir.file("sim-time"), 5);
+  Running a("fault-hang", {{"GPUWARDEN_SIM_CLOCK", clock.env()}});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_TRUE(eventually([&] { return sampledAfter(a.port, kAllGpus, 0); }, kStateBound)) << a.proc->log();
+  ASSERT_NO_FATAL_FAILURE(hangGpu5(clock, a));
+  // While GPU 5's calls hang, the scrape and the API answer. The client's 10 s timeout bounds a
+  // failure (a scrape that waited on the hung call would take up to its 30 s); it is no latency
+  // target: bench/agent/latency.sh measures the latency.
+  for (int i = 0; i < 3; ++i) {
+    auto r = httpGet(a.port, "/metrics", {}, 10s);
+    ASSERT_EQ(r.status, 200) << "scrape " << i;
     auto m = parseExposition(r.body);
     EXPECT_EQ(a.value(m, "gpuwarden_gpu_state", {{"gpu", "5"}, {"state", "stalled"}}), 1);
     EXPECT_EQ(select(m, "DCGM_FI_DEV_GPU_TEMP").size(), 7u);
-    for (int g : {0, 1, 2, 3, 4, 6, 7})
-      EXPECT_LT(a.value(m, "gpuwarden_sample_lag_seconds", {{"gpu", std::to_string(g)}}), 1.0) << g;
-    std::this_thread::sleep_for(200ms);
   }
-  EXPECT_LT(worst, 1.0);
-  auto api = httpGet(a.port, "/api/v1/gpus", {}, 2000ms);
+  auto api = httpGet(a.port, "/api/v1/gpus", {}, 10s);
   ASSERT_EQ(api.status, 200);
-  EXPECT_LT(api.seconds, 1.0);
   EXPECT_EQ(json::parse(api.body)["gpus"][5]["state"], "stalled");
-  // Stopping does not wait for the hung call.
-  auto t0 = std::chrono::steady_clock::now();
+  // The other seven keep fresh values: each completes a sampling pass after GPU 5 was seen stalled.
+  const std::int64_t stalled_seen = wallMsNow();
+  EXPECT_TRUE(eventually(
+      [&] {
+        return sampledAfter(a.port, {0, 1, 2, 3, 4, 6, 7}, stalled_seen);
+      },
+      kStateBound))
+      << gpusApi(a.port).dump(2) << "\n"
+      << a.proc->log();
+  EXPECT_EQ(gpusApi(a.port)["gpus"][5]["state"], "stalled");
+}
+
+// Stopping does not wait for a hung call. The bound comes from the fault, not from a latency
+// target: every hung call began after the test moved the clock into the hang and lasts 30 s, so a
+// stop that waited for one could not end before `hang_from` + 30 s; the agent's own stop takes
+// about a second (bench/agent/latency.sh measures it).
+TEST(AgentFaults, StopDoesNotWaitForAHungCall) {
+  TempDir clock_dir;
+  SimClockFile clock(clock_dir.file("sim-time"), 5);
+  Running a("fault-hang", {{"GPUWARDEN_SIM_CLOCK", clock.env()}});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_TRUE(eventually([&] { return sampledAfter(a.port, kAllGpus, 0); }, kStateBound)) << a.proc->log();
+  const auto hang_from = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(hangGpu5(clock, a));
   a.proc->signal(SIGTERM);
-  auto rc = a.proc->wait(10s);
-  ASSERT_TRUE(rc.has_value());
-  EXPECT_EQ(*rc, 0);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  const auto before_the_hang_ends =
+      std::chrono::duration_cast<std::chrono::milliseconds>(hang_from + 29s - std::chrono::steady_clock::now());
+  auto rc = a.proc->wait(before_the_hang_ends);
+  ASSERT_TRUE(rc.has_value()) << "still running when the first hung call could end\n" << a.proc->log();
+  EXPECT_EQ(*rc, 0) << a.proc->log();
 }
 
 TEST(AgentFaults, DriverReloadIsSurvived) {
-  Running a("fault-driver-reload", {{"GPUWARDEN_SIM_START", "8"}});
+  TempDir clock_dir;
+  SimClockFile clock(clock_dir.file("sim-time"), 5);  // the driver is away from t=10 s to t=20 s
+  Running a("fault-driver-reload", {{"GPUWARDEN_SIM_CLOCK", clock.env()}});
   ASSERT_GT(a.port, 0) << a.proc->log();
   std::set<std::string> before;
   ASSERT_TRUE(eventually(
@@ -113,34 +180,38 @@ TEST(AgentFaults, DriverReloadIsSurvived) {
         for (const auto& s : select(a.metrics(), "DCGM_FI_DEV_GPU_TEMP")) before.insert(s.labels.at("UUID"));
         return before.size() == 8u;
       },
-      5s));
-  // The driver goes away at t=10 s: /healthz says so (503 with a reason), /metrics still answers.
-  ASSERT_TRUE(eventually([&] { return httpGet(a.port, "/healthz").status == 503; }, 8s)) << a.proc->log();
+      kStateBound))
+      << a.proc->log();
+  // The driver goes away: /healthz says so (503 with a reason), /metrics still answers.
+  clock.set(12);
+  ASSERT_TRUE(eventually([&] { return httpGet(a.port, "/healthz").status == 503; }, kStateBound)) << a.proc->log();
   auto h = httpGet(a.port, "/healthz");
+  EXPECT_EQ(h.status, 503);
   EXPECT_FALSE(json::parse(h.body)["reason"].get<std::string>().empty());
   auto during = httpGet(a.port, "/metrics");
   EXPECT_EQ(during.status, 200);
   EXPECT_EQ(a.value(parseExposition(during.body), "gpuwarden_driver_up", {}), 0);
-  // Back at t=20 s: re-initialised, same UUIDs, fresh values.
+  // It comes back: re-initialised, same UUIDs, fresh values (sampled after the driver returned).
+  const std::int64_t back_at = wallMsNow();
+  clock.set(25);
   ASSERT_TRUE(eventually(
       [&] {
         auto m = a.metrics();
-        return a.value(m, "gpuwarden_nvml_reinits_total", {}) >= 1 &&
-               select(m, "gpuwarden_gpu_state", {{"state", "up"}}).size() == 8 &&
-               std::all_of(select(m, "gpuwarden_gpu_state", {{"state", "up"}}).begin(),
-                           select(m, "gpuwarden_gpu_state", {{"state", "up"}}).end(),
-                           [](const Sample& s) { return s.value == 1; });
+        const auto up = select(m, "gpuwarden_gpu_state", {{"state", "up"}});
+        return a.value(m, "gpuwarden_nvml_reinits_total", {}) >= 1 && up.size() == 8 &&
+               std::all_of(up.begin(), up.end(), [](const Sample& s) { return s.value == 1; });
       },
-      20s))
+      kStateBound))
       << a.proc->log();
-  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(eventually([&] { return sampledAfter(a.port, kAllGpus, back_at); }, kStateBound))
+      << gpusApi(a.port).dump(2) << "\n"
+      << a.proc->log();
   auto m = a.metrics();
   std::set<std::string> after;
   for (const auto& s : select(m, "DCGM_FI_DEV_GPU_TEMP")) after.insert(s.labels.at("UUID"));
   EXPECT_EQ(after, before);
   EXPECT_GE(a.value(m, "gpuwarden_nvml_reinits_total", {}), 1);
   EXPECT_EQ(a.value(m, "gpuwarden_driver_up", {}), 1);
-  for (int g = 0; g < 8; ++g) EXPECT_LT(a.value(m, "gpuwarden_sample_lag_seconds", {{"gpu", std::to_string(g)}}), 1.0);
   EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
 }
 
@@ -151,9 +222,15 @@ TEST(AgentFaults, KillNineKeepsFlushedHistory) {
   {
     Running a("dgx-h100", {}, kFastAgentConfig, data.path());
     ASSERT_GT(a.port, 0) << a.proc->log();
-    std::this_thread::sleep_for(3s);
-    auto j = json::parse(httpGet(a.port, "/api/v1/history?gpu=0&field=gpu_temp&since=1m").body);
-    ASSERT_GE(j["points"].size(), 5u);
+    json j;
+    ASSERT_TRUE(eventually(
+        [&] {
+          auto r = httpGet(a.port, "/api/v1/history?gpu=0&field=gpu_temp&since=1m");
+          j = r.status == 200 ? json::parse(r.body, nullptr, false) : json();
+          return j.is_object() && j["points"].is_array() && j["points"].size() >= 5u;
+        },
+        kStateBound))
+        << a.proc->log();
     last_before_kill = j["points"].back()[0];
     uuid = j["gpu"]["uuid"];
     std::this_thread::sleep_for(1200ms);  // > flush_interval: what we saw is on disk now

@@ -11,6 +11,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -153,6 +154,31 @@ class AgentProcess {
   bool exited_ = false;
   int status_ = -1;
 };
+
+// The simulator's file clock (GPUWARDEN_SIM_CLOCK=file:PATH) for an agent in another process: the
+// test moves simulated time by rewriting the file, and waits for the agent's states; nothing races
+// wall time. The simulator re-reads the file at most every 10 ms and never goes backwards. The
+// number is written whole (a temporary renamed over the file), so no read sees half of it.
+class SimClockFile {
+ public:
+  SimClockFile(std::string path, double t) : path_(std::move(path)) { set(t); }
+  void set(double t) const {
+    const std::string tmp = path_ + ".tmp";
+    std::ofstream(tmp) << t << "\n";
+    std::filesystem::rename(tmp, path_);
+  }
+  // The value of GPUWARDEN_SIM_CLOCK.
+  std::string env() const { return "file:" + path_; }
+
+ private:
+  std::string path_;
+};
+
+// Wall milliseconds since the epoch: the clock of the agent's sample times (`last_sample_ms`).
+inline std::int64_t wallMsNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 struct HttpResult {
   int status = 0;  // 0: no answer

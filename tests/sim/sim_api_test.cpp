@@ -1,7 +1,10 @@
 // Library surface: exported symbols, init/shutdown, error strings, time control, profiles.
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <thread>
 
 #include "sim_harness.h"
 
@@ -91,6 +94,49 @@ TEST_F(Api_, RealClockRunsAtSpeedFromStart) {
   EXPECT_GT(t2, t1);
   nv.gwSimSetTime(t2 + 1e7);  // jumps forward in real mode too
   EXPECT_GE(nv.gwSimGetTime(), t2 + 1e7);
+}
+
+// The file clock: the simulated seconds are the number in the file, which a test (or another
+// process) rewrites; time never runs backwards, and a missing, malformed, negative or empty file
+// leaves it where it was.
+TEST_F(Api_, FileClockFollowsTheFileAndNeverRunsBackwards) {
+  const std::filesystem::path file = TempDir() / "file-clock";
+  std::filesystem::remove(file);
+  auto write = [&](const std::string& text) {
+    std::ofstream(file.string() + ".tmp") << text;
+    std::filesystem::rename(file.string() + ".tmp", file);
+  };
+  // Polls until the simulated time is `t` (10 s bounds only a failure).
+  auto reaches = [&](double t) {
+    for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10); std::chrono::steady_clock::now() < end;
+         std::this_thread::sleep_for(std::chrono::milliseconds(1)))
+      if (nv.gwSimGetTime() == t) return true;
+    return nv.gwSimGetTime() == t;
+  };
+  // What must not move the time is judged after waiting longer than the 10 ms between reads of
+  // the file, so that the simulator has read it again: waiting longer only makes it surer.
+  auto staysAt = [&](double t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return nv.gwSimGetTime() == t;
+  };
+  const std::string env = "file:" + file.string();
+  UseScenario(FreshShipped("dgx-h100"), env.c_str(), "7");
+  ASSERT_EQ(nv.nvmlInit_v2(), NVML_SUCCESS) << nv.gwSimLastError();
+  EXPECT_DOUBLE_EQ(nv.gwSimGetTime(), 7.0) << "no file yet: START";
+  write("42\n");
+  EXPECT_TRUE(reaches(42)) << nv.gwSimGetTime();
+  write("100.5");
+  EXPECT_TRUE(reaches(100.5)) << nv.gwSimGetTime();
+  write("50\n");
+  EXPECT_TRUE(staysAt(100.5)) << "backwards to " << nv.gwSimGetTime();
+  for (const char* bad : {"soon", "", "-5", "1e300"}) {
+    write(bad);
+    EXPECT_TRUE(staysAt(100.5)) << "'" << bad << "' moved it to " << nv.gwSimGetTime();
+  }
+  std::filesystem::remove(file);
+  EXPECT_TRUE(staysAt(100.5)) << "a removed file moved it to " << nv.gwSimGetTime();
+  write("300");  // and it still follows the file afterwards
+  EXPECT_TRUE(reaches(300)) << nv.gwSimGetTime();
 }
 
 TEST_F(Api_, BadClockEnvironmentIsReported) {

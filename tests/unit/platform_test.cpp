@@ -51,10 +51,12 @@ TEST(ProcessRunner, MissingProgramAndTimeoutAreReported) {
   EXPECT_EQ(missing.exit_code, -1);
   RunOptions o;
   o.timeout = std::chrono::milliseconds(200);
-  auto t0 = std::chrono::steady_clock::now();
-  auto slow = r.run({"sleep", "5"}, o);
+  // Killed at the timeout: the program never reaches its last line, 30 s on (150 times the
+  // timeout). A runner that waited for it would return with "finished" in the output.
+  auto slow = r.run({"sh", "-c", "echo started; sleep 30; echo finished"}, o);
   EXPECT_TRUE(slow.timed_out);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  EXPECT_EQ(slow.exit_code, -1);
+  EXPECT_EQ(slow.out.find("finished"), std::string::npos) << slow.out;
 }
 
 TEST(ProcessRunner, EnvironmentIsPassed) {
