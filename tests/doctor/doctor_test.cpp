@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "doctor/cuda_toolkits.h"
 #include "doctor/doctor.h"
 #include "fixture.h"
@@ -64,6 +66,17 @@ TEST(Doctor, HealthyHostPassesEverything) {
   expectCheck(checks, "container.clock", Layer::kContainer, Verdict::kPass);
   // Stack order in the result.
   for (std::size_t i = 1; i < checks.size(); ++i) EXPECT_LE(checks[i - 1].layer, checks[i].layer);
+  // Within a layer, the order the checks ran in (the sort is stable): the report reads like the
+  // path a driver takes (module loaded, right version, built for this kernel, nodes, rivals).
+  const std::vector<std::string> order = {"kernel.pci_binding",  "kernel.module",         "kernel.version_match",
+                                          "kernel.module_build", "kernel.device_nodes",   "kernel.nouveau",
+                                          "kernel.xserver",      "kernel.persistence",    "toolkit.nvcc",
+                                          "toolkit.consistency", "toolkit.driver_compat", "container.runtime",
+                                          "container.shm",       "container.clock"};
+  std::vector<std::string> seen;
+  for (const auto& c : checks)
+    if (std::find(order.begin(), order.end(), c.id) != order.end()) seen.push_back(c.id);
+  EXPECT_EQ(seen, order);
 }
 
 TEST(Doctor, NouveauLoaded) {
