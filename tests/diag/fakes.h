@@ -33,6 +33,7 @@ struct FakeGpu {
   int polls_before_xid = 1;
   unsigned temp_during_test = 0;  // if set, temperature after the first sample
   uint64_t dbe_during_test = 0;   // if set, volatile DBE from the 3rd read (after r1 ecc + first watch)
+  double ramp_power_draw = -1;    // if set, the draw while targeted power ramps up (load < 0.5)
 };
 
 class FakeNvml : public DiagNvml {
@@ -48,7 +49,18 @@ class FakeNvml : public DiagNvml {
   Result<uint32_t> pciDeviceId(int g) override { return gpus[g].pci_device_id; }
   Result<PcieLink> pcieLink(int g) override { return gpus[g].link; }
   Result<double> powerLimitW(int g) override { return gpus[g].power_limit; }
-  Result<double> powerDrawW(int g) override { return gpus[g].power_draw; }
+  Result<double> powerDrawW(int g) override {
+    std::lock_guard lk(*reads_mu_);
+    const auto r = ramp.find(g);
+    const bool ramping = r != ramp.end() && r->second < 0.5 && gpus[g].ramp_power_draw >= 0;
+    return ramping ? gpus[g].ramp_power_draw : gpus[g].power_draw;
+  }
+  // The load targeted power last asked of each GPU (set by a backend that knows this NVML).
+  std::map<int, double> ramp;
+  void setLoad(int g, double f) {
+    std::lock_guard lk(*reads_mu_);
+    ramp[g] = f;
+  }
   // The diag runner reads from a thread per GPU and the watcher at once: the read counters are
   // shared, so they are guarded (an unguarded std::map insert loses nodes, which LSan reports).
   Result<unsigned> temperatureC(int g) override {
@@ -110,6 +122,7 @@ class RecordedBackend : public GpuBackend {
   double default_gflops = 700000;
   std::mutex mu;
   std::vector<std::string> calls;
+  FakeNvml* live = nullptr;  // told the load targeted power asks, so its power draw can follow
 
   explicit RecordedBackend(const FakeNvml& nvml) {
     // CUDA order deliberately reversed against NVML order: mapping goes by PCI bus id.
@@ -183,7 +196,10 @@ class RecordedBackend : public GpuBackend {
     log("power" + std::to_string(nvmlOf(dev)));
     GwPowerResult r{};
     double duty = 0;
-    for (int i = 0; i <= 10; ++i) duty += c(i / 10.0);
+    for (int i = 0; i <= 10; ++i) {
+      if (live) live->setLoad(nvmlOf(dev), i / 10.0);
+      duty += c(i / 10.0);
+    }
     r.seconds = seconds;
     r.mean_duty = duty / 11;
     r.iterations = 100;

@@ -117,6 +117,22 @@ TEST(RunDiag, R3HealthyFleetPassesAndMapsByBusId) {
   EXPECT_GT(find(r, "targeted_power", 0)->measured["mean_w"].get<double>(), 0);
 }
 
+// The mean power of targeted power counts only the samples after the ramp (load >= 0.5): a GPU
+// that draws 100 W while ramping and 600 W after it means 600 W.
+TEST(RunDiag, TargetedPowerMeanLeavesTheRampOut) {
+  FakeNvml nvml = fleet(1);
+  nvml.gpus[0].power_draw = 600;
+  nvml.gpus[0].ramp_power_draw = 100;
+  RecordedBackend b(nvml);
+  b.live = &nvml;
+  NullProgress p;
+  auto r = runDiag(opts(3), nvml, &b, p);
+  const Check* c = find(r, "targeted_power", 0);
+  ASSERT_NE(c, nullptr) << renderText(r);
+  EXPECT_EQ(c->measured["mean_w"].get<double>(), 600) << renderText(r);
+  EXPECT_EQ(c->measured["max_w"].get<double>(), 600);
+}
+
 TEST(RunDiag, SelectedGpusOnly) {
   FakeNvml nvml = fleet(4);
   RecordedBackend b(nvml);
