@@ -290,6 +290,21 @@ TEST(KmsgParser, NvLink5Xid145WithNvLinkPrefix) {
   EXPECT_EQ(*ev.errorStatus, 4U);
 }
 
+// Which codes are NVLink Xids (their link is read) is a fact of NVIDIA's catalog: 74, 136,
+// 144-150 and 155; the codes around them are not, even with the same words in the message.
+TEST(KmsgParser, LinkDetailsOnlyOnNvLinkCodes) {
+  for (int code : {73, 74, 135, 136, 137, 143, 144, 147, 150, 151, 154, 155, 156}) {
+    const bool nvlink = code == 74 || code == 136 || (code >= 144 && code <= 150) || code == 155;
+    auto ev = mustParse("NVRM: Xid (PCI:0000:1b:00): " + std::to_string(code) +
+                        ", NVLink: Link 5 RLW_REMAP Non-fatal error (0x00000082 0x00000004)");
+    EXPECT_EQ(ev.code, code);
+    EXPECT_EQ(ev.link.has_value(), nvlink) << "Xid " << code;
+    if (nvlink && ev.link) {
+      EXPECT_EQ(*ev.link, 5) << "Xid " << code;
+    }
+  }
+}
+
 TEST(KmsgParser, Xid74NvLinkFatalOnLink) {
   auto ev = mustParse(
       "NVRM: Xid (PCI:0000:8a:00): 74, pid=3381, name=python, NVLink: fatal error detected on "
