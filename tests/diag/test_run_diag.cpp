@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "diag/verdicts.h"
 #include "fakes.h"
 
 using namespace gw;
@@ -131,6 +132,21 @@ TEST(RunDiag, TargetedPowerMeanLeavesTheRampOut) {
   ASSERT_NE(c, nullptr) << renderText(r);
   EXPECT_EQ(c->measured["mean_w"].get<double>(), 600) << renderText(r);
   EXPECT_EQ(c->measured["max_w"].get<double>(), 600);
+}
+
+// The watcher's clock range is what the GPU ran at (1980 MHz throughout), not 0 to it, and a
+// GPU whose clocks were never read shows no range.
+TEST(RunDiag, WatchSummaryClockRangeIsWhatTheGpuRanAt) {
+  FakeNvml nvml = fleet(1);
+  RecordedBackend b(nvml);
+  NullProgress p;
+  auto r = runDiag(opts(3), nvml, &b, p);
+  const Check* w = find(r, "watch", 0);
+  ASSERT_NE(w, nullptr) << renderText(r);
+  EXPECT_EQ(w->measured["min_sm_mhz"].get<unsigned>(), 1980u);
+  EXPECT_EQ(w->measured["max_sm_mhz"].get<unsigned>(), 1980u);
+  EXPECT_NE(w->summary.find("SM 1980-1980 MHz"), std::string::npos) << w->summary;
+  EXPECT_EQ(judgeWatch(0, WatchSummary{}, SkuThresholds{}).summary.find("SM "), std::string::npos);
 }
 
 TEST(RunDiag, SelectedGpusOnly) {
