@@ -131,6 +131,21 @@ TEST(MonitorProcessChecks, OnAgainstAPreparedRootTheZombieFiresAtItsHold) {
   EXPECT_NE(incs[0].evidence.find("41090"), std::string::npos) << incs[0].evidence;
 }
 
+// Before its first evaluation the monitor has no verdict: "unknown" (exit 3), not "healthy".
+TEST(MonitorVerdict, UnknownUntilTheFirstEvaluationThenHealthy) {
+  testsupport::TempDir root("gw-monitor-root");
+  SimNode node(scenario("dgx-h100"), root.path());
+  const auto before = node.monitor().healthReport();
+  EXPECT_EQ(before["status"], "unknown") << before.dump();
+  EXPECT_EQ(before["exit_code"], 3);
+  EXPECT_EQ(before["reason"], "no evaluation yet");
+  node.advance(1, true);
+  const auto after = node.monitor().healthReport();
+  EXPECT_EQ(after["status"], "healthy") << after.dump();
+  EXPECT_EQ(after["exit_code"], 0);
+  EXPECT_FALSE(after.contains("reason")) << after.dump();
+}
+
 // Healthy fleets, every rule on (process checks against a prepared /proc), over two simulated
 // hours at one pass every 5 s: nothing opens, not even for a moment.
 struct Fleet {
