@@ -163,13 +163,8 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openOnce(const std::string
   s->db_ = std::move(db.value());
   platform::Database& d = *s->db_;
   if (auto st = d.checkIntegrity(); !st.ok()) return st;
-  // A newer file is refused before anything is written to it (and not moved aside: it is not damage).
-  auto version = d.queryInt("PRAGMA user_version");
+  auto version = d.schemaVersion(kSchemaVersion);
   if (!version) return version.status();
-  if (*version > kSchemaVersion)
-    return Status::Error(d.describe("schema version " + std::to_string(*version) +
-                                    " is newer than this gpuwarden understands (" + std::to_string(kSchemaVersion) +
-                                    ")"));
   for (const char* sql : {
            "PRAGMA journal_mode=WAL;",
            "PRAGMA synchronous=NORMAL;",

@@ -292,6 +292,15 @@ Result<int64_t> Database::queryInt(const char* sql) {
   return int64_t{0};
 }
 
+Result<int64_t> Database::schemaVersion(int64_t understood) {
+  auto version = queryInt("PRAGMA user_version");
+  if (!version) return version.status();
+  if (*version > understood)
+    return Status::Error(describe("schema version " + std::to_string(*version) +
+                                  " is newer than this gpuwarden understands (" + std::to_string(understood) + ")"));
+  return *version;
+}
+
 Status Database::checkIntegrity() {
   auto r = queryText("PRAGMA quick_check");
   if (!r) return r.status();

@@ -127,6 +127,9 @@ class Database {
   // PRAGMA quick_check: a damage Status (isDamage) when the file does not hold a sound database.
   // Reads every page once: called at open, never per write.
   Status checkIntegrity();
+  // The file's PRAGMA user_version, or an error naming the file and both versions when it is newer
+  // than `understood` (refused before anything is written: a newer file is not damage).
+  Result<int64_t> schemaVersion(int64_t understood);
 
  private:
   Database(sqlite3* db, std::string path, std::string label)
