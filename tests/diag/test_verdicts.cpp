@@ -233,3 +233,26 @@ TEST(Verdicts, NvmlStateChecks) {
   EXPECT_EQ(judgePcieLink(0, PcieLink{5, 8, 5, 16}, t).verdict, Verdict::Warn);
   EXPECT_EQ(judgePcieLink(0, PcieLink{4, 16, 4, 16}, t).verdict, Verdict::Warn);  // Gen5 card
 }
+
+// The evidence names the band the rate fell in, from the thresholds (70 % warns, 50 % fails).
+TEST(Verdicts, P2PEvidenceNamesTheBandItFellIn) {
+  const auto& t = h100();
+  const auto warn = judgeP2P(0, 1, GwP2PResult{0, 1, 1, 40, 38}, false, 63, t);  // 63 % of 63 GB/s
+  EXPECT_EQ(warn.verdict, Verdict::Warn);
+  EXPECT_EQ(warn.evidence, (std::vector<std::string>{"below 70 % of the expected rate"}));
+  const auto slow = judgeP2P(0, 1, GwP2PResult{0, 1, 1, 20, 19}, false, 63, t);  // 32 %
+  EXPECT_EQ(slow.verdict, Verdict::Warn) << "over PCIe the path decides as much as the card";
+  EXPECT_EQ(slow.evidence, (std::vector<std::string>{"below 50 % of the expected rate"}));
+  EXPECT_EQ(judgeP2P(0, 1, GwP2PResult{0, 1, 1, 20, 19}, true, 63, t).verdict, Verdict::Fail);
+}
+
+// NVML gives power limits in milliwatts: a 312.5 W cap is said as such, not rounded to 313 W.
+TEST(Verdicts, TargetedPowerSummarySaysTheLimitWithItsFraction) {
+  GwPowerResult r{};
+  r.iterations = 10;
+  r.mean_duty = 0.7;
+  PowerRun p{312.5, 265.6, 262, 270, 20, ""};
+  const auto c = judgeTargetedPower(0, r, p, h100());
+  EXPECT_EQ(c.verdict, Verdict::Pass) << c.summary;
+  EXPECT_EQ(c.summary, "262 W mean of 266 W target (85 % of the 312.5 W limit), 99 %");
+}
