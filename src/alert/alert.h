@@ -10,9 +10,14 @@
 
 namespace gw::alert {
 
+// Where an alert's runbook_url points unless `alerts.runbook_base` says otherwise: the knowledge
+// base as the package installs it. The anchor is the entry's id ("#hot-and-loud"), as in
+// docs/knowledge-base.md, so a site that serves the docs elsewhere sets only the base.
+inline constexpr std::string_view kDefaultRunbookBase = "file:///usr/share/doc/gpuwarden/knowledge-base.md";
+
 struct Alert {
   std::string id;        // dedupe key, e.g. "<rule>/<gpu uuid>"; also the ordering key
-  std::string rule;      // becomes Alertmanager's alertname
+  std::string rule;      // the health rule; Alertmanager's alertname unless labels name one
   std::string severity;  // info | warning | critical | fatal
   std::string summary;
   std::string action;  // what an operator should do

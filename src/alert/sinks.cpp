@@ -74,7 +74,7 @@ AlertmanagerSink::AlertmanagerSink(SinkConfig config) : config_(std::move(config
 nlohmann::json AlertmanagerSink::payload(const Alert& a, const std::string& generator_url) {
   nlohmann::json labels = nlohmann::json::object();
   for (const auto& [k, v] : a.labels) labels[k] = v;
-  labels["alertname"] = a.rule;
+  if (!labels.contains("alertname")) labels["alertname"] = a.rule;
   if (!a.severity.empty()) labels["severity"] = a.severity;
   if (!a.hostname.empty()) labels["instance"] = a.hostname;
   if (a.gpu_index >= 0) labels["gpu"] = std::to_string(a.gpu_index);

@@ -112,9 +112,10 @@ void EventLog::count(const GpuEvent& e) {
       ++xid_dropped_;
       return;
     }
-    it = xids_.emplace(std::move(key), 0).first;
+    it = xids_.emplace(std::move(key), Counter{}).first;
   }
-  ++it->second;
+  ++it->second.count;
+  it->second.last_ms = std::max(it->second.last_ms, e.timestamp_ms);
   ++xid_total_;
 }
 
@@ -182,7 +183,7 @@ std::vector<XidCount> EventLog::xidCounts() const {
   std::lock_guard lock(mu_);
   std::vector<XidCount> out;
   for (const auto& [k, n] : xids_) {
-    out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
+    out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n.count, n.last_ms});
   }
   return out;
 }
@@ -310,7 +311,11 @@ Status EventLog::saveCountersLocked() {
   j["through_id"] = next_id_ - 1;  // every event up to this id is counted below
   auto list = nlohmann::json::array();
   for (const auto& [k, n] : xids_)
-    list.push_back({{"gpu", std::get<0>(k)}, {"uuid", std::get<1>(k)}, {"code", std::get<2>(k)}, {"count", n}});
+    list.push_back({{"gpu", std::get<0>(k)},
+                    {"uuid", std::get<1>(k)},
+                    {"code", std::get<2>(k)},
+                    {"count", n.count},
+                    {"last_ms", n.last_ms}});
   j["xids"] = std::move(list);
   j["dropped"] = xid_dropped_;
   return platform::writeFileAtomic(opt_.counters_path,
@@ -324,12 +329,16 @@ bool EventLog::loadCounters(std::uint64_t* through_id) {
   try {
     nlohmann::json j = nlohmann::json::parse(in);
     const auto through = j.at("through_id").get<std::uint64_t>();
-    std::map<std::tuple<int, std::string, int>, std::uint64_t> xids;
+    std::map<std::tuple<int, std::string, int>, Counter> xids;
     std::uint64_t total = 0;
     for (const auto& x : j.at("xids")) {
       if (xids.size() >= opt_.max_counters) break;
       const auto n = x.at("count").get<std::uint64_t>();
-      xids[{x.at("gpu").get<int>(), x.at("uuid").get<std::string>(), x.at("code").get<int>()}] += n;
+      // Files written before last_ms was kept lack it: the time is unknown, the count is not.
+      const auto last = x.value("last_ms", std::int64_t{0});
+      Counter& c = xids[{x.at("gpu").get<int>(), x.at("uuid").get<std::string>(), x.at("code").get<int>()}];
+      c.count += n;
+      c.last_ms = std::max(c.last_ms, last);
       total += n;
     }
     xids_ = std::move(xids);

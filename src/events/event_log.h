@@ -49,6 +49,7 @@ struct XidCount {
   std::string gpu_uuid;
   int code = 0;
   std::uint64_t count = 0;
+  std::int64_t last_ms = 0;  // when the latest of them happened; 0 when a counters file did not say
 };
 
 class EventLog {
@@ -109,7 +110,11 @@ class EventLog {
   std::deque<GpuEvent> ring_;
   std::uint64_t next_id_ = 1;
   std::uint64_t merged_ = 0;
-  std::map<std::tuple<int, std::string, int>, std::uint64_t> xids_;  // (index, uuid, code)
+  struct Counter {
+    std::uint64_t count = 0;
+    std::int64_t last_ms = 0;
+  };
+  std::map<std::tuple<int, std::string, int>, Counter> xids_;  // (index, uuid, code)
   std::uint64_t xid_total_ = 0;
   std::uint64_t xid_dropped_ = 0;
   std::uint64_t file_bytes_ = 0;  // size of persist_path

@@ -12,7 +12,7 @@ constexpr auto C = fields::Type::Counter;
 // Facts from dcgm-exporter's etc/default-counters.csv and etc/dcp-metrics-included.csv: metric,
 // declared Prometheus type, help text. dcgm-exporter declares the PCIe throughput (a rate in KB/s),
 // retired pages and remapped rows as counters; we keep its declarations in the Dcgm naming.
-constexpr std::array<std::pair<std::string_view, DcgmMeta>, 30> kShipped = {{
+constexpr std::array<std::pair<std::string_view, DcgmMeta>, 31> kShipped = {{
     {"DCGM_FI_DEV_SM_CLOCK", {G, "SM clock frequency (in MHz)."}},
     {"DCGM_FI_DEV_MEM_CLOCK", {G, "Memory clock frequency (in MHz)."}},
     {"DCGM_FI_DEV_MEMORY_TEMP", {G, "Memory temperature (in C)."}},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<std::string_view, DcgmMeta>, 30> kShipped = {{
     {"DCGM_FI_DEV_MEM_COPY_UTIL", {G, "Memory utilization (in %)."}},
     {"DCGM_FI_DEV_ENC_UTIL", {G, "Encoder utilization (in %)."}},
     {"DCGM_FI_DEV_DEC_UTIL", {G, "Decoder utilization (in %)."}},
+    {"DCGM_FI_DEV_XID_ERRORS", {G, "Value of the last XID error encountered."}},
     {"DCGM_FI_DEV_FB_FREE", {G, "Framebuffer memory free (in MiB)."}},
     {"DCGM_FI_DEV_FB_USED", {G, "Framebuffer memory used (in MiB)."}},
     {"DCGM_FI_DEV_FB_RESERVED", {G, "Framebuffer memory reserved (in MiB)."}},

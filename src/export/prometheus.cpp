@@ -183,7 +183,7 @@ struct Tables {
   std::array<std::vector<FieldFamily>, kNamings> fields;
   SelfFamily gpu_up, gpu_state, sample_lag, nvml_errors;
   SelfFamily driver_up, nvml_reinits, scrape_duration, scrapes, sample_lag_max, build_info, driver_info;
-  SelfFamily gpu_health, incidents_open, xid_errors;
+  SelfFamily gpu_health, incidents_open, xid_errors, dcgm_last_xid;
   SelfFamily storage_ok, storage_write_errors, storage_damaged, history_pending, history_dropped, history_corrupt;
 };
 
@@ -267,6 +267,11 @@ Tables buildTables() {
                                 "Unresolved (open or acknowledged) health incidents by severity");
   t.xid_errors = selfFamily("gpuwarden_xid_errors_total", Kind::Counter,
                             "Xid errors seen per GPU and code (NVML events and the kernel log, de-duplicated)");
+  {
+    // Not an NVML field: dcgm-exporter's gauge comes from DCGM's Xid events, ours from the event log.
+    const auto meta = detail::dcgmExporterMeta("DCGM_FI_DEV_XID_ERRORS");
+    t.dcgm_last_xid = selfFamily("DCGM_FI_DEV_XID_ERRORS", Kind::Gauge, meta ? meta->help : "");
+  }
   t.storage_ok = selfFamily("gpuwarden_storage_ok", Kind::Gauge,
                             "1 when every file of the data folder takes writes; 0 while one is refused (a full "
                             "disk, an I/O error, a read-only file system; /healthz names the file)");
@@ -740,7 +745,13 @@ void renderHealthMetrics(std::string& out, const HealthSeries& h, const std::vec
     std::uint64_t count;
   };
   std::vector<XidLine> lines;
-  lines.reserve(h.xids.size());
+  lines.reserve(h.xids.size() + s.views.size() * h.xid_codes_from_zero.size());
+  // Each GPU's latest Xid (by time; the higher code on a tie), for the dcgm gauge.
+  std::vector<std::pair<std::int64_t, int>> latest(s.views.size(), {INT64_MIN, 0});
+  for (std::size_t i = 0; i < s.views.size(); ++i) {
+    if (s.views[i]->id.is_mig) continue;
+    for (int code : h.xid_codes_from_zero) lines.push_back({i, std::string(labelsOf(i)), code, 0});
+  }
   for (const auto& x : h.xids) {
     std::size_t i = none;
     if (!x.uuid.empty()) {
@@ -759,6 +770,7 @@ void renderHealthMetrics(std::string& out, const HealthSeries& h, const std::vec
     XidLine l{i, {}, x.code, x.count};
     if (i != none) {
       l.labels = labelsOf(i);
+      if (x.count > 0) latest[i] = std::max(latest[i], std::pair{x.last_ms, x.code});
     } else {
       char index[16];
       auto r = std::to_chars(index, index + sizeof index, x.gpu_index);
@@ -786,6 +798,19 @@ void renderHealthMetrics(std::string& out, const HealthSeries& h, const std::vec
     appendSeriesStart(out, t.xid_errors.sample_name, lines[k].labels, "code",
                       std::string_view(code, static_cast<std::size_t>(r.ptr - code)));
     appendInt(out, n);
+    out += '\n';
+    any = true;
+  }
+  if (!any) out.resize(mark);
+
+  if (o.naming != Naming::Dcgm) return;
+  mark = out.size();
+  out += t.dcgm_last_xid.header[fi];
+  any = false;
+  for (std::size_t i = 0; i < s.views.size(); ++i) {
+    if (s.views[i]->id.is_mig) continue;
+    appendSeriesStart(out, t.dcgm_last_xid.sample_name, labelsOf(i));
+    appendInt(out, static_cast<std::uint64_t>(latest[i].second));
     out += '\n';
     any = true;
   }

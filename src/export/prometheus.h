@@ -80,7 +80,8 @@ struct HealthSeries {
     int gpu_index = -1;  // -1: the source did not know it
     std::string uuid;    // "": the source knew only the index
     int code = 0;
-    std::uint64_t count = 0;  // since the event log began
+    std::uint64_t count = 0;   // since the event log began
+    std::int64_t last_ms = 0;  // the latest of them; 0: unknown
   };
   // Every health state, in the order the series are printed: gpuwarden_gpu_health{state} is 1 for
   // a GPU's current state and 0 for the others.
@@ -89,9 +90,14 @@ struct HealthSeries {
   // Unresolved incidents per severity, in the order printed; a severity with none is listed with 0.
   std::vector<std::pair<std::string, std::uint64_t>> open_incidents;
   std::vector<Xid> xids;
+  // Codes whose counter every GPU of the views carries from 0, before its first Xid of that code:
+  // increase() over a counter sees nothing of the sample that creates it, so a series born at 1
+  // would hide the first Xid of each code from an alert.
+  std::vector<int> xid_codes_from_zero;
 };
 
-// Appends gpuwarden_gpu_health, gpuwarden_incidents_open and gpuwarden_xid_errors_total, after
+// Appends gpuwarden_gpu_health, gpuwarden_incidents_open, gpuwarden_xid_errors_total and (dcgm naming)
+// DCGM_FI_DEV_XID_ERRORS, dcgm-exporter's gauge of each GPU's latest Xid code (0: none yet), after
 // renderSampledMetrics (before the scrape part, so before "# EOF"). A GPU's series carry the labels
 // its field series carry; an Xid of a GPU that is not among `gpus` (replaced, or known to the
 // kernel log by index only) keeps the naming's label names, with what is known filled in. Xid

@@ -113,13 +113,29 @@ std::string rulesForKbEntry(const knowledge::KbEntry& entry) {
   return out;
 }
 
+std::string alertName(std::string_view rule) {
+  if (rule.starts_with("gpu_")) rule.remove_prefix(4);
+  std::string name = "Gpu";
+  bool upper = true;
+  for (char c : rule) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    name += upper && c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+    upper = false;
+  }
+  return name;
+}
+
 std::string renderRuleTableMarkdown() {
-  std::string md = "| rule | fires when (defaults) | severity | hold | sticky | knowledge base |\n";
-  md += "| --- | --- | --- | --- | --- | --- |\n";
+  std::string md = "| rule | alert | fires when (defaults) | severity | hold | sticky | knowledge base |\n";
+  md += "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const Rule* r : registry()) {
     const RuleInfo& i = r->info;
-    md += "| " + std::string(i.name) + " | " + describeFiresWhen(i.fires_when, i.thresholds, RuleConfig{}) + " | " +
-          std::string(severityName(i.severity)) + " | " + holdText(i) + " | " + (i.sticky ? "yes" : "no") + " | ";
+    md += "| " + std::string(i.name) + " | " + alertName(i.name) + " | " +
+          describeFiresWhen(i.fires_when, i.thresholds, RuleConfig{}) + " | " + std::string(severityName(i.severity)) +
+          " | " + holdText(i) + " | " + (i.sticky ? "yes" : "no") + " | ";
     if (r->scope == RuleScope::kXid)
       md += "the entry about the code";
     else if (i.kb_id.empty())

@@ -1,6 +1,7 @@
 // GPU and node state rules: a lost or stalled GPU, fewer GPUs than expected, persistence mode off,
 // a driver/library mismatch, and Xid events (R26), whose facts come from the Xid catalog.
 #include "health/rule.h"
+#include "health/rule_registry.h"
 #include "knowledge/knowledge_base.h"
 #include "knowledge/xid_catalog.h"
 
@@ -71,6 +72,26 @@ int recentAppXids(const GpuHistory& g, const RuleConfig& c, std::int64_t now) {
   return n;
 }
 
+}  // namespace
+
+Severity xidSeverity(int code) {
+  const knowledge::XidInfo info = knowledge::lookupXid(code);
+  if (info.applicationFault) return Severity::Info;
+  switch (info.severity) {
+    case knowledge::XidSeverity::kInfo:
+      return Severity::Info;
+    case knowledge::XidSeverity::kWarning:
+      return Severity::Warning;
+    case knowledge::XidSeverity::kCritical:
+      return Severity::Critical;
+    case knowledge::XidSeverity::kFatal:
+      break;
+  }
+  return Severity::Fatal;
+}
+
+namespace {
+
 // An application-fault Xid never marks a GPU bad on its own; the same fault repeating on one GPU
 // while its peers run clean points at the GPU, so it escalates to a warning.
 std::optional<Condition> xid(const RuleContext& x) {
@@ -78,18 +99,13 @@ std::optional<Condition> xid(const RuleContext& x) {
   const auto& seen = x.gpu->xids.at(x.xid);
   if (x.now - seen.last > c.xid_active_ms) return std::nullopt;
   const knowledge::XidInfo info = knowledge::lookupXid(x.xid);
-  const auto sev = info.severity;
-  Condition cond{.severity = sev == knowledge::XidSeverity::kInfo       ? Severity::Info
-                             : sev == knowledge::XidSeverity::kWarning  ? Severity::Warning
-                             : sev == knowledge::XidSeverity::kCritical ? Severity::Critical
-                                                                        : Severity::Fatal,
+  Condition cond{.severity = xidSeverity(x.xid),
                  .summary = "Xid " + std::to_string(x.xid) + " on " + x.gpuName() + ": " + std::string(info.meaning),
                  .action = std::string(knowledge::describe(info.action)),
                  .evidence = "xid=" + std::to_string(x.xid) + " count=" + std::to_string(seen.count) +
                              (seen.message.empty() ? "" : " message=\"" + seen.message + "\""),
                  .sticky = !info.applicationFault};
   if (info.applicationFault) {
-    cond.severity = Severity::Info;
     const int here = recentAppXids(*x.gpu, c, x.now);
     int peersWithApp = 0;
     for (const GpuHistory* p : x.peers)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "health/rule_registry.h"
 #include "platform/clock.h"
 
 namespace gw::node {
@@ -67,24 +68,35 @@ json incidentJson(const health::Incident& i, bool with_context) {
   return j;
 }
 
-alert::Alert incidentAlert(const health::Incident& i, const std::string& hostname, std::int64_t resolved_ms) {
+std::string alertId(const health::Incident& i) {
+  std::string id = i.rule + "/" + i.gpu_uuid;
+  if (i.xid != 0) id += "/" + std::to_string(i.xid);
+  return id;
+}
+
+alert::Alert incidentAlert(const health::Incident& i, const AlertLabelling& how, std::int64_t resolved_ms) {
   alert::Alert a;
-  a.id = i.rule + "/" + i.gpu_uuid;
+  a.id = alertId(i);
   a.rule = i.rule;
   a.severity = std::string(health::severityName(i.severity));
   a.summary = i.summary;
   a.action = i.action;
   a.gpu_uuid = i.gpu_uuid;
   a.gpu_index = i.gpu_index;
-  a.hostname = hostname;
-  a.labels["alertname"] = i.rule;
+  a.hostname = how.hostname;
+  a.labels["alertname"] = health::alertName(i.rule);
   a.labels["severity"] = a.severity;
-  if (!hostname.empty()) a.labels["instance"] = hostname;
+  a.labels["component"] = "gpu";
+  if (!how.hostname.empty()) a.labels["instance"] = how.hostname;
   if (i.gpu_index >= 0) a.labels["gpu"] = std::to_string(i.gpu_index);
   if (!i.gpu_uuid.empty()) a.labels["UUID"] = i.gpu_uuid;
+  if (i.xid != 0) a.labels["code"] = std::to_string(i.xid);
   a.annotations["summary"] = i.summary;
   a.annotations["action"] = i.action;
-  if (!i.kb_id.empty()) a.annotations["kb_id"] = i.kb_id;
+  if (!i.kb_id.empty()) {
+    a.annotations["kb_id"] = i.kb_id;
+    if (!how.runbook_base.empty()) a.annotations["runbook_url"] = how.runbook_base + "#" + i.kb_id;
+  }
   a.starts_at_ms = i.opened_ms;
   a.ends_at_ms = resolved_ms;
   return a;

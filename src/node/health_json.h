@@ -25,8 +25,19 @@ nlohmann::json incidentJson(const health::Incident& i, bool with_context);
 // and its current findings; a GPU that is not up with nothing worse is unknown.
 nlohmann::json healthVerdict(const std::vector<collect::GpuView>& views, const std::vector<health::Finding>& findings,
                              const std::vector<std::pair<collect::GpuIdentity, health::HealthState>>* states);
-// The alert of an incident: id "<rule>/<gpu uuid>", labels alertname, severity, instance, gpu,
-// UUID; annotations summary and action. `resolved_ms` > 0 makes it a resolved alert.
-alert::Alert incidentAlert(const health::Incident& i, const std::string& hostname, std::int64_t resolved_ms = 0);
+// The alert of an incident, labelled as Prometheus labels the same condition through
+// deploy/prometheus/gpuwarden-rules.yml and the alert_relabel_configs of deploy/prometheus/prometheus.yml,
+// so that Alertmanager de-duplicates the two routes: alertname (health::alertName), severity,
+// component="gpu", instance (the host name), gpu (index), UUID, and code for an Xid. Annotations
+// summary, action, kb_id and runbook_url (`runbook_base` + "#" + the knowledge-base entry).
+// `resolved_ms` > 0 makes it a resolved alert.
+struct AlertLabelling {
+  std::string hostname;
+  std::string runbook_base{alert::kDefaultRunbookBase};
+};
+alert::Alert incidentAlert(const health::Incident& i, const AlertLabelling& how, std::int64_t resolved_ms = 0);
+// One alert per rule and GPU (the worst of its unresolved incidents), and per Xid code:
+// "<rule>/<gpu uuid>[/<code>]".
+std::string alertId(const health::Incident& i);
 
 }  // namespace gw::node

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "knowledge/xid_catalog.h"
 #include "node/health_json.h"
 #include "nvml/nvml.h"
 #include "platform/clock.h"
@@ -17,6 +18,18 @@
 namespace gw::node {
 
 using json = nlohmann::json;
+
+namespace {
+// Every code the Xid catalog knows: their counters start at 0 on every GPU (exporter::HealthSeries).
+const std::vector<int>& knownXidCodes() {
+  static const std::vector<int> codes = [] {
+    std::vector<int> v;
+    for (const auto& x : knowledge::xidCatalog()) v.push_back(x.code);
+    return v;
+  }();
+  return codes;
+}
+}  // namespace
 
 Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
   std::unique_ptr<Monitor> m(new Monitor(std::move(options)));
@@ -397,19 +410,19 @@ void Monitor::submitAlerts(std::int64_t now_ms, bool opened) {
   next_alert_sweep_ = now + std::chrono::seconds(2);
   const bool resubmit = now >= next_resubmit_;
   if (resubmit) next_resubmit_ = now + opt_.alert_resubmit;
-  const std::string host = hostname();
-  // One alert per rule and GPU: the worst of its unresolved incidents.
+  const AlertLabelling how{.hostname = hostname(), .runbook_base = opt_.runbook_base};
+  // One alert per rule and GPU (and Xid code): the worst of its unresolved incidents.
   std::map<std::string, health::Incident> current;
   for (auto& i : incidents_->unresolved()) {
     if (i.severity < opt_.alert_min_severity) continue;
-    const std::string id = i.rule + "/" + i.gpu_uuid;
+    const std::string id = alertId(i);
     auto it = current.find(id);
     if (it == current.end() || i.severity > it->second.severity) current[id] = std::move(i);
   }
   for (const auto& [id, inc] : current) {
     const bool fresh = firing_.count(id) == 0;
     if (!fresh && !resubmit) continue;
-    auto r = opt_.alerts->submit(incidentAlert(inc, host));
+    auto r = opt_.alerts->submit(incidentAlert(inc, how));
     if (!r)
       logLine("error", "alert " + id + " not queued: " + r.error());
     else if (fresh && *r)
@@ -419,7 +432,7 @@ void Monitor::submitAlerts(std::int64_t now_ms, bool opened) {
     if (current.count(id)) continue;
     std::int64_t resolved = now_ms;
     if (auto stored = incidents_->get(inc.id); stored && stored->resolved_ms > 0) resolved = stored->resolved_ms;
-    auto r = opt_.alerts->submit(incidentAlert(inc, host, resolved));
+    auto r = opt_.alerts->submit(incidentAlert(inc, how, resolved));
     if (!r)
       logLine("error", "resolved alert " + id + " not queued: " + r.error());
     else
@@ -477,7 +490,8 @@ void Monitor::appendMetrics(std::string& body, const std::vector<collect::GpuVie
     for (const auto& [severity, n] : incidents_->openCountBySeverity())
       h.open_incidents.emplace_back(health::severityName(severity), static_cast<std::uint64_t>(n));
   }
-  for (const auto& c : log_->xidCounts()) h.xids.push_back({c.gpu_index, c.gpu_uuid, c.code, c.count});
+  for (const auto& c : log_->xidCounts()) h.xids.push_back({c.gpu_index, c.gpu_uuid, c.code, c.count, c.last_ms});
+  h.xid_codes_from_zero = knownXidCodes();
   exporter::renderHealthMetrics(body, h, views, agent, o, fmt);
 }
 

@@ -51,6 +51,7 @@ struct MonitorOptions {
   alert::Dispatcher* alerts = nullptr;
   health::Severity alert_min_severity = health::Severity::Warning;
   std::chrono::milliseconds alert_resubmit{30000};
+  std::string runbook_base{alert::kDefaultRunbookBase};  // alerts' runbook_url: this + "#" + the KB entry
   bool log = true;  // lifecycle lines on stderr (the agent); a CLI check stays quiet
   // The clock of evaluation and incident stamps; platform::wallMs when empty.
   std::function<std::int64_t()> now_ms;

@@ -198,6 +198,7 @@ Status Agent::start() {
                           " s, from severity " + cfg.alerts.min_severity);
       mo.alerts = alerts_.get();
       mo.alert_min_severity = health::parseSeverity(cfg.alerts.min_severity).value_or(health::Severity::Warning);
+      mo.runbook_base = cfg.alerts.runbook_base;
       mo.alert_resubmit = std::min<Millis>(Millis(30000), std::max<Millis>(Millis(1000), dc.repeat_interval / 2));
     }
   }

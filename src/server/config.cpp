@@ -97,7 +97,18 @@ Result<std::chrono::hours> toHours(const Checker& c, const YAML::Node& n, const 
 
 Status parseAlerts(const Checker& c, const YAML::Node& a, AlertSettings& out) {
   if (!a.IsMap()) return c.error(a, "alerts", "expected a mapping");
-  if (Status st = checkKeys(c, a, "alerts", {"sinks", "repeat_interval", "min_severity"}); !st) return st;
+  if (Status st = checkKeys(c, a, "alerts", {"sinks", "repeat_interval", "min_severity", "runbook_base"}); !st)
+    return st;
+  if (auto n = a["runbook_base"]; n) {
+    if (Status st = needScalar(c, n, "alerts.runbook_base"); !st) return st;
+    const std::string& v = n.Scalar();
+    // Alertmanager, Grafana and chat tools show it as a link: it must stand on its own.
+    const bool absolute = v.starts_with("https://") || v.starts_with("http://") || v.starts_with("file:///");
+    if (!absolute || v.find_first_of("# \t\n") != std::string::npos)
+      return c.error(n, "alerts.runbook_base",
+                     "expected an absolute URL without a fragment (https://…, http://… or file:///…), got '" + v + "'");
+    out.runbook_base = v;
+  }
   if (auto n = a["repeat_interval"]; n) {
     Millis d{};
     if (Status st = readDuration(c, n, "alerts.repeat_interval", &d); !st) return st;

@@ -25,8 +25,9 @@ using MetricsNaming = exporter::Naming;
 // alerts: (docs/config.md): the agent pushes incidents to these sinks (none: no alerts).
 struct AlertSettings {
   std::vector<alert::SinkConfig> sinks;
-  std::optional<Millis> repeat_interval;  // unset: 1m with an alertmanager sink, else 4h
-  std::string min_severity = "warning";   // info | warning | critical | fatal
+  std::optional<Millis> repeat_interval;                 // unset: 1m with an alertmanager sink, else 4h
+  std::string min_severity = "warning";                  // info | warning | critical | fatal
+  std::string runbook_base{alert::kDefaultRunbookBase};  // an absolute URL; runbook_url = it + "#<entry>"
   // The dispatcher's repeat interval: the configured one, else the default above.
   Millis effectiveRepeatInterval() const;
 };

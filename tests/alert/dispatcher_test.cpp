@@ -69,6 +69,17 @@ TEST(AlertJson, RoundTripsAndFormatsTimes) {
   EXPECT_EQ(b.ends_at_ms, a.ends_at_ms);
 }
 
+// The agent names its alerts as the Prometheus rules do (GpuEccDbe), not by the health rule
+// (ecc_dbe): a label the alert brings wins over the rule's name.
+TEST(AlertmanagerPayload, KeepsTheAlertnameTheAlertBrings) {
+  Alert a = makeAlert(1);
+  a.rule = "ecc_dbe";
+  a.labels["alertname"] = "GpuEccDbe";
+  EXPECT_EQ(AlertmanagerSink::payload(a, "")[0]["labels"]["alertname"], "GpuEccDbe");
+  a.labels.erase("alertname");
+  EXPECT_EQ(AlertmanagerSink::payload(a, "")[0]["labels"]["alertname"], "ecc_dbe");
+}
+
 TEST(AlertmanagerPayload, HasV2Shape) {
   Alert a = makeAlert(1);
   auto p = AlertmanagerSink::payload(a, "http://node1:9400/api/v1/alerts");
