@@ -745,13 +745,9 @@ void renderHealthMetrics(std::string& out, const HealthSeries& h, const std::vec
     std::uint64_t count;
   };
   std::vector<XidLine> lines;
-  lines.reserve(h.xids.size() + s.views.size() * h.xid_codes_from_zero.size());
+  lines.reserve(h.xids.size());
   // Each GPU's latest Xid (by time; the higher code on a tie), for the dcgm gauge.
   std::vector<std::pair<std::int64_t, int>> latest(s.views.size(), {INT64_MIN, 0});
-  for (std::size_t i = 0; i < s.views.size(); ++i) {
-    if (s.views[i]->id.is_mig) continue;
-    for (int code : h.xid_codes_from_zero) lines.push_back({i, std::string(labelsOf(i)), code, 0});
-  }
   for (const auto& x : h.xids) {
     std::size_t i = none;
     if (!x.uuid.empty()) {
@@ -770,7 +766,7 @@ void renderHealthMetrics(std::string& out, const HealthSeries& h, const std::vec
     XidLine l{i, {}, x.code, x.count};
     if (i != none) {
       l.labels = labelsOf(i);
-      if (x.count > 0) latest[i] = std::max(latest[i], std::pair{x.last_ms, x.code});
+      latest[i] = std::max(latest[i], std::pair{x.last_ms, x.code});
     } else {
       char index[16];
       auto r = std::to_chars(index, index + sizeof index, x.gpu_index);

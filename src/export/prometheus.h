@@ -90,10 +90,6 @@ struct HealthSeries {
   // Unresolved incidents per severity, in the order printed; a severity with none is listed with 0.
   std::vector<std::pair<std::string, std::uint64_t>> open_incidents;
   std::vector<Xid> xids;
-  // Codes whose counter every GPU of the views carries from 0, before its first Xid of that code:
-  // increase() over a counter sees nothing of the sample that creates it, so a series born at 1
-  // would hide the first Xid of each code from an alert.
-  std::vector<int> xid_codes_from_zero;
 };
 
 // Appends gpuwarden_gpu_health, gpuwarden_incidents_open, gpuwarden_xid_errors_total and (dcgm naming)

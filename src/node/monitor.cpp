@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <set>
 
-#include "knowledge/xid_catalog.h"
 #include "node/health_json.h"
 #include "nvml/nvml.h"
 #include "platform/clock.h"
@@ -18,18 +17,6 @@
 namespace gw::node {
 
 using json = nlohmann::json;
-
-namespace {
-// Every code the Xid catalog knows: their counters start at 0 on every GPU (exporter::HealthSeries).
-const std::vector<int>& knownXidCodes() {
-  static const std::vector<int> codes = [] {
-    std::vector<int> v;
-    for (const auto& x : knowledge::xidCatalog()) v.push_back(x.code);
-    return v;
-  }();
-  return codes;
-}
-}  // namespace
 
 Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
   std::unique_ptr<Monitor> m(new Monitor(std::move(options)));
@@ -490,13 +477,36 @@ void Monitor::appendMetrics(std::string& body, const std::vector<collect::GpuVie
     for (const auto& [severity, n] : incidents_->openCountBySeverity())
       h.open_incidents.emplace_back(health::severityName(severity), static_cast<std::uint64_t>(n));
   }
-  for (const auto& c : log_->xidCounts()) h.xids.push_back({c.gpu_index, c.gpu_uuid, c.code, c.count, c.last_ms});
-  h.xid_codes_from_zero = knownXidCodes();
+  {
+    std::lock_guard l(xid_mu_);
+    const std::int64_t now = opt_.now_ms();
+    for (const auto& c : log_->xidCounts()) {
+      const bool held = now < xidBornLocked(c, now) + opt_.xid_zero_hold.count();
+      h.xids.push_back({c.gpu_index, c.gpu_uuid, c.code, held ? 0 : c.count, c.last_ms});
+    }
+    xid_seen_ = true;
+  }
   exporter::renderHealthMetrics(body, h, views, agent, o, fmt);
 }
 
+std::int64_t Monitor::xidBornLocked(const events::XidCount& c, std::int64_t now) const {
+  // Counters there at the first page (loaded from the data folder, or counted while starting) are
+  // old news: Prometheus may have seen them before a restart, and holding them back would only
+  // make increase() report them again.
+  auto [it, added] = xid_born_.try_emplace({c.gpu_index, c.gpu_uuid, c.code}, xid_seen_ ? now : INT64_MIN / 2);
+  (void)added;
+  return it->second;
+}
+
 std::uint64_t Monitor::metricsKey() const {
-  return (incidents_ ? incidents_->healthDigest() : 0) * 31 + log_->xidTotal();
+  // A counter's hold ending changes the page as much as a new Xid does.
+  std::uint64_t held = 0;
+  {
+    std::lock_guard l(xid_mu_);
+    const std::int64_t now = opt_.now_ms();
+    for (const auto& [k, born] : xid_born_) held += now < born + opt_.xid_zero_hold.count();
+  }
+  return ((incidents_ ? incidents_->healthDigest() : 0) * 31 + log_->xidTotal()) * 31 + held;
 }
 
 }  // namespace gw::node

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,11 @@ struct MonitorOptions {
   health::Severity alert_min_severity = health::Severity::Warning;
   std::chrono::milliseconds alert_resubmit{30000};
   std::string runbook_base{alert::kDefaultRunbookBase};  // alerts' runbook_url: this + "#" + the KB entry
+  // A new (GPU, Xid code) counter shows 0 this long before its count, so that every scraper sees
+  // the series before its first increase: increase() sees nothing of the sample that creates a
+  // series, and a counter born at 1 would hide the first Xid of each code from an alert. At least
+  // twice the scrape interval.
+  std::chrono::milliseconds xid_zero_hold{120000};
   bool log = true;  // lifecycle lines on stderr (the agent); a CLI check stays quiet
   // The clock of evaluation and incident stamps; platform::wallMs when empty.
   std::function<std::int64_t()> now_ms;
@@ -147,6 +153,11 @@ class Monitor {
   bool evaluated_ = false;
 
   std::map<std::string, health::Incident> firing_;  // alerts (health thread only)
+  // When appendMetrics first saw each Xid counter (the monitor's clock); see xid_zero_hold.
+  std::int64_t xidBornLocked(const events::XidCount& c, std::int64_t now) const;
+  mutable std::mutex xid_mu_;
+  mutable std::map<std::tuple<int, std::string, int>, std::int64_t> xid_born_;
+  mutable bool xid_seen_ = false;  // a page has been made: counters from now on are new
   std::chrono::steady_clock::time_point next_alert_sweep_{};
   std::chrono::steady_clock::time_point next_resubmit_{};
   bool sim_processes_logged_ = false;

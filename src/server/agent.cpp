@@ -202,6 +202,7 @@ Status Agent::start() {
       mo.alert_resubmit = std::min<Millis>(Millis(30000), std::max<Millis>(Millis(1000), dc.repeat_interval / 2));
     }
   }
+  mo.xid_zero_hold = cfg.xid_zero_hold;
   auto m = node::Monitor::create(mo);
   if (!m) return m.status();
   monitor_ = std::move(m).value();
@@ -297,6 +298,7 @@ Status Agent::reload() {
   next.flush_interval = cur.flush_interval;
   next.http = cur.http;
   next.alerts = cur.alerts;
+  next.xid_zero_hold = cur.xid_zero_hold;
   auto exp = exportOptions(next);
   {
     std::lock_guard lock(mu_);

@@ -288,7 +288,14 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
 
   if (auto m = root["metrics"]; m) {
     if (!m.IsMap()) return c.error(m, "metrics", "expected a mapping");
-    if (Status st = checkKeys(c, m, "metrics", {"naming", "extra_labels"}); !st) return st;
+    if (Status st = checkKeys(c, m, "metrics", {"naming", "extra_labels", "xid_zero_hold"}); !st) return st;
+    if (auto n = m["xid_zero_hold"]; n) {
+      Millis d{};
+      if (Status st = readDuration(c, n, "metrics.xid_zero_hold", &d); !st) return st;
+      if (d > Millis(3600000))
+        return c.error(n, "metrics.xid_zero_hold", "at most 1h (the first Xid of a code alerts this much later)");
+      cfg.xid_zero_hold = d;
+    }
     if (auto n = m["naming"]; n) {
       if (Status st = needScalar(c, n, "metrics.naming"); !st) return st;
       auto v = exporter::parseNaming(n.Scalar());
@@ -421,7 +428,7 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
 
 std::string describeAlerts(const AlertSettings& a) {
   std::ostringstream o;
-  o << a.effectiveRepeatInterval().count() << '|' << a.min_severity;
+  o << a.effectiveRepeatInterval().count() << '|' << a.min_severity << '|' << a.runbook_base;
   for (const auto& s : a.sinks) {
     o << '|' << alert::toString(s.type) << ',' << s.name << ',' << s.url << ',' << s.timeout.count() << ','
       << s.rate_limit << ',' << s.rate_interval.count() << ',' << s.generator_url << ',' << s.verify_tls;
@@ -561,6 +568,7 @@ std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentCon
   if (a.web_config_file != b.web_config_file) out.emplace_back("web_config_file");
   if (describeAlerts(a.alerts) != describeAlerts(b.alerts)) out.emplace_back("alerts");
   if (a.events_max_bytes != b.events_max_bytes) out.emplace_back("events.max_bytes");
+  if (a.xid_zero_hold != b.xid_zero_hold) out.emplace_back("metrics.xid_zero_hold");
   return out;
 }
 

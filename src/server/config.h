@@ -44,6 +44,7 @@ struct AgentConfig {
   // metrics
   MetricsNaming naming = MetricsNaming::Dcgm;
   std::vector<std::pair<std::string, std::string>> extra_labels;
+  Millis xid_zero_hold{120000};  // a new Xid counter shows 0 this long first (node::MonitorOptions)
   // history
   bool history_enabled = true;
   std::chrono::hours raw_retention{24};

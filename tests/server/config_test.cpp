@@ -21,6 +21,7 @@ TEST(Config, EmptyFileGivesDefaults) {
   EXPECT_EQ(c->fast_interval, Millis(1000));
   EXPECT_EQ(c->slow_interval, Millis(10000));
   EXPECT_EQ(c->naming, MetricsNaming::Dcgm);
+  EXPECT_EQ(c->xid_zero_hold, Millis(120000));
   EXPECT_TRUE(c->fields.empty());
   EXPECT_LE(c->flush_interval, Millis(10000));
 }
@@ -37,6 +38,7 @@ sampling:
 metrics:
   naming: native
   extra_labels: {cluster: a, rack: "r12"}
+  xid_zero_hold: 45s
 history:
   enabled: true
   raw_retention: 48h
@@ -68,6 +70,7 @@ web_config_file: web.yaml
   EXPECT_EQ(fields::findByKey(c->fields[1]), fields::findBySmiName("power.draw"));
   EXPECT_EQ(fields::findByKey(c->fields[2]), fields::findByDcgmName("DCGM_FI_DEV_SM_CLOCK"));
   EXPECT_EQ(c->naming, MetricsNaming::Native);
+  EXPECT_EQ(c->xid_zero_hold, Millis(45000));
   ASSERT_EQ(c->extra_labels.size(), 2u);
   EXPECT_EQ(c->extra_labels[0], (std::pair<std::string, std::string>{"cluster", "a"}));
   EXPECT_EQ(c->raw_retention, std::chrono::hours(48));
@@ -111,6 +114,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "/etc/gpuwarden.yaml:4: sampling.fields:", "unknown field"},
         BadCase{"sampling:\n  fields: [name]\n", "/etc/gpuwarden.yaml:2: sampling.fields:", "text field"},
         BadCase{"metrics:\n  naming: prometheus\n", "/etc/gpuwarden.yaml:2: metrics.naming:", "dcgm or native"},
+        BadCase{"metrics:\n  xid_zero_hold: 2h\n", "/etc/gpuwarden.yaml:2: metrics.xid_zero_hold:", "at most 1h"},
+        BadCase{"metrics:\n  xid_zero_hold: 30\n", "/etc/gpuwarden.yaml:2: metrics.xid_zero_hold:", "needs a unit"},
         BadCase{"metrics:\n  extra_labels:\n    9bad: x\n",
                 "/etc/gpuwarden.yaml:3: metrics.extra_labels.9bad:", "label name"},
         BadCase{"metrics:\n  extra_labels:\n    UUID: x\n",
