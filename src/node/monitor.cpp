@@ -500,11 +500,13 @@ std::int64_t Monitor::xidBornLocked(const events::XidCount& c, std::int64_t now)
 
 std::uint64_t Monitor::metricsKey() const {
   // A counter's hold ending changes the page as much as a new Xid does.
+  // Counters are noted here too: a counter first met while the page is made would otherwise be
+  // born after the key was taken, and the page showing its 0 would stand after the hold.
   std::uint64_t held = 0;
   {
     std::lock_guard l(xid_mu_);
     const std::int64_t now = opt_.now_ms();
-    for (const auto& [k, born] : xid_born_) held += now < born + opt_.xid_zero_hold.count();
+    for (const auto& c : log_->xidCounts()) held += now < xidBornLocked(c, now) + opt_.xid_zero_hold.count();
   }
   return ((incidents_ ? incidents_->healthDigest() : 0) * 31 + log_->xidTotal()) * 31 + held;
 }

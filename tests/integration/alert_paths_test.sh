@@ -2,9 +2,11 @@
 # One alert, two routes (docs/alerts.md): the agent pushes its incidents to a real Alertmanager
 # (Debian's prometheus-alertmanager), and a real Prometheus evaluates deploy/prometheus/gpuwarden-rules.yml
 # over the same agent with the alert_relabel_configs of deploy/prometheus/prometheus.yml and sends
-# to the same Alertmanager. The same fault (fault-ecc-dbe: GPU 4's uncorrectable ECC errors) must
-# end as one alert per condition there: same alertname, same labels, Prometheus' copy merged into
-# the agent's.
+# to the same Alertmanager. The same fault (fault-xid-48: GPU 2's uncorrectable ECC error with its
+# Xid 48) must end as one alert per condition there, GpuEccDbe and GpuXid{code="48"}: same
+# alertname, same labels, Prometheus' copy merged into the agent's. The Xid goes through
+# gpuwarden_xid_errors_total, whose new series shows 0 for metrics.xid_zero_hold first, so
+# Prometheus' increase() sees the first Xid 48.
 # Usage: alert_paths_test.sh GPUWARDEN_BINARY SOURCE_DIR. Exit 77 (skipped) when a program is missing.
 set -euo pipefail
 
@@ -46,25 +48,53 @@ YAML
 PIDS+=($!)
 wait_http "$AM/-/ready" 30 || fail "alertmanager did not become ready"
 
-# Route 1: the agent's own alertmanager sink. GPU 4's errors come at t=30 s; start past them.
+# The agent, with its own alertmanager sink (route 1). GPU 2's errors come at t = 30 s; the agent
+# starts at 10 s, so Prometheus scrapes it before they come and its NVML event set is registered
+# (as on a real node, an event from before registration is not delivered).
 cat >"$WORK/agent.yaml" <<YAML
 listen: 127.0.0.1:$AGENT_PORT
 sampling:
   fast_interval: 200ms
   slow_interval: 1s
+metrics:
+  xid_zero_hold: 4s
 alerts:
   sinks:
     - type: alertmanager
       url: $AM
       generator_url: http://gpuwarden-agent.invalid/
 YAML
-GPUWARDEN_SIM_START=40 "$GW" serve --simulate fault-ecc-dbe --config "$WORK/agent.yaml" --data-dir "$WORK/data" \
+GPUWARDEN_SIM_START=10 "$GW" serve --simulate fault-xid-48 --config "$WORK/agent.yaml" --data-dir "$WORK/data" \
   >"$WORK/agent.log" 2>&1 &
 PIDS+=($!)
 wait_http "http://127.0.0.1:$AGENT_PORT/healthz" 30 || fail "agent did not become healthy"
 
-# Every alert Alertmanager holds, as "alertname gpu code severity generator" lines; checks that no
-# two of them are the same condition and that each carries only the agent's labels.
+# Prometheus over the shipped rules and alert relabelling (route 2), scraping from the start but
+# sending nowhere yet (its Alertmanager path is wrong), so that the agent's copies arrive first.
+prometheus_config() {  # ALERTMANAGER_PATH_PREFIX
+  python3 - "$SRC/deploy/prometheus/prometheus.yml" "$WORK/prometheus.yml" "$SRC/deploy/prometheus/gpuwarden-rules.yml" \
+    "127.0.0.1:$AGENT_PORT" "127.0.0.1:$AM_PORT" "$1" <<'PY'
+import sys, yaml
+src, dst, rules, agent, am, prefix = sys.argv[1:]
+c = yaml.safe_load(open(src))
+# An ASan build on a loaded machine can take over a second to answer: a generous scrape timeout.
+c["global"] = {"scrape_interval": "2s", "scrape_timeout": "2s", "evaluation_interval": "1s"}
+c["scrape_configs"] = [{"job_name": "gpuwarden", "static_configs": [{"targets": [agent]}]}]
+c["rule_files"] = [rules]
+c["alerting"]["alertmanagers"] = [{"path_prefix": prefix, "static_configs": [{"targets": [am]}]}]
+yaml.safe_dump(c, open(dst + ".new", "w"))
+PY
+  mv "$WORK/prometheus.yml.new" "$WORK/prometheus.yml"
+}
+prometheus_config /nowhere
+"$PROMETHEUS" --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" --rules.alert.resend-delay=1s \
+  --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
+PROM_PID=$!
+PIDS+=($PROM_PID)
+wait_http "http://127.0.0.1:$PROM_PORT/-/ready" 30 || fail "prometheus did not become ready"
+
+# Every alert Alertmanager holds, as "alertname gpu code severity component instance generator" lines;
+# checks that no two of them are the same condition and that each carries only the agent's labels.
 alerts() {
   curl -sf "$AM/api/v2/alerts" | python3 -c '
 import json, sys
@@ -85,57 +115,55 @@ for a in alerts:
 '
 }
 
-end=$((SECONDS + 30))
-until alerts >"$WORK/am-agent.txt" 2>"$WORK/am-check.log" && grep -q '^GpuEccDbe 4 - critical gpu ' "$WORK/am-agent.txt"; do
-  ((SECONDS < end)) || fail "the agent's GpuEccDbe for GPU 4 never reached Alertmanager: $(cat "$WORK/am-agent.txt" "$WORK/am-check.log")"
+# Route 1 delivers.
+end=$((SECONDS + 60))
+until alerts >"$WORK/am-agent.txt" 2>"$WORK/am-check.log" && grep -q '^GpuEccDbe 2 - critical gpu ' "$WORK/am-agent.txt" &&
+  grep -q '^GpuXid 2 48 critical gpu ' "$WORK/am-agent.txt"; do
+  ((SECONDS < end)) || fail "the agent's GpuEccDbe and GpuXid for GPU 2 never reached Alertmanager: $(cat "$WORK/am-agent.txt" "$WORK/am-check.log")"
   sleep 0.5
 done
-grep -q 'gpuwarden-agent.invalid' "$WORK/am-agent.txt" || fail "the alert did not come from the agent: $(cat "$WORK/am-agent.txt")"
+n=$(grep -c 'gpuwarden-agent.invalid' "$WORK/am-agent.txt")
+[[ $n == 2 ]] || fail "the alerts did not come from the agent: $(cat "$WORK/am-agent.txt")"
 host=$(awk '$1 == "GpuEccDbe" {print $6}' "$WORK/am-agent.txt")
 [[ $host == "$(hostname)" ]] || fail "the agent's instance is '$host', not the host name $(hostname)"
 echo "agent route:"; cat "$WORK/am-agent.txt"
 
-# Route 2: Prometheus over the shipped rules and alert relabelling, sending to the same Alertmanager.
-python3 - "$SRC/deploy/prometheus/prometheus.yml" "$WORK/prometheus.yml" "$SRC/deploy/prometheus/gpuwarden-rules.yml" \
-  "127.0.0.1:$AGENT_PORT" "127.0.0.1:$AM_PORT" <<'PY'
-import sys, yaml
-src, dst, rules, agent, am = sys.argv[1:]
-c = yaml.safe_load(open(src))
-# An ASan build on a loaded machine can take over a second to answer: a generous scrape timeout.
-c["global"] = {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"}
-c["global"]["scrape_interval"] = c["global"]["scrape_timeout"] = "3s"
-c["scrape_configs"] = [{"job_name": "gpuwarden", "static_configs": [{"targets": [agent]}]}]
-c["rule_files"] = [rules]
-c["alerting"]["alertmanagers"] = [{"static_configs": [{"targets": [am]}]}]
-yaml.safe_dump(c, open(dst, "w"))
-PY
-"$PROMETHEUS" --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-  --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
-PIDS+=($!)
-wait_http "http://127.0.0.1:$PROM_PORT/-/ready" 30 || fail "prometheus did not become ready"
+# Prometheus fires both: the Xid counter's series was there at 0 before Xid 48, so increase() saw it.
+end=$((SECONDS + 60))
+until curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/alerts" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["data"]["alerts"]
+got = sorted((x["labels"]["alertname"], x["labels"]["gpu"], x["labels"].get("code", "-"), x["state"]) for x in a)
+sys.exit(0 if got == [("GpuEccDbe", "2", "-", "firing"), ("GpuXid", "2", "48", "firing")] else 1)
+'; do
+  ((SECONDS < end)) || fail "Prometheus does not fire GpuEccDbe and GpuXid 48 for GPU 2: $(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/alerts")
+$(curl -s -G "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode 'query=gpuwarden_xid_errors_total[5m]')"
+  sleep 0.5
+done
 
-# Prometheus' copy lands on the agent's alert: the one alert now carries Prometheus' generatorURL
-# (Alertmanager keeps the latest copy's), and no second GpuEccDbe appears.
+# Route 2 delivers: point Prometheus at the Alertmanager (a reload keeps its alerts' state).
+prometheus_config /
+kill -HUP "$PROM_PID"
+
+# Prometheus' copies land on the agent's alerts: each one alert now carries Prometheus' generatorURL
+# (Alertmanager keeps the latest copy's), and no second one appears.
 end=$((SECONDS + 90))
 until alerts >"$WORK/am-both.txt" 2>"$WORK/am-check.log" &&
-  grep -q "^GpuEccDbe 4 - critical gpu $host http://[^ ]*:$PROM_PORT/" "$WORK/am-both.txt"; do
+  grep -q "^GpuEccDbe 2 - critical gpu $host http://[^ ]*:$PROM_PORT/" "$WORK/am-both.txt" &&
+  grep -q "^GpuXid 2 48 critical gpu $host http://[^ ]*:$PROM_PORT/" "$WORK/am-both.txt"; do
   [[ -s $WORK/am-check.log ]] && fail "$(cat "$WORK/am-check.log")"
-  ((SECONDS < end)) || fail "Prometheus' GpuEccDbe never merged into the agent's: $(cat "$WORK/am-both.txt")
+  ((SECONDS < end)) || fail "Prometheus' GpuEccDbe and GpuXid never merged into the agent's: $(cat "$WORK/am-both.txt")
 prometheus alerts: $(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/alerts")
 prometheus targets: $(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/targets")"
   sleep 0.5
 done
-# Prometheus did fire it (and sent it): the merge above is not the agent's copy alone.
-curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/alerts" | python3 -c '
-import json, sys
-a = [x for x in json.load(sys.stdin)["data"]["alerts"] if x["labels"]["alertname"] == "GpuEccDbe"]
-assert len(a) == 1 and a[0]["state"] == "firing" and a[0]["labels"]["gpu"] == "4", a
-' || fail "Prometheus does not show GpuEccDbe firing for GPU 4"
-n=$(grep -c '^GpuEccDbe ' "$WORK/am-both.txt")
-[[ $n == 1 ]] || fail "$n GpuEccDbe alerts in Alertmanager: $(cat "$WORK/am-both.txt")"
+for a in GpuEccDbe GpuXid; do
+  n=$(grep -c "^$a " "$WORK/am-both.txt")
+  [[ $n == 1 ]] || fail "$n $a alerts in Alertmanager: $(cat "$WORK/am-both.txt")"
+done
 # The healthy GPUs raise nothing on either route.
-if awk '$2 != "4" && $2 != "-"' "$WORK/am-both.txt" | grep -q .; then
-  fail "alerts for GPUs other than 4: $(cat "$WORK/am-both.txt")"
+if awk '$2 != "2" && $2 != "-"' "$WORK/am-both.txt" | grep -q .; then
+  fail "alerts for GPUs other than 2: $(cat "$WORK/am-both.txt")"
 fi
 echo "both routes:"; cat "$WORK/am-both.txt"
-echo "PASS: the agent's and Prometheus' GpuEccDbe for GPU 4 are one alert in Alertmanager"
+echo "PASS: the agent's and Prometheus' GpuEccDbe and GpuXid 48 for GPU 2 are one alert each in Alertmanager"
