@@ -39,13 +39,13 @@ Verdict worst(Verdict a, Verdict b) { return std::max(a, b); }
 
 const std::vector<ExitCodeMeaning>& exitCodeMeanings() {
   static const std::vector<ExitCodeMeaning> kCodes = {
-      {kExitPassed, "every GPU test ran and nothing failed (warnings allowed)"},
+      {kExitPassed, "nothing failed and every GPU was tested (warnings and incidental skips allowed)"},
       {kExitFailed, "at least one check failed"},
       {kExitCouldNotRun, "the diagnostic could not run: bad options, unreadable thresholds file, no GPU, cancelled"},
       {kExitNoDriver, "no NVIDIA driver / NVML"},
       {kExitIncomplete,
        "incomplete: nothing failed, but on at least one GPU every GPU test was skipped (no CUDA, GPU not "
-       "visible to CUDA), so the run accepts nothing"},
+       "visible to CUDA): the run does not accept that GPU"},
   };
   return kCodes;
 }
