@@ -344,7 +344,10 @@ RuntimeNeed cudaRuntimeNeed(const FatbinReport& rep) {
     need.version = detail::majorOf(v) >= 11 ? std::to_string(detail::majorOf(v)) : v;
     return need;
   }
-  if (!rep.entries.empty()) {
+  // A static runtime loads libcuda with dlopen; a program that links libcuda itself drives the GPU
+  // through the driver API and needs no runtime.
+  const bool driver_api = std::find(rep.needed.begin(), rep.needed.end(), "libcuda.so.1") != rep.needed.end();
+  if (!rep.entries.empty() && !driver_api) {
     need.how = RuntimeNeed::How::kStatic;
     need.version = rep.toolkit_release;
   }
@@ -368,7 +371,9 @@ Check runtimeCheck(const FatbinReport& rep, const NvmlFacts& nvml) {
               kL,
               Verdict::kSkip,
               title,
-              "no CUDA runtime: libcudart is not among its dynamic dependencies and it carries no GPU code",
+              std::find(rep.needed.begin(), rep.needed.end(), "libcuda.so.1") != rep.needed.end()
+                  ? "no CUDA runtime: it links libcuda.so.1 (the driver API) and not libcudart"
+                  : "no CUDA runtime: libcudart is not among its dynamic dependencies and it carries no GPU code",
               "",
               ""};
     case RuntimeNeed::How::kShared:

@@ -39,7 +39,8 @@ struct FatbinReport {
 };
 
 // The CUDA runtime a binary needs, from its dynamic dependencies or, linked statically, from the
-// toolkit that built it.
+// toolkit that built it. GPU code with neither libcudart nor libcuda.so.1 among its DT_NEEDED
+// entries is taken for a static runtime (nvcc's default); with libcuda.so.1 it is the driver API.
 struct RuntimeNeed {
   enum class How { kNone, kShared, kStatic };
   How how = How::kNone;

@@ -471,6 +471,16 @@ TEST(CudaRuntime, NoRuntimeIsSkipped) {
   EXPECT_EQ(checks[0].verdict, Verdict::kWarn);  // no fatbin
   EXPECT_EQ(runtimeCheckOf(checks).verdict, Verdict::kSkip);
   std::filesystem::remove(path);
+  // GPU code driven through the driver API (libcuda.so.1 linked, no libcudart): no runtime, even
+  // though its cubin names a toolkit newer than the driver.
+  auto secs = dynamicNeeding({"libcuda.so.1", "libc.so.6"});
+  secs.push_back(
+      {".nv_fatbin", 1, 0, containerOf(2, 90, cubinWithToolkitNote("Cuda compilation tools, release 13.0, V13.0.88"))});
+  const std::string dpath = writeTemp(elfWith(secs));
+  const Check c = runtimeCheckOf(checkBinary(dpath, driverSupporting(12040, "550.54.15")));
+  EXPECT_EQ(c.verdict, Verdict::kSkip) << c.found;
+  EXPECT_EQ(c.found, "no CUDA runtime: it links libcuda.so.1 (the driver API) and not libcudart");
+  std::filesystem::remove(dpath);
 }
 
 // A binary built by the real nvcc at build time (see CMakeLists.txt):
