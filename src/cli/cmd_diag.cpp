@@ -154,9 +154,9 @@ void addDiag(CLI::App& app, Run& run) {
                   "The agent's data directory; the JSON report is kept in its diag/ (default " + *data_dir + ")");
   cmd->footer(
       "Each level runs everything of the level below. GPU tests that cannot run (no GPU, built\n"
-      "without CUDA) are reported as skipped and do not fail the run. See docs/diag.md.\n"
-      "Exit codes: 0 nothing failed (warnings allowed), 1 a check or GPU failed, 2 could not run\n"
-      "(bad arguments, no GPU, cancelled), 3 no NVIDIA driver/NVML.");
+      "without CUDA) are reported as skipped and never fail a card; a GPU on which all of them were\n"
+      "skipped is INCOMPLETE, and so is the run. See docs/diag.md.\n" +
+      diag::exitCodeHelp());
   cmd->callback([&run, level, ids, duration, dur, thresholds, data_dir]() {
     auto* s = run.ctx.nvml();
     if (!s) {
@@ -171,6 +171,7 @@ void addDiag(CLI::App& app, Run& run) {
     }
     if (dur->count() > 0) opt.duration_seconds = *duration;
     opt.thresholds_path = *thresholds;
+    opt.gpuwarden_version = GW_VERSION;
     Context& ctx = run.ctx;
     opt.deployment_checks = [&ctx, s]() { return deploymentChecks(ctx, *s); };
     installStopHandlers();

@@ -52,7 +52,9 @@ bool colorWanted(const std::map<std::string, std::string>& env) {
 void addDoctor(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand("doctor", "Check every layer of the GPU stack and say which one is wrong");
   auto binary = std::make_shared<std::string>();
-  cmd->add_option("--binary", *binary, "Also check that this application binary carries GPU code for these GPUs");
+  cmd->add_option("--binary", *binary,
+                  "Also check that this application binary carries GPU code for these GPUs and that the driver "
+                  "supports the CUDA runtime it needs");
   cmd->footer(
       "Layers, bottom up: hardware, kernel driver, CUDA driver, toolkit, libraries, framework, application,\n"
       "plus container/system checks. Works without a driver: a missing driver is reported, not an error.\n"

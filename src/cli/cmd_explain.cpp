@@ -42,19 +42,16 @@ void printKb(const knowledge::KbEntry& e) {
   int n = 1;
   for (auto a : e.actions) std::cout << fmt::format("    {}. {}\n", n++, a);
   if (!e.xids.empty()) {
-    std::string xids;
-    for (int x : e.xids) xids += (xids.empty() ? "" : ", ") + std::to_string(x);
-    std::cout << "  Related Xids: " << xids << "\n";
+    std::cout << "  Related Xids:\n";
+    for (int x : e.xids) std::cout << "    - " << knowledge::xidSummaryLine(x) << "\n";
   }
 }
 
+// The first line is the catalog's summary line, the one the knowledge base quotes too.
 void printXid(const knowledge::XidInfo& x) {
-  std::cout << fmt::format("Xid {} {}: {}\n", x.code, x.mnemonic, x.meaning);
+  std::cout << knowledge::xidSummaryLine(x.code) << "\n";
   std::cout << fmt::format("  Category: {} | severity: {}\n", knowledge::toString(x.category),
                            knowledge::toString(x.severity));
-  std::cout << fmt::format("  Action: {}\n", knowledge::describe(x.action));
-  if (x.escalation != x.action && x.escalation != knowledge::XidAction::kNone)
-    std::cout << fmt::format("  If it recurs: {}\n", knowledge::describe(x.escalation));
   if (x.applicationFault) std::cout << "  This is the application's fault: on its own it does not mark the GPU bad.\n";
   if (!x.note.empty()) std::cout << "  Note: " << x.note << "\n";
 }

@@ -206,6 +206,32 @@ Result<int> DiagNvmlImpl::nvlinkActiveLinks(int gpu) {
   return active;
 }
 
+Result<std::string> DiagNvmlImpl::serial(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.serial();
+  if (!v) return normalise(v.status());
+  return *v;
+}
+
+Result<std::string> DiagNvmlImpl::vbiosVersion(int gpu) {
+  GW_DEV(d, gpu);
+  auto v = d.vbiosVersion();
+  if (!v) return normalise(v.status());
+  return *v;
+}
+
+Result<std::string> DiagNvmlImpl::driverVersion() {
+  auto v = s_.driverVersion();
+  if (!v) return normalise(v.status());
+  return *v;
+}
+
+Result<int> DiagNvmlImpl::cudaDriverVersion() {
+  auto v = s_.cudaDriverVersion();
+  if (!v) return normalise(v.status());
+  return *v;
+}
+
 std::vector<diag::XidEvent> DiagNvmlImpl::pollXids() {
   std::vector<diag::XidEvent> out;
   const auto& api = s_.api();

@@ -33,6 +33,10 @@ class DiagNvmlImpl : public diag::DiagNvml {
   Result<bool> inforomValid(int gpu) override;
   Result<std::vector<diag::GpuProcess>> computeProcesses(int gpu) override;
   Result<int> nvlinkActiveLinks(int gpu) override;
+  Result<std::string> serial(int gpu) override;
+  Result<std::string> vbiosVersion(int gpu) override;
+  Result<std::string> driverVersion() override;
+  Result<int> cudaDriverVersion() override;
   std::vector<diag::XidEvent> pollXids() override;
 
  private:

@@ -16,7 +16,7 @@ constexpr const char* kDescription =
 int main(int argc, char** argv) {
   using namespace gw::cli;
   CLI::App app{kDescription, "gpuwarden"};
-  app.set_version_flag("--version", "gpuwarden 0.1.0");
+  app.set_version_flag("--version", std::string("gpuwarden ") + GW_VERSION);
   app.require_subcommand(1);
   // Global options are accepted before or after the command name.
   app.fallthrough();

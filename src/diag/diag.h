@@ -6,7 +6,8 @@
 //
 // The NVML side comes through DiagNvml (diag_nvml.h), the GPU tests through GpuBackend
 // (gpu_backend.h; nullptr = load libgpuwarden-cuda.so on the first GPU test). GPU tests that
-// cannot run are reported "skipped: <why>", and skips never fail a run.
+// cannot run are reported "skipped: <why>"; skips never fail a run, but a GPU on which every GPU
+// test was skipped leaves the run "incomplete" (report.h).
 #pragma once
 
 #include <functional>
@@ -31,6 +32,7 @@ struct DiagOptions {
   std::string gemm_precision = "fp16";     // fp32 | tf32 | fp16 | bf16 (GEMM burn, power load)
   double watch_interval_seconds = 1.0;     // watcher sampling period during GPU tests
   std::string cuda_part_path;              // explicit libgpuwarden-cuda.so (when backend is null)
+  std::string gpuwarden_version;           // recorded in the report (DiagReport::stack)
 
   // The r1 "deployment" step: the doctor's checks, supplied by the CLI (node-wide checks,
   // gpu = -1). Unset: the step is reported as skipped.

@@ -76,6 +76,10 @@ class DiagNvml {
   virtual Result<bool> inforomValid(int gpu) = 0;  // nvmlDeviceValidateInforom == SUCCESS
   virtual Result<std::vector<GpuProcess>> computeProcesses(int gpu) = 0;
   virtual Result<int> nvlinkActiveLinks(int gpu) = 0;  // 0 when the GPU has no NVLink
+  virtual Result<std::string> serial(int gpu) = 0;     // board serial number
+  virtual Result<std::string> vbiosVersion(int gpu) = 0;
+  virtual Result<std::string> driverVersion() = 0;  // "550.54.15"
+  virtual Result<int> cudaDriverVersion() = 0;      // highest CUDA the driver supports: 12040 = 12.4
 
   // Xid events that arrived since the previous call, without blocking. The first call arms the
   // watch (e.g. creates the NVML event set) and returns only events newer than it.

@@ -64,6 +64,10 @@ class LockedNvml : public DiagNvml {
   GW_FWD(Result<bool>, inforomValid, (int g), (g))
   GW_FWD(Result<std::vector<GpuProcess>>, computeProcesses, (int g), (g))
   GW_FWD(Result<int>, nvlinkActiveLinks, (int g), (g))
+  GW_FWD(Result<std::string>, serial, (int g), (g))
+  GW_FWD(Result<std::string>, vbiosVersion, (int g), (g))
+  GW_FWD(Result<std::string>, driverVersion, (), ())
+  GW_FWD(Result<int>, cudaDriverVersion, (), ())
   GW_FWD(std::vector<XidEvent>, pollXids, (), ())
 #undef GW_FWD
  private:
@@ -102,6 +106,9 @@ class Runner {
           if (watcher_->watched(g.index)) add(judgeWatch(g.index, watcher_->summary(g.index), g.sku));
       }
       report_.cuda_status = backend_checked_ ? backendStatus() : "not needed";
+      for (const auto& g : gpus_)
+        if (g.cuda_dev >= 0 && g.props.runtime_version > 0)
+          report_.stack.cuda_runtime_version = g.props.runtime_version;
     }
     report_.seconds = since(t0);
     report_.finalize();
@@ -136,6 +143,9 @@ class Runner {
     } else {
       table_ = ThresholdTable::builtin();
     }
+    report_.stack.gpuwarden_version = opt_.gpuwarden_version;
+    report_.stack.driver_version = nvml_.driverVersion().value_or("");
+    report_.stack.cuda_driver_version = nvml_.cudaDriverVersion().value_or(0);
     auto count = nvml_.gpuCount();
     if (!count.ok()) {
       report_.error = "cannot list GPUs: " + count.error();
@@ -162,6 +172,8 @@ class Runner {
       s.name = c.name;
       s.uuid = nvml_.uuid(g).value_or("");
       s.pci_bus_id = nvml_.pciBusId(g).value_or("");
+      s.serial = nvml_.serial(g).value_or("");
+      s.vbios = nvml_.vbiosVersion(g).value_or("");
       s.sku = c.sku.key;
       report_.gpus.push_back(s);
     }

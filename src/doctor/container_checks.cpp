@@ -1,5 +1,5 @@
 // Container and system layer (R13): NVIDIA container runtime, GPUs passed into the container,
-// /dev/shm size for data loaders, and clock synchronisation.
+// /dev/shm size for data loaders, clock synchronisation and the time zone.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -176,12 +176,120 @@ void clockCheck(Context& ctx) {
           "rendezvous), TLS certificate checks and the ordering of logs and metrics.");
 }
 
+// A POSIX TZ rule ("CST-8", "EST5EDT,M3.2.0,M11.1.0") carries its own offset and needs no file:
+// a name of three or more letters (or <...>) followed by an offset.
+bool isPosixTzRule(const std::string& tz) {
+  std::size_t i = 0;
+  if (!tz.empty() && tz[0] == '<') {
+    i = tz.find('>');
+    if (i == std::string::npos) return false;
+    ++i;
+  } else {
+    while (i < tz.size() && std::isalpha(static_cast<unsigned char>(tz[i]))) ++i;
+    if (i < 3) return false;
+  }
+  if (i < tz.size() && (tz[i] == '+' || tz[i] == '-')) ++i;
+  return i < tz.size() && std::isdigit(static_cast<unsigned char>(tz[i]));
+}
+
+// What a time-zone file path holds: "" when it is a usable zone file, else the problem.
+std::string zoneFileProblem(const platform::FsRoot& root, const std::string& path) {
+  if (!root.exists(path)) return "does not exist";
+  if (root.isDirectory(path)) return "is a directory (a bind mount of a path the host lacks creates one)";
+  auto head = root.readFile(path, 4);
+  if (!head) return "cannot be read (" + head.error() + ")";
+  if (*head != "TZif") return "is not a time-zone file (no TZif header)";
+  return "";
+}
+
+// Seed 001 §2.3: a container whose clock reads differently from the host's (its time zone
+// missing) made GPU jobs fail in ways that took long to trace; mount /etc/localtime or sync NTP.
+// A missing or dangling /etc/localtime, or a TZ naming a zone that is not installed, makes glibc
+// fall back to UTC without a word.
+void timezoneCheck(Context& ctx) {
+  const auto& root = ctx.in.root;
+  const std::string title = "Time zone (/etc/localtime, TZ) resolves";
+  const std::string explain =
+      "Without a working time zone glibc silently uses UTC: the container's (or host's) log and checkpoint "
+      "times disagree with the host's by the zone's offset, and schedules fire at the wrong hour. Seed 001 "
+      "(§2.3) traced CUDA errors in GPU jobs to a container whose time differed from the host's; "
+      "it mounts /etc/localtime into containers or syncs NTP.";
+  const std::string zoneinfo = "/usr/share/zoneinfo";
+  std::vector<std::string> problems;
+  std::vector<std::string> facts;
+  std::string fix;
+
+  // TZ wins over /etc/localtime for every program that inherits it.
+  bool tz_ok = false;
+  if (ctx.hasEnv("TZ")) {
+    std::string tz = ctx.env("TZ");
+    if (!tz.empty() && tz[0] == ':') tz.erase(0, 1);
+    if (tz.empty() || tz == "UTC" || tz == "GMT") {
+      facts.push_back("TZ=" + ctx.env("TZ") + " (UTC)");  // UTC needs no zone file
+      tz_ok = true;
+    } else if (tz[0] == '/' || !isPosixTzRule(tz) || root.exists(zoneinfo + "/" + tz)) {
+      const std::string file = tz[0] == '/' ? tz : zoneinfo + "/" + tz;
+      const std::string why = zoneFileProblem(root, resolveLink(root, file));
+      if (why.empty()) {
+        facts.push_back("TZ=" + ctx.env("TZ") + " (" + file + ")");
+        tz_ok = true;
+      } else {
+        problems.push_back("TZ=" + ctx.env("TZ") + " but " + file + " " + why);
+        fix =
+            "Install the zone data in the image (apt-get install tzdata / apk add tzdata / dnf install tzdata), "
+            "or set TZ to an installed zone (ls " +
+            zoneinfo + ")";
+      }
+    } else {
+      facts.push_back("TZ=" + tz + " (a POSIX rule)");
+      tz_ok = true;
+    }
+  }
+
+  const std::string lt = "/etc/localtime";
+  if (!root.exists(lt)) {
+    if (ctx.container && !tz_ok) {
+      problems.push_back(lt + " is missing: the container runs in UTC, whatever the host's zone");
+      if (fix.empty())
+        fix =
+            "docker run -v /etc/localtime:/etc/localtime:ro ...   (or -e TZ=Area/City with tzdata in the image)\n"
+            "Kubernetes: a hostPath volume for /etc/localtime (type: File), or env TZ";
+    } else {
+      facts.push_back(lt + " absent (" + std::string(ctx.container ? "TZ decides" : "the system uses UTC") + ")");
+    }
+  } else {
+    const std::string target = resolveLink(root, lt);
+    const std::string why = zoneFileProblem(root, target);
+    const std::string shown = target == lt ? lt : lt + " -> " + target;
+    if (why.empty()) {
+      std::string zone;
+      if (startsWith(target, zoneinfo + "/")) zone = target.substr(zoneinfo.size() + 1);
+      facts.push_back(shown + (zone.empty() ? "" : " (" + zone + ")"));
+    } else {
+      problems.push_back(shown + " " + why);
+      if (fix.empty())
+        fix = ctx.container ? "Mount the host's zone: docker run -v /etc/localtime:/etc/localtime:ro ...\n"
+                              "or install tzdata in the image and link a zone: ln -sf /usr/share/zoneinfo/Area/City "
+                              "/etc/localtime\nKubernetes: a hostPath volume for /etc/localtime (type: File)"
+                            : "sudo apt-get install --reinstall tzdata && sudo timedatectl set-timezone Area/City";
+    }
+  }
+  if (!problems.empty()) {
+    std::vector<std::string> all = problems;
+    all.insert(all.end(), facts.begin(), facts.end());
+    ctx.add("container.timezone", kL, Verdict::kWarn, title, join(all, "; "), fix, explain);
+    return;
+  }
+  ctx.add("container.timezone", kL, Verdict::kPass, title, join(facts, "; "));
+}
+
 }  // namespace
 
 void containerChecks(Context& ctx) {
   runtimeChecks(ctx);
   shmCheck(ctx);
   clockCheck(ctx);
+  timezoneCheck(ctx);
 }
 
 }  // namespace gw::doctor::detail

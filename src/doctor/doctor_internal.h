@@ -33,6 +33,8 @@ int majorOf(std::string_view v);
 std::string cudaVersionString(int cuda_driver_version);
 // "release 12.1, V12.1.105" in nvcc --version output -> "12.1"; full -> "12.1.105".
 std::string nvccRelease(std::string_view output, std::string* full = nullptr, std::string* line = nullptr);
+// Oldest Linux driver that supports a CUDA release ("12.4" -> "550.54.14"); "" when not in the table.
+std::string minimumDriverFor(std::string_view cuda);
 // NVML return code name ("LIB_RM_VERSION_MISMATCH").
 std::string nvmlReturnName(int code);
 // "00000000:3B:00.0" / "0000:3b:00.0" -> "0000:3b:00.0"

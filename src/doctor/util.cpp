@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <utility>
 
 #include "doctor/doctor_internal.h"
 
@@ -106,6 +107,19 @@ std::string majorMinor(std::string_view v) {
 int majorOf(std::string_view v) {
   auto p = parseVersion(v);
   return p.empty() ? -1 : p[0];
+}
+
+// Oldest driver (Linux) that supports each CUDA toolkit release, from NVIDIA's CUDA release notes.
+std::string minimumDriverFor(std::string_view cuda) {
+  static const std::vector<std::pair<std::string, std::string>> kTable = {
+      {"11.0", "450.36.06"}, {"11.1", "455.23"},    {"11.2", "460.27.03"}, {"11.3", "465.19.01"}, {"11.4", "470.42.01"},
+      {"11.5", "495.29.05"}, {"11.6", "510.39.01"}, {"11.7", "515.43.04"}, {"11.8", "520.61.05"}, {"12.0", "525.60.13"},
+      {"12.1", "530.30.02"}, {"12.2", "535.54.03"}, {"12.3", "545.23.06"}, {"12.4", "550.54.14"}, {"12.5", "555.42.02"},
+      {"12.6", "560.28.03"}, {"12.8", "570.26"},    {"12.9", "575.51.03"}, {"13.0", "580.65.06"}};
+  std::string mm = majorMinor(cuda);
+  for (const auto& [v, d] : kTable)
+    if (v == mm) return d;
+  return "";
 }
 
 std::string cudaVersionString(int v) {

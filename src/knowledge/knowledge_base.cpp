@@ -170,11 +170,13 @@ std::vector<KbEntry> buildEntries() {
       KbEntry{.id = "xid63-row-remap",
               .symptom = "Kernel log shows Xid 63 / 64 (row remapping)",
               .symptomZh = "内核日志刷Xid 63",
-              .causes = {"An ECC memory error was handled by remapping a row (63); remapping failed or "
-                         "ran out of spare rows (64)"},
+              // What each code means and calls for is the Xid catalog's (shown with the entry), not
+              // written again here.
+              .causes = {"ECC errors in a row of GPU memory, which the GPU remaps to a spare row; a bank "
+                         "can run out of spare rows"},
               .checks = {"nvidia-smi -q -d ROW_REMAPPER (pending, failure, counts per bank)", "nvidia-smi -q -d ECC"},
-              .actions = {"63: reset the GPU when convenient to activate the remap; watch the counts",
-                          "64 or a remapping failure: drain and RMA"},
+              .actions = {"Take the action of the Xid that was logged (the related Xids below)",
+                          "Watch the remap counts; a remapping failure means RMA"},
               .keywords = {"xid 63", "xid63", "xid 64", "xid64", "row remap", "row remapping", "row remapper",
                            "remapped", "page retirement", "retired pages", "显存故障"},
               .xids = {63, 64},
@@ -245,15 +247,13 @@ std::vector<KbEntry> buildEntries() {
                       .symptomZh = "ECC错误累积",
                       .causes = {"GPU memory cells degrading: uncorrectable errors predict failure"},
                       .checks = {"nvidia-smi --query-gpu=ecc.errors.uncorrected.volatile.total --format=csv",
-                                 "nvidia-smi -q -d ECC,ROW_REMAPPER",
-                                 "dmesg | grep -i xid (48, 63, 64, 92, 94, "
-                                 "95)"},
+                                 "nvidia-smi -q -d ECC,ROW_REMAPPER", "dmesg | grep -i xid (the related Xids below)"},
                       .actions = {"Migrate work off the GPU before it fails",
                                   "Reset to activate pending remaps; RMA on remapping failure or a rising "
                                   "uncorrectable count"},
                       .keywords = {"ecc", "ecc errors", "uncorrectable", "uncorrected", "double bit", "single bit",
                                    "dbe", "sbe", "纠错", "显存颗粒", "不可纠正"},
-                      .xids = {48, 92, 94, 95, 140},
+                      .xids = {48, 63, 64, 92, 94, 95, 140},
                       .requirement = "R33, R34",
                       .source = "seed 001 §1.2, §5.2",
                       .autoDetectable = true,
@@ -413,8 +413,9 @@ std::string renderKnowledgeBaseMarkdown(const RulesForEntry& rulesFor) {
       "that list it.\n\n";
   md +=
       "The seed's row \"Xid 79 or Xid 63\" is split in two, because the vendor's guidance "
-      "differs: 79 means the GPU fell off the bus (reboot, RMA if it recurs), 63 records a "
-      "row remapping (reset when convenient).\n\n";
+      "differs (see [where the seed handbook differs](xid.md#where-the-seed-handbook-differs)). "
+      "What an Xid means and calls for is written once, in the Xid catalog; each entry below "
+      "quotes it for its related Xids.\n\n";
   md += "| id | Symptom | Detected automatically | Requirement |\n|---|---|---|---|\n";
   for (const KbEntry& e : entries()) {
     md += "| [`";
@@ -448,12 +449,13 @@ std::string renderKnowledgeBaseMarkdown(const RulesForEntry& rulesFor) {
     md += bulletList(e.actions);
     md += "\n";
     if (!e.xids.empty()) {
-      md += "Related Xids:";
+      md += "Related Xids (from the [Xid catalog](xid.md)):\n\n";
       for (int x : e.xids) {
-        md += " ";
-        md += std::to_string(x);
+        md += "- ";
+        md += xidSummaryLine(x);
+        md += "\n";
       }
-      md += "\n\n";
+      md += "\n";
     }
     md += "Detection: ";
     md += e.autoDetectable ? "automatic — " : "not automatic — ";

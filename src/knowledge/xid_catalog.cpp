@@ -495,6 +495,24 @@ std::string_view headline(const XidInfo& info) {
   return m;
 }
 
+std::string xidSummaryLine(int code) {
+  const XidInfo x = lookupXid(code);
+  std::string s = "Xid " + std::to_string(code);
+  if (!x.known) return s + ": not in gpuwarden's Xid catalog.";
+  s += " (";
+  s += x.mnemonic;
+  s += "): ";
+  s += x.meaning;
+  s += " Action: ";
+  s += describe(x.action);
+  if (x.escalation != x.action && x.escalation != XidAction::kNone) {
+    s += "; if it recurs: ";
+    s += describe(x.escalation);
+  }
+  s += ".";
+  return s;
+}
+
 std::string renderXidCatalogMarkdown() {
   std::string md;
   md += "# Xid catalog\n\n";
@@ -537,17 +555,21 @@ std::string renderXidCatalogMarkdown() {
   md +=
       "- Seed 001 §5.1 calls Xid 79 \"an internal GPU error, usually hardware\". The vendor "
       "catalog: the GPU *fell off the bus*, the driver can no longer reach it over PCIe; the "
-      "cause is most often the PCIe link or power delivery, sometimes the GPU. Immediate "
-      "action: reboot the node; if it recurs: RMA.\n";
+      "cause is most often the PCIe link or power delivery, sometimes the GPU.\n";
   md +=
       "- Seed 001 §5.1 calls Xid 63 \"a link error between the GPU and its memory, possibly "
       "insufficient power\". The vendor catalog: Xid 63 records a row-remapping (page "
-      "retirement on older GPUs) event after an ECC error, handled by the GPU; reset the GPU "
-      "when convenient to activate it. Xid 64 (remapping *failed*) is the one that calls for "
-      "a replacement.\n";
+      "retirement on older GPUs) event after an ECC error, handled by the GPU; Xid 64 "
+      "(remapping *failed*) is the one that calls for a replacement.\n";
   md +=
-      "- The seed's row \"Xid 79 or Xid 63 → collect logs and RMA\" is therefore split: 79 "
-      "reboot then RMA if it recurs; 63 no immediate action.\n\n";
+      "- The seed's row \"Xid 79 or Xid 63 → collect logs and RMA\" is therefore split, each "
+      "code with its own action (from the table below):\n";
+  for (int code : {79, 63, 64}) {
+    md += "  - ";
+    md += xidSummaryLine(code);
+    md += "\n";
+  }
+  md += "\n";
   md += "## Table\n\n";
   md +=
       "| Xid | Mnemonic | Meaning | Category | Severity | Action | If it recurs | App fault | "

@@ -82,6 +82,12 @@ XidAction actionForRecoveryCode(int recoveryCode);
 // unknown code, so a caller can fall back to the bare number.
 std::string_view headline(const XidInfo& info);
 
+// One Xid in one line, as every other place that names an Xid's meaning shows it (the knowledge
+// base's entries and docs, `explain`): "Xid 63 (INFOROM_DRAM_RETIREMENT_EVENT): <meaning> Action:
+// <describe(action)>; if it recurs: <describe(escalation)>." The recurrence clause is left out when
+// it adds nothing. An unknown code says so.
+std::string xidSummaryLine(int code);
+
 // docs/xid.md, rendered from the table.
 std::string renderXidCatalogMarkdown();
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 
+#include "diag/report.h"
 #include "export/gzip.h"
 #include "node/health_json.h"
 #include "node/storage_status.h"
@@ -567,12 +568,21 @@ void Agent::registerDiagRoutes() {
     std::sort(names.rbegin(), names.rend());  // newest first
     for (const auto& n : names) {
       const auto parsed = node::DataDir::parseDiagReportName(n);
-      json item{{"name", n}, {"time", parsed->time}, {"level", parsed->level}, {"overall", nullptr}};
+      json item{{"name", n},          {"time", parsed->time},      {"level", parsed->level},
+                {"overall", nullptr}, {"driver_version", nullptr}, {"gpuwarden_version", nullptr}};
       std::ifstream in(dir() + "/" + n);
       try {
-        json r = json::parse(in);
-        if (r.contains("overall")) item["overall"] = r["overall"];
-        if (r.contains("level")) item["level"] = r["level"];
+        // Read through the report's own reader, so reports stored by older versions (without
+        // the stack they ran on) list too, with nulls for what they did not record.
+        auto r = diag::reportFromJson(json::parse(in));
+        if (r) {
+          item["overall"] = diag::verdictName(r->overall);
+          item["level"] = r->level;
+          if (!r->stack.driver_version.empty()) item["driver_version"] = r->stack.driver_version;
+          if (!r->stack.gpuwarden_version.empty()) item["gpuwarden_version"] = r->stack.gpuwarden_version;
+        } else {
+          item["error"] = "unreadable report: " + r.error();
+        }
       } catch (const std::exception&) {
         item["error"] = "unreadable report";
       }
@@ -673,6 +683,8 @@ json Agent::control(const std::string& op, const json& args, const control::Peer
     if (!args.contains("report") || !args["report"].is_object() || !args["report"].contains("level") ||
         !args["report"]["level"].is_number_integer())
       return control::errorReply("args.report must be a diag report (an object with an integer level)", "bad_request");
+    if (auto parsed = diag::reportFromJson(args["report"]); !parsed)
+      return control::errorReply("args.report is not a diag report: " + parsed.error(), "bad_request");
     const int level = args["report"]["level"].get<int>();
     if (level < 1 || level > 3) return control::errorReply("report level must be 1, 2 or 3", "bad_request");
     auto name = node::DataDir(config().data_dir).storeDiagReport(args["report"].dump(2) + "\n", level, wallMs());

@@ -82,6 +82,10 @@ class FakeNvml : public DiagNvml {
   Result<bool> inforomValid(int g) override { return gpus[g].inforom; }
   Result<std::vector<GpuProcess>> computeProcesses(int g) override { return gpus[g].procs; }
   Result<int> nvlinkActiveLinks(int g) override { return gpus[g].nvlinks; }
+  Result<std::string> serial(int g) override { return "165" + std::to_string(2000 + g); }
+  Result<std::string> vbiosVersion(int) override { return std::string("96.00.74.00.01"); }
+  Result<std::string> driverVersion() override { return std::string("550.54.15"); }
+  Result<int> cudaDriverVersion() override { return 12040; }
   std::vector<XidEvent> pollXids() override {
     ++polls;
     std::vector<XidEvent> out;

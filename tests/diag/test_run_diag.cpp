@@ -45,13 +45,19 @@ class Unavailable : public RecordedBackend {
 
 }  // namespace
 
-TEST(RunDiag, R1OnASimulatorSkipsCudaAndPasses) {
+// Every GPU test skipped: nothing failed, but nothing was accepted either - "incomplete", exit 4.
+TEST(RunDiag, R1OnASimulatorSkipsCudaAndIsIncomplete) {
   FakeNvml nvml = fleet(2);
   Unavailable b(nvml, BackendState::NoDriver, "no GPU (libcuda.so.1: cannot open shared object)");
   NullProgress p;
   auto r = runDiag(opts(1), nvml, &b, p);
-  EXPECT_EQ(r.exitCode(), 0) << renderText(r);
-  EXPECT_EQ(r.overall, Verdict::Pass);
+  EXPECT_EQ(r.exitCode(), 4) << renderText(r);
+  EXPECT_EQ(r.overall, Verdict::Incomplete);
+  for (const auto& g : r.gpus) {
+    EXPECT_EQ(g.verdict, Verdict::Incomplete) << g.gpu;
+    EXPECT_EQ(g.reasons, (std::vector<std::string>{"incomplete: no GPU test ran (skipped: no GPU (libcuda.so.1: "
+                                                   "cannot open shared object))"}));
+  }
   const Check* cd = find(r, "cuda_deploy", 1);
   ASSERT_NE(cd, nullptr);
   EXPECT_EQ(cd->verdict, Verdict::Skip);
@@ -67,7 +73,8 @@ TEST(RunDiag, BuiltWithoutCudaAndBrokenCuda) {
   Unavailable none(nvml, BackendState::BuiltWithoutCuda, "built without CUDA");
   NullProgress p;
   auto r = runDiag(opts(2), nvml, &none, p);
-  EXPECT_EQ(r.exitCode(), 0);
+  EXPECT_EQ(r.exitCode(), 4);
+  EXPECT_EQ(r.gpus[0].verdict, Verdict::Incomplete);
   EXPECT_EQ(find(r, "memtest", 0)->summary, "skipped: built without CUDA");
   EXPECT_EQ(find(r, "p2p_bandwidth", -1)->verdict, Verdict::Skip);
 
@@ -75,7 +82,8 @@ TEST(RunDiag, BuiltWithoutCudaAndBrokenCuda) {
       nvml, BackendState::CudaBroken,
       "CUDA cannot initialise: cudaGetDeviceCount: system has unsupported display driver / cuda driver combination");
   auto rb = runDiag(opts(2), nvml, &broken, p);
-  EXPECT_EQ(rb.exitCode(), 1);
+  EXPECT_EQ(rb.exitCode(), 1);  // broken CUDA is a failure, which outranks incomplete
+  EXPECT_EQ(rb.gpus[0].verdict, Verdict::Fail);
   EXPECT_EQ(find(rb, "cuda_deploy", 0)->verdict, Verdict::Fail);
   EXPECT_EQ(find(rb, "memtest", 0)->verdict, Verdict::Skip);
 }
@@ -268,7 +276,53 @@ TEST(RunDiag, GpuInvisibleToCudaIsSkipped) {
   EXPECT_EQ(find(r, "cuda_deploy", 1)->verdict, Verdict::Skip);
   EXPECT_NE(find(r, "cuda_deploy", 1)->summary.find("not visible to CUDA"), std::string::npos);
   EXPECT_EQ(find(r, "p2p_bandwidth", -1)->verdict, Verdict::Skip);
-  EXPECT_EQ(r.exitCode(), 0);
+  // GPU 0 was tested and passes; GPU 1 was not tested at all, so the run accepts only half the
+  // node: incomplete.
+  EXPECT_EQ(r.gpus[0].verdict, Verdict::Pass);
+  EXPECT_EQ(r.gpus[1].verdict, Verdict::Incomplete);
+  EXPECT_EQ(r.overall, Verdict::Incomplete);
+  EXPECT_EQ(r.exitCode(), 4);
+}
+
+// A skip beside GPU tests that ran (here p2p, which needs two GPUs) is a note, not a gap: the
+// GPU was tested, and the run passes.
+TEST(RunDiag, SkipBesideTestsThatRanStillPasses) {
+  FakeNvml nvml = fleet(1);
+  RecordedBackend b(nvml);
+  NullProgress p;
+  auto r = runDiag(opts(2), nvml, &b, p);
+  EXPECT_EQ(find(r, "p2p_bandwidth", -1)->verdict, Verdict::Skip);
+  EXPECT_EQ(find(r, "memtest", 0)->verdict, Verdict::Pass);
+  EXPECT_EQ(r.gpus[0].verdict, Verdict::Pass);
+  EXPECT_EQ(r.exitCode(), 0) << renderText(r);
+}
+
+// The report records the stack it ran on: driver, the driver's CUDA, the runtime of the CUDA part,
+// the gpuwarden version, and each GPU's serial and VBIOS.
+TEST(RunDiag, ReportRecordsTheStack) {
+  FakeNvml nvml = fleet(2);
+  RecordedBackend b(nvml);
+  for (auto& d : b.devs) d.runtime_version = 12080;
+  DiagOptions o = opts(1);
+  o.gpuwarden_version = "9.8.7";
+  NullProgress p;
+  auto r = runDiag(o, nvml, &b, p);
+  EXPECT_EQ(r.stack.driver_version, "550.54.15");
+  EXPECT_EQ(r.stack.cuda_driver_version, 12040);
+  EXPECT_EQ(r.stack.cuda_runtime_version, 12080);
+  EXPECT_EQ(r.stack.gpuwarden_version, "9.8.7");
+  ASSERT_EQ(r.gpus.size(), 2u);
+  EXPECT_EQ(r.gpus[1].serial, "1652001");
+  EXPECT_EQ(r.gpus[1].vbios, "96.00.74.00.01");
+  const auto j = toJson(r);
+  EXPECT_EQ(j["stack"]["cuda_runtime_version"], "12.8");
+  EXPECT_EQ(j["stack"]["cuda_driver_version"], "12.4");
+  EXPECT_EQ(j["gpus"][0]["serial"], "1652000");
+  // No CUDA part: no runtime to record.
+  Unavailable none(nvml, BackendState::NoDriver, "no GPU");
+  auto rn = runDiag(o, nvml, &none, p);
+  EXPECT_EQ(rn.stack.cuda_runtime_version, 0);
+  EXPECT_TRUE(toJson(rn)["stack"]["cuda_runtime_version"].is_null());
 }
 
 TEST(RunDiag, ProgressReportsStepsAndMonotonicFraction) {

@@ -64,6 +64,8 @@ TEST(Doctor, HealthyHostPassesEverything) {
   expectCheck(checks, "container.runtime", Layer::kContainer, Verdict::kPass);
   expectCheck(checks, "container.shm", Layer::kContainer, Verdict::kPass);
   expectCheck(checks, "container.clock", Layer::kContainer, Verdict::kPass);
+  const auto& tz = expectCheck(checks, "container.timezone", Layer::kContainer, Verdict::kPass);
+  EXPECT_EQ(tz.found, "/etc/localtime absent (the system uses UTC)");
   // Stack order in the result.
   for (std::size_t i = 1; i < checks.size(); ++i) EXPECT_LE(checks[i - 1].layer, checks[i].layer);
   // Within a layer, the order the checks ran in (the sort is stable): the report reads like the
@@ -72,7 +74,7 @@ TEST(Doctor, HealthyHostPassesEverything) {
                                           "kernel.module_build", "kernel.device_nodes",   "kernel.nouveau",
                                           "kernel.xserver",      "kernel.persistence",    "toolkit.nvcc",
                                           "toolkit.consistency", "toolkit.driver_compat", "container.runtime",
-                                          "container.shm",       "container.clock"};
+                                          "container.shm",       "container.clock",       "container.timezone"};
   std::vector<std::string> seen;
   for (const auto& c : checks)
     if (std::find(order.begin(), order.end(), c.id) != order.end()) seen.push_back(c.id);
@@ -477,6 +479,85 @@ TEST(Doctor, ClockNotSynchronised) {
   auto checks = m->run();
   const auto& c = expectCheck(checks, "container.clock", Layer::kContainer, Verdict::kWarn);
   EXPECT_HAS(c.explain, "distributed training");
+}
+
+// ---- the time zone (seed 001 §2.3: mount /etc/localtime into containers) ----
+
+// A zone file as tzdata installs it: what matters to the check is the TZif header.
+const std::string kZoneFile = std::string("TZif2") + std::string(40, '\0');
+
+std::unique_ptr<Machine> container() {
+  auto m = Machine::healthy();
+  m->fx.write("/.dockerenv", "");
+  m->env["NVIDIA_VISIBLE_DEVICES"] = "all";
+  return m;
+}
+
+TEST(Timezone, LinkToAnInstalledZonePasses) {
+  auto m = container();
+  m->fx.write("/usr/share/zoneinfo/Asia/Shanghai", kZoneFile);
+  m->fx.symlink("../usr/share/zoneinfo/Asia/Shanghai", "/etc/localtime");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "container.timezone", Layer::kContainer, Verdict::kPass);
+  EXPECT_EQ(c.found, "/etc/localtime -> /usr/share/zoneinfo/Asia/Shanghai (Asia/Shanghai)");
+  // A copied file (docker -v /etc/localtime:/etc/localtime:ro shows as one) passes too.
+  m->fx.remove("/etc/localtime");
+  m->fx.write("/etc/localtime", kZoneFile);
+  const auto copy = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kPass);
+  EXPECT_EQ(copy.found, "/etc/localtime");
+}
+
+TEST(Timezone, MissingInAContainerWarns) {
+  auto m = container();
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "container.timezone", Layer::kContainer, Verdict::kWarn);
+  EXPECT_EQ(c.found, "/etc/localtime is missing: the container runs in UTC, whatever the host's zone");
+  EXPECT_HAS(c.fix, "-v /etc/localtime:/etc/localtime:ro");
+  EXPECT_HAS(c.fix, "hostPath");
+  EXPECT_HAS(c.explain, "Seed 001");
+  EXPECT_EQ(exitCodeFor(checks), 1);
+  // With TZ set to a rule that needs no file, the container has its zone.
+  m->env["TZ"] = "CST-8";
+  const auto rule = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kPass);
+  EXPECT_EQ(rule.found, "TZ=CST-8 (a POSIX rule); /etc/localtime absent (TZ decides)");
+}
+
+TEST(Timezone, DanglingLinkWarnsOnHostAndInContainer) {
+  for (bool in_container : {false, true}) {
+    SCOPED_TRACE(in_container ? "container" : "host");
+    auto m = in_container ? container() : Machine::healthy();
+    m->fx.symlink("/usr/share/zoneinfo/Europe/Berlin", "/etc/localtime");  // tzdata not installed
+    auto checks = m->run();
+    const auto& c = expectCheck(checks, "container.timezone", Layer::kContainer, Verdict::kWarn);
+    EXPECT_EQ(c.found, "/etc/localtime -> /usr/share/zoneinfo/Europe/Berlin does not exist");
+    EXPECT_HAS(c.fix, in_container ? "-v /etc/localtime:/etc/localtime:ro" : "timedatectl set-timezone");
+    EXPECT_HAS(c.explain, "silently uses UTC");
+  }
+}
+
+TEST(Timezone, DirectoryOrGarbageInsteadOfAZoneWarns) {
+  auto m = container();
+  m->fx.mkdir("/etc/localtime");  // what docker -v leaves when the host has no such file
+  const auto dir = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kWarn);
+  EXPECT_HAS(dir.found, "/etc/localtime is a directory");
+  m->fx.remove("/etc/localtime");
+  m->fx.write("/etc/localtime", "Asia/Shanghai\n");
+  const auto text = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kWarn);
+  EXPECT_EQ(text.found, "/etc/localtime is not a time-zone file (no TZif header)");
+}
+
+TEST(Timezone, TzNamingAZoneThatIsNotInstalledWarns) {
+  auto m = container();
+  m->fx.write("/etc/localtime", kZoneFile);
+  m->env["TZ"] = "Asia/Tokyo";
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "container.timezone", Layer::kContainer, Verdict::kWarn);
+  EXPECT_EQ(c.found, "TZ=Asia/Tokyo but /usr/share/zoneinfo/Asia/Tokyo does not exist; /etc/localtime");
+  EXPECT_HAS(c.fix, "tzdata");
+  m->fx.write("/usr/share/zoneinfo/Asia/Tokyo", kZoneFile);
+  m->env["TZ"] = ":Asia/Tokyo";
+  const auto ok = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kPass);
+  EXPECT_EQ(ok.found, "TZ=:Asia/Tokyo (/usr/share/zoneinfo/Asia/Tokyo); /etc/localtime");
 }
 
 TEST(Doctor, HostWithDockerButNoNvidiaToolkit) {

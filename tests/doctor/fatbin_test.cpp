@@ -164,7 +164,7 @@ TEST(Fatbin, CheckBinaryAgainstGpus) {
   nvml.gpus = {{0, "NVIDIA A10", "00000000:17:00.0", 8, 6, true, false},
                {1, "NVIDIA H100 80GB HBM3", "00000000:18:00.0", 9, 0, true, false}};
   auto checks = checkBinary(path, nvml);
-  ASSERT_EQ(checks.size(), 2u);
+  ASSERT_EQ(checks.size(), 3u);
   EXPECT_EQ(checks[0].id, "app.fatbin");
   EXPECT_EQ(checks[0].verdict, Verdict::kPass);
   EXPECT_EQ(checks[1].id, "app.gpu_compat");
@@ -184,8 +184,11 @@ TEST(Fatbin, NonCudaElfReportsNoFatbin) {
   EXPECT_FALSE(rep->has_fatbin);
   EXPECT_TRUE(rep->entries.empty());
   auto checks = checkBinary("/proc/self/exe", NvmlFacts{});
-  ASSERT_EQ(checks.size(), 1u);
+  ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].verdict, Verdict::kWarn);
+  EXPECT_EQ(checks[1].id, "app.cuda_runtime");
+  EXPECT_EQ(checks[1].verdict, Verdict::kSkip);
+  EXPECT_FALSE(rep->needed.empty());  // a dynamically linked test program: libc at least
   EXPECT_NE(checks[0].found.find("no fatbin"), std::string::npos) << checks[0].found;
   auto synthetic = parseFatbinElf(elf("", ""));
   ASSERT_TRUE(synthetic.ok()) << synthetic.error();
@@ -239,6 +242,247 @@ TEST(Fatbin, TruncatedAndMalformedInputsGiveClearErrors) {
   EXPECT_NE(missing.error().find("No such file"), std::string::npos) << missing.error();
 }
 
+// ---- ELF files with any sections, for the CUDA runtime check ----
+struct Sec {
+  std::string name;
+  std::uint32_t type;
+  std::uint32_t link;  // index into the final section list ([0] is the null section)
+  std::string bytes;
+};
+
+// ELF with sections: [0] null, then `secs` in order, then .shstrtab.
+std::string elfWith(const std::vector<Sec>& secs) {
+  std::string names(1, '\0');
+  std::vector<std::size_t> name_at;
+  for (const auto& s : secs) {
+    name_at.push_back(names.size());
+    names += s.name + '\0';
+  }
+  const std::size_t shstr_name = names.size();
+  names += std::string(".shstrtab\0", 10);
+  std::string b(64, '\0');
+  b.replace(0, 7,
+            "\x7f"
+            "ELF\x02\x01\x01");
+  put(b, 16, 3, 2);   // ET_DYN
+  put(b, 18, 62, 2);  // x86-64
+  put(b, 20, 1, 4);
+  put(b, 52, 64, 2);
+  std::vector<std::size_t> offs;
+  for (const auto& s : secs) {
+    offs.push_back(b.size());
+    b += s.bytes;
+    while (b.size() % 8) b += '\0';
+  }
+  const std::size_t str_off = b.size();
+  b += names;
+  while (b.size() % 8) b += '\0';
+  const std::size_t shoff = b.size();
+  b += std::string(64, '\0');  // [0] null
+  for (std::size_t i = 0; i < secs.size(); ++i) {
+    std::string h(64, '\0');
+    put(h, 0, name_at[i], 4);
+    put(h, 4, secs[i].type, 4);
+    put(h, 24, offs[i], 8);
+    put(h, 32, secs[i].bytes.size(), 8);
+    put(h, 40, secs[i].link, 4);
+    b += h;
+  }
+  std::string h(64, '\0');
+  put(h, 0, shstr_name, 4);
+  put(h, 4, 3, 4);
+  put(h, 24, str_off, 8);
+  put(h, 32, names.size(), 8);
+  b += h;
+  put(b, 0x28, shoff, 8);
+  put(b, 0x3A, 64, 2);
+  put(b, 0x3C, secs.size() + 2, 2);
+  put(b, 0x3E, secs.size() + 1, 2);
+  return b;
+}
+
+// .dynstr and .dynamic with DT_NEEDED for each library (sections 1 and 2 when placed first).
+std::vector<Sec> dynamicNeeding(const std::vector<std::string>& libs) {
+  std::string strs(1, '\0');
+  std::string dyn;
+  for (const auto& l : libs) {
+    std::string e(16, '\0');
+    put(e, 0, 1, 8);  // DT_NEEDED
+    put(e, 8, strs.size(), 8);
+    dyn += e;
+    strs += l + '\0';
+  }
+  dyn += std::string(16, '\0');  // DT_NULL
+  return {{".dynstr", 3, 0, strs}, {".dynamic", 6, 1, dyn}};
+}
+
+// A cubin whose toolkit note (owner "NVIDIA Corp", type 2000) holds the strings NVIDIA's linker
+// writes there, as seen in nvcc 13.0's output: tool, version line, build, options.
+std::string cubinWithToolkitNote(const std::string& version_line) {
+  std::string desc(24, '\0');
+  put(desc, 0, 2, 4);
+  std::string strings =
+      std::string("\0nvlink\0", 8) + version_line + '\0' + "Build cuda_x" + '\0' + "-arch sm_90" + '\0';
+  desc += strings;
+  std::string note(12, '\0');
+  put(note, 0, 12, 4);
+  put(note, 4, desc.size(), 4);
+  put(note, 8, 2000, 4);
+  note += std::string("NVIDIA Corp\0", 12) + desc;
+  while (note.size() % 4) note += '\0';
+  return elfWith({{".note.nv.tkinfo", 7, 0, note}});
+}
+
+// A fatbin container with one entry whose payload is `payload`.
+std::string containerOf(std::uint16_t kind, std::uint32_t arch, const std::string& payload, bool compressed = false) {
+  std::string h(64, '\0');
+  put(h, 0, kind, 2);
+  put(h, 2, 0x0101, 2);
+  put(h, 4, 64, 4);
+  put(h, 8, payload.size(), 8);
+  put(h, 24, 8, 2);
+  put(h, 26, 1, 2);
+  put(h, 28, arch, 4);
+  put(h, 48, compressed ? 0x2011 : 0x11, 8);
+  std::string body = h + payload;
+  std::string c(16, '\0');
+  put(c, 0, 0xBA55ED50u, 4);
+  put(c, 4, 1, 2);
+  put(c, 6, 16, 2);
+  put(c, 8, body.size(), 8);
+  return c + body;
+}
+
+NvmlFacts driverSupporting(int cuda, const std::string& driver) {
+  NvmlFacts n;
+  n.library_loaded = true;
+  n.init_return = 0;
+  n.driver_version = driver;
+  n.cuda_driver_version = cuda;
+  n.gpus = {{0, "NVIDIA H100 80GB HBM3", "00000000:18:00.0", 9, 0, true, false}};
+  return n;
+}
+
+const Check& runtimeCheckOf(const std::vector<Check>& checks) {
+  static const Check kNone{"none", Layer::kApplication, Verdict::kSkip, "", "", "", ""};
+  for (const auto& c : checks)
+    if (c.id == "app.cuda_runtime") return c;
+  ADD_FAILURE() << "no app.cuda_runtime check";
+  return kNone;
+}
+
+// Linked against libcudart.so.13 on a driver that supports CUDA 12.4: the known failure, with
+// the driver that would do.
+TEST(CudaRuntime, SharedRuntimeNewerMajorThanDriverFails) {
+  auto secs = dynamicNeeding({"libstdc++.so.6", "libcudart.so.13", "libc.so.6"});
+  secs.push_back({".nv_fatbin", 1, 0, container({{2, 90, 16}})});
+  const std::string path = writeTemp(elfWith(secs));
+  auto rep = readFatbinFile(path);
+  ASSERT_TRUE(rep.ok()) << rep.error();
+  EXPECT_EQ(rep->needed, (std::vector<std::string>{"libstdc++.so.6", "libcudart.so.13", "libc.so.6"}));
+  const auto need = cudaRuntimeNeed(*rep);
+  EXPECT_EQ(need.how, RuntimeNeed::How::kShared);
+  EXPECT_EQ(need.library, "libcudart.so.13");
+  EXPECT_EQ(need.version, "13");
+
+  auto checks = checkBinary(path, driverSupporting(12040, "550.54.15"));
+  ASSERT_EQ(checks.size(), 3u);
+  EXPECT_EQ(checks[1].verdict, Verdict::kPass);  // sm_90 on the H100: the architecture is fine
+  const Check& c = runtimeCheckOf(checks);
+  EXPECT_EQ(c.verdict, Verdict::kFail) << c.found;
+  EXPECT_EQ(c.layer, Layer::kApplication);
+  EXPECT_EQ(c.found,
+            "needs the CUDA 13 runtime (libcudart.so.13); the driver supports CUDA up to 12.4 (driver 550.54.15)");
+  EXPECT_NE(c.explain.find("CUDA driver version is insufficient for CUDA runtime version"), std::string::npos);
+  EXPECT_NE(c.fix.find("supports CUDA 13.0 (driver >= 580.65.06)"), std::string::npos) << c.fix;
+  EXPECT_NE(c.fix.find("for CUDA <= 12.4"), std::string::npos) << c.fix;
+  EXPECT_NE(c.fix.find("cuda-compat-13-*"), std::string::npos) << c.fix;
+
+  // The same binary on a driver of CUDA 13.0: passes.
+  const Check ok = runtimeCheckOf(checkBinary(path, driverSupporting(13000, "580.65.06")));
+  EXPECT_EQ(ok.verdict, Verdict::kPass) << ok.found;
+  // libcudart.so.12 names every 12.x runtime: a 12.2 driver runs it (minor-version compatibility).
+  auto secs12 = dynamicNeeding({"libcudart.so.12"});
+  const std::string path12 = writeTemp(elfWith(secs12));
+  const Check c12 = runtimeCheckOf(checkBinary(path12, driverSupporting(12020, "535.54.03")));
+  EXPECT_EQ(c12.verdict, Verdict::kPass) << c12.found;
+  EXPECT_EQ(c12.found,
+            "needs the CUDA 12 runtime (libcudart.so.12); the driver supports CUDA up to 12.2 (driver 535.54.03)");
+  // Driver's CUDA version unknown: skip, saying what it needs.
+  const Check unknown = runtimeCheckOf(checkBinary(path12, NvmlFacts{}));
+  EXPECT_EQ(unknown.verdict, Verdict::kSkip);
+  EXPECT_NE(unknown.found.find("libcudart.so.12"), std::string::npos);
+  std::filesystem::remove(path);
+  std::filesystem::remove(path12);
+}
+
+// Before CUDA 11 the soname carried the minor and there was no minor-version compatibility.
+TEST(CudaRuntime, PreElevenRuntimeNeedsItsMinor) {
+  const std::string path = writeTemp(elfWith(dynamicNeeding({"libcudart.so.10.2"})));
+  NvmlFacts n = driverSupporting(10010, "418.87.01");
+  const Check c = runtimeCheckOf(checkBinary(path, n));
+  EXPECT_EQ(c.verdict, Verdict::kFail) << c.found;
+  EXPECT_NE(c.found.find("CUDA 10.2 runtime (libcudart.so.10.2)"), std::string::npos) << c.found;
+  std::filesystem::remove(path);
+}
+
+// No libcudart among its dependencies but GPU code inside: the runtime was linked statically
+// (nvcc's default), and the toolkit note of its cubin says which.
+TEST(CudaRuntime, StaticRuntimeVersionFromTheCubinNote) {
+  const std::string line = "Cuda compilation tools, release 12.8, V12.8.93";
+  auto secs = dynamicNeeding({"libc.so.6"});
+  secs.push_back({".nv_fatbin", 1, 0, containerOf(2, 90, cubinWithToolkitNote(line))});
+  const std::string path = writeTemp(elfWith(secs));
+  auto rep = readFatbinFile(path);
+  ASSERT_TRUE(rep.ok()) << rep.error();
+  EXPECT_EQ(rep->toolkit_line, line);
+  EXPECT_EQ(rep->toolkit_release, "12.8");
+  EXPECT_EQ(cudaRuntimeNeed(*rep).how, RuntimeNeed::How::kStatic);
+
+  // Same major, newer minor than the driver: runs, with a warning.
+  const Check warn = runtimeCheckOf(checkBinary(path, driverSupporting(12040, "550.54.15")));
+  EXPECT_EQ(warn.verdict, Verdict::kWarn) << warn.found;
+  EXPECT_NE(warn.found.find("CUDA 12.8 runtime, linked statically"), std::string::npos) << warn.found;
+  EXPECT_NE(warn.found.find(line), std::string::npos) << warn.found;
+  EXPECT_NE(warn.fix.find("(driver >= 570.26)"), std::string::npos) << warn.fix;
+  // An older major: fails.
+  const Check fail = runtimeCheckOf(checkBinary(path, driverSupporting(11080, "520.61.05")));
+  EXPECT_EQ(fail.verdict, Verdict::kFail) << fail.found;
+  EXPECT_NE(fail.explain.find("CUDA driver version is insufficient for CUDA runtime version"), std::string::npos);
+  const Check pass = runtimeCheckOf(checkBinary(path, driverSupporting(12080, "570.86.10")));
+  EXPECT_EQ(pass.verdict, Verdict::kPass) << pass.found;
+  std::filesystem::remove(path);
+
+  // A compressed cubin hides its note: the runtime is static, its version unknown - skipped.
+  auto hidden = dynamicNeeding({"libc.so.6"});
+  hidden.push_back({".nv_fatbin", 1, 0, containerOf(2, 90, cubinWithToolkitNote(line), true)});
+  const std::string hpath = writeTemp(elfWith(hidden));
+  const Check skip = runtimeCheckOf(checkBinary(hpath, driverSupporting(12040, "550.54.15")));
+  EXPECT_EQ(skip.verdict, Verdict::kSkip) << skip.found;
+  EXPECT_NE(skip.found.find("not readable"), std::string::npos) << skip.found;
+  std::filesystem::remove(hpath);
+}
+
+// Neither libcudart nor GPU code: nothing to compare.
+TEST(CudaRuntime, NoRuntimeIsSkipped) {
+  const std::string path = writeTemp(elfWith(dynamicNeeding({"libc.so.6"})));
+  auto checks = checkBinary(path, driverSupporting(12040, "550.54.15"));
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].verdict, Verdict::kWarn);  // no fatbin
+  EXPECT_EQ(runtimeCheckOf(checks).verdict, Verdict::kSkip);
+  std::filesystem::remove(path);
+  // GPU code driven through the driver API (libcuda.so.1 linked, no libcudart): no runtime, even
+  // though its cubin names a toolkit newer than the driver.
+  auto secs = dynamicNeeding({"libcuda.so.1", "libc.so.6"});
+  secs.push_back(
+      {".nv_fatbin", 1, 0, containerOf(2, 90, cubinWithToolkitNote("Cuda compilation tools, release 13.0, V13.0.88"))});
+  const std::string dpath = writeTemp(elfWith(secs));
+  const Check c = runtimeCheckOf(checkBinary(dpath, driverSupporting(12040, "550.54.15")));
+  EXPECT_EQ(c.verdict, Verdict::kSkip) << c.found;
+  EXPECT_EQ(c.found, "no CUDA runtime: it links libcuda.so.1 (the driver API) and not libcudart");
+  std::filesystem::remove(dpath);
+}
+
 // A binary built by the real nvcc at build time (see CMakeLists.txt):
 //   -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 TEST(Fatbin, RealNvccBinary) {
@@ -266,8 +510,9 @@ TEST(Fatbin, RealNvccBinary) {
   nvml.gpus = {{0, "NVIDIA A10", "00000000:17:00.0", 8, 6, true, false},     // sm_80 SASS
                {1, "NVIDIA H200", "00000000:18:00.0", 9, 0, true, false},    // sm_90 SASS
                {2, "NVIDIA B200", "00000000:19:00.0", 10, 0, true, false}};  // compute_90 PTX JIT
+  nvml.cuda_driver_version = 99000;  // the runtime check passes whatever nvcc built it
   auto checks = checkBinary(path, nvml);
-  ASSERT_EQ(checks.size(), 2u);
+  ASSERT_EQ(checks.size(), 3u);
   EXPECT_EQ(checks[0].verdict, Verdict::kPass) << checks[0].found;
   EXPECT_NE(checks[0].found.find("sm_80 SASS, sm_90 SASS, compute_90 PTX"), std::string::npos) << checks[0].found;
   EXPECT_EQ(checks[1].verdict, Verdict::kPass) << checks[1].found;
@@ -276,9 +521,40 @@ TEST(Fatbin, RealNvccBinary) {
 
   nvml.gpus = {{0, "Tesla T4", "00000000:17:00.0", 7, 5, true, false}};  // older than everything inside
   checks = checkBinary(path, nvml);
-  ASSERT_EQ(checks.size(), 2u);
+  ASSERT_EQ(checks.size(), 3u);
   EXPECT_EQ(checks[1].verdict, Verdict::kFail);
   EXPECT_NE(checks[1].fix.find("-gencode arch=compute_75,code=sm_75"), std::string::npos) << checks[1].fix;
+
+  // nvcc links the runtime statically by default; the toolkit note of its cubins names the
+  // release, which must be nvcc's own.
+  const std::string release = GW_DOCTOR_NVCC_RELEASE;
+  ASSERT_FALSE(release.empty());
+  EXPECT_EQ(rep->toolkit_release, release) << rep->toolkit_line;
+  for (const auto& lib : rep->needed) EXPECT_NE(lib.rfind("libcudart.so", 0), 0u) << lib;
+  auto need = cudaRuntimeNeed(*rep);
+  EXPECT_EQ(need.how, RuntimeNeed::How::kStatic);
+  EXPECT_EQ(need.version, release);
+  const int major = std::stoi(release);
+  nvml = {};
+  nvml.library_loaded = true;
+  nvml.init_return = 0;
+  nvml.cuda_driver_version = (major - 1) * 1000 + 40;  // the major before nvcc's
+  checks = checkBinary(path, nvml);
+  EXPECT_EQ(checks.back().id, "app.cuda_runtime");
+  EXPECT_EQ(checks.back().verdict, Verdict::kFail) << checks.back().found;
+
+  // Linked with -cudart shared: libcudart.so.<major> among its dependencies.
+  auto shared = readFatbinFile(GW_DOCTOR_FATBIN_SAMPLE_SHARED);
+  ASSERT_TRUE(shared.ok()) << shared.error();
+  need = cudaRuntimeNeed(*shared);
+  EXPECT_EQ(need.how, RuntimeNeed::How::kShared);
+  EXPECT_EQ(need.library, "libcudart.so." + std::to_string(major));
+  EXPECT_EQ(need.version, std::to_string(major));
+  checks = checkBinary(GW_DOCTOR_FATBIN_SAMPLE_SHARED, nvml);
+  EXPECT_EQ(checks.back().verdict, Verdict::kFail) << checks.back().found;
+  nvml.cuda_driver_version = major * 1000;
+  checks = checkBinary(GW_DOCTOR_FATBIN_SAMPLE_SHARED, nvml);
+  EXPECT_EQ(checks.back().verdict, Verdict::kPass) << checks.back().found;
 
   // The same binary cut in half: a clear error, no crash.
   std::ifstream in(path, std::ios::binary);

@@ -1,5 +1,6 @@
 // gpuwarden diag against the simulator: the NVML checks run, the CUDA tests are skipped with a
-// reason (the simulated GPUs are not visible to CUDA), and a lost GPU fails the run.
+// reason (the simulated GPUs are not visible to CUDA), so the run is incomplete (exit 4), and a
+// lost GPU fails the run.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -20,14 +21,15 @@ const json* findCheck(const json& j, const std::string& test, int gpu) {
 
 TEST(DiagE2E, LevelOneJsonOnSimulatedDgx) {
   auto r = runGw({"--simulate", "dgx-h100", "diag", "-r", "1", "--json"});
-  ASSERT_EQ(r.code, 0) << describe(r);
+  ASSERT_EQ(r.code, 4) << describe(r);
   auto j = r.json();
   EXPECT_EQ(j["level"], 1);
-  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_EQ(j["exit_code"], 4);
+  EXPECT_EQ(j["overall"], "incomplete");
   ASSERT_EQ(j["gpus"].size(), 8u) << r.out;
   for (const auto& g : j["gpus"]) {
     ASSERT_TRUE(g.contains("verdict"));
-    EXPECT_TRUE(g["verdict"] == "pass" || g["verdict"] == "warn") << g.dump();
+    EXPECT_EQ(g["verdict"], "incomplete") << g.dump();
   }
   for (int gpu = 0; gpu < 8; ++gpu) {
     SCOPED_TRACE("GPU " + std::to_string(gpu));
@@ -61,11 +63,57 @@ TEST(DiagE2E, LevelOneJsonOnSimulatedDgx) {
 
 TEST(DiagE2E, TextPrintsPerGpuVerdict) {
   auto r = runGw({"--simulate", "dgx-h100", "diag", "-r", "1"});
-  ASSERT_EQ(r.code, 0) << describe(r);
+  ASSERT_EQ(r.code, 4) << describe(r);
   EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
   for (int gpu = 0; gpu < 8; ++gpu)
     EXPECT_NE(r.out.find("  GPU " + std::to_string(gpu) + ": "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("overall: "), std::string::npos) << r.out;
+}
+
+// Issue 11: an acceptance run in which every GPU test was skipped must not end "WARN, exit 0".
+// Under the simulator no GPU is visible to CUDA, so at every level each GPU test is skipped; the
+// NVML checks still run and warn (the training jobs are stray processes to diag).
+TEST(DiagE2E, EveryGpuTestSkippedIsIncompleteNotAPass) {
+  for (const char* level : {"1", "2"}) {
+    SCOPED_TRACE(std::string("-r ") + level);
+    auto r = runGw({"--simulate", "dgx-h100", "diag", "-r", level, "--duration", "1", "--data-dir", "/nonexistent"});
+    EXPECT_EQ(r.code, 4) << describe(r);
+    EXPECT_NE(r.out.find("  GPU 0: INCOMPLETE\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("      warn processes: "), std::string::npos) << r.out;  // the warnings are kept
+    EXPECT_NE(r.out.find("      incomplete: no GPU test ran (skipped: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  overall: INCOMPLETE (exit 4)\n"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("overall: WARN"), std::string::npos) << r.out;
+  }
+  // A failure still outranks it: a lost GPU fails the run (LostGpuFails).
+  auto help = runGw({"diag", "--help"});
+  EXPECT_EQ(help.code, 0) << describe(help);
+  EXPECT_NE(help.out.find("  4  incomplete: "), std::string::npos) << help.out;
+}
+
+// The report says what it ran on: the simulator's driver and CUDA version, each GPU's serial
+// and VBIOS, and this gpuwarden's version (the one --version prints).
+TEST(DiagE2E, ReportRecordsDriverCudaVbiosSerialsAndVersion) {
+  auto inv = runGw({"--simulate", "dgx-h100", "--json", "discovery"});
+  ASSERT_EQ(inv.code, 0) << describe(inv);
+  const auto ij = inv.json();
+  auto ver = runGw({"--version"});
+  ASSERT_EQ(ver.out.rfind("gpuwarden ", 0), 0u) << describe(ver);
+  const std::string version = ver.out.substr(10, ver.out.find('\n') - 10);
+
+  auto r = runGw({"--simulate", "dgx-h100", "diag", "-r", "1", "--json", "--data-dir", "/nonexistent"});
+  const auto j = r.json();
+  EXPECT_EQ(j["stack"]["gpuwarden_version"], version);
+  EXPECT_EQ(j["stack"]["driver_version"], ij["driver_version"]) << j["stack"].dump() << ij.dump();
+  EXPECT_EQ(j["stack"]["cuda_driver_version"], ij["cuda_driver_version"]) << j["stack"].dump();
+  EXPECT_EQ(j["stack"]["driver_version"], "550.54.15");
+  EXPECT_TRUE(j["stack"]["cuda_runtime_version"].is_null());  // no GPU test ran
+  ASSERT_EQ(j["gpus"].size(), ij["gpus"].size());
+  for (std::size_t i = 0; i < j["gpus"].size(); ++i) {
+    EXPECT_EQ(j["gpus"][i]["serial"], ij["gpus"][i]["serial"]) << i;
+    EXPECT_EQ(j["gpus"][i]["vbios_version"], ij["gpus"][i]["vbios_version"]) << i;
+    EXPECT_FALSE(j["gpus"][i]["serial"].get<std::string>().empty());
+    EXPECT_FALSE(j["gpus"][i]["vbios_version"].get<std::string>().empty());
+  }
 }
 
 TEST(DiagE2E, BadLevelIsUsageError) {
