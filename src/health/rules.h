@@ -101,7 +101,9 @@ struct RuleConfig {
   std::int64_t pstate_hold_ms = 30'000;
 
   // fan
-  double fan_min_temp_c = 45;  // a fan at 0 % on a board this warm is broken
+  // A fan at 0 % on a board this warm is broken. Not lower: zero-RPM boards (GeForce, workstation)
+  // stop their fans while cool and start them by 50-60 °C, so 0 % at 47 °C idle is normal.
+  double fan_min_temp_c = 65;
   std::int64_t fan_hold_ms = 30'000;
 
   // utilisation starvation (R16)

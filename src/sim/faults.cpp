@@ -32,6 +32,7 @@ const std::vector<FaultTypeInfo>& faultTable() {
       {"hang", FaultType::kHang, true, true, {"seconds", "call"}, {"seconds"}},
       {"driver_unloaded", FaultType::kDriverUnloaded, false, true, {}, {}},
       {"clocks_locked", FaultType::kClocksLocked, true, true, {"watts"}, {}},
+      {"cooling_failure", FaultType::kCoolingFailure, true, true, {"factor"}, {}},
   };
   return table;
 }
@@ -60,8 +61,14 @@ FaultEffects effectsAt(const std::vector<const FaultConfig*>& faults, const GpuP
     if (!f->activeAt(t)) continue;
     switch (f->type) {
       case FaultType::kThermalSlowdown:
+        // What the cooler lets it reach at full clocks; physics.cpp caps it once slowed down.
         e.thermal = true;
         e.thermal_target = f->temperature > 0 ? f->temperature : profile.temp_slowdown + 6.0;
+        break;
+      case FaultType::kCoolingFailure:
+        // The heat path itself fails (a stopped pump, a clogged heatsink): every watt heats the GPU
+        // `factor` times as much. At 3 an H100 under load outruns even its slowdown clocks.
+        e.cooling_factor *= f->factor > 0 ? f->factor : 3.0;
         break;
       case FaultType::kFanFailure:
         e.fan_failed = true;

@@ -29,6 +29,7 @@ struct FaultEffects {
   bool thermal = false;
   double thermal_target = 0;  // degrees C the cooler can no longer keep below
   bool fan_failed = false;
+  double cooling_factor = 1;              // multiplies the thermal resistance
   double clock_factor = 1;                // power slowdown / brake
   std::uint64_t reasons = 0;              // clock event reasons forced by faults
   unsigned pcie_gen = 0, pcie_width = 0;  // 0 = not downtrained

@@ -215,6 +215,12 @@ nvmlReturn_t passGates(Call* c, Device* gpu, const char* function) {
         return c->rc = NVML_ERROR_GPU_IS_LOST;
       }
     }
+    if (auto at = gpu->physics->shutdownBy(c->t)) {
+      setLastError("GPU " + std::to_string(gpu->index) + " (" + gpu->pci.busIdLegacy +
+                   ") reached its shutdown temperature (" + std::to_string(gpu->profile->temp_shutdown) +
+                   " C) and fell off the bus at t=" + formatSeconds(*at));
+      return c->rc = NVML_ERROR_GPU_IS_LOST;
+    }
     if (pass == 1) break;
     bool slept = false;
     for (const FaultConfig* f : gpu->gates) {

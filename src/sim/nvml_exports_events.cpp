@@ -1,5 +1,7 @@
 // Event sets: the timeline of Xid and ECC events is fixed by the scenario; a set receives each
 // event of a GPU and type it registered for, once, if the event happened after it registered.
+// One event is not in the timeline: the Xid 79 of a GPU whose thermal shutdown takes it off the
+// bus, because when that happens depends on the physics (the load, a power limit set meanwhile).
 #include "sim/export_api.h"
 
 #include <chrono>
@@ -14,6 +16,7 @@ using namespace gw::sim;
 namespace {
 
 constexpr std::uint32_t kEventSetMagic = 0x53564557;  // "WEVS"
+constexpr unsigned long long kXidFallenOffBus = 79;
 
 struct Registration {
   unsigned gpu;
@@ -26,7 +29,8 @@ struct EventSet {
   World* world = nullptr;
   std::mutex mu;
   std::vector<Registration> regs;
-  std::vector<bool> delivered;  // parallel to world->events
+  std::vector<bool> delivered;           // parallel to world->events
+  std::vector<bool> shutdown_delivered;  // parallel to world->gpus
 };
 
 EventSet* toSet(nvmlEventSet_t set) {
@@ -58,6 +62,7 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
   auto* s = new EventSet;
   s->world = c.world;
   s->delivered.assign(c.world->events.size(), false);
+  s->shutdown_delivered.assign(c.world->gpus.size(), false);
   *set = reinterpret_cast<nvmlEventSet_t>(s);
   return NVML_SUCCESS;
 }
@@ -98,6 +103,7 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsi
     {
       std::lock_guard lock(s->mu);
       const auto& events = c.world->events;
+      std::size_t due = events.size();  // the earliest undelivered event that is due
       for (std::size_t i = 0; i < events.size(); ++i) {
         const TimedEvent& e = events[i];
         if (s->delivered[i] || !wanted(*s, e)) continue;
@@ -105,7 +111,35 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsi
           next_due = std::min(next_due, e.t);
           continue;
         }
-        s->delivered[i] = true;
+        due = i;
+        break;
+      }
+      // A shutdown that came before it goes first. Its time is known only once reached, so a real
+      // clock finds it by the 100 ms poll below.
+      std::size_t shut = c.world->gpus.size();
+      double shut_at = kForever;
+      for (std::size_t g = 0; g < c.world->gpus.size(); ++g) {
+        if (s->shutdown_delivered[g] ||
+            !wanted(*s, {kForever, static_cast<unsigned>(g), nvmlEventTypeXidCriticalError, 0}))
+          continue;  // not registered for it: no need to run its physics
+        const auto at = c.world->gpus[g]->physics->shutdownBy(c.t);
+        if (!at || !wanted(*s, {*at, static_cast<unsigned>(g), nvmlEventTypeXidCriticalError, kXidFallenOffBus}))
+          continue;
+        if (*at < shut_at) {
+          shut = g;
+          shut_at = *at;
+        }
+      }
+      const bool shutdown_first = shut < c.world->gpus.size() && (due == events.size() || shut_at < events[due].t);
+      if (shutdown_first || due < events.size()) {
+        TimedEvent e{};
+        if (shutdown_first) {
+          s->shutdown_delivered[shut] = true;
+          e = {shut_at, static_cast<unsigned>(shut), nvmlEventTypeXidCriticalError, kXidFallenOffBus};
+        } else {
+          s->delivered[due] = true;
+          e = events[due];
+        }
         *data = {};
         data->device = reinterpret_cast<nvmlDevice_t>(c.world->gpus[e.gpu].get());
         data->eventType = e.type;

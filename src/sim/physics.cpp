@@ -1,9 +1,13 @@
 // The physical model, kept deliberately simple but causal:
 //   utilisation → power demand → (capped by the enforced limit) → power
-//   power → temperature, through a first-order lag toward ambient + R·power
+//   power → temperature, through a first-order lag toward ambient + R·power, where R grows as the
+//   fans slow (boards with fans) and with a failed cooler
+//   temperature → fan speed (the board's curve; zero-RPM boards stop their fans while cool)
 //   power cap, temperature thresholds and faults → clock factor and clock event reasons
-// Temperature is the only state carried between steps (plus the counters that integrate
-// power and NVLink traffic); everything else is evaluated from the step's inputs.
+//   core temperature at the shutdown threshold → the GPU shuts down and falls off the bus
+// Temperature and whether a zero-RPM board's fans turn are the only state carried between steps
+// (plus the counters that integrate power and NVLink traffic); everything else is evaluated from
+// the step's inputs.
 #include "sim/physics.h"
 
 #include <algorithm>
@@ -22,6 +26,17 @@ constexpr double kIdleUtil = 5;
 constexpr double kPcieLaneKBs[] = {0, 250000, 500000, 984600, 1969200, 3938400, 7876900};
 // One NVLink link's unidirectional bandwidth in KiB/s (25 GB/s on NVLink 3 and 4).
 constexpr double kNvlinkKiBs = 25e9 / 1024;
+// Airflow through a fan-cooled heatsink: the chassis still moves some air with the fans stopped
+// (a third of full flow here), and the profile's thermal resistance holds at 60 % fan, where its
+// fan curve sits under a typical load. So a stopped fan heats a board 2.2 times as much per watt
+// as at 60 %: enough to drive a loaded RTX 4090 into slowdown, not past it (its slowed clocks
+// then shed the heat), and 100 % cools it to 0.73 times.
+constexpr double kStillAirflow = 1.0 / 3;
+constexpr double kReferenceFan = 60;
+// A zero-RPM board stops its fans again only this far below the temperature that started them,
+// so they do not start and stop every few seconds.
+constexpr double kZeroRpmHysteresisC = 10;
+double fanCurve(double temp) { return std::clamp(30 + 1.5 * (temp - 40), 30.0, 100.0); }
 
 unsigned roundClock(double mhz) {
   // Real clocks move in 15 MHz bins; a throttled clock falls to the bin below.
@@ -45,10 +60,31 @@ GpuPhysics::GpuPhysics(const GpuConfig& gpu, const std::vector<NvLinkConfig>& li
   }
   limits_.emplace_back(0.0, gpu.power_limit_mw);
   cur_.step = 0;
-  // Start in idle equilibrium: the machine has been up for a while before the scenario.
+  // Start in idle equilibrium: the machine has been up for a while before the scenario. The fans
+  // set the resistance and the temperature sets the fans: a few rounds find where they agree.
   cur_.temp = gpu.ambient + profile_.thermal_resistance * profile_.idle_power;
+  for (int round = 0; round < 8; ++round) {
+    cur_.fans_spinning = profile_.zero_rpm_start_c == 0 || cur_.temp >= profile_.zero_rpm_start_c;
+    const double r = profile_.thermal_resistance * airflowFactor(fanPercent(cur_, false));
+    cur_.temp = gpu.ambient + r * profile_.idle_power;
+  }
   evaluate(&cur_);
   prev_ = cur_;
+}
+
+unsigned GpuPhysics::fanPercent(const StepState& s, bool fan_failed) const {
+  if (profile_.fans == 0 || fan_failed) return 0;
+  if (gpu_.fan) return *gpu_.fan;
+  if (!s.fans_spinning) return 0;
+  return static_cast<unsigned>(fanCurve(s.temp));
+}
+
+// Thermal resistance relative to the profile's, from the airflow the fans give (1 without fans:
+// SXM and passive boards are cooled by the chassis, which the model keeps constant).
+double GpuPhysics::airflowFactor(unsigned fan) const {
+  if (profile_.fans == 0) return 1;
+  const auto flow = [](double percent) { return kStillAirflow + (1 - kStillAirflow) * percent / 100; };
+  return flow(kReferenceFan) / flow(fan);
 }
 
 unsigned GpuPhysics::limitMwAtLocked(double t) const {
@@ -103,12 +139,15 @@ void GpuPhysics::evaluate(StepState* s) const {
     factor *= std::pow(limit / demand, 0.4);
     power = limit * (0.985 + 0.01 * (noise(seed_, gi, Signal::kPower, s->step) + 1) / 2);
   }
+  s->temp_mem = P.hbm ? s->temp + 3 + 3 * u / 100 + 0.5 * noise(seed_, gi, Signal::kMemTemp, s->step) : 0;
+  // HBM at its maximum operating temperature slows the board down just as a hot core does.
+  const bool mem_slowdown = P.hbm && P.temp_mem_max > 0 && s->temp_mem >= P.temp_mem_max;
   double slow = 1;
   if (s->temp >= P.temp_gpu_max) {
     reasons |= nvmlClocksThrottleReasonSwThermalSlowdown;
     slow = 0.85;
   }
-  if (s->temp >= P.temp_slowdown) {
+  if (s->temp >= P.temp_slowdown || mem_slowdown) {
     reasons |= nvmlClocksThrottleReasonHwThermalSlowdown | nvmlClocksThrottleReasonHwSlowdown;
     slow = 0.55;
   }
@@ -126,8 +165,7 @@ void GpuPhysics::evaluate(StepState* s) const {
   s->video_clock = idle ? P.idle_video_clock : roundClock(P.max_video_clock * std::min(1.0, factor));
   s->pstate = idle ? NVML_PSTATE_8 : NVML_PSTATE_0;
 
-  s->temp_mem = P.hbm ? s->temp + 3 + 3 * u / 100 + 0.5 * noise(seed_, gi, Signal::kMemTemp, s->step) : 0;
-  s->fan = P.fans == 0 || fx.fan_failed ? 0 : static_cast<unsigned>(std::clamp(30 + 1.5 * (s->temp - 40), 30.0, 100.0));
+  s->fan = fanPercent(*s, fx.fan_failed);
 
   // Active-state power management: an idle board trains its link down to Gen1 (the width stays);
   // it is back at full speed as soon as work arrives. A downtrained link stays downtrained.
@@ -149,11 +187,21 @@ StepState GpuPhysics::next(const StepState& s) const {
   const FaultEffects fx = effectsAt(faults_, P, t);
   StepState n;
   n.step = s.step + 1;
-  double resistance = P.thermal_resistance * (fx.fan_failed ? 1.8 : 1.0);
+  const double resistance = P.thermal_resistance * airflowFactor(s.fan) * fx.cooling_factor;
   double target = gpu_.ambient + resistance * s.power_w;
-  if (fx.thermal) target = std::max(target, fx.thermal_target);
+  if (fx.thermal) {
+    // Hardware slowdown is built to hold a board between slowdown and shutdown, and with a cooler
+    // that still works, if poorly, it does: the slowed clocks shed what the cooler cannot. (A cooler
+    // that has failed outright cannot be held: cooling_failure.)
+    double floor = fx.thermal_target;
+    if (s.reasons & nvmlClocksThrottleReasonHwThermalSlowdown)
+      floor = std::min(floor, (P.temp_slowdown + P.temp_shutdown) / 2.0);
+    target = std::max(target, floor);
+  }
   const double alpha = 1 - std::exp(-kStepSeconds / P.thermal_tau_s);
   n.temp = s.temp + (target - s.temp) * alpha;
+  n.fans_spinning = P.zero_rpm_start_c == 0 || n.temp >= P.zero_rpm_start_c ||
+                    (s.fans_spinning && n.temp >= P.zero_rpm_start_c - kZeroRpmHysteresisC);
   n.energy_mj = s.energy_mj + s.power_w * kStepSeconds * 1000;
   for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; ++l) {
     bool on = (s.nvlink_active >> l) & 1u;
@@ -172,8 +220,20 @@ const StepState& GpuPhysics::stateLocked(double t) {
   while (cur_.step < step) {
     prev_ = cur_;
     cur_ = next(cur_);
+    // The sensor reads whole degrees: the board trips when its reading reaches the threshold, so
+    // no reading at or above shutdown is ever answered.
+    if (shutdown_step_ < 0 && cur_.temp >= profile_.temp_shutdown - 0.5) shutdown_step_ = cur_.step;
   }
   return cur_;
+}
+
+std::optional<double> GpuPhysics::shutdownBy(double t) {
+  std::lock_guard lock(mu_);
+  if (shutdown_step_ < 0) stateLocked(t);
+  if (shutdown_step_ < 0) return std::nullopt;
+  const double at = static_cast<double>(shutdown_step_) * kStepSeconds;
+  if (at > t) return std::nullopt;
+  return at;
 }
 
 StepState GpuPhysics::at(double t) {

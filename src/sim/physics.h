@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "nvml/nvml_abi.h"
@@ -25,7 +26,8 @@ struct StepState {
   unsigned sm_clock = 0, mem_clock = 0, video_clock = 0;
   unsigned pstate = NVML_PSTATE_8;
   std::uint64_t reasons = 0;
-  unsigned fan = 0;  // percent
+  unsigned fan = 0;           // percent
+  bool fans_spinning = true;  // false while a zero-RPM board has stopped its fans
   unsigned pcie_gen = 0, pcie_width = 0;
   double pcie_tx_kbs = 0, pcie_rx_kbs = 0;
   std::uint32_t nvlink_active = 0;                   // bit per link
@@ -53,6 +55,11 @@ class GpuPhysics {
   void setPowerLimit(double t, unsigned milliwatts);
   unsigned powerLimitMwAt(double t);
 
+  // When the GPU shut down, if it has by time t: the first step whose core temperature reached the
+  // profile's shutdown temperature. From then on it is off the bus, as a real board that trips its
+  // thermal shutdown is (no reading above shutdown is ever seen).
+  std::optional<double> shutdownBy(double t);
+
   const std::vector<const FaultConfig*>& faults() const { return faults_; }
 
  private:
@@ -69,6 +76,9 @@ class GpuPhysics {
   std::mutex mu_;
   StepState cur_, prev_;
   std::vector<std::pair<double, unsigned>> limits_;  // (from t, milliwatts), t ascending
+  std::int64_t shutdown_step_ = -1;                  // first step at or above shutdown, once reached
+  unsigned fanPercent(const StepState& s, bool fan_failed) const;
+  double airflowFactor(unsigned fan) const;
   unsigned limitMwAtLocked(double t) const;
 };
 

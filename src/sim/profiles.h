@@ -54,6 +54,9 @@ struct GpuProfile {
   bool persistence_default;
   bool mig_capable;
   unsigned fans;  // 0: passive or SXM (nvmlDeviceGetFanSpeed is NOT_SUPPORTED)
+  // Zero-RPM boards stop their fans while cool and start them when the core reaches this; 0: the
+  // fans always turn. A fact of the board's fan table, like its thresholds.
+  unsigned zero_rpm_start_c;
   // Identity strings.
   std::string_view vbios, inforom_image, inforom_oem, inforom_ecc, inforom_power, part_number;
   std::string_view serial_prefix;

@@ -56,6 +56,7 @@ struct GpuConfig {
   bool persistence = false;
   unsigned power_limit_mw = 0;  // enforced limit at start, milliwatts (need not be whole watts)
   double ambient = 30;          // inlet air, degrees C
+  std::optional<unsigned> fan;  // fans pinned at this percent; unset: the board's own control
   std::vector<ProcessConfig> processes;
   bool mig_enabled = false;
   std::vector<MigInstanceConfig> mig_instances;
@@ -87,6 +88,7 @@ enum class FaultType {
   kHang,
   kDriverUnloaded,
   kClocksLocked,
+  kCoolingFailure,
 };
 
 // One injected fault. Parameters not used by a type keep their defaults; the parser allows
@@ -111,7 +113,8 @@ struct FaultConfig {
   std::string call;                                             // hang: only this function
   double temperature = 0;                                       // thermal slowdown target, 0 = slowdown threshold + 6
   double clock_factor = 0;                                      // power slowdown/brake: fraction of the clock left
-  double watts = 0;  // clocks locked: power at 0 % utilisation, 0 = profile default
+  double watts = 0;   // clocks locked: power at 0 % utilisation, 0 = profile default
+  double factor = 0;  // cooling failure: multiplier of the thermal resistance, 0 = default
 
   bool activeAt(double t) const { return t >= at && t < at + duration; }
   // Seconds of the window elapsed at t, for rates.

@@ -284,8 +284,8 @@ void loadMerged(const std::string& path, int depth, Merged* m, const N* referrer
 // GPUs.
 
 const std::vector<std::string_view> kGpuKeys = {
-    "profile",     "uuid",     "serial", "bus_id",      "minor",       "numa",    "cpus",      "pcie_switch",
-    "host_bridge", "workload", "ecc",    "persistence", "power_limit", "ambient", "processes", "mig"};
+    "profile",  "uuid", "serial",      "bus_id",      "minor",   "numa",      "cpus", "pcie_switch", "host_bridge",
+    "workload", "ecc",  "persistence", "power_limit", "ambient", "processes", "mig",  "fan"};
 
 // A GPU's keys come from its own entry, else from `defaults`.
 struct GpuSource {
@@ -479,6 +479,10 @@ GpuConfig parseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
   g.power_limit_mw = P.power_default_mw;
   if (auto v = src.get("power_limit")) g.power_limit_mw = readMilliwatts(*v, P.power_min_mw, P.power_max_mw);
   if (auto v = src.get("ambient")) g.ambient = readNum(*v, 0, 60);
+  if (auto v = src.get("fan")) {
+    if (P.fans == 0) fail(*v, std::string(P.id) + " has no fans");
+    g.fan = static_cast<unsigned>(readInt(*v, 0, 100));
+  }
   if (auto v = src.get("mig")) parseMig(*v, &g);
   if (auto v = src.get("processes")) {
     expectSeq(*v);
@@ -576,6 +580,8 @@ void parseFaultParam(const N& v, const std::string& key, FaultConfig* f) {
     f->clock_factor = readNum(v, 0.05, 1);
   else if (key == "watts")
     f->watts = readNum(v, 1, 2000);
+  else if (key == "factor")
+    f->factor = readNum(v, 1, 100);
   else
     fail(v, "internal: parameter '" + key + "' has no parser");
 }

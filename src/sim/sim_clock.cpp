@@ -7,17 +7,24 @@
 
 namespace gw::sim {
 
-double wallSeconds() {
+std::int64_t wallNanos() {
   timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+double realModeSeconds(double start, double speed, std::int64_t origin_ns, std::int64_t now_ns) {
+  // Scaled before dividing: with a whole-number speed the product is an exact integer, and one
+  // correctly rounded division then lands exactly on whole seconds (1e-9 * n would not).
+  const auto elapsed_ns = static_cast<double>(now_ns - origin_ns);
+  return start + speed * elapsed_ns / 1e9;
 }
 
 SimClock::SimClock(ClockSettings s) : settings_(s), manual_t_(s.start) {}
 
 void SimClock::start() {
   if (started_.load(std::memory_order_acquire)) return;
-  origin_ = wallSeconds();
+  origin_ns_ = wallNanos();
   started_.store(true, std::memory_order_release);
 }
 
@@ -34,9 +41,9 @@ void raiseTo(std::atomic<double>& v, double t) {
 double SimClock::fromFile() const {
   std::unique_lock lock(file_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return manual_t_.load(std::memory_order_relaxed);
-  const double w = wallSeconds();
-  if (file_read_at_ >= 0 && w - file_read_at_ < 0.01) return manual_t_.load(std::memory_order_relaxed);
-  file_read_at_ = w;
+  const std::int64_t w = wallNanos();
+  if (file_read_at_ns_ >= 0 && w - file_read_at_ns_ < 10'000'000) return manual_t_.load(std::memory_order_relaxed);
+  file_read_at_ns_ = w;
   if (FILE* f = std::fopen(settings_.file.c_str(), "re")) {
     char buf[64] = {0};
     const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
@@ -53,7 +60,8 @@ double SimClock::now() const {
   if (!settings_.file.empty()) return fromFile();
   if (settings_.manual) return manual_t_.load(std::memory_order_relaxed);
   if (!started_.load(std::memory_order_acquire)) return settings_.start + offset_.load(std::memory_order_relaxed);
-  return settings_.start + settings_.speed * (wallSeconds() - origin_) + offset_.load(std::memory_order_relaxed);
+  return realModeSeconds(settings_.start, settings_.speed, origin_ns_, wallNanos()) +
+         offset_.load(std::memory_order_relaxed);
 }
 
 void SimClock::set(double t) {

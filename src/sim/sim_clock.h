@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -17,9 +18,15 @@ struct ClockSettings {
   double speed = 1;
 };
 
-// Monotonic wall seconds from the coarse clock: a few ms of resolution is plenty for a
-// simulation stepped in seconds, and it costs a fraction of a precise clock read.
-double wallSeconds();
+// Monotonic wall time in whole nanoseconds. The precise clock, not the coarse one: a coarse reading
+// is the time of the last tick, and the kernel slews tick lengths, so after a 1 s sleep the coarse
+// clock can have moved 0.99999997 s and a simulation stepped in whole seconds repeats a step. Kept
+// as an integer so an elapsed time is exact however long the machine has been up.
+std::int64_t wallNanos();
+// Simulated seconds in real mode: `start` plus `speed` times the wall time from origin_ns to now_ns.
+// Exact when the elapsed time is a whole number of steps: a caller that slept 1 s reads the next
+// step, never the one before it.
+double realModeSeconds(double start, double speed, std::int64_t origin_ns, std::int64_t now_ns);
 
 class SimClock {
  public:
@@ -34,12 +41,12 @@ class SimClock {
  private:
   ClockSettings settings_;
   std::atomic<bool> started_{false};
-  double origin_ = 0;                     // wallSeconds() at start()
+  std::int64_t origin_ns_ = 0;            // wallNanos() at start()
   mutable std::atomic<double> manual_t_;  // manual and file modes (file mode raises it when reading)
   std::atomic<double> offset_{0};         // added by gwSimSetTime in real mode
-  // file mode: when the file was last read (wall seconds), under file_mu_
+  // file mode: when the file was last read (wallNanos()), under file_mu_
   mutable std::mutex file_mu_;
-  mutable double file_read_at_ = -1;
+  mutable std::int64_t file_read_at_ns_ = -1;
   double fromFile() const;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -59,7 +60,8 @@ struct World {
   std::atomic<double> session_start{0};  // simulated time of the last 0 → 1 nvmlInit
   long long epoch_us_at_zero = 0;        // wall clock (µs since 1970) at simulated t = 0
 
-  long long epochUs(double t) const { return epoch_us_at_zero + static_cast<long long>(t * 1e6); }
+  // Rounded, not truncated: t = 0.29 is 289999.99999999994 µs in binary.
+  long long epochUs(double t) const { return epoch_us_at_zero + std::llround(t * 1e6); }
   bool driverUnloadedAt(double t) const;
   // True when the driver went away after this session's nvmlInit: the session is dead until
   // the caller shuts down and initialises again.

@@ -49,6 +49,21 @@ TEST(HealthCli, GpuLostBeforeTheCheckStartsIsFatal) {
   for (int i : {0, 1, 2, 4, 5, 6, 7}) EXPECT_EQ(j["gpus"][i]["state"], "healthy") << i;
 }
 
+// Cooling lost at t=30 s: GPU 0 reached its 92 °C shutdown at t=51 s and fell off the bus. A check
+// started after that finds a lost GPU, judged fatal by its index, and the rest healthy.
+TEST(HealthCli, ThermalShutdownLeavesALostGpu) {
+  auto r = runGw({"--json", "health", "--standalone", "--simulate", "fault-thermal-runaway", "--seconds", "1"},
+                 {{"GPUWARDEN_SIM_START", "60"}}, 20000ms);
+  EXPECT_EQ(r.code, 2) << describe(r);
+  auto j = r.json();
+  EXPECT_EQ(j["status"], "fatal") << j.dump(2);
+  const auto& g0 = j["gpus"][0];
+  EXPECT_EQ(g0["gpu_state"], "lost");
+  ASSERT_FALSE(g0["findings"].empty()) << g0.dump(2);
+  EXPECT_EQ(g0["findings"][0]["rule"], "gpu_lost");
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(j["gpus"][i]["state"], "healthy") << i;
+}
+
 // Every call on GPU 5 blocks for 30 s (t=10..70 s): the check still answers within seconds, with
 // GPU 5 unknown (stalled) and the others judged.
 TEST(HealthCli, HungGpuDoesNotHoldUpTheCheck) {

@@ -109,11 +109,11 @@ std::vector<Probe> probes() {
        .index = 0,
        .signal = "fan speed",
        .pinned = 1,
-       .place = with([](Gpu& g, double v, auto) { g.set("gpu_temp", 60).set("fan_speed", v); })},
+       .place = with([](Gpu& g, double v, auto) { g.set("gpu_temp", 70).set("fan_speed", v); })},
       {.rule = "fan_failure",
        .index = 1,
        .signal = "core temperature",
-       .pinned = 45,
+       .pinned = 65,
        .place = with([](Gpu& g, double v, auto) { g.set("fan_speed", 0).set("gpu_temp", v); })},
       // power
       {.rule = "power_low_under_load",

@@ -259,6 +259,19 @@ TEST(HealthScenario, ThermalSlowdown) {
          .expected = {{"thermal_slowdown", 0, C}},
          .allowed_extra = {"gpu_temperature", "memory_temperature"}});
 }
+// Cooling lost under load: the GPU reaches its shutdown temperature and falls off the bus; the
+// finding is the lost GPU and its Xid 79, whatever thermal findings had time to fire before it.
+TEST(HealthScenario, ThermalRunaway) {
+  check({.scenario = "fault-thermal-runaway",
+         .duration_s = 120,
+         .step_s = 1,
+         .expected = {{"gpu_lost", 0, F}, {"xid", 0, F}},
+         .allowed_extra = {"gpu_temperature", "memory_temperature", "thermal_slowdown"}});
+}
+// Zero-RPM fans: 0 % at ~47 °C idle is normal, and the fans that start under load are normal too.
+TEST(HealthScenario, ZeroRpmIdleIsSilent) {
+  check({.scenario = "zero-rpm-idle", .fault_s = 0, .duration_s = 600, .step_s = 3});
+}
 TEST(HealthScenario, IdlePowerHigh) {
   check({.scenario = "fault-idle-power-high", .duration_s = 240, .expected = {{"idle_power_high", 3, W}}});
 }

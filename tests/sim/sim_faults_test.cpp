@@ -1,4 +1,5 @@
 // Every fault type, at its time and not before.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -214,6 +215,13 @@ faults:
   EXPECT_TRUE(r & nvmlClocksThrottleReasonHwThermalSlowdown);
   EXPECT_TRUE(r & nvmlClocksThrottleReasonSwThermalSlowdown);
   EXPECT_LT(SmClock(d), clock_before * 3 / 4);
+  // Held in slowdown, below shutdown: the cooler is failing, not gone.
+  unsigned shutdown = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &shutdown), NVML_SUCCESS);
+  for (double t = 300; t <= 900; t += 1) {
+    At(t);
+    ASSERT_LT(Temp(d), shutdown) << "t=" << t;
+  }
   At(1500);  // window over: it cools and recovers
   EXPECT_LT(Temp(d), slowdown - 5);
   EXPECT_FALSE(Reasons(d) & nvmlClocksThrottleReasonHwThermalSlowdown);
@@ -353,6 +361,129 @@ faults: [{type: fan_failure, gpu: 1, at: 0}]
   EXPECT_GT(good, 40u);
   EXPECT_EQ(bad, 0u);
   EXPECT_GT(Temp(Gpu(1)), Temp(Gpu(0)) + 10);
+}
+
+// A dead fan on a loaded card does not level off: it climbs into hardware slowdown, and the slowed
+// clocks then hold it there, below shutdown, for as long as the load lasts.
+TEST_F(Faults, DeadFanUnderLoadClimbsIntoSlowdownButNotToShutdown) {
+  StartYaml(R"(
+count: 2
+defaults: {profile: RTX-4090, workload: training}
+faults: [{type: fan_failure, gpu: 1, at: 600}]
+)");
+  nvmlDevice_t bad = Gpu(1);
+  At(599);
+  EXPECT_EQ(Temp(bad), 68u);  // the fan curve's equilibrium under load (72 %)
+  EXPECT_FALSE(Reasons(bad) & nvmlClocksThrottleReasonHwThermalSlowdown);
+  unsigned slowdown = 0, shutdown = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetTemperatureThreshold(bad, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &slowdown), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetTemperatureThreshold(bad, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &shutdown), NVML_SUCCESS);
+  double first_slowdown = -1;
+  unsigned hottest = 0;
+  for (double t = 600; t <= 1800; t += 1) {
+    At(t);
+    const unsigned temp = Temp(bad);
+    hottest = std::max(hottest, temp);
+    if (first_slowdown < 0 && (Reasons(bad) & nvmlClocksThrottleReasonHwThermalSlowdown)) first_slowdown = t;
+  }
+  EXPECT_EQ(first_slowdown, 617) << "reached " << slowdown << " C";
+  EXPECT_EQ(hottest, 91u);
+  EXPECT_LT(hottest, shutdown);
+  EXPECT_EQ(Temp(Gpu(0)), 68u);  // its neighbour, fan working, is where it was
+}
+
+// Cooling lost under load: the core passes slowdown, the slowed clocks still heat it faster than it
+// sheds heat, and at its shutdown temperature the board shuts down the way a real one does: it falls
+// off the bus (every call GPU_IS_LOST) and the driver reports Xid 79. No reading at or above
+// shutdown is ever answered.
+TEST_F(Faults, ThermalRunawayShutsTheGpuDownAndItFallsOffTheBus) {
+  Start(FreshShipped("fault-thermal-runaway"));
+  nvmlDevice_t hot = Gpu(0);
+  nvmlEventSet_t set = nullptr;
+  ASSERT_EQ(nv.nvmlEventSetCreate(&set), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceRegisterEvents(hot, nvmlEventTypeXidCriticalError, set), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceRegisterEvents(Gpu(1), nvmlEventTypeXidCriticalError, set), NVML_SUCCESS);
+  unsigned shutdown = 0, slowdown = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetTemperatureThreshold(hot, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &shutdown), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetTemperatureThreshold(hot, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &slowdown), NVML_SUCCESS);
+  EXPECT_EQ(shutdown, 92u);
+  nvmlEventData_t ev{};
+  double lost_at = -1, slowdown_at = -1;
+  unsigned last_temp = 0;
+  unsigned long long last_reasons = 0;
+  for (double t = 0; t <= 120 && lost_at < 0; t += 1) {
+    At(t);
+    unsigned temp = 0;
+    const nvmlReturn_t rc = nv.nvmlDeviceGetTemperature(hot, NVML_TEMPERATURE_GPU, &temp);
+    if (rc == NVML_ERROR_GPU_IS_LOST) {
+      lost_at = t;
+      break;
+    }
+    ASSERT_EQ(rc, NVML_SUCCESS) << "t=" << t;
+    ASSERT_LT(temp, shutdown) << "t=" << t;
+    last_temp = temp;
+    last_reasons = Reasons(hot);
+    if (slowdown_at < 0 && (last_reasons & nvmlClocksThrottleReasonHwThermalSlowdown)) slowdown_at = t;
+    EXPECT_EQ(nv.nvmlEventSetWait_v2(set, &ev, 0), NVML_ERROR_TIMEOUT) << "an event before the shutdown, t=" << t;
+  }
+  EXPECT_EQ(slowdown_at, 45);
+  EXPECT_EQ(lost_at, 51);
+  EXPECT_EQ(last_temp, 91u);
+  // The thermal events before it: hardware and software thermal slowdown, clocks cut.
+  EXPECT_TRUE(last_reasons & nvmlClocksThrottleReasonHwThermalSlowdown);
+  EXPECT_TRUE(last_reasons & nvmlClocksThrottleReasonSwThermalSlowdown);
+  EXPECT_NE(
+      std::string(nv.gwSimLastError()).find("reached its shutdown temperature (92 C) and fell off the bus at t=51s"),
+      std::string::npos)
+      << nv.gwSimLastError();
+  // Off the bus: the handle, a new handle, every call; the device count stays; the others answer.
+  unsigned mw = 0, count = 0;
+  EXPECT_EQ(nv.nvmlDeviceGetPowerUsage(hot, &mw), NVML_ERROR_GPU_IS_LOST);
+  nvmlDevice_t again = nullptr;
+  EXPECT_EQ(nv.nvmlDeviceGetHandleByIndex_v2(0, &again), NVML_ERROR_GPU_IS_LOST);
+  ASSERT_EQ(nv.nvmlDeviceGetCount_v2(&count), NVML_SUCCESS);
+  EXPECT_EQ(count, 8u);
+  EXPECT_GT(Power(Gpu(1)), 600000u);
+  // Xid 79, once, for GPU 0 only.
+  ASSERT_EQ(nv.nvmlEventSetWait_v2(set, &ev, 0), NVML_SUCCESS);
+  EXPECT_EQ(ev.eventType, nvmlEventTypeXidCriticalError);
+  EXPECT_EQ(ev.eventData, 79u);
+  EXPECT_EQ(ev.device, hot);
+  EXPECT_EQ(nv.nvmlEventSetWait_v2(set, &ev, 0), NVML_ERROR_TIMEOUT);
+  At(3600);
+  EXPECT_EQ(nv.nvmlDeviceGetPowerUsage(hot, &mw), NVML_ERROR_GPU_IS_LOST);  // it stays off the bus
+  EXPECT_EQ(nv.nvmlEventSetWait_v2(set, &ev, 0), NVML_ERROR_TIMEOUT);
+  EXPECT_EQ(nv.nvmlEventSetFree(set), NVML_SUCCESS);
+}
+
+// Hardware slowdown holds a poor cooler's GPU between slowdown and shutdown, however hot the cooler
+// alone would let it get; a failed cooler it holds only if the slowed clocks shed enough heat; an
+// idle GPU with a failed cooler makes too little heat to matter.
+TEST_F(Faults, SlowdownHoldsAPoorCoolerBelowShutdownButNotAFailedOne) {
+  StartYaml(R"(
+count: 4
+defaults: {profile: H100-SXM5-80GB, workload: training}
+gpus: [{}, {}, {workload: idle}, {}]
+faults:
+  - {type: thermal_slowdown, gpu: 0, at: 10, temperature: 110}
+  - {type: cooling_failure, gpu: 1, at: 10, factor: 2}
+  - {type: cooling_failure, gpu: 2, at: 10}
+  - {type: cooling_failure, gpu: 3, at: 10}
+)");
+  nvmlDevice_t poor = Gpu(0), doubled = Gpu(1), idle = Gpu(2), failed = Gpu(3);
+  unsigned temp = 0;
+  double lost_at = -1;
+  for (double t = 10; t <= 600; t += 1) {
+    At(t);
+    for (nvmlDevice_t d : {poor, doubled, idle}) ASSERT_LT(Temp(d), 92u) << "t=" << t;
+    if (lost_at < 0 && nv.nvmlDeviceGetTemperature(failed, NVML_TEMPERATURE_GPU, &temp) == NVML_ERROR_GPU_IS_LOST)
+      lost_at = t;
+  }
+  EXPECT_EQ(Temp(poor), 90u);  // held halfway between slowdown (89) and shutdown (92)
+  EXPECT_TRUE(Reasons(poor) & nvmlClocksThrottleReasonHwThermalSlowdown);
+  EXPECT_EQ(Temp(doubled), 89u);
+  EXPECT_EQ(Temp(idle), 42u);
+  EXPECT_EQ(lost_at, 36);
 }
 
 TEST_F(Faults, HangBlocksOnlyTheHungGpuAndOnlyTheNamedCall) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sim_harness.h"
 
@@ -50,6 +51,49 @@ TEST_F(Scenarios, EveryShippedScenarioLoads) {
     nv.nvmlShutdown();
   }
   EXPECT_GE(seen, expected.size());
+}
+
+// A card cannot sit above its shutdown temperature: in no shipped scenario, over 20 minutes, does
+// any GPU answer a core temperature at or above its own shutdown threshold. It answers one below,
+// or it has shut down and answers GPU_IS_LOST. (fault-hang is left out: its calls block for real.)
+TEST_F(Scenarios, NoShippedScenarioReadsAtOrAboveShutdown) {
+  std::size_t checked = 0, lost = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(GW_SCENARIO_DIR)) {
+    const std::string name = entry.path().stem().string();
+    if (entry.path().extension() != ".yaml" || name == "fault-hang") continue;
+    SCOPED_TRACE(name);
+    UseScenario(WriteScenario("base: " + entry.path().string() + "\n", name));
+    if (nv.nvmlInit_v2() != NVML_SUCCESS) continue;
+    unsigned count = 0;
+    ASSERT_EQ(nv.nvmlDeviceGetCount_v2(&count), NVML_SUCCESS);
+    std::vector<nvmlDevice_t> gpus(count);
+    std::vector<unsigned> shutdown(count);
+    for (unsigned i = 0; i < count; ++i) {
+      ASSERT_EQ(nv.nvmlDeviceGetHandleByIndex_v2(i, &gpus[i]), NVML_SUCCESS);
+      ASSERT_EQ(nv.nvmlDeviceGetTemperatureThreshold(gpus[i], NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &shutdown[i]),
+                NVML_SUCCESS);
+    }
+    std::vector<bool> gone(count, false);
+    for (double t = 0; t <= 1200; t += 3) {
+      At(t);
+      for (unsigned i = 0; i < count; ++i) {
+        unsigned temp = 0;
+        const nvmlReturn_t rc = nv.nvmlDeviceGetTemperature(gpus[i], NVML_TEMPERATURE_GPU, &temp);
+        if (rc == NVML_SUCCESS) {
+          ASSERT_LT(temp, shutdown[i]) << "GPU " << i << " at t=" << t;
+          ++checked;
+        } else {
+          ASSERT_TRUE(rc == NVML_ERROR_GPU_IS_LOST || rc == NVML_ERROR_UNINITIALIZED) << "GPU " << i << " rc " << rc;
+          gone[i] = gone[i] || rc == NVML_ERROR_GPU_IS_LOST;
+        }
+      }
+    }
+    for (bool g : gone) lost += g;
+    while (nv.nvmlShutdown() == NVML_SUCCESS) {
+    }
+  }
+  EXPECT_GT(checked, 30000u);
+  EXPECT_EQ(lost, 3u);  // fault-gpu-lost, fault-xid-79 (off the bus by fault) and fault-thermal-runaway
 }
 
 TEST_F(Scenarios, H200FleetSpecs) {

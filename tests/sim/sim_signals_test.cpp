@@ -208,16 +208,81 @@ TEST_F(Signals, CustomCurveIsFollowed) {
 TEST_F(Signals, FanSpeedRisesWithTemperatureOnBoardsWithFans) {
   StartYaml("count: 2\ndefaults: {profile: RTX-4090}\ngpus: [{workload: idle}, {workload: training}]\n");
   At(600);
-  unsigned idle_fan = 0, busy_fan = 0, fans = 0;
+  unsigned idle_fan = 99, busy_fan = 0, fans = 0;
   ASSERT_EQ(nv.nvmlDeviceGetFanSpeed(Gpu(0), &idle_fan), NVML_SUCCESS);
   ASSERT_EQ(nv.nvmlDeviceGetFanSpeed_v2(Gpu(1), 1, &busy_fan), NVML_SUCCESS);
   ASSERT_EQ(nv.nvmlDeviceGetNumFans(Gpu(1), &fans), NVML_SUCCESS);
   EXPECT_EQ(fans, 2u);
   EXPECT_EQ(nv.nvmlDeviceGetFanSpeed_v2(Gpu(1), 2, &busy_fan), NVML_ERROR_INVALID_ARGUMENT);
   ASSERT_EQ(nv.nvmlDeviceGetFanSpeed_v2(Gpu(1), 1, &busy_fan), NVML_SUCCESS);
-  EXPECT_GE(idle_fan, 30u);
-  EXPECT_GT(busy_fan, idle_fan + 20);
+  EXPECT_EQ(idle_fan, 0u);  // zero-RPM: an idle RTX 4090 stops its fans
+  EXPECT_EQ(busy_fan, 72u);
   EXPECT_EQ(Field(Gpu(0), NVML_FI_DEV_MEMORY_TEMP).nvmlReturn, NVML_ERROR_NOT_SUPPORTED);  // GDDR6X
+}
+
+// Zero-RPM: the fans stay stopped while the board is cool, start when the core reaches the
+// profile's 55 °C, and stop again only 10 °C lower, so they do not cycle at the threshold.
+TEST_F(Signals, ZeroRpmBoardStopsItsFansWhileCoolAndStartsThemUnderLoad) {
+  StartYaml(R"(
+count: 1
+defaults:
+  profile: RTX-4090
+  workload: training
+  processes: [{pid: 5, name: python3, memory: 1GiB, start: 100, stop: 400}]
+)");
+  nvmlDevice_t d = Gpu(0);
+  auto fan = [&] {
+    unsigned f = 99;
+    EXPECT_EQ(nv.nvmlDeviceGetFanSpeed(d, &f), NVML_SUCCESS);
+    return f;
+  };
+  At(99);
+  EXPECT_EQ(fan(), 0u);
+  EXPECT_EQ(Temp(d), 35u);  // idle with the fans stopped: 30 °C air + 22 W through a still heatsink
+  double started = -1, stopped = -1;
+  unsigned temp_at_start = 0, fan_at_start = 0, temp_at_stop = 0, temp_before = 0;
+  for (double t = 100; t <= 900; t += 1) {
+    At(t);
+    const unsigned f = fan(), temp = Temp(d);
+    if (started < 0 && f > 0) {
+      started = t;
+      temp_at_start = temp;
+      fan_at_start = f;
+    }
+    if (started < 0) temp_before = temp;
+    if (started >= 0 && stopped < 0 && f == 0) {
+      stopped = t;
+      temp_at_stop = temp;
+    }
+  }
+  // The load heats it ~3 °C a step: the first reading at or above 55 °C starts the fans.
+  EXPECT_EQ(started, 106);
+  EXPECT_LT(temp_before, 55u);
+  EXPECT_EQ(temp_at_start, 58u);
+  EXPECT_EQ(fan_at_start, 56u);
+  EXPECT_EQ(stopped, 421);  // the job ended at 400
+  EXPECT_EQ(temp_at_stop, 45u);
+  EXPECT_EQ(Temp(d), 35u);
+}
+
+// Fans matter: at the same load, a board whose fans are pinned faster runs cooler.
+TEST_F(Signals, HigherFanSpeedLowersTheTemperature) {
+  StartYaml(R"(
+count: 3
+defaults: {profile: RTX-4090, workload: training}
+gpus: [{fan: 40}, {}, {fan: 100}]
+)");
+  At(900);
+  unsigned f0 = 0, f1 = 0, f2 = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetFanSpeed(Gpu(0), &f0), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetFanSpeed(Gpu(1), &f1), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetFanSpeed(Gpu(2), &f2), NVML_SUCCESS);
+  EXPECT_EQ(f0, 40u);
+  EXPECT_EQ(f1, 72u);
+  EXPECT_EQ(f2, 100u);
+  EXPECT_EQ(Temp(Gpu(0)), 82u);
+  EXPECT_EQ(Temp(Gpu(1)), 68u);
+  EXPECT_EQ(Temp(Gpu(2)), 61u);
 }
 
 // ------------------------------------------------------------------------------------------
