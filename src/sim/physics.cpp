@@ -124,7 +124,7 @@ void GpuPhysics::evaluate(StepState* s) const {
   s->sm_clock = std::max(P.idle_sm_clock, roundClock(top * factor));
   s->mem_clock = idle ? P.idle_mem_clock : P.max_mem_clock;
   s->video_clock = idle ? P.idle_video_clock : roundClock(P.max_video_clock * std::min(1.0, factor));
-  s->pstate = idle ? NVML_PSTATE_8 : NVML_PSTATE_0;
+  s->pstate = fx.pstate ? fx.pstate : idle ? NVML_PSTATE_8 : NVML_PSTATE_0;
 
   s->temp_mem = P.hbm ? s->temp + 3 + 3 * u / 100 + 0.5 * noise(seed_, gi, Signal::kMemTemp, s->step) : 0;
   s->fan = P.fans == 0 || fx.fan_failed ? 0 : static_cast<unsigned>(std::clamp(30 + 1.5 * (s->temp - 40), 30.0, 100.0));
