@@ -607,6 +607,32 @@ TEST(RuleWindows, StarvationJudgesOnlyWithNinetyPercentOfItsWindow) {
   EXPECT_TRUE(x.at(need, "starvation", [](Gpu& g) { g.set("gpu_util", 40); }));
 }
 
+// leftover_process, like starvation, waits for 90 % of its window; a busy sample anywhere in the
+// window keeps it quiet until that sample has left the window.
+TEST(RuleWindows, LeftoverJudgesOnlyWithNinetyPercentOfAnIdleWindow) {
+  const RuleConfig c;
+  const std::int64_t need = c.leftover_window_ms * 9 / 10;
+  ASSERT_EQ(need, 540'000);
+  Window x;
+  auto idleWithMemory = [&](std::int64_t t, double util) {
+    x.engine().observeProcesses(0, {{4242U, 8ULL << 30}}, kT0 + t);
+    return x.at(t, "leftover_process", [&](Gpu& g) { g.set("gpu_util", util); });
+  };
+  for (std::int64_t t = 0; t < need; t += 1000) EXPECT_FALSE(idleWithMemory(t, 0)) << t;
+  EXPECT_TRUE(idleWithMemory(need, 0));
+  Window busy;
+  auto busyOnce = [&](std::int64_t t) {
+    busy.engine().observeProcesses(0, {{4242U, 8ULL << 30}}, kT0 + t);
+    return busy.at(t, "leftover_process", [&](Gpu& g) { g.set("gpu_util", t == 100'000 ? 40 : 0); });
+  };
+  bool fired = false;
+  std::int64_t first = -1;
+  for (std::int64_t t = 0; t <= 720'000 && !fired; t += 1000)
+    if ((fired = busyOnce(t))) first = t;
+  // The process list is judged on the samples before it: the busy one has left the window at 701 s.
+  EXPECT_EQ(first, 100'000 + c.leftover_window_ms + 1000);
+}
+
 // A cleared, non-sticky incident resolves a grace (2 min) after it was last seen, not before.
 TEST(LimitBoundaries, IncidentGraceAtItsValueAndOneSecondEitherSide) {
   ASSERT_EQ(IncidentConfig{}.grace_ms, 120'000);
