@@ -153,6 +153,16 @@ TEST(MonitorProcessChecks, ALiveLeftoverFiresOnceItsGpuWasIdleForTheWindow) {
   const auto report = node.monitor().healthReport();
   EXPECT_EQ(report["gpus"][5]["workload"], nlohmann::json({{"class", "idle"}, {"source", "inferred"}}))
       << report["gpus"][5].dump();
+  // A scheduler says the GPU is someone's interactive session: from the next process check the
+  // same condition is told as info, and the verdict says who set the class.
+  node.monitor().setWorkload(report["gpus"][5]["uuid"].get<std::string>(), health::WorkloadClass::kInteractive);
+  node.advance(680, true);
+  bool info = false;
+  for (const auto& f : node.monitor().findings())
+    if (f.rule == "leftover_process" && f.gpu_index == 5) info = f.severity == health::Severity::Info;
+  EXPECT_TRUE(info);
+  EXPECT_EQ(node.monitor().healthReport()["gpus"][5]["workload"],
+            nlohmann::json({{"class", "interactive"}, {"source", "scheduler"}}));
 }
 
 // Before its first evaluation the monitor has no verdict: "unknown" (exit 3), not "healthy".
