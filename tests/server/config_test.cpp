@@ -166,8 +166,13 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Config, ShippedExampleIsValid) {
   auto c = loadConfig(std::string(GW_SOURCE_DIR) + "/deploy/gpuwarden.yaml");
   ASSERT_TRUE(c) << c.error();
-  EXPECT_EQ(c->health.low_power_fraction, 0.65);
-  EXPECT_EQ(c->health.expected_gpus, 0);
+  // Its health: section shows the rules' defaults: a changed default must change the example too.
+  const health::RuleConfig defaults;
+  EXPECT_EQ(c->health.low_power_fraction, defaults.low_power_fraction);
+  EXPECT_EQ(c->health.gpu_temp_c, defaults.gpu_temp_c);
+  EXPECT_EQ(c->health.memory_temp_c, defaults.memory_temp_c);
+  EXPECT_EQ(c->health.expected_gpus, defaults.expected_gpus);
+  EXPECT_TRUE(c->health.disabled.empty());
 }
 
 TEST(Config, HealthSectionSetsTheRules) {
