@@ -14,6 +14,7 @@
 #include "node/control_protocol.h"
 #include "node/monitor.h"
 #include "nvml/nvml.h"
+#include "server/config.h"
 
 namespace gw::cli {
 
@@ -76,9 +77,19 @@ int unknownExit(const std::string& reason, bool as_json) {
   return 3;
 }
 
-// The monitor the agent runs, without a data folder, for `seconds`.
-int standaloneHealth(Run& run, double seconds) {
+// The monitor the agent runs, without a data folder, for `seconds`, judging with the `health:`
+// section of the agent's configuration file when one is given.
+int standaloneHealth(Run& run, double seconds, const std::string& config_path) {
   const bool as_json = run.ctx.options.json;
+  health::RuleConfig rules;
+  if (!config_path.empty()) {
+    auto cfg = server::loadConfig(config_path);
+    if (!cfg) {
+      printError(cfg.error());
+      return 3;
+    }
+    rules = cfg->health;
+  }
   auto target = resolveNvmlTarget(run.ctx.options);
   if (!target) return unknownExit(target.error(), as_json);
   if (!target->scenario.empty()) ::setenv("GPUWARDEN_SIM_SCENARIO", target->scenario.c_str(), 1);
@@ -93,6 +104,7 @@ int standaloneHealth(Run& run, double seconds) {
   mo.process_interval = std::chrono::hours(1);  // once, at the first evaluation
   mo.nvml_retry = std::chrono::hours(1);        // a check reports what it finds, it does not wait
   mo.log = false;
+  mo.rules = std::move(rules);
   auto m = node::Monitor::create(mo);
   if (!m) return unknownExit(m.error(), as_json);
   (*m)->start();
@@ -120,6 +132,7 @@ void addHealth(CLI::App& app, Run& run) {
     std::string data_dir = node::kDefaultDataDir;
     bool standalone = false;
     double seconds = 3;
+    std::string config;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--data-dir", o->data_dir,
@@ -128,11 +141,20 @@ void addHealth(CLI::App& app, Run& run) {
   cmd->add_flag("--standalone", o->standalone, "Do not ask an agent: sample NVML here for --seconds and judge");
   cmd->add_option("--seconds", o->seconds, "Standalone sampling time in seconds (default 3)")
       ->check(CLI::Range(0.5, 600.0));
+  cmd->add_option("--config", o->config,
+                  "Standalone: judge with the health: section of this agent configuration file (thresholds, "
+                  "disabled rules, expected_gpus, workload classes)");
   cmd->callback([&run, o]() {
     installStopHandlers();
     const bool as_json = run.ctx.options.json;
     // An explicit --simulate or --nvml-lib names the NVML to judge: always standalone.
     const bool local = o->standalone || !run.ctx.options.simulate.empty() || !run.ctx.options.nvml_lib.empty();
+    if (!local && !o->config.empty()) {
+      // The agent judges with its own file; a second one here would be silently ignored.
+      printError("--config is for a standalone check (--standalone, --simulate or --nvml-lib)");
+      run.exit_code = 3;
+      return;
+    }
     if (!local) {
       auto a = askAgent(o->data_dir, "health");
       if (a.reached) {
@@ -146,7 +168,7 @@ void addHealth(CLI::App& app, Run& run) {
         return;
       }
     }
-    run.exit_code = standaloneHealth(run, o->seconds);
+    run.exit_code = standaloneHealth(run, o->seconds, o->config);
   });
 }
 

@@ -161,6 +161,7 @@ struct RuleContext {
   std::string_view proc_root{};                           // kProcesses: whose /proc says which pids exist
   int xid = 0;                                            // kXid: the code
   const NodeFacts* node = nullptr;                        // kNode
+  const WorkloadView* workload = nullptr;                 // kSample, kProcesses: what the GPU runs
 
   // kSample only: the latest sample (the engine asks only when there is one) and its column c.
   const Sample& latest() const { return *gpu->latest(); }

@@ -3,11 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
-#include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "health/rule.h"
 #include "health/rule_registry.h"
@@ -75,135 +71,58 @@ std::optional<Severity> parseSeverity(std::string_view s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Configuration
+// Workload class
 
 namespace {
 
-struct ConfigKey {
-  std::string_view name;
-  double* d = nullptr;
-  std::int64_t* ms = nullptr;
-  int* i = nullptr;
-  bool* b = nullptr;
-};
-
-std::vector<ConfigKey> configKeys(RuleConfig& c) {
-  return {
-      {"load_util", &c.load_util},
-      {"full_load_util", &c.full_load_util},
-      {"idle_util", &c.idle_util},
-      {"gpu_temp_c", &c.gpu_temp_c},
-      {"memory_temp_c", &c.memory_temp_c},
-      {"temperature_hold_ms", nullptr, &c.temperature_hold_ms},
-      {"thermal_hold_ms", nullptr, &c.thermal_hold_ms},
-      {"thermal_clock_drop", &c.thermal_clock_drop},
-      {"low_power_fraction", &c.low_power_fraction},
-      {"low_power_hold_ms", nullptr, &c.low_power_hold_ms},
-      {"idle_power_w", &c.idle_power_w},
-      {"idle_power_hold_ms", nullptr, &c.idle_power_hold_ms},
-      {"power_slowdown_hold_ms", nullptr, &c.power_slowdown_hold_ms},
-      {"power_cap_fraction", &c.power_cap_fraction},
-      {"power_cap_hold_ms", nullptr, &c.power_cap_hold_ms},
-      {"retired_pages_max", &c.retired_pages_max},
-      {"remap_uncorrectable_max", &c.remap_uncorrectable_max},
-      {"memory_hold_ms", nullptr, &c.memory_hold_ms},
-      {"sbe_rise_max", &c.sbe_rise_max},
-      {"sbe_window_ms", nullptr, &c.sbe_window_ms},
-      {"pcie_hold_ms", nullptr, &c.pcie_hold_ms},
-      {"pcie_replay_window_ms", nullptr, &c.pcie_replay_window_ms},
-      {"nvlink_hold_ms", nullptr, &c.nvlink_hold_ms},
-      {"nvlink_error_max", &c.nvlink_error_max},
-      {"nvlink_window_ms", nullptr, &c.nvlink_window_ms},
-      {"pstate_slow", &c.pstate_slow},
-      {"pstate_hold_ms", nullptr, &c.pstate_hold_ms},
-      {"fan_min_temp_c", &c.fan_min_temp_c},
-      {"fan_hold_ms", nullptr, &c.fan_hold_ms},
-      {"starvation_window_ms", nullptr, &c.starvation_window_ms},
-      {"starvation_util_max", &c.starvation_util_max},
-      {"swing_low", &c.swing_low},
-      {"swing_high", &c.swing_high},
-      {"starvation_fraction", &c.starvation_fraction},
-      {"straggler_idle_util", &c.straggler_idle_util},
-      {"straggler_peer_util", &c.straggler_peer_util},
-      {"straggler_hold_ms", nullptr, &c.straggler_hold_ms},
-      {"straggler_min_peers", nullptr, nullptr, &c.straggler_min_peers},
-      {"zombie_hold_ms", nullptr, &c.zombie_hold_ms},
-      {"lost_hold_ms", nullptr, &c.lost_hold_ms},
-      {"stalled_hold_ms", nullptr, &c.stalled_hold_ms},
-      {"expected_gpus", nullptr, nullptr, &c.expected_gpus},
-      {"gpu_count_hold_ms", nullptr, &c.gpu_count_hold_ms},
-      {"require_persistence", nullptr, nullptr, nullptr, &c.require_persistence},
-      {"persistence_hold_ms", nullptr, &c.persistence_hold_ms},
-      {"xid_active_ms", nullptr, &c.xid_active_ms},
-      {"app_xid_repeat", nullptr, nullptr, &c.app_xid_repeat},
+// From the utilisation over the starvation window (the same samples the starvation rule judges):
+// nearly all below the band is idle; a wide spread is inference, whose load follows the requests;
+// a steady level is training. Interactive work is never inferred (bursts between idle stretches
+// look like a sparse inference server) and has no rule of its own to change: it is set.
+WorkloadView inferWorkload(const GpuHistory& g, const RuleConfig& c, std::int64_t now) {
+  WorkloadView w{.source = "inferred"};
+  const Sample* old = g.firstSince(now - c.starvation_window_ms);
+  std::vector<double> u;
+  g.forEachSince(now - c.starvation_window_ms, [&](const Sample& s) {
+    if (valid(s.v[kUtil])) u.push_back(s.v[kUtil]);
+  });
+  if (!(old && now - old->t >= c.starvation_window_ms * 9 / 10 && u.size() >= 10)) {
+    w.basis = "too little history";
+    return w;
+  }
+  std::sort(u.begin(), u.end());
+  // Nearest-rank percentiles: a value that was observed, never an interpolation.
+  auto pct = [&](double p) {
+    const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(u.size())));
+    return u[std::clamp<std::size_t>(rank, 1, u.size()) - 1];
   };
+  const double p10 = pct(0.1), p90 = pct(0.9);
+  const auto below = std::count_if(u.begin(), u.end(), [&](double x) { return x < c.swing_low; });
+  const std::string spread = "util p10-p90 " + fmt(p10) + "-" + fmt(p90) + " %";
+  if (static_cast<double>(below) >= 0.9 * static_cast<double>(u.size())) {
+    w.cls = WorkloadClass::kIdle;
+    w.basis = spread + ", below " + trimmed(c.swing_low) + " %";
+  } else if (p90 - p10 >= c.inference_spread) {
+    w.cls = WorkloadClass::kInference;
+    w.basis = spread + ", spread ≥ " + trimmed(c.inference_spread);
+  } else {
+    w.cls = WorkloadClass::kTraining;
+    w.basis = spread + ", steady (spread < " + trimmed(c.inference_spread) + ")";
+  }
+  return w;
+}
+
+WorkloadView resolveWorkload(const std::map<std::string, WorkloadClass>& scheduled, const RuleConfig& c,
+                             const GpuHistory& g, std::int64_t now) {
+  if (auto it = scheduled.find(g.id.uuid); it != scheduled.end()) return {.cls = it->second, .source = "scheduler"};
+  for (const std::string& key : {g.id.uuid, std::to_string(g.id.index)})
+    if (auto it = c.workload_by_gpu.find(key); it != c.workload_by_gpu.end())
+      return {.cls = it->second, .source = "configured"};
+  if (c.workload) return {.cls = *c.workload, .source = "configured"};
+  return inferWorkload(g, c, now);
 }
 
 }  // namespace
-
-Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file) {
-  RuleConfig c;
-  auto where = [&](const YAML::Node& n) { return std::string(file) + ":" + std::to_string(n.Mark().line + 1) + ": "; };
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return Status::Error(std::string(file) + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  }
-  if (!root || root.IsNull()) return c;
-  if (!root.IsMap()) return Status::Error(where(root) + "expected a map of rule settings");
-  auto keys = configKeys(c);
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const YAML::Node keyNode = it->first;  // copies: the iterator's pair is a temporary
-    const YAML::Node v = it->second;
-    // A list or mapping as a key (`? [a]`) names no setting (as<string> would throw past here).
-    if (!keyNode.IsScalar()) return Status::Error(where(keyNode) + "expected a setting name, got a collection");
-    const std::string name = keyNode.Scalar();
-    try {
-      if (name == "disabled") {
-        if (!v.IsSequence()) return Status::Error(where(v) + "disabled: expected a list of rule names");
-        for (const auto& r : v) {
-          auto rn = r.as<std::string>();
-          if (!findRule(rn)) return Status::Error(where(r) + "disabled: unknown rule '" + rn + "'");
-          c.disabled.insert(rn);
-        }
-        continue;
-      }
-      if (name == "pcie_replay_per_min") {
-        if (!v.IsSequence() || v.size() != c.pcie_replay_per_min.size())
-          return Status::Error(where(v) + "pcie_replay_per_min: expected a list of 5 numbers (Gen1..Gen5)");
-        for (std::size_t k = 0; k < v.size(); ++k) {
-          c.pcie_replay_per_min[k] = v[k].as<double>();
-          if (!(c.pcie_replay_per_min[k] >= 0))  // NaN too: a NaN limit is never exceeded
-            return Status::Error(where(v[k]) + name + ": must be a number, not negative");
-        }
-        continue;
-      }
-      auto k = std::find_if(keys.begin(), keys.end(), [&](const ConfigKey& ck) { return ck.name == name; });
-      if (k == keys.end()) return Status::Error(where(keyNode) + "unknown key '" + name + "'");
-      if (!v.IsScalar()) return Status::Error(where(v) + name + ": expected a scalar");
-      if (k->d) *k->d = v.as<double>();
-      if (k->ms) *k->ms = v.as<std::int64_t>();
-      if (k->i) *k->i = v.as<int>();
-      if (k->b) *k->b = v.as<bool>();
-      if ((k->d && *k->d < 0) || (k->ms && *k->ms < 0) || (k->i && *k->i < 0))
-        return Status::Error(where(v) + name + ": must not be negative");
-      // .nan passes `< 0` and turns every comparison with the threshold false: the rule never fires.
-      if (k->d && std::isnan(*k->d)) return Status::Error(where(v) + name + ": must be a number, not .nan");
-    } catch (const YAML::Exception&) {
-      return Status::Error(where(v) + name + ": wrong type");
-    }
-  }
-  return c;
-}
-
-Result<RuleConfig> loadRuleConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Error(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseRuleConfig(ss.str(), path);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Per-GPU state
@@ -315,7 +234,8 @@ void RuleEngine::observe(const std::vector<collect::GpuView>& views, std::int64_
     std::vector<const GpuHistory*> peers;
     for (auto& [o, ov] : seen)
       if (o != g) peers.push_back(o);
-    RuleContext ctx{.config = config_, .now = now, .gpu = g, .view = v, .peers = peers};
+    const WorkloadView workload = resolveWorkload(scheduled_, config_, *g, now);
+    RuleContext ctx{.config = config_, .now = now, .gpu = g, .view = v, .peers = peers, .workload = &workload};
     for (const Rule* r : ruleRegistry())
       if (r->scope == RuleScope::kGpuState) setCondition(g->active, std::string(r->info.name), r->evaluate(ctx), now);
     if (v->state != collect::GpuState::Up) {
@@ -349,9 +269,40 @@ void RuleEngine::observeProcesses(unsigned gpu_index, const std::vector<ProcessS
   for (auto& p : gpus_)
     if (!p->id.is_mig && p->id.index == gpu_index) g = p.get();
   if (!g) return;
-  const RuleContext ctx{.config = config_, .now = now, .gpu = g, .processes = &processes, .proc_root = proc_root_};
+  const WorkloadView workload = resolveWorkload(scheduled_, config_, *g, now);
+  const RuleContext ctx{
+      .config = config_, .now = now, .gpu = g, .processes = &processes, .proc_root = proc_root_, .workload = &workload};
   for (const Rule* r : ruleRegistry())
     if (r->scope == RuleScope::kProcesses) setCondition(g->active, std::string(r->info.name), r->evaluate(ctx), now);
+}
+
+RuleConfig RuleEngine::config() const {
+  std::lock_guard lock(mu_);
+  return config_;
+}
+
+void RuleEngine::setConfig(RuleConfig config) {
+  std::lock_guard lock(mu_);
+  config_ = std::move(config);
+  // A rule switched off stops reporting now, not at its GPU's next observation.
+  for (auto& g : gpus_)
+    for (const auto& name : config_.disabled) g->active.erase(name);
+  for (const auto& name : config_.disabled) node_active_.erase(name);
+}
+
+void RuleEngine::setWorkload(const std::string& gpu_uuid, std::optional<WorkloadClass> cls) {
+  std::lock_guard lock(mu_);
+  if (cls && *cls != WorkloadClass::kUnknown)
+    scheduled_[gpu_uuid] = *cls;
+  else
+    scheduled_.erase(gpu_uuid);
+}
+
+WorkloadView RuleEngine::workloadOf(const std::string& gpu_uuid, std::int64_t now) const {
+  std::lock_guard lock(mu_);
+  auto it = by_uuid_.find(gpu_uuid);
+  if (it == by_uuid_.end()) return {};
+  return resolveWorkload(scheduled_, config_, *it->second, now);
 }
 
 void RuleEngine::onEvent(const events::GpuEvent& e) {

@@ -23,6 +23,10 @@
 #include "events/gpu_event.h"
 #include "fields/catalog.h"
 
+namespace YAML {
+class Node;
+}
+
 namespace gw::health {
 
 enum class Severity { Info = 0, Warning = 1, Critical = 2, Fatal = 3 };
@@ -53,9 +57,31 @@ struct Condition {
   std::optional<std::string> kb_id{};
 };
 
+// What a GPU is used for (seed 001 §1.1: training keeps it full for hours, inference swings with
+// the requests, interactive work is bursts between idle stretches). Rules that read utilisation
+// judge it by the class: a starved input pipeline is a training problem only.
+enum class WorkloadClass { kUnknown, kTraining, kInference, kInteractive, kIdle };
+std::string_view workloadName(WorkloadClass c);
+std::optional<WorkloadClass> parseWorkloadClass(std::string_view s);  // not "unknown"
+
+// A GPU's class and where it came from: "scheduler" (RuleEngine::setWorkload), "configured"
+// (health.workload_by_gpu, then health.workload) or "inferred" from its utilisation, with the
+// numbers behind the inference in `basis`.
+struct WorkloadView {
+  WorkloadClass cls = WorkloadClass::kUnknown;
+  std::string source{};
+  std::string basis{};
+  std::string describe() const;  // "training (inferred: ...)", "inference (configured)"
+};
+
 // Every threshold of every rule. Defaults follow the requirements (R16-R21) and the seed handbook.
 struct RuleConfig {
   std::set<std::string> disabled;  // rule names switched off
+
+  // The workload class of the node's GPUs (unset: inferred per GPU) and per GPU, by index ("0")
+  // or UUID; a GPU's own entry wins.
+  std::optional<WorkloadClass> workload;
+  std::map<std::string, WorkloadClass> workload_by_gpu;
 
   // A GPU is "under load" at or above this utilisation (%); "full load" for the power rule.
   double load_util = 60;
@@ -70,7 +96,10 @@ struct RuleConfig {
   double thermal_clock_drop = 0.10;  // clocks at least this fraction below max (or below the last minute)
 
   // power
-  double low_power_fraction = 0.5;  // power below this fraction of the enforced limit at full load
+  // Power below this fraction of the enforced limit at full load. Compute-bound work at ≥ 90 %
+  // utilisation sits at 80-100 % of the limit; the seed's example of a fault, 180 W on a 300 W
+  // card, is 60 %. 65 % reports that with margin and leaves memory-bound work (65-80 %) alone.
+  double low_power_fraction = 0.65;
   std::int64_t low_power_hold_ms = 60'000;
   double idle_power_w = 100;
   std::int64_t idle_power_hold_ms = 120'000;
@@ -112,6 +141,10 @@ struct RuleConfig {
   double swing_low = 3;              // ... and at or above this (a job is running)
   double swing_high = 20;            // all of it at or below this: "swinging between 3 % and 20 %"
   double starvation_fraction = 0.9;  // of the window's samples inside the band
+  // A GPU whose class is neither set nor scheduled is inferred from the same window: utilisation
+  // spread (90th minus 10th percentile) at or above this many points is inference (30-80 % swings
+  // are normal there, seed 001 §1.2); a steadier one is training.
+  double inference_spread = 25;
 
   // straggler
   double straggler_idle_util = 5;
@@ -121,6 +154,11 @@ struct RuleConfig {
 
   // leftover processes (R17)
   std::int64_t zombie_hold_ms = 30'000;
+  // A live process holding at least this much memory on a GPU idle (≤ idle_util) for the whole
+  // window: a finished job that never exited. Ten minutes outlasts a checkpoint save or an
+  // evaluation pass on the CPU.
+  double leftover_min_gib = 1;
+  std::int64_t leftover_window_ms = 600'000;
 
   // GPU state
   std::int64_t lost_hold_ms = 0;
@@ -136,9 +174,15 @@ struct RuleConfig {
                                          // ... while peers see none: escalate to warning
 };
 
-// YAML (all keys optional; the names are the struct's). Errors name file:line.
+// YAML (all keys optional; the names are the struct's, listed with their ranges in
+// rule_config.cpp and docs/health.md). Errors name file:line and the key.
 Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file = "<rules>");
 Result<RuleConfig> loadRuleConfig(const std::string& path);
+// The same for a mapping inside a larger document (the agent's `health:`): lines are the
+// document's, keys are named `prefix.key`.
+Result<RuleConfig> parseRuleConfigNode(const YAML::Node& node, std::string_view file, std::string_view prefix);
+// The configuration keys, for docs/health.md (markdown table rows).
+std::string renderConfigKeyTableMarkdown();
 
 // The rule names the engine knows, for documentation and config validation (from the registry,
 // rule_registry.h).
@@ -166,11 +210,20 @@ class RuleEngine {
 
   std::vector<Finding> evaluate(std::int64_t now_ms);
 
+  // A new configuration (a reload): thresholds and holds apply from the next evaluation; what the
+  // engine has learnt (history, latched events, conditions under way) is kept.
+  void setConfig(RuleConfig config);
+  // The workload class a scheduler says the GPU (by UUID) runs; it wins over the configuration
+  // and the inference. nullopt forgets it.
+  void setWorkload(const std::string& gpu_uuid, std::optional<WorkloadClass> cls);
+  // The GPU's class as the rules see it now.
+  WorkloadView workloadOf(const std::string& gpu_uuid, std::int64_t now_ms) const;
+
   // The GPU's recent signals as JSON: {"at": {...latest...}, "series": {field: [[t_ms, v], ...]}}
   // over window_ms before now_ms. Empty object when the GPU is unknown.
   nlohmann::json contextSnapshot(const std::string& uuid, std::int64_t now_ms, std::int64_t window_ms = 60'000) const;
 
-  const RuleConfig& config() const { return config_; }
+  RuleConfig config() const;
 
   static constexpr std::size_t kRingCapacity = 720;     // 12 min at one sample per second
   static constexpr std::int64_t kMinSampleGapMs = 900;  // faster observations are merged
@@ -199,6 +252,7 @@ class RuleEngine {
   std::map<std::string, Current> node_active_;  // node-wide conditions true now, by rule
   std::int64_t last_now_ = 0;
   std::vector<events::GpuEvent> unmatched_events_;
+  std::map<std::string, WorkloadClass> scheduled_;  // by UUID (setWorkload)
 
  public:
   ~RuleEngine();

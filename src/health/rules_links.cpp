@@ -127,7 +127,8 @@ const Rule kRules[] = {
     {.info = {.name = "pcie_replay",
               .config_key = "pcie_hold_ms",
               .hold = &RuleConfig::pcie_hold_ms,
-              .fires_when = "replays a minute at Gen1 {0}, Gen2 {1}, Gen3 {2}, Gen4 {3}, Gen5+ {4}",
+              .fires_when = "replays a minute (over `pcie_replay_window_ms`, 1 min) at Gen1 {0}, Gen2 {1}, Gen3 {2}, "
+                            "Gen4 {3}, Gen5+ {4}",
               .thresholds = kReplay},
      .evaluate = pcieReplay},
     {.info = {.name = "nvlink_down",

@@ -9,23 +9,25 @@ std::uint64_t reasonsOf(const RuleContext& x) {
   return valid(x.at(kReasons)) ? static_cast<std::uint64_t>(x.at(kReasons)) : 0;
 }
 
-// A slowdown reason explains low power, so it is left to the slowdown rules.
+// A slowdown reason, or a power-saving P-state, explains low power, so it is left to the slowdown
+// and P-state rules.
 std::optional<Condition> powerLowUnderLoad(const RuleContext& x) {
   const RuleConfig& c = x.config;
   const auto& s = x.latest().v;
   const double util = s[kUtil];
   const double limit = valid(s[kEnforced]) && s[kEnforced] > 0 ? s[kEnforced] : s[kPowerLimit];
-  const bool explained = reasonsOf(x) & (kHwSlowdown | kHwPowerBrake | kSwThermal | kHwThermal);
+  const bool saving = valid(s[kPstate]) && s[kPstate] >= c.pstate_slow && s[kPstate] < 32;
+  const bool explained = (reasonsOf(x) & (kHwSlowdown | kHwPowerBrake | kSwThermal | kHwThermal)) || saving;
   if (!(valid(util) && util >= c.full_load_util && valid(s[kPower]) && valid(limit) && limit > 0 &&
         s[kPower] < c.low_power_fraction * limit && !explained))
     return std::nullopt;
   return Condition{
       .severity = Severity::Warning,
-      .summary = x.gpuName() + " draws " + fmt(s[kPower]) + " W at " + fmt(util) + " % utilisation, far below its " +
-                 trimmed(limit) + " W limit.",
+      .summary = x.gpuName() + " draws " + fmt(s[kPower]) + " W at " + fmt(util) + " % utilisation, " +
+                 fmt(100 * s[kPower] / limit) + " % of its " + trimmed(limit) + " W limit.",
       .action =
-          "Check the power cables and the power limit (nvidia-smi -q -d POWER,PERFORMANCE); the work may be "
-          "memory-bound or the GPU capped.",
+          "Check the power cables and connectors, the power limit and the clocks (nvidia-smi -q -d "
+          "POWER,PERFORMANCE,CLOCK); memory-bound work also draws less.",
       .evidence = "power_usage=" + fmt(s[kPower], 1) + " limit=" + trimmed(limit) + " gpu_util=" + fmt(util)};
 }
 
@@ -155,7 +157,7 @@ const Rule kRules[] = {
               .config_key = "low_power_hold_ms",
               .hold = &RuleConfig::low_power_hold_ms,
               .kb_id = "low-power-under-load",
-              .fires_when = "util {0}, power {1}, no slowdown reason",
+              .fires_when = "util {0}, power {1}, no slowdown reason and no power-saving P-state",
               .thresholds = kLowPower},
      .evaluate = powerLowUnderLoad},
     {.info = {.name = "idle_power_high",

@@ -1,5 +1,5 @@
-// Workload rules: a starved job (R16), a straggler among busy peers, memory held by processes that
-// no longer exist (R17).
+// Workload rules: a starved training job (R16), a straggler among busy peers, memory held by
+// processes that no longer exist or that live on with nothing to do (R17).
 #include <algorithm>
 
 #include "health/rule.h"
@@ -9,9 +9,11 @@ namespace gw::health {
 namespace {
 
 // Over the window, nearly every sample in [swing_low, util_max): the window is the hold, so the
-// rule waits until it has (almost) a whole window of history.
+// rule waits until it has (almost) a whole window of history. Training only: an inference server
+// swinging with its requests, or waiting for them at 40 %, is not starved (seed 001 §1.2).
 std::optional<Condition> starvation(const RuleContext& x) {
   const RuleConfig& c = x.config;
+  if (!x.workload || x.workload->cls != WorkloadClass::kTraining) return std::nullopt;
   const Sample* old = x.gpu->firstSince(x.now - c.starvation_window_ms);
   if (!(old && x.now - old->t >= c.starvation_window_ms * 9 / 10)) return std::nullopt;
   int n = 0, inBand = 0, low = 0;
@@ -28,18 +30,24 @@ std::optional<Condition> starvation(const RuleContext& x) {
   });
   if (!(n >= 10 && inBand >= c.starvation_fraction * n)) return std::nullopt;
   const bool swinging = low >= c.starvation_fraction * n;
+  const bool inferred = x.workload->source == "inferred";
   return Condition{
       .severity = Severity::Warning,
-      .summary = swinging
-                     ? x.gpuName() + " utilisation swings between " + fmt(lo) + " % and " + fmt(hi) +
-                           " %: the job is starved (input pipeline, data loading or communication)."
-                     : x.gpuName() + " utilisation has stayed under " + fmt(c.starvation_util_max) + " % (mean " +
-                           fmt(sum / n) + " %): the job is starved (input pipeline, data loading or communication).",
+      .summary = (swinging ? x.gpuName() + " utilisation swings between " + fmt(lo) + " % and " + fmt(hi) +
+                                 " %: the training job is starved (input pipeline, data loading or communication)."
+                           : x.gpuName() + " utilisation has stayed under " + fmt(c.starvation_util_max) + " % (mean " +
+                                 fmt(sum / n) +
+                                 " %): the training job is starved (input pipeline, data loading or communication).") +
+                 (inferred ? " Training was inferred from its steady load." : ""),
       .action =
           "Profile the input pipeline: more data-loader workers, pinned memory, faster storage, larger batches; "
-          "check NCCL communication.",
+          "check NCCL communication." +
+          std::string(inferred ? " If the GPU serves inference, say so (health.workload or workload_by_gpu): "
+                                 "an inference server at this load is normal."
+                               : ""),
       .evidence = "gpu_util mean=" + fmt(sum / n, 1) + " min=" + fmt(lo) + " max=" + fmt(hi) + " over " +
-                  fmt((x.now - old->t) / 1000.0) + " s (" + std::to_string(n) + " samples)"};
+                  fmt((x.now - old->t) / 1000.0) + " s (" + std::to_string(n) +
+                  " samples); workload=" + x.workload->describe()};
 }
 
 // Idle while (almost) every answering peer is busy: the whole job runs at this GPU's pace.
@@ -85,6 +93,51 @@ std::optional<Condition> zombieProcess(const RuleContext& x) {
                    .evidence = "pids=" + pids + " used_bytes=" + std::to_string(bytes)};
 }
 
+// Alive, holding memory, and nothing has run on the GPU for the whole window: the job is over but
+// its process is not (a notebook kernel, a hung rank, a dataloader worker keeping the CUDA
+// context). The window is the hold, as for starvation. An interactive GPU's idle notebook is how
+// notebooks work: said, as info, without calling the GPU unhealthy.
+std::optional<Condition> leftoverProcess(const RuleContext& x) {
+  const RuleConfig& c = x.config;
+  platform::FsRoot root{std::string(x.proc_root)};
+  std::uint64_t bytes = 0;
+  std::string pids;
+  for (const auto& p : *x.processes) {
+    if (p.pid == 0 || p.used_bytes == 0 || !root.exists("/proc/" + std::to_string(p.pid))) continue;
+    bytes += p.used_bytes;
+    pids += (pids.empty() ? "" : ",") + std::to_string(p.pid);
+  }
+  if (pids.empty() || static_cast<double>(bytes) < c.leftover_min_gib * 1024.0 * 1024 * 1024) return std::nullopt;
+  const Sample* old = x.gpu->firstSince(x.now - c.leftover_window_ms);
+  if (!(old && x.now - old->t >= c.leftover_window_ms * 9 / 10)) return std::nullopt;
+  int n = 0;
+  bool idle = true;
+  double hi = 0;
+  x.gpu->forEachSince(x.now - c.leftover_window_ms, [&](const Sample& s) {
+    if (!valid(s.v[kUtil])) return;
+    ++n;
+    hi = std::max(hi, s.v[kUtil]);
+    idle = idle && s.v[kUtil] <= c.idle_util;
+  });
+  if (!(n >= 10 && idle)) return std::nullopt;
+  const bool interactive = x.workload && x.workload->cls == WorkloadClass::kInteractive;
+  const std::string minutes = trimmed(static_cast<double>(x.now - old->t) / 60'000.0, 1);
+  return Condition{
+      .severity = interactive ? Severity::Info : Severity::Warning,
+      .summary = x.gpuName() + " memory (" + gib(bytes) + ") is held by live process(es) (pid " + pids +
+                 ") while the GPU has been idle for " + minutes + " min" +
+                 (interactive ? ": an idle interactive session; other jobs on this GPU see 'CUDA out of memory'."
+                              : ": a finished job that never exited; new jobs see 'CUDA out of memory'."),
+      .action = interactive ? "Ask the session's owner to release the GPU (restart the notebook kernel) if "
+                              "someone else needs it."
+                            : "Check the processes (nvidia-smi --query-compute-apps=pid,process_name,used_memory; "
+                              "ps -o user,etime,cmd -p PID) and end the leftover one (kill PID, or its job "
+                              "through the scheduler); the memory is freed when it exits.",
+      .evidence = "pids=" + pids + " used_bytes=" + std::to_string(bytes) + " gpu_util max=" + fmt(hi) + " over " +
+                  fmt((x.now - old->t) / 1000.0) + " s (" + std::to_string(n) + " samples)" +
+                  (x.workload ? "; workload=" + x.workload->describe() : "")};
+}
+
 constexpr Threshold kStarvation[] = {
     {.signal = "share of the window's samples in the band",
      .value = [](const RuleConfig& c) { return c.starvation_fraction; },
@@ -106,6 +159,22 @@ constexpr Threshold kStarvation[] = {
      .unit = " %",
      .config_key = "swing_high",
      .marks = "swings"},
+    {.signal = "utilisation spread p90 − p10 (class inferred)",
+     .cmp = Cmp::kBelow,
+     .value = [](const RuleConfig& c) { return c.inference_spread; },
+     .unit = " points",
+     .config_key = "inference_spread"},
+};
+constexpr Threshold kLeftover[] = {
+    {.signal = "memory held by live processes",
+     .value = [](const RuleConfig& c) { return c.leftover_min_gib; },
+     .unit = " GiB",
+     .config_key = "leftover_min_gib"},
+    {.signal = "utilisation, every sample of the window",
+     .cmp = Cmp::kAtMost,
+     .value = [](const RuleConfig& c) { return c.idle_util; },
+     .unit = " %",
+     .config_key = "idle_util"},
 };
 constexpr Threshold kStraggler[] = {
     {.signal = "utilisation",
@@ -125,8 +194,9 @@ constexpr Threshold kStraggler[] = {
 const Rule kRules[] = {
     {.info = {.name = "starvation",
               .kb_id = "low-utilization-input-bound",
-              .fires_when = "{0} of `starvation_window_ms` (5 min) of samples with util {1} and {2} (\"swinging\" "
-                            "when that share is also {3}); the window is its hold",
+              .fires_when = "training only (set, or inferred: spread {4}): {0} of `starvation_window_ms` (5 min) of "
+                            "samples with util {1} and {2} (\"swinging\" when that share is also {3}); the window is "
+                            "its hold",
               .thresholds = kStarvation},
      .evaluate = starvation},
     {.info = {.name = "straggler",
@@ -143,6 +213,13 @@ const Rule kRules[] = {
               .fires_when = "a listed process's pid is absent from `<root>/proc`"},
      .scope = RuleScope::kProcesses,
      .evaluate = zombieProcess},
+    {.info = {.name = "leftover_process",
+              .kb_id = "oom-free-memory",
+              .fires_when = "live processes hold {0} of memory and util {1} for all of `leftover_window_ms` (10 min), "
+                            "the window being its hold; `info` on an interactive GPU",
+              .thresholds = kLeftover},
+     .scope = RuleScope::kProcesses,
+     .evaluate = leftoverProcess},
 };
 
 }  // namespace

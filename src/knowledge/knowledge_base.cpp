@@ -49,8 +49,8 @@ std::vector<KbEntry> buildEntries() {
                       .requirement = "R33",
                       .source = "seed 001 §5.1, §1.2",
                       .autoDetectable = true,
-                      .detection = "A GPU with memory used but no running job process (orphan holders), per "
-                                   "NVML's process list"});
+                      .detection = "Memory held, per NVML's process list, by a process /proc no longer has, "
+                                   "or by a live one on a GPU that has stayed idle (a job that never exited)"});
 
   v.push_back(KbEntry{.id = "bus-error-shm",
                       .symptom = "Training dies with \"Bus error\" (DataLoader worker killed) in a container",

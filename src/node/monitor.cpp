@@ -112,6 +112,12 @@ void Monitor::reconfigure(const collect::SamplerConfig& config) {
   if (s) s->reconfigure(c);
 }
 
+void Monitor::setRules(const health::RuleConfig& rules) { engine_->setConfig(rules); }
+
+void Monitor::setWorkload(const std::string& gpu_uuid, std::optional<health::WorkloadClass> cls) {
+  engine_->setWorkload(gpu_uuid, cls);
+}
+
 void Monitor::start() {
   if (running_.exchange(true)) return;
   if (opt_.synchronous) {
@@ -447,6 +453,13 @@ json Monitor::healthReport() const {
   std::vector<std::pair<collect::GpuIdentity, health::HealthState>> states;
   if (incidents_) states = incidents_->healthStates(views);
   json j = healthVerdict(views, findings, incidents_ ? &states : nullptr);
+  // What the rules take each GPU to run, and who said so: utilisation means different things for
+  // training and inference.
+  const std::int64_t now = opt_.now_ms();
+  for (auto& g : j["gpus"]) {
+    const health::WorkloadView w = engine_->workloadOf(g.value("uuid", ""), now);
+    g["workload"] = json{{"class", std::string(health::workloadName(w.cls))}, {"source", w.source}};
+  }
   // A verdict needs an evaluation; without NVML only node findings (a driver mismatch) can judge.
   if (!evaluated || (!s && j["node_findings"].empty())) {
     j["status"] = "unknown";

@@ -89,6 +89,10 @@ class Monitor {
   // Why sampling is not running ("" when it is).
   std::string samplerError() const;
   void reconfigure(const collect::SamplerConfig& config);
+  // New rule settings (a reload), from the next evaluation on.
+  void setRules(const health::RuleConfig& rules);
+  // The workload class a scheduler gives a GPU (by UUID); nullopt forgets it.
+  void setWorkload(const std::string& gpu_uuid, std::optional<health::WorkloadClass> cls);
 
   // The health document (docs/api.md): {"status", "exit_code", "gpus", "node_findings",
   // "open_incidents", "timestamp_ms"[, "reason"]}.

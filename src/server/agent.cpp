@@ -179,6 +179,7 @@ Status Agent::start() {
   mo.events_max_bytes = cfg.events_max_bytes;
   mo.root = options_.root;
   mo.interval = cfg.fast_interval;
+  mo.rules = cfg.health;
   if (!cfg.alerts.sinks.empty()) {
     alert::DispatcherConfig dc;
     dc.queue_path = dir.alertsDb();
@@ -306,10 +307,15 @@ Status Agent::reload() {
     config_ = next;
     export_ = exp;
   }
-  if (monitor_) monitor_->reconfigure(samplerConfig(next));
+  if (monitor_) {
+    monitor_->reconfigure(samplerConfig(next));
+    monitor_->setRules(next.health);
+  }
   logLine("info", "configuration reloaded from " + next.source + " (naming " +
                       std::string(exporter::namingName(next.naming)) + ", fast " +
-                      std::to_string(next.fast_interval.count()) + " ms)");
+                      std::to_string(next.fast_interval.count()) + " ms, " +
+                      std::to_string(next.health.disabled.size()) + " health rules off, expected GPUs " +
+                      (next.health.expected_gpus > 0 ? std::to_string(next.health.expected_gpus) : "unchecked") + ")");
   return Status::Ok();
 }
 

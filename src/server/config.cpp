@@ -220,9 +220,9 @@ Status parseAlerts(const Checker& c, const YAML::Node& a, AlertSettings& out) {
 Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
   if (root.IsNull() || !root.IsDefined()) return Status::Ok();  // empty file: all defaults
   if (!root.IsMap()) return c.error(root, "(top level)", "expected a mapping of settings");
-  if (Status s = checkKeys(
-          c, root, "",
-          {"listen", "data_dir", "sampling", "metrics", "history", "http", "alerts", "events", "web_config_file"});
+  if (Status s = checkKeys(c, root, "",
+                           {"listen", "data_dir", "sampling", "metrics", "history", "http", "alerts", "events",
+                            "web_config_file", "health"});
       !s)
     return s;
 
@@ -422,6 +422,11 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
     if (auto n = e["max_bytes"]; n)
       if (Status st = readSize(c, n, "events.max_bytes", 64 << 10, std::size_t{1} << 30, &cfg.events_max_bytes); !st)
         return st;
+  }
+  if (auto h = root["health"]; h) {
+    auto r = health::parseRuleConfigNode(h, c.file(), "health");
+    if (!r) return r.status();
+    cfg.health = std::move(r).value();
   }
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 #include "alert/sinks.h"
 #include "common/result.h"
 #include "export/prometheus.h"
+#include "health/rules.h"
 #include "node/data_dir.h"
 #include "server/http_settings.h"
 
@@ -56,6 +57,8 @@ struct AgentConfig {
   AlertSettings alerts;
   // events: events.jsonl is rotated to events.jsonl.1 when it would grow past this.
   std::size_t events_max_bytes = 16 << 20;
+  // health: the rules' thresholds, holds, switches and workload classes (docs/health.md).
+  health::RuleConfig health;
 
   AgentConfig();
 };

@@ -33,6 +33,7 @@ const std::vector<FaultTypeInfo>& faultTable() {
       {"driver_unloaded", FaultType::kDriverUnloaded, false, true, {}, {}},
       {"clocks_locked", FaultType::kClocksLocked, true, true, {"watts"}, {}},
       {"cooling_failure", FaultType::kCoolingFailure, true, true, {"factor"}, {}},
+      {"pstate_stuck", FaultType::kPstateStuck, true, true, {"pstate"}, {}},
   };
   return table;
 }
@@ -93,6 +94,14 @@ FaultEffects effectsAt(const std::vector<const FaultConfig*>& faults, const GpuP
         e.clocks_locked = true;
         e.locked_idle_power =
             f->watts > 0 ? f->watts : profile.idle_power + 0.08 * (profile.full_power - profile.idle_power);
+        break;
+      case FaultType::kPstateStuck:
+        // The board stays in a power-saving state whatever the load (a driver or VBIOS that never
+        // raises it, a board in a degraded mode): idle clocks, so the power stays low too, and no
+        // slowdown reason says why.
+        e.pstate = f->pstate ? f->pstate : NVML_PSTATE_8;
+        e.clock_factor = std::min(e.clock_factor, static_cast<double>(profile.idle_sm_clock) /
+                                                      static_cast<double>(profile.app_graphics_clock));
         break;
       case FaultType::kNvlinkDown:
         if (f->link >= 0) e.nvlink_down_mask |= 1u << f->link;

@@ -36,6 +36,7 @@ struct FaultEffects {
   std::uint32_t nvlink_down_mask = 0;
   bool clocks_locked = false;
   double locked_idle_power = 0;  // watts drawn at 0 % utilisation while locked
+  unsigned pstate = 0;           // a P-state held whatever the load; 0 = the load decides
 };
 FaultEffects effectsAt(const std::vector<const FaultConfig*>& faults, const GpuProfile& profile, double t);
 

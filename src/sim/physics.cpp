@@ -163,7 +163,7 @@ void GpuPhysics::evaluate(StepState* s) const {
   s->sm_clock = std::max(P.idle_sm_clock, roundClock(top * factor));
   s->mem_clock = idle ? P.idle_mem_clock : P.max_mem_clock;
   s->video_clock = idle ? P.idle_video_clock : roundClock(P.max_video_clock * std::min(1.0, factor));
-  s->pstate = idle ? NVML_PSTATE_8 : NVML_PSTATE_0;
+  s->pstate = fx.pstate ? fx.pstate : idle ? NVML_PSTATE_8 : NVML_PSTATE_0;
 
   s->fan = fanPercent(*s, fx.fan_failed);
 

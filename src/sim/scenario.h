@@ -14,12 +14,14 @@ namespace gw::sim {
 
 constexpr double kForever = std::numeric_limits<double>::infinity();
 
-enum class WorkloadPreset { kIdle, kTraining, kInference, kBursty, kCurve };
+enum class WorkloadPreset { kIdle, kTraining, kInference, kBursty, kCurve, kStarved };
 
 struct Workload {
   WorkloadPreset preset = WorkloadPreset::kIdle;
   std::optional<double> level;                   // mean utilisation override, percent
   std::vector<std::pair<double, double>> curve;  // (t seconds, percent), piecewise linear
+  // How hard the work drives the power rail against a compute-bound load (1); unset: the preset's.
+  std::optional<double> power;
 };
 
 struct ProcessConfig {
@@ -89,6 +91,7 @@ enum class FaultType {
   kDriverUnloaded,
   kClocksLocked,
   kCoolingFailure,
+  kPstateStuck,
 };
 
 // One injected fault. Parameters not used by a type keep their defaults; the parser allows
@@ -115,6 +118,7 @@ struct FaultConfig {
   double clock_factor = 0;                                      // power slowdown/brake: fraction of the clock left
   double watts = 0;   // clocks locked: power at 0 % utilisation, 0 = profile default
   double factor = 0;  // cooling failure: multiplier of the thermal resistance, 0 = default
+  unsigned pstate = 0;  // pstate stuck: the P-state held, 0 = P8
 
   bool activeAt(double t) const { return t >= at && t < at + duration; }
   // Seconds of the window elapsed at t, for rates.

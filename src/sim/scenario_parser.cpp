@@ -301,13 +301,14 @@ struct GpuSource {
 };
 
 Workload parseWorkload(const N& n) {
-  static constexpr std::string_view kPresets = "idle, training, inference, bursty";
+  static constexpr std::string_view kPresets = "idle, training, inference, bursty, starved";
   auto preset = [&](const N& p) {
     std::string s = readStr(p);
     if (s == "idle") return WorkloadPreset::kIdle;
     if (s == "training") return WorkloadPreset::kTraining;
     if (s == "inference") return WorkloadPreset::kInference;
     if (s == "bursty") return WorkloadPreset::kBursty;
+    if (s == "starved") return WorkloadPreset::kStarved;
     fail(p, "unknown preset '" + s + "' (expected " + std::string(kPresets) + ")");
   };
   Workload w;
@@ -315,13 +316,14 @@ Workload parseWorkload(const N& n) {
     w.preset = preset(n);
     return w;
   }
-  checkKeys(n, {"preset", "level", "curve"});
+  checkKeys(n, {"preset", "level", "curve", "power"});
   auto p = child(n, "preset");
   auto c = child(n, "curve");
   if (p && c) fail(*c, "give either preset or curve, not both");
   if (!p && !c) fail(n, "needs a preset or a curve");
   if (p) w.preset = preset(*p);
   if (auto l = child(n, "level")) w.level = readNum(*l, 0, 100);
+  if (auto pw = child(n, "power")) w.power = readNum(*pw, 0.05, 1);
   if (c) {
     expectSeq(*c);
     if (c->node.size() == 0) fail(*c, "the curve needs at least one [seconds, percent] point");
@@ -582,6 +584,8 @@ void parseFaultParam(const N& v, const std::string& key, FaultConfig* f) {
     f->watts = readNum(v, 1, 2000);
   else if (key == "factor")
     f->factor = readNum(v, 1, 100);
+  else if (key == "pstate")
+    f->pstate = static_cast<unsigned>(readInt(v, 1, 15));
   else
     fail(v, "internal: parameter '" + key + "' has no parser");
 }

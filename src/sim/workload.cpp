@@ -55,6 +55,10 @@ double utilizationAt(const Workload& w, std::uint64_t seed, unsigned gpu, std::i
     }
     case WorkloadPreset::kCurve:
       return clamp(curveAt(w, static_cast<double>(step)) + n);
+    case WorkloadPreset::kStarved:
+      // The input pipeline delivers a batch now and then: from one second to the next the GPU
+      // runs anywhere between 3 % and the level, never near full.
+      return clamp(3 + (w.level.value_or(20) - 3) * (n + 1) / 2);
   }
   return 0;
 }
@@ -71,11 +75,14 @@ double memoryUtilRatio(const Workload& w) {
       return 0.4;
     case WorkloadPreset::kIdle:
       return 0.3;
+    case WorkloadPreset::kStarved:
+      return 0.45;
   }
   return 0.4;
 }
 
 double powerIntensity(const Workload& w) {
+  if (w.power) return *w.power;
   switch (w.preset) {
     case WorkloadPreset::kTraining:
       return 1.0;

@@ -76,5 +76,33 @@ TEST(HealthCli, HungGpuDoesNotHoldUpTheCheck) {
   EXPECT_EQ(j["gpus"][0]["state"], "healthy");
 }
 
+// A scheduler's health program with the agent's configuration: eight GPUs on a node said to have
+// nine is critical at once (no hold); the same file with the rule off is healthy; a bad file is
+// "unknown", naming the file, the line and the key.
+TEST(HealthCli, StandaloneJudgesWithTheConfigurationsHealthSection) {
+  TempDir dir("gw-health-cli");
+  const std::string nine =
+      dir.write("nine.yaml", "listen: 127.0.0.1:0\nhealth:\n  expected_gpus: 9\n  gpu_count_hold_ms: 0\n");
+  auto r = runGw({"--json", "health", "--standalone", "--simulate", "dgx-h100", "--seconds", "1", "--config", nine}, {},
+                 20000ms);
+  EXPECT_EQ(r.code, 2) << describe(r);
+  auto j = r.json();
+  ASSERT_EQ(j["node_findings"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["node_findings"][0]["rule"], "gpu_count");
+  EXPECT_EQ(j["node_findings"][0]["severity"], "critical");
+  EXPECT_EQ(j["node_findings"][0]["evidence"], "visible=8 expected=9");
+
+  const std::string off =
+      dir.write("off.yaml", "health:\n  expected_gpus: 9\n  gpu_count_hold_ms: 0\n  disabled: [gpu_count]\n");
+  r = runGw({"health", "--standalone", "--simulate", "dgx-h100", "--seconds", "1", "--config", off}, {}, 20000ms);
+  EXPECT_EQ(r.code, 0) << describe(r);
+
+  const std::string bad = dir.write("bad.yaml", "health:\n  expected_gpus: nine\n");
+  r = runGw({"health", "--standalone", "--simulate", "dgx-h100", "--seconds", "1", "--config", bad}, {}, 20000ms);
+  EXPECT_EQ(r.code, 3) << describe(r);
+  EXPECT_NE(r.err.find(bad + ":2: health.expected_gpus: expected a whole number, got 'nine'"), std::string::npos)
+      << describe(r);
+}
+
 }  // namespace
 }  // namespace gw::test

@@ -300,8 +300,21 @@ void fuzzRuleConfig(std::string_view text, std::size_t lines) {
                    c.swing_high,
                    c.starvation_fraction,
                    c.straggler_idle_util,
-                   c.straggler_peer_util})
+                   c.straggler_peer_util,
+                   c.inference_spread,
+                   c.leftover_min_gib})
     check(!std::isnan(v) && v >= 0, "a threshold that is negative or not a number");
+  // Windows are read from the per-GPU ring: none longer than it holds.
+  for (std::int64_t w :
+       {c.sbe_window_ms, c.pcie_replay_window_ms, c.nvlink_window_ms, c.starvation_window_ms, c.leftover_window_ms})
+    check(w > 0 && w <= static_cast<std::int64_t>(gw::health::RuleEngine::kRingCapacity *
+                                                  gw::health::RuleEngine::kMinSampleGapMs),
+          "a window longer than the history holds");
+  check(c.swing_low < c.swing_high && c.swing_high <= c.starvation_util_max, "a starvation band out of order");
+  for (const auto& [gpu, cls] : c.workload_by_gpu)
+    check((gpu.starts_with("GPU-") || (!gpu.empty() && gpu.find_first_not_of("0123456789") == std::string::npos)) &&
+              cls != gw::health::WorkloadClass::kUnknown,
+          "a workload_by_gpu entry that names no GPU or no class");
   for (double v : c.pcie_replay_per_min)
     check(!std::isnan(v) && v >= 0, "a pcie_replay_per_min entry that is negative or not a number");
   for (std::int64_t v :

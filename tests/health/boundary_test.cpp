@@ -85,6 +85,7 @@ bool marked(std::int64_t t, std::int64_t cadence, int period, int out) { return 
 std::vector<Probe> probes() {
   const std::int64_t starveCadence = 3010;  // 100 samples in the 300 s window: shares are whole percents
   const std::int64_t starveLead = 99 * starveCadence;
+  const std::int64_t leftoverWindow = RuleConfig{}.leftover_window_ms;
   std::vector<Probe> p = {
       // thermal
       {.rule = "gpu_temperature", .index = 0, .signal = "core temperature", .pinned = 85, .place = set("gpu_temp")},
@@ -124,7 +125,7 @@ std::vector<Probe> probes() {
       {.rule = "power_low_under_load",
        .index = 1,
        .signal = "power, share of the enforced limit",
-       .pinned = 0.5,
+       .pinned = 0.65,
        .place = with([](Gpu& g, double v, auto) { g.set("enforced_power_limit", 700).set("power_usage", v * 700); })},
       {.rule = "idle_power_high",
        .index = 0,
@@ -256,6 +257,15 @@ std::vector<Probe> probes() {
        .lead_ms = starveLead,
        .cadence_ms = starveCadence,
        .place = set("gpu_util")},
+      // An unconfigured GPU alternating between 30 % and 30 + v %: p10 30, p90 30 + v, all in the band.
+      {.rule = "starvation",
+       .index = 4,
+       .signal = "utilisation spread p90 − p10 (class inferred)",
+       .pinned = 25,
+       .lead_ms = starveLead,
+       .cadence_ms = starveCadence,
+       .place =
+           with([=](Gpu& g, double v, std::int64_t t) { g.set("gpu_util", (t / starveCadence) % 2 ? 30 + v : 30); })},
       {.rule = "straggler", .index = 0, .signal = "utilisation", .pinned = 5, .gpus = 4, .place = set("gpu_util")},
       {.rule = "straggler",
        .index = 1,
@@ -283,6 +293,27 @@ std::vector<Probe> probes() {
        .place =
            [](std::vector<Gpu>&, double v, std::int64_t t, RuleEngine& e) {
              e.observeProcesses(0, {{v > 0 ? 4343U : 4242U, 1ULL << 30}}, kT0 + t);
+           }},
+      // The process list is given before each observation; the GPU is idle (or at v) throughout.
+      {.rule = "leftover_process",
+       .index = 0,
+       .signal = "memory held by live processes",
+       .pinned = 1,
+       .lead_ms = leftoverWindow,
+       .place =
+           [](std::vector<Gpu>& g, double v, std::int64_t t, RuleEngine& e) {
+             g[0].set("gpu_util", 0);
+             e.observeProcesses(0, {{4242U, static_cast<std::uint64_t>(v * (1ULL << 30))}}, kT0 + t);
+           }},
+      {.rule = "leftover_process",
+       .index = 1,
+       .signal = "utilisation, every sample of the window",
+       .pinned = 2,
+       .lead_ms = leftoverWindow,
+       .place =
+           [](std::vector<Gpu>& g, double v, std::int64_t t, RuleEngine& e) {
+             g[0].set("gpu_util", v);
+             e.observeProcesses(0, {{4242U, 8ULL << 30}}, kT0 + t);
            }},
       // state
       {.rule = "gpu_lost", .signal = "state Lost", .place = with([](Gpu& g, double v, auto) {
@@ -574,6 +605,32 @@ TEST(RuleWindows, StarvationJudgesOnlyWithNinetyPercentOfItsWindow) {
   for (std::int64_t t = 0; t < need; t += 1000)
     EXPECT_FALSE(x.at(t, "starvation", [](Gpu& g) { g.set("gpu_util", 40); })) << t;
   EXPECT_TRUE(x.at(need, "starvation", [](Gpu& g) { g.set("gpu_util", 40); }));
+}
+
+// leftover_process, like starvation, waits for 90 % of its window; a busy sample anywhere in the
+// window keeps it quiet until that sample has left the window.
+TEST(RuleWindows, LeftoverJudgesOnlyWithNinetyPercentOfAnIdleWindow) {
+  const RuleConfig c;
+  const std::int64_t need = c.leftover_window_ms * 9 / 10;
+  ASSERT_EQ(need, 540'000);
+  Window x;
+  auto idleWithMemory = [&](std::int64_t t, double util) {
+    x.engine().observeProcesses(0, {{4242U, 8ULL << 30}}, kT0 + t);
+    return x.at(t, "leftover_process", [&](Gpu& g) { g.set("gpu_util", util); });
+  };
+  for (std::int64_t t = 0; t < need; t += 1000) EXPECT_FALSE(idleWithMemory(t, 0)) << t;
+  EXPECT_TRUE(idleWithMemory(need, 0));
+  Window busy;
+  auto busyOnce = [&](std::int64_t t) {
+    busy.engine().observeProcesses(0, {{4242U, 8ULL << 30}}, kT0 + t);
+    return busy.at(t, "leftover_process", [&](Gpu& g) { g.set("gpu_util", t == 100'000 ? 40 : 0); });
+  };
+  bool fired = false;
+  std::int64_t first = -1;
+  for (std::int64_t t = 0; t <= 720'000 && !fired; t += 1000)
+    if ((fired = busyOnce(t))) first = t;
+  // The process list is judged on the samples before it: the busy one has left the window at 701 s.
+  EXPECT_EQ(first, 100'000 + c.leftover_window_ms + 1000);
 }
 
 // A cleared, non-sticky incident resolves a grace (2 min) after it was last seen, not before.

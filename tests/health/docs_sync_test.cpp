@@ -81,6 +81,11 @@ TEST(DocsInSync, BoundaryTable) {
                   renderBoundaryTableMarkdown());
 }
 
+TEST(DocsInSync, ConfigKeyTable) {
+  checkDocSection("docs/health.md", "<!-- config-table: begin -->", "<!-- config-table: end -->",
+                  renderConfigKeyTableMarkdown());
+}
+
 TEST(DocsInSync, RenderingsMentionEveryEntry) {
   const std::string xid = renderXidCatalogMarkdown();
   for (const XidInfo& x : xidCatalog()) {

@@ -49,6 +49,8 @@ struct Spec {
   std::vector<Expect> expected;
   std::set<std::string> allowed_extra;  // rules that may fire as well (same root cause)
   unsigned zombie_pid = 0;              // removed from the fake /proc at fault_s
+  std::string rules{};                  // the health configuration (YAML), "" for the defaults
+  std::string expect_text{};            // in every expected finding's summary or evidence
 };
 
 struct Outcome {
@@ -102,7 +104,13 @@ Outcome runScenario(const Spec& spec) {
         if (auto v = f->read_number(*d)) statics[i].emplace_back(fields::indexOf(*f), *v);
   }
 
-  RuleEngine engine({}, (dir / "root").string());
+  RuleConfig rules;
+  if (!spec.rules.empty()) {
+    auto parsed = parseRuleConfig(spec.rules, "spec.rules");
+    EXPECT_TRUE(parsed) << parsed.error();
+    if (parsed) rules = *parsed;
+  }
+  RuleEngine engine(rules, (dir / "root").string());
   auto store = IncidentStore::open((dir / "data" / "incidents.db").string());
   EXPECT_TRUE(store.ok());
   const std::int64_t t0 = 1'700'000'000'000;
@@ -176,6 +184,8 @@ void check(const Spec& spec) {
     EXPECT_EQ(f.severity, e.severity) << spec.scenario << " " << e.rule << "\n" << describe(o);
     EXPECT_FALSE(f.action.empty());
     EXPECT_FALSE(f.summary.empty());
+    EXPECT_NE((f.summary + " " + f.evidence).find(spec.expect_text), std::string::npos)
+        << spec.scenario << " " << e.rule << " GPU " << e.gpu << ": " << f.summary << " [" << f.evidence << "]";
     // the incident exists and carries the context snapshot
     bool incident = false;
     for (const auto& inc : o.incidents)
@@ -216,12 +226,14 @@ TEST(HealthScenario, HealthyLongIsSilent) {
   check({.scenario = "healthy-long", .fault_s = 0, .duration_s = 1200, .step_s = 5});
 }
 TEST(HealthScenario, DgxH100IsSilent) { check({.scenario = "dgx-h100", .fault_s = 0, .duration_s = 240, .step_s = 3}); }
+// An idle node with nothing running (no process holds memory: that would be leftover_process),
+// past every window.
 TEST(HealthScenario, IdleNodeIsSilent) {
   check({.scenario = std::string("base: ") + GW_SCENARIO_DIR +
-                     "/dgx-h100.yaml\ndefaults: {profile: H100-SXM5-80GB, workload: idle}\n",
+                     "/dgx-h100.yaml\ndefaults: {profile: H100-SXM5-80GB, workload: idle}\ngpus: []\n",
          .fault_s = 0,
-         .duration_s = 300,
-         .step_s = 3});
+         .duration_s = 720,
+         .step_s = 5});
 }
 TEST(HealthScenario, DgxH200IsSilent) { check({.scenario = "dgx-h200", .fault_s = 0, .duration_s = 240, .step_s = 3}); }
 // Inference waves, bursty and idle GPUs: no starvation, no straggler. Only the GeForce cards'
@@ -295,7 +307,11 @@ TEST(HealthScenario, FanFailure) {
                            "persistence_off"}});  // pcie-mixed's GeForce cards run with persistence off
 }
 TEST(HealthScenario, Starvation) {
-  Spec s{.scenario = "fault-starvation", .fault_s = 0, .duration_s = 330, .step_s = 3};
+  Spec s{.scenario = "fault-starvation",
+         .fault_s = 0,
+         .duration_s = 330,
+         .step_s = 3,
+         .expect_text = "workload=training (inferred"};  // steady ~45 %: the class is inferred, and said
   for (int i = 0; i < 8; ++i) s.expected.push_back({"starvation", i, W});
   check(s);
 }
@@ -312,4 +328,63 @@ TEST(HealthScenario, PersistenceOff) {
   Spec s{.scenario = "fault-persistence-off", .fault_s = 0, .duration_s = 60};
   for (int i = 0; i < 8; ++i) s.expected.push_back({"persistence_off", i, W});
   check(s);
+}
+
+// The seed's second starvation pattern: swings between 3 % and 20 %, said as such.
+TEST(HealthScenario, StarvationSwinging) {
+  Spec s{.scenario = "fault-starvation-bursty", .fault_s = 0, .duration_s = 330, .step_s = 3, .expect_text = "swings"};
+  for (int i = 0; i < 8; ++i) s.expected.push_back({"starvation", i, W});
+  check(s);
+}
+// The same load on GPUs configured as inference servers is normal.
+TEST(HealthScenario, StarvationIsSilentOnGpusConfiguredForInference) {
+  check(
+      {.scenario = "fault-starvation", .fault_s = 0, .duration_s = 660, .step_s = 3, .rules = "workload: inference\n"});
+}
+// Inference swinging 30-80 % and a lighter one at ~40 %: no starvation, with no configuration.
+TEST(HealthScenario, HealthyInferenceIsSilent) {
+  check({.scenario = "healthy-inference", .fault_s = 0, .duration_s = 660, .step_s = 3});
+}
+// The must-not-fire above holds because of the class: the ~40 % GPUs said to train are starved.
+TEST(HealthScenario, HealthyInferenceConfiguredAsTrainingIsStarved) {
+  check({.scenario = "healthy-inference",
+         .fault_s = 0,
+         .duration_s = 330,
+         .step_s = 3,
+         .expected = {{"starvation", 6, W}, {"starvation", 7, W}},
+         .rules = "workload_by_gpu: {6: training, 7: training}\n",
+         .expect_text = "workload=training (configured)"});
+}
+// 180 W of a 300 W limit at ~95 % utilisation (the seed's example), from the start.
+TEST(HealthScenario, LowPowerUnderFullLoad) {
+  check({.scenario = "fault-low-power-full-load",
+         .fault_s = 0,
+         .duration_s = 120,
+         .expected = {{"power_low_under_load", 3, W}},
+         .expect_text = "limit=300"});
+}
+TEST(HealthScenario, PstateStuckUnderLoad) {
+  check({.scenario = "fault-pstate-stuck",
+         .duration_s = 120,
+         .expected = {{"pstate_under_load", 6, W}},
+         .expect_text = "pstate=8"});
+}
+// A live worker holding 70 GiB on an idle GPU, reported once the GPU has been idle for the window.
+TEST(HealthScenario, LeftoverProcess) {
+  check({.scenario = "fault-leftover-process",
+         .fault_s = 60,
+         .duration_s = 720,
+         .step_s = 5,
+         .expected = {{"leftover_process", 5, W}},
+         .expect_text = "pids=41006"});
+}
+// On a GPU configured for interactive work an idle session holding memory is told, not alarmed.
+TEST(HealthScenario, LeftoverProcessOnAnInteractiveGpuIsInfo) {
+  check({.scenario = "fault-leftover-process",
+         .fault_s = 60,
+         .duration_s = 720,
+         .step_s = 5,
+         .expected = {{"leftover_process", 5, I}},
+         .rules = "workload_by_gpu: {5: interactive}\n",
+         .expect_text = "interactive session"});
 }

@@ -145,6 +145,40 @@ TEST(MonitorProcessChecks, OnAgainstAPreparedRootTheZombieFiresAtItsHold) {
   EXPECT_NE(incs[0].evidence.find("41090"), std::string::npos) << incs[0].evidence;
 }
 
+// A worker that outlives its job (fault-leftover-process: the job ends at 60 s, the process on GPU
+// 5 stays alive with 70 GiB): reported once the GPU has been idle for the whole 10-minute window,
+// at the first process check after it, not at the one before.
+TEST(MonitorProcessChecks, ALiveLeftoverFiresOnceItsGpuWasIdleForTheWindow) {
+  ASSERT_EQ(health::RuleConfig{}.leftover_window_ms, 600'000);
+  testsupport::TempDir root("gw-monitor-root");
+  SimNode node(scenario("fault-leftover-process"), root.path());
+  for (int t = 5; t <= 660; t += 5) node.advance(t, t % 10 == 0);
+  EXPECT_FALSE(node.finds("leftover_process", 5)) << "the busy sample at 60 s is still in the window";
+  node.advance(665, false);
+  node.advance(670, true);
+  EXPECT_TRUE(node.finds("leftover_process", 5));
+  const auto incs = node.incidents();
+  ASSERT_EQ(incs.size(), 1u) << describe(incs);
+  EXPECT_EQ(incs[0].rule, "leftover_process");
+  EXPECT_EQ(incs[0].severity, health::Severity::Warning);
+  EXPECT_NE(incs[0].evidence.find("pids=41006"), std::string::npos) << incs[0].evidence;
+  EXPECT_NE(incs[0].action.find("kill PID"), std::string::npos) << incs[0].action;
+  // The verdict says what the rules took the GPU for: idle, from its utilisation.
+  const auto report = node.monitor().healthReport();
+  EXPECT_EQ(report["gpus"][5]["workload"], nlohmann::json({{"class", "idle"}, {"source", "inferred"}}))
+      << report["gpus"][5].dump();
+  // A scheduler says the GPU is someone's interactive session: from the next process check the
+  // same condition is told as info, and the verdict says who set the class.
+  node.monitor().setWorkload(report["gpus"][5]["uuid"].get<std::string>(), health::WorkloadClass::kInteractive);
+  node.advance(680, true);
+  bool info = false;
+  for (const auto& f : node.monitor().findings())
+    if (f.rule == "leftover_process" && f.gpu_index == 5) info = f.severity == health::Severity::Info;
+  EXPECT_TRUE(info);
+  EXPECT_EQ(node.monitor().healthReport()["gpus"][5]["workload"],
+            nlohmann::json({{"class", "interactive"}, {"source", "scheduler"}}));
+}
+
 // Before its first evaluation the monitor has no verdict: "unknown" (exit 3), not "healthy".
 TEST(MonitorVerdict, UnknownUntilTheFirstEvaluationThenHealthy) {
   testsupport::TempDir root("gw-monitor-root");
@@ -221,7 +255,10 @@ std::vector<Fleet> healthyFleets() {
       {"dgx_h200", scenario("dgx-h200")},
       {"mig_a100", scenario("mig-a100")},
       {"healthy_long", scenario("healthy-long")},
-      {"idle_dgx_h100", scenario("dgx-h100") + "defaults: {profile: H100-SXM5-80GB, workload: idle}\n"},
+      // Idle with nothing running: a process holding memory on an idle GPU is leftover_process.
+      {"idle_dgx_h100", scenario("dgx-h100") + "defaults: {profile: H100-SXM5-80GB, workload: idle}\ngpus: []\n"},
+      // Inference waves and ~40 % with no class set: inferred inference, never starved.
+      {"healthy_inference", scenario("healthy-inference")},
       {"pcie_mixed", scenario("pcie-mixed"), mixed},
   };
 }

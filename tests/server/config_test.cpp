@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <set>
 
 #include "fields/catalog.h"
 #include "platform/clock.h"
@@ -150,7 +151,55 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"metrics:\n  extra_labels:\n    __meta: x\n",
                 "/etc/gpuwarden.yaml:3: metrics.extra_labels.__meta:", "label name"},
         BadCase{"metrics:\n  extra_labels:\n    a-b: x\n",
-                "/etc/gpuwarden.yaml:3: metrics.extra_labels.a-b:", "label name"}));
+                "/etc/gpuwarden.yaml:3: metrics.extra_labels.a-b:", "label name"},
+        // health: the rules' keys, named under health. with the agent file's lines.
+        BadCase{"health: 5\n", "/etc/gpuwarden.yaml:1: health:", "expected a mapping of health settings"},
+        BadCase{"listen: :9400\nhealth:\n  gpu_temp_c: 80\n  gpu_tmep_c: 3\n",
+                "/etc/gpuwarden.yaml:4: health.gpu_tmep_c:", "unknown key"},
+        BadCase{"health:\n  expected_gpus: eight\n",
+                "/etc/gpuwarden.yaml:2: health.expected_gpus:", "expected a whole number, got 'eight'"},
+        BadCase{"health:\n  low_power_fraction: 65\n",
+                "/etc/gpuwarden.yaml:2: health.low_power_fraction:", "must be between 0 and 1, got 65"},
+        BadCase{"health:\n  disabled: [no_such_rule]\n",
+                "/etc/gpuwarden.yaml:2: health.disabled:", "unknown rule 'no_such_rule'"},
+        BadCase{"health:\n  workload_by_gpu:\n    3: serving\n", "/etc/gpuwarden.yaml:3: health.workload_by_gpu.3:",
+                "expected training, inference, interactive or idle, got 'serving'"},
+        BadCase{"health:\n  gpu_temp_c: 80\n  gpu_temp_c: 81\n",
+                "/etc/gpuwarden.yaml:3: health.gpu_temp_c:", "duplicate key (first given on line 2)"}));
+
+// The shipped example with every key must itself be a valid configuration.
+TEST(Config, ShippedExampleIsValid) {
+  auto c = loadConfig(std::string(GW_SOURCE_DIR) + "/deploy/gpuwarden.yaml");
+  ASSERT_TRUE(c) << c.error();
+  // Its health: section shows the rules' defaults: a changed default must change the example too.
+  const health::RuleConfig defaults;
+  EXPECT_EQ(c->health.low_power_fraction, defaults.low_power_fraction);
+  EXPECT_EQ(c->health.gpu_temp_c, defaults.gpu_temp_c);
+  EXPECT_EQ(c->health.memory_temp_c, defaults.memory_temp_c);
+  EXPECT_EQ(c->health.expected_gpus, defaults.expected_gpus);
+  EXPECT_TRUE(c->health.disabled.empty());
+}
+
+TEST(Config, HealthSectionSetsTheRules) {
+  auto c = parseConfig(
+      "health:\n  expected_gpus: 8\n  gpu_temp_c: 83\n  stalled_hold_ms: 60000\n  disabled: [persistence_off]\n"
+      "  workload: training\n  workload_by_gpu: {6: inference}\n",
+      "agent.yaml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->health.expected_gpus, 8);
+  EXPECT_EQ(c->health.gpu_temp_c, 83);
+  EXPECT_EQ(c->health.stalled_hold_ms, 60000);
+  EXPECT_EQ(c->health.disabled, std::set<std::string>{"persistence_off"});
+  EXPECT_EQ(c->health.workload, health::WorkloadClass::kTraining);
+  EXPECT_EQ(c->health.workload_by_gpu.at("6"), health::WorkloadClass::kInference);
+  // Absent: the rules' own defaults.
+  auto d = parseConfig("listen: :9400\n", "agent.yaml");
+  ASSERT_TRUE(d) << d.error();
+  EXPECT_EQ(d->health.expected_gpus, 0);
+  EXPECT_EQ(d->health.gpu_temp_c, health::RuleConfig{}.gpu_temp_c);
+  // A changed health section is applied in place by a reload: never a restart-only change.
+  EXPECT_TRUE(restartOnlyChanges(*d, *c).empty());
+}
 
 TEST(Config, SizeThatWouldWrapIsRefusedNotReadAsASmallNumber) {
   // 18014398509481985 KiB is 2^64 + 1024 bytes: unchecked, it wrapped to 1024 and passed.

@@ -150,5 +150,64 @@ TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
   EXPECT_NE(runCli("incidents show 999999 --data-dir " + data).first, 0);
 }
 
+// The health: section in the running agent: a node said to have nine GPUs shows eight, which is
+// critical once a SIGHUP brings the new count; a bad section is refused with file:line and key and
+// the running rules stay; switching the rule off clears the finding.
+TEST(HealthAgent, HealthSectionIsAppliedOnSighup) {
+  TempDir dir;
+  const std::string fast = kFastAgentConfig;
+  const std::string config = dir.write("agent.yaml", fast + "health:\n  expected_gpus: 8\n  gpu_count_hold_ms: 0\n");
+  auto proc = std::make_unique<AgentProcess>(std::vector<std::string>{"serve", "--simulate", "dgx-h100", "--config",
+                                                                      config, "--data-dir", dir.path() + "/data"},
+                                             std::map<std::string, std::string>{}, dir.path() + "/agent.log");
+  const int port = proc->waitListening();
+  ASSERT_GT(port, 0) << proc->log();
+  auto nodeFindings = [&] {
+    auto r = httpGet(port, "/api/v1/health", {}, 2000ms);
+    return r.status == 200 ? json::parse(r.body).value("node_findings", json::array()) : json::array();
+  };
+  auto gpuCount = [&](const json& findings) {
+    for (const auto& f : findings)
+      if (f["rule"] == "gpu_count") return f;
+    return json();
+  };
+  ASSERT_TRUE(eventually([&] { return json::parse(httpGet(port, "/api/v1/health").body)["status"] == "healthy"; }, 10s))
+      << proc->log();
+  EXPECT_TRUE(gpuCount(nodeFindings()).is_null()) << "eight GPUs expected, eight seen";
+
+  std::ofstream(config) << fast << "health:\n  expected_gpus: 9\n  gpu_count_hold_ms: 0\n";
+  proc->signal(SIGHUP);
+  json f;
+  ASSERT_TRUE(eventually([&] { return !(f = gpuCount(nodeFindings())).is_null(); }, 10s)) << proc->log();
+  EXPECT_EQ(f["severity"], "critical") << f.dump();
+  EXPECT_EQ(f["evidence"], "visible=8 expected=9");
+  EXPECT_NE(proc->log().find("expected GPUs 9"), std::string::npos) << proc->log();
+
+  std::ofstream(config) << fast << "health:\n  expected_gpus: 9\n  gpu_count_hold_ms: soon\n";
+  proc->signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return proc->log().find("reload refused") != std::string::npos; }, 5s)) << proc->log();
+  EXPECT_NE(proc->log().find(config + ":11: health.gpu_count_hold_ms: expected a whole number of milliseconds"),
+            std::string::npos)
+      << proc->log();
+  EXPECT_FALSE(gpuCount(nodeFindings()).is_null()) << "the running rules stay";
+
+  std::ofstream(config) << fast << "health:\n  expected_gpus: 9\n  disabled: [gpu_count]\n";
+  proc->signal(SIGHUP);
+  EXPECT_TRUE(eventually([&] { return gpuCount(nodeFindings()).is_null(); }, 10s)) << proc->log();
+  proc->signal(SIGTERM);
+  EXPECT_EQ(proc->wait(10s).value_or(-1), 0);
+}
+
+// At start a bad health: section stops the agent (exit 2) with the same message.
+TEST(HealthAgent, BadHealthSectionFailsAtStart) {
+  TempDir dir;
+  const std::string bad = dir.write("bad.yaml", "health:\n  gpu_temp_c: 80\n  gpu_tmep_c: 3\n");
+  AgentProcess p({"serve", "--simulate", "dgx-h100", "--config", bad}, {}, dir.path() + "/log");
+  auto rc = p.wait(10s);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(*rc, 2);
+  EXPECT_NE(p.log().find(bad + ":3: health.gpu_tmep_c: unknown key"), std::string::npos) << p.log();
+}
+
 }  // namespace
 }  // namespace gw::test

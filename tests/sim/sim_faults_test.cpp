@@ -281,6 +281,36 @@ faults:
   EXPECT_LT(Power(d), 80000u);
 }
 
+// Under load the board stays in P8 for the fault's window: idle clocks and low power while the
+// job keeps it busy, and no slowdown reason for it.
+TEST_F(Faults, StuckPstateHoldsP8UnderLoad) {
+  StartYaml(R"(
+count: 1
+defaults: {profile: H100-SXM5-80GB, workload: training}
+faults:
+  - {type: pstate_stuck, gpu: 0, at: 30, duration: 60}
+)");
+  nvmlDevice_t d = Gpu(0);
+  auto pstate = [&] {
+    nvmlPstates_t p = NVML_PSTATE_UNKNOWN;
+    EXPECT_EQ(nv.nvmlDeviceGetPerformanceState(d, &p), NVML_SUCCESS);
+    return p;
+  };
+  At(20);
+  EXPECT_EQ(pstate(), NVML_PSTATE_0);
+  EXPECT_GE(SmClock(d), 1700u);
+  At(40);
+  EXPECT_EQ(pstate(), NVML_PSTATE_8);
+  EXPECT_GE(Util(d).gpu, 90u);
+  EXPECT_EQ(SmClock(d), 345u);  // the H100's idle SM clock
+  EXPECT_LT(Power(d), 200000u);
+  EXPECT_FALSE(Reasons(d) & (nvmlClocksThrottleReasonHwSlowdown | nvmlClocksThrottleReasonSwThermalSlowdown |
+                             nvmlClocksThrottleReasonHwThermalSlowdown));
+  At(100);  // window over
+  EXPECT_EQ(pstate(), NVML_PSTATE_0);
+  EXPECT_GT(Power(d), 600000u);
+}
+
 TEST_F(Faults, PcieDowntrainAndReplays) {
   StartYaml(R"(
 count: 1

@@ -134,7 +134,7 @@ const BadCase kBadCases[] = {
     {"UnknownPreset",
      "count: 3\ndefaults:\n  profile: H100-SXM5-80GB\ngpus:\n  - {workload: idle}\n  - {workload: training}\n"
      "  - workload: trainnig\n",
-     ":7: gpus[2].workload: unknown preset 'trainnig' (expected idle, training, inference, bursty)"},
+     ":7: gpus[2].workload: unknown preset 'trainnig' (expected idle, training, inference, bursty, starved)"},
     {"WrongType", "count: eight\ndefaults: {profile: L40S}\n", ":1: count: expected an integer, got 'eight'"},
     {"UnknownProfile", "count: 1\ndefaults:\n  profile: H300\n",
      ":3: defaults.profile: unknown profile 'H300' (expected H100-SXM5-80GB, H200-SXM-141GB"},

@@ -195,6 +195,36 @@ TEST_F(Signals, BurstyAlternatesBetweenBusyAndIdle) {
   EXPECT_GT(idle, 30);
 }
 
+// A starved job: every second somewhere between 3 % and the level, spread over the whole range.
+TEST_F(Signals, StarvedSwingsBetweenThreePercentAndItsLevel) {
+  StartYaml("count: 1\ndefaults: {profile: H100-SXM5-80GB, workload: {preset: starved, level: 20}}\n");
+  unsigned lo = 100, hi = 0;
+  for (int t = 0; t < 300; ++t) {
+    At(t);
+    const unsigned u = Util(Gpu(0)).gpu;
+    lo = std::min(lo, u);
+    hi = std::max(hi, u);
+  }
+  EXPECT_GE(lo, 3u);
+  EXPECT_LE(lo, 4u);
+  EXPECT_LE(hi, 20u);
+  EXPECT_GE(hi, 19u);
+}
+
+// `power:` scales what the work draws, not what it uses: the seed's 180 W of 300 W at full load.
+TEST_F(Signals, WorkloadPowerScalesTheDrawAtTheSameUtilisation) {
+  StartYaml(
+      "count: 2\ndefaults: {profile: L40S, power_limit: 300}\ngpus:\n  - {workload: training}\n"
+      "  - {workload: {preset: training, power: 0.47}}\n");
+  for (int t = 10; t < 300; t += 7) {
+    At(t);
+    EXPECT_GE(Util(Gpu(1)).gpu, 90u) << t;
+    EXPECT_GT(Power(Gpu(1)), 170000u) << t;
+    EXPECT_LT(Power(Gpu(1)), 190000u) << t;
+    EXPECT_GT(Power(Gpu(0)), 290000u) << t;  // the same training without it: at its 300 W limit
+  }
+}
+
 TEST_F(Signals, CustomCurveIsFollowed) {
   StartYaml("count: 1\ndefaults: {profile: A100-SXM4-80GB, workload: {curve: [[0, 10], [100, 90]]}}\n");
   At(0);

@@ -1,0 +1,166 @@
+// The health configuration: every key a rule compares with is read into the member its threshold
+// reads, bad values are refused naming the file, the line and the key, and the engine takes a new
+// configuration (a reload) and a scheduler's workload class without losing what it has learnt.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "health/rule.h"
+#include "health/rule_registry.h"
+#include "rule_test_util.h"
+
+namespace gw::health {
+namespace {
+
+using test::Gpu;
+
+constexpr std::int64_t kT0 = 1'700'000'000'000;
+
+// A threshold's config_key as written in YAML: "thermal_clock_drop (1 − it)" and
+// "pcie_replay_per_min[2]" say how the key is read, not its name.
+bool plainKey(std::string_view k) { return !k.empty() && k.find_first_of(" [") == std::string_view::npos; }
+
+TEST(RuleConfigKeys, EveryThresholdKeySetsWhatTheRuleCompares) {
+  int checked = 0;
+  for (const Rule* r : ruleRegistry()) {
+    for (const Threshold& t : r->info.thresholds) {
+      if (!plainKey(t.config_key) || !t.value) continue;
+      // One step above the default: inside every range and every order between keys.
+      const double want = t.value(RuleConfig{}) + t.step;
+      const std::string yaml = std::string(t.config_key) + ": " + trimmed(want, 3) + "\n";
+      auto c = parseRuleConfig(yaml, "r.yaml");
+      ASSERT_TRUE(c) << yaml << c.error();
+      EXPECT_DOUBLE_EQ(t.value(*c), want) << r->info.name << " " << t.signal;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 25);
+}
+
+TEST(RuleConfigKeys, WorkloadClassesPerNodeAndPerGpu) {
+  auto c = parseRuleConfig(
+      "workload: inference\nworkload_by_gpu:\n  0: training\n  07: idle\n  GPU-5d8a3c2e: interactive\n", "r.yaml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->workload, WorkloadClass::kInference);
+  ASSERT_EQ(c->workload_by_gpu.size(), 3u);
+  EXPECT_EQ(c->workload_by_gpu.at("0"), WorkloadClass::kTraining);
+  EXPECT_EQ(c->workload_by_gpu.at("7"), WorkloadClass::kIdle);  // "07" is GPU 7
+  EXPECT_EQ(c->workload_by_gpu.at("GPU-5d8a3c2e"), WorkloadClass::kInteractive);
+  EXPECT_FALSE(RuleConfig{}.workload.has_value());  // unset: inferred
+}
+
+TEST(RuleConfigKeys, BadValuesNameFileLineAndKey) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"gpu_temp_c: 80\ngpu_tmep_c: 3\n", "r.yaml:2: gpu_tmep_c: unknown key"},
+      {"gpu_temp_c: hot\n", "r.yaml:1: gpu_temp_c: expected a number, got 'hot'"},
+      {"gpu_temp_c: .nan\n", "r.yaml:1: gpu_temp_c: must be between 0 and 150 °C, got .nan"},
+      {"\nlow_power_fraction: 65\n", "r.yaml:2: low_power_fraction: must be between 0 and 1, got 65"},
+      {"load_util: 101\n", "r.yaml:1: load_util: must be between 0 and 100 %, got 101"},
+      {"expected_gpus: 8.5\n", "r.yaml:1: expected_gpus: expected a whole number, got '8.5'"},
+      {"expected_gpus: -1\n", "r.yaml:1: expected_gpus: must be between 0 and 1024, got -1"},
+      {"stalled_hold_ms: 30s\n", "r.yaml:1: stalled_hold_ms: expected a whole number of milliseconds, got '30s'"},
+      {"starvation_window_ms: 3600000\n",
+       "r.yaml:1: starvation_window_ms: must be between 10000 and 648000 ms, got 3600000"},
+      {"require_persistence: maybe\n", "r.yaml:1: require_persistence: expected true or false, got 'maybe'"},
+      {"gpu_temp_c: [80]\n", "r.yaml:1: gpu_temp_c: expected a single value"},
+      {"pstate_slow: 0\n", "r.yaml:1: pstate_slow: must be between 1 and 15, got 0"},
+      {"app_xid_repeat: 0\n", "r.yaml:1: app_xid_repeat: must be between 1 and 1000000, got 0"},
+      {"workload: serving\n", "r.yaml:1: workload: expected training, inference, interactive or idle, got 'serving'"},
+      {"workload_by_gpu:\n  3: serving\n",
+       "r.yaml:2: workload_by_gpu.3: expected training, inference, interactive or idle, got 'serving'"},
+      {"workload_by_gpu: {gpu3: training}\n", "r.yaml:1: workload_by_gpu: 'gpu3' is neither a GPU index"},
+      {"workload_by_gpu:\n  3: training\n  03: inference\n", "r.yaml:3: workload_by_gpu.03: GPU given twice"},
+      {"workload_by_gpu: [3]\n", "r.yaml:1: workload_by_gpu: expected a mapping"},
+      {"disabled: [gpu_temperature, nope]\n", "r.yaml:1: disabled: unknown rule 'nope'"},
+      {"pcie_replay_per_min: [1, 2, x, 4, 5]\n", "r.yaml:1: pcie_replay_per_min[2]: expected a number"},
+      {"pcie_replay_per_min: [1, 2]\n", "r.yaml:1: pcie_replay_per_min: expected a list of 5 numbers"},
+      {"gpu_temp_c: 80\nswing_low: 25\n", "r.yaml:1: swing_high: needs swing_low < swing_high ≤ starvation_util_max"},
+      {"idle_util: 70\n", "load_util: needs idle_util < load_util ≤ full_load_util (70, 60, 90)"},
+      {"- gpu_temp_c\n", "r.yaml:1: expected a mapping of health settings"},
+  };
+  for (const auto& [yaml, want] : cases) {
+    auto c = parseRuleConfig(yaml, "r.yaml");
+    ASSERT_FALSE(c) << yaml;
+    EXPECT_NE(c.error().find(want), std::string::npos) << yaml << "\n  got: " << c.error() << "\n want: " << want;
+  }
+}
+
+// Observes `gpus` once a second from `from` to `to` (seconds), utilisation `util` on every GPU.
+void run(RuleEngine& e, std::vector<Gpu>& gpus, int from, int to, double util) {
+  for (int t = from; t <= to; ++t) {
+    for (auto& g : gpus) g.set("gpu_util", util);
+    e.observe(test::views(gpus), kT0 + t * 1000LL);
+  }
+}
+
+TEST(RuleEngineWorkload, SchedulerThenGpuThenNodeThenInferred) {
+  RuleConfig c;
+  c.workload = WorkloadClass::kTraining;
+  c.workload_by_gpu["1"] = WorkloadClass::kInference;
+  c.workload_by_gpu["GPU-00000002"] = WorkloadClass::kInteractive;
+  RuleEngine e(c);
+  auto gpus = test::node(4);
+  run(e, gpus, 0, 300, 40);
+  const std::int64_t now = kT0 + 300'000;
+  auto cls = [&](int i) { return e.workloadOf(gpus[static_cast<std::size_t>(i)].v.id.uuid, now); };
+  EXPECT_EQ(cls(0).describe(), "training (configured)");
+  EXPECT_EQ(cls(1).describe(), "inference (configured)");
+  EXPECT_EQ(cls(2).describe(), "interactive (configured)");
+  e.setWorkload("GPU-00000000", WorkloadClass::kIdle);
+  EXPECT_EQ(cls(0).describe(), "idle (scheduler)");
+  e.setWorkload("GPU-00000000", std::nullopt);
+  EXPECT_EQ(cls(0).describe(), "training (configured)");
+  // Nothing configured: a steady 40 % is inferred to be training, and the numbers say why.
+  e.setConfig({});
+  EXPECT_EQ(cls(3).describe(), "training (inferred: util p10-p90 40-40 %, steady (spread < 25))");
+  EXPECT_EQ(e.workloadOf("GPU-unknown", now).cls, WorkloadClass::kUnknown);
+}
+
+TEST(RuleEngineWorkload, InferredFromTheSpreadOnlyWithNinetyPercentOfTheWindow) {
+  RuleEngine e;
+  auto gpus = test::node(2);
+  for (int t = 0; t <= 300; ++t) {
+    gpus[0].set("gpu_util", t % 2 ? 30 : 80);  // swinging: inference
+    gpus[1].set("gpu_util", t % 2 ? 1 : 2);    // below swing_low: idle
+    e.observe(test::views(gpus), kT0 + t * 1000LL);
+    if (t == 269) {
+      EXPECT_EQ(e.workloadOf("GPU-00000000", kT0 + t * 1000LL).cls, WorkloadClass::kUnknown);
+    }
+  }
+  EXPECT_EQ(e.workloadOf("GPU-00000000", kT0 + 300'000).cls, WorkloadClass::kInference);
+  EXPECT_EQ(e.workloadOf("GPU-00000001", kT0 + 300'000).cls, WorkloadClass::kIdle);
+}
+
+bool finds(RuleEngine& e, std::int64_t t_s, const std::string& rule) {
+  for (const Finding& f : e.evaluate(kT0 + t_s * 1000))
+    if (f.rule == rule) return true;
+  return false;
+}
+
+// A reload: a rule switched off is gone at once; a new threshold applies from the next
+// observation, with the rule's hold counted from then.
+TEST(RuleEngineReload, SetConfigAppliesAtOnceAndKeepsHistory) {
+  RuleEngine e;
+  auto gpus = test::node(1);
+  gpus[0].set("gpu_temp", 83);
+  for (int t = 0; t <= 40; ++t) e.observe(test::views(gpus), kT0 + t * 1000LL);
+  EXPECT_FALSE(finds(e, 40, "gpu_temperature")) << "83 °C is under the default 85 °C";
+  RuleConfig hot;
+  hot.gpu_temp_c = 80;
+  e.setConfig(hot);
+  EXPECT_EQ(e.config().gpu_temp_c, 80);
+  for (int t = 41; t <= 70; ++t) e.observe(test::views(gpus), kT0 + t * 1000LL);
+  EXPECT_FALSE(finds(e, 70, "gpu_temperature")) << "29 s into the 30 s hold";
+  e.observe(test::views(gpus), kT0 + 71'000);
+  EXPECT_TRUE(finds(e, 71, "gpu_temperature"));
+  RuleConfig off = hot;
+  off.disabled.insert("gpu_temperature");
+  e.setConfig(off);
+  EXPECT_FALSE(finds(e, 71, "gpu_temperature")) << "switched off: gone before the next observation";
+  // What the engine learnt survives: the context still holds the samples from before the reload.
+  EXPECT_EQ(e.contextSnapshot("GPU-00000000", kT0 + 71'000, 120'000)["series"]["gpu_temp"].size(), 72u);
+}
+
+}  // namespace
+}  // namespace gw::health
