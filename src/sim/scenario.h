@@ -116,8 +116,8 @@ struct FaultConfig {
   std::string call;                                             // hang: only this function
   double temperature = 0;                                       // thermal slowdown target, 0 = slowdown threshold + 6
   double clock_factor = 0;                                      // power slowdown/brake: fraction of the clock left
-  double watts = 0;   // clocks locked: power at 0 % utilisation, 0 = profile default
-  double factor = 0;  // cooling failure: multiplier of the thermal resistance, 0 = default
+  double watts = 0;     // clocks locked: power at 0 % utilisation, 0 = profile default
+  double factor = 0;    // cooling failure: multiplier of the thermal resistance, 0 = default
   unsigned pstate = 0;  // pstate stuck: the P-state held, 0 = P8
 
   bool activeAt(double t) const { return t >= at && t < at + duration; }

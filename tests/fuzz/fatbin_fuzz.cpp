@@ -139,8 +139,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   for (const auto& c : checks) check(!c.title.empty() && !c.found.empty(), "a check without a title or finding");
   if (!mem) {
     check(checks.size() == 1 && checks[0].verdict == gw::doctor::Verdict::kFail, "an unreadable file is not a fail");
-  } else if (!mem->entries.empty()) {
-    check(checks.size() == 2 && checks[1].id == "app.gpu_compat", "no GPU compatibility check");
+  } else {
+    // A readable file: its code checks, then the runtime it needs, always last.
+    check(checks.back().id == "app.cuda_runtime", "no CUDA runtime check last");
+  }
+  if (mem && !mem->entries.empty()) {
+    check(checks.size() == 3 && checks[1].id == "app.gpu_compat", "no GPU compatibility check");
     const bool all = gw::doctor::runsOn(mem->entries, 8, 0, nullptr) && gw::doctor::runsOn(mem->entries, 9, 0, nullptr);
     check((checks[1].verdict == gw::doctor::Verdict::kFail) == !all, "the compatibility verdict disagrees with runsOn");
   }

@@ -349,5 +349,20 @@ TEST(TimeSpecs, StepsAndFormatting) {
   EXPECT_EQ(*parseTimeSpec(platform::formatRfc3339(1714564800123), 0), 1714564800123);
 }
 
+// history.flush_interval at each end of its range and one step (1 ms) past it.
+TEST(Config, FlushIntervalIsBoundedAtBothEnds) {
+  for (const char* ok : {"100ms", "10000ms"}) {
+    auto c = parseConfig(std::string("history:\n  flush_interval: ") + ok + "\n", "a.yaml");
+    ASSERT_TRUE(c) << ok << ": " << c.error();
+  }
+  EXPECT_EQ(parseConfig("history:\n  flush_interval: 100ms\n", "a.yaml")->flush_interval, Millis(100));
+  for (const char* bad : {"99ms", "10001ms"}) {
+    auto c = parseConfig(std::string("history:\n  flush_interval: ") + bad + "\n", "a.yaml");
+    ASSERT_FALSE(c) << bad;
+    EXPECT_NE(c.error().find("a.yaml:2: history.flush_interval: must be between 100ms and 10s"), std::string::npos)
+        << c.error();
+  }
+}
+
 }  // namespace
 }  // namespace gw::server
