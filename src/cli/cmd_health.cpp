@@ -90,6 +90,9 @@ int standaloneHealth(Run& run, double seconds, const std::string& config_path) {
     }
     rules = cfg->health;
   }
+  // The GPU count is an exact fact, held in the agent only to ride out a driver reload. A check
+  // shorter than that hold could never report a GPU missing after a reboot, the case it is for.
+  if (static_cast<double>(rules.gpu_count_hold_ms) > seconds * 1000) rules.gpu_count_hold_ms = 0;
   auto target = resolveNvmlTarget(run.ctx.options);
   if (!target) return unknownExit(target.error(), as_json);
   if (!target->scenario.empty()) ::setenv("GPUWARDEN_SIM_SCENARIO", target->scenario.c_str(), 1);

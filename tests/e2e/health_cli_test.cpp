@@ -81,8 +81,8 @@ TEST(HealthCli, HungGpuDoesNotHoldUpTheCheck) {
 // "unknown", naming the file, the line and the key.
 TEST(HealthCli, StandaloneJudgesWithTheConfigurationsHealthSection) {
   TempDir dir("gw-health-cli");
-  const std::string nine =
-      dir.write("nine.yaml", "listen: 127.0.0.1:0\nhealth:\n  expected_gpus: 9\n  gpu_count_hold_ms: 0\n");
+  const std::string nine = dir.write(
+      "nine.yaml", "listen: 127.0.0.1:0\nhealth:\n  expected_gpus: 9\n");  // its 30 s hold: too long for a check
   auto r = runGw({"--json", "health", "--standalone", "--simulate", "dgx-h100", "--seconds", "1", "--config", nine}, {},
                  20000ms);
   EXPECT_EQ(r.code, 2) << describe(r);
@@ -92,8 +92,7 @@ TEST(HealthCli, StandaloneJudgesWithTheConfigurationsHealthSection) {
   EXPECT_EQ(j["node_findings"][0]["severity"], "critical");
   EXPECT_EQ(j["node_findings"][0]["evidence"], "visible=8 expected=9");
 
-  const std::string off =
-      dir.write("off.yaml", "health:\n  expected_gpus: 9\n  gpu_count_hold_ms: 0\n  disabled: [gpu_count]\n");
+  const std::string off = dir.write("off.yaml", "health:\n  expected_gpus: 9\n  disabled: [gpu_count]\n");
   r = runGw({"health", "--standalone", "--simulate", "dgx-h100", "--seconds", "1", "--config", off}, {}, 20000ms);
   EXPECT_EQ(r.code, 0) << describe(r);
 
