@@ -359,3 +359,18 @@ TEST(RunDiag, CancelStopsAndExitsTwo) {
   EXPECT_EQ(r.error, "cancelled");
   EXPECT_EQ(r.exitCode(), 2);
 }
+
+// docs/diag.md promises the deployment test adds 4 Mi floats on each GPU: what the backend is asked
+// for, and what the report says it checked.
+TEST(RunDiag, VectorAddChecksFourMebiElementsOnEachGpu) {
+  FakeNvml nvml = fleet(2);
+  RecordedBackend b(nvml);
+  NullProgress p;
+  auto r = runDiag(opts(1), nvml, &b, p);
+  for (int gpu : {0, 1}) {
+    const Check* c = find(r, "cuda_deploy", gpu);
+    ASSERT_NE(c, nullptr) << renderText(r);
+    EXPECT_EQ(c->measured.value("n", 0u), 4u * 1024 * 1024) << c->measured.dump();
+    EXPECT_EQ(c->summary, "vector add of 4194304 elements, max error 0");
+  }
+}

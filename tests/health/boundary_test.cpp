@@ -655,3 +655,29 @@ TEST(LimitBoundaries, IncidentGraceAtItsValueAndOneSecondEitherSide) {
 
 }  // namespace
 }  // namespace gw::health
+
+namespace gw::health {
+namespace {
+
+// Observations closer than kMinSampleGapMs (900 ms) are one sample (the newest values win), so a
+// burst of passes cannot crowd the ring's ~12 minutes out; 900 ms apart they are two.
+TEST(LimitBoundaries, SamplesCloserThanTheMinimumGapAreMerged) {
+  GpuHistory g;
+  auto at = [](std::int64_t t, double util) {
+    Sample s;
+    s.t = t;
+    s.v[kUtil] = util;
+    return s;
+  };
+  g.push(at(kT0, 10));
+  g.push(at(kT0 + 899, 20));
+  EXPECT_EQ(g.count, 1u);
+  EXPECT_EQ(g.latest()->v[kUtil], 20);
+  EXPECT_EQ(g.latest()->t, kT0 + 899);
+  g.push(at(kT0 + 899 + 900, 30));
+  EXPECT_EQ(g.count, 2u);
+  EXPECT_EQ(g.latest()->v[kUtil], 30);
+}
+
+}  // namespace
+}  // namespace gw::health
