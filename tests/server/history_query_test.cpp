@@ -76,6 +76,19 @@ TEST(HistoryQuery, ARawRangeOverTheCapIsRefusedAndAStepAnswersIt) {
   EXPECT_EQ(small.error, "more than 11000 points; use a larger step");
 }
 
+// docs/api.md: `since` defaults to 1h before now and `until` to now.
+TEST(HistoryQuery, TheDefaultRangeIsTheLastHour) {
+  Filled h(10);
+  HistoryQuery q;
+  q.gpu = "0";
+  q.field = "gpu_temp";
+  auto a = h.run(q);
+  ASSERT_EQ(a.status, 200) << a.error;
+  const std::int64_t now = Filled::kT0 + 24 * 3600 * 1000;
+  EXPECT_EQ(a.body["since_ms"], now - 3600 * 1000);
+  EXPECT_EQ(a.body["until_ms"], now);
+}
+
 TEST(HistoryQuery, RefusalsNameTheParameter) {
   Filled h(10);
   struct Case {
