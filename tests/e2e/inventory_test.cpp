@@ -210,6 +210,18 @@ TEST(Query, CsvNoHeaderPrintsOneLinePerGpu) {
   }
 }
 
+// Counts print as nvidia-smi prints them, whole numbers: fault-retired-pages retires 40 + 24 pages
+// on GPU 5 at 30 s.
+TEST(Query, CountsPrintAsWholeNumbers) {
+  auto r = runGw({"--simulate", "fault-retired-pages", "query",
+                  "--query-gpu=index,retired_pages.single_bit_ecc.count,retired_pages.double_bit.count,"
+                  "ecc.errors.uncorrected.volatile.total,pcie.link.gen.current",
+                  "--format=csv,noheader", "-i", "5"},
+                 {{"GPUWARDEN_SIM_START", "40"}});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  EXPECT_EQ(r.out, "5, 40, 24, 0, 5\n");
+}
+
 TEST(Query, HeaderUnitsAndNoUnits) {
   // Ten minutes into the training run the GPUs have warmed up.
   auto r = runGw({"--simulate", "dgx-h100", "query",
