@@ -374,3 +374,7 @@ TEST(RunDiag, VectorAddChecksFourMebiElementsOnEachGpu) {
     EXPECT_EQ(c->summary, "vector add of 4194304 elements, max error 0");
   }
 }
+
+// docs/diag.md: while GPU tests run, every GPU is sampled every second. The tests above run the
+// watcher faster (opts()); a run from the command line uses the default.
+TEST(RunDiag, TheWatcherSamplesEverySecondByDefault) { EXPECT_EQ(DiagOptions{}.watch_interval_seconds, 1.0); }
