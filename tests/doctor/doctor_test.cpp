@@ -451,6 +451,19 @@ TEST(Doctor, XServerRunning) {
   EXPECT_HAS(d.found, "display active on GPU 1");
 }
 
+// A process that exits between the /proc listing and the read of its comm, and one whose comm is
+// empty, are skipped: the checks that look for a process by name judge the rest.
+TEST(Doctor, ProcessesThatVanishWhileListedAreSkipped) {
+  auto m = Machine::healthy();
+  m->fx.mkdir("/proc/4242");  // exited: no comm any more
+  m->fx.write("/proc/4243/comm", "\n");
+  m->fx.write("/proc/4244/comm", "Xorg\n");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.xserver", Layer::kKernelDriver, Verdict::kWarn);
+  EXPECT_EQ(c.found.find("4242"), std::string::npos) << c.found;
+  EXPECT_HAS(c.found, "Xorg");
+}
+
 TEST(Doctor, PersistenceModeOff) {
   auto m = Machine::healthy();
   m->fx.remove("/proc/901");
