@@ -56,9 +56,12 @@ int printReport(const json& r, bool as_json, const std::string& source) {
   if (!open.empty()) {
     std::cout << open.size() << " open incident(s):\n";
     for (const auto& i : open)
-      if (i.is_object())
-        std::cout << "  #" << integer(i, "id") << " [" << str(i, "severity") << "] " << str(i, "rule") << " GPU "
-                  << integer(i, "gpu_index", -1) << ": " << str(i, "summary") << " -> " << str(i, "action") << "\n";
+      if (i.is_object()) {
+        const std::int64_t gpu = integer(i, "gpu_index", -1);  // -1: about the node (gpu_count, driver_mismatch)
+        std::cout << "  #" << integer(i, "id") << " [" << str(i, "severity") << "] " << str(i, "rule") << " "
+                  << (gpu < 0 ? std::string("node") : "GPU " + std::to_string(gpu)) << ": " << str(i, "summary")
+                  << " -> " << str(i, "action") << "\n";
+      }
   }
   const std::string status = str(r, "status");
   std::cout << "status: " << (status.empty() ? "unknown" : status);

@@ -34,8 +34,10 @@ using jr::text;
 
 void printIncidentLine(const json& i) {
   std::cout << "#" << text(i, "id") << "  " << text(i, "opened") << "  " << text(i, "status") << "  "
-            << text(i, "severity") << "  " << text(i, "rule") << "  GPU " << text(i, "gpu_index") << " "
-            << text(i, "gpu_uuid") << "  " << text(i, "summary") << "\n";
+            << text(i, "severity") << "  " << text(i, "rule") << "  "
+            << (jr::integer(i, "gpu_index", -1) < 0 ? std::string("node")  // gpu_count, driver_mismatch
+                                                    : "GPU " + text(i, "gpu_index") + " " + text(i, "gpu_uuid"))
+            << "  " << text(i, "summary") << "\n";
 }
 
 void printIncident(const json& i) {

@@ -182,6 +182,15 @@ TEST(HealthAgent, HealthSectionIsAppliedOnSighup) {
   EXPECT_EQ(f["severity"], "critical") << f.dump();
   EXPECT_EQ(f["evidence"], "visible=8 expected=9");
   EXPECT_NE(proc->log().find("expected GPUs 9"), std::string::npos) << proc->log();
+  // The CLI names the node, not a "GPU -1", for a finding about the node.
+  const auto [hc, htext] = runCli("health --data-dir " + dir.path() + "/data");
+  EXPECT_EQ(hc, 2) << htext;
+  EXPECT_NE(htext.find("] gpu_count node: The node shows 8 GPUs, fewer than the 9 expected."), std::string::npos)
+      << htext;
+  EXPECT_EQ(htext.find("GPU -1"), std::string::npos) << htext;
+  const auto [lc, ltext] = runCli("incidents list --data-dir " + dir.path() + "/data");
+  EXPECT_EQ(lc, 0) << ltext;
+  EXPECT_NE(ltext.find("gpu_count  node  The node shows 8 GPUs"), std::string::npos) << ltext;
 
   std::ofstream(config) << fast << "health:\n  expected_gpus: 9\n  gpu_count_hold_ms: soon\n";
   proc->signal(SIGHUP);
