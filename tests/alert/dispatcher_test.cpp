@@ -251,6 +251,27 @@ TEST(Dedupe, SameStateNotResentWithinRepeatInterval) {
   EXPECT_EQ(rx.bodies().size(), 5u);
 }
 
+// docs/alerts.md: a transport error, 408, 429 or 5xx is retried; any other 4xx is a permanent
+// rejection. Each status at and next to the ones that retry.
+TEST(Webhook, WhichStatusesAreRetried) {
+  const std::vector<std::pair<int, bool>> cases = {{400, false}, {407, false}, {408, true},  {409, false},
+                                                   {428, false}, {429, true},  {430, false}, {499, false},
+                                                   {500, true},  {503, true},  {200, true}};
+  for (const auto& [status, retry] : cases) {
+    SCOPED_TRACE(status);
+    const int port = freePort();
+    Receiver rx(status);
+    ASSERT_TRUE(rx.start(port));
+    SinkConfig c;
+    c.type = SinkConfig::Type::webhook;
+    c.url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
+    WebhookSink sink(c);
+    const Delivery d = sink.deliver(makeAlert(1));
+    EXPECT_EQ(d.ok, status == 200);
+    EXPECT_EQ(d.retryable, retry);
+  }
+}
+
 TEST(Webhook, PermanentRejectionDoesNotBlockTheQueue) {
   TempDir dir;
   int port = freePort();

@@ -399,6 +399,8 @@ TEST(KmsgParser, MalformedOversizedNumbers) {
 TEST(KmsgParser, MalformedGpuAtLine) {
   expectMalformed("NVRM: GPU at PCI:zzzz: GPU-1234");
   expectMalformed("NVRM: GPU at PCI:0000:3b:00: GPU-xyz!");
+  // The UUID's every character after "GPU-" is hex or '-', the first one too.
+  expectMalformed("NVRM: GPU at PCI:0000:3b:00: GPU-x5b0e7d1a-9c3f-4a77-8d21-0f6e2c9b1a44");
 }
 
 // ------------------------------------------------------------------ not events

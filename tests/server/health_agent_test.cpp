@@ -114,6 +114,13 @@ TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
   const json evj = json::parse(ev.body);
   for (const auto& e : evj["events"]) xid79 |= e["code"] == 79 && e["gpu"] == 3;
   EXPECT_TRUE(xid79) << ev.body;
+  // Without `since`: the last hour (docs/api.md), which holds it too.
+  auto ev_default = httpGet(port, "/api/v1/events");
+  ASSERT_EQ(ev_default.status, 200);
+  bool default_xid79 = false;
+  const json dj = json::parse(ev_default.body);
+  for (const auto& e : dj["events"]) default_xid79 |= e["code"] == 79 && e["gpu"] == 3;
+  EXPECT_TRUE(default_xid79) << ev_default.body;
   EXPECT_EQ(httpGet(port, "/api/v1/events?since=yesterday-ish").status, 400);
 
   // /api/v1/health: fatal overall, GPU 3 fatal.
