@@ -15,14 +15,6 @@ fi
 
 source "$(dirname "$0")/lib.sh"
 
-wait_http() {  # URL SECONDS
-  local end=$((SECONDS + $2))
-  until curl -sf -o /dev/null "$1"; do
-    ((SECONDS < end)) || return 1
-    sleep 0.2
-  done
-}
-
 AGENT_PORT=$(free_port)
 NATIVE_PORT=$(free_port)
 PROM_PORT=$(free_port)
