@@ -289,38 +289,38 @@ void KmsgSource::run() {
 }
 
 void KmsgSource::followDevice() {
-  std::vector<char> buf(16384);
+  std::vector<char> buf(kKmsgRecordBuffer);
+  const KmsgReadFn read = [this](char* b, std::size_t len) { return ::read(fd_, b, len); };
   bool dirty = position_unknown_;
   while (!stop_) {
-    ssize_t n = ::read(fd_, buf.data(), buf.size());
-    if (n > 0) {
-      std::string_view rec(buf.data(), static_cast<std::size_t>(n));
-      rec = rec.substr(0, rec.find('\n'));  // continuation lines (" KEY=value") are dropped
-      auto seq = recordSequence(rec);
-      if (seq && pos_.seq && *seq <= *pos_.seq) {
-        std::lock_guard lock(mu_);
-        ++stats_.skipped;
+    const KmsgReadResult r = readKmsgRecord(read, buf);
+    switch (r.outcome) {
+      case KmsgReadOutcome::kRecord: {
+        auto seq = recordSequence(r.record);
+        if (seq && pos_.seq && *seq <= *pos_.seq) {
+          std::lock_guard lock(mu_);
+          ++stats_.skipped;
+          continue;
+        }
+        if (auto e = handleLine(r.record, true)) emit(std::move(*e), true, nullptr);
+        if (seq) pos_.seq = seq;
+        dirty = true;
         continue;
       }
-      if (auto e = handleLine(rec, true)) emit(std::move(*e), true, nullptr);
-      if (seq) pos_.seq = seq;
-      dirty = true;
-      continue;
+      case KmsgReadOutcome::kLost:
+      case KmsgReadOutcome::kSkipped:
+        countUnread(r.outcome);
+        continue;
+      case KmsgReadOutcome::kNoneYet: {
+        if (dirty) dirty = !savePosition();  // not saved (full disk): tried again at the next poll
+        pollfd p{fd_, POLLIN, 0};
+        ::poll(&p, 1, static_cast<int>(opt_.poll_ms));
+        continue;
+      }
+      case KmsgReadOutcome::kError:
+        break;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EPIPE) {  // records overwritten before we read them
-      std::lock_guard lock(mu_);
-      ++stats_.overwritten;
-      continue;
-    }
-    if (n < 0 && errno == EINVAL) continue;  // a record larger than the buffer: skipped
-    if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) {
-      if (dirty) dirty = !savePosition();  // not saved (full disk): tried again at the next poll
-      pollfd p{fd_, POLLIN, 0};
-      ::poll(&p, 1, static_cast<int>(opt_.poll_ms));
-      continue;
-    }
-    std::string e = std::string("reading /dev/kmsg: ") + std::strerror(errno);
+    std::string e = std::string("reading /dev/kmsg: ") + std::strerror(r.error);
     {
       std::lock_guard lock(mu_);
       last_error_ = e;
@@ -328,6 +328,12 @@ void KmsgSource::followDevice() {
     healthy_ = false;
     break;
   }
+}
+
+void KmsgSource::countUnread(KmsgReadOutcome why) {
+  std::lock_guard lock(mu_);
+  if (why == KmsgReadOutcome::kLost) ++stats_.overwritten;
+  if (why == KmsgReadOutcome::kSkipped) ++stats_.oversized;
 }
 
 void KmsgSource::handleFileLine(std::string_view line, bool truncated, bool publish, std::vector<GpuEvent>* out) {
@@ -413,21 +419,23 @@ Result<std::vector<GpuEvent>> KmsgSource::scanOnce() {
   struct stat st {};
   ::fstat(fd, &st);
   if (S_ISCHR(st.st_mode)) {
-    std::vector<char> buf(16384);
-    for (;;) {
-      ssize_t n = ::read(fd, buf.data(), buf.size());
-      if (n > 0) {
-        std::string_view rec(buf.data(), static_cast<std::size_t>(n));
-        if (auto e = handleLine(rec.substr(0, rec.find('\n')), true)) emit(std::move(*e), false, &out);
-        continue;
+    std::vector<char> buf(kKmsgRecordBuffer);
+    const KmsgReadFn read = [fd](char* b, std::size_t len) { return ::read(fd, b, len); };
+    for (bool more = true; more;) {
+      const KmsgReadResult r = readKmsgRecord(read, buf);
+      switch (r.outcome) {
+        case KmsgReadOutcome::kRecord:
+          if (auto e = handleLine(r.record, true)) emit(std::move(*e), false, &out);
+          break;
+        case KmsgReadOutcome::kLost:
+        case KmsgReadOutcome::kSkipped:
+          countUnread(r.outcome);
+          break;
+        case KmsgReadOutcome::kNoneYet:  // all there is now
+        case KmsgReadOutcome::kError:
+          more = false;
+          break;
       }
-      if (n < 0 && (errno == EINTR || errno == EINVAL)) continue;
-      if (n < 0 && errno == EPIPE) {
-        std::lock_guard lock(mu_);
-        ++stats_.overwritten;
-        continue;
-      }
-      break;  // EAGAIN: all there is now
     }
   } else {
     BoundedLines lines;

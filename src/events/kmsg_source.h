@@ -38,6 +38,7 @@
 
 #include "common/result.h"
 #include "events/gpu_event.h"
+#include "events/kmsg_device.h"
 #include "events/kmsg_parser.h"
 #include "events/line_reader.h"
 #include "platform/fs_root.h"
@@ -62,6 +63,7 @@ struct KmsgSourceStats {
   std::uint64_t mappings = 0;              // "GPU at PCI:...: GPU-uuid" lines
   std::uint64_t skipped = 0;               // records at or before the saved position
   std::uint64_t overwritten = 0;           // EPIPE: records lost before we could read them
+  std::uint64_t oversized = 0;             // EINVAL: a record larger than the read buffer, passed over
   std::uint64_t restarts = 0;              // plain file shrank or was replaced: read from the start
   std::uint64_t truncated = 0;             // lines cut at kMaxKernelLineBytes
   std::deque<std::string> last_malformed;  // newest last
@@ -113,6 +115,7 @@ class KmsgSource {
   std::string bootId() const;
   bool waitStop(unsigned ms);
   void emit(GpuEvent e, bool publish, std::vector<GpuEvent>* out);
+  void countUnread(KmsgReadOutcome why);  // kLost / kSkipped
 
   platform::FsRoot root_;
   EventBus* bus_;

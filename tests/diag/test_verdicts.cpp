@@ -46,6 +46,17 @@ TEST(Verdicts, HostBandwidthAgainstTheLink) {
   EXPECT_TRUE(mentions(err, "cudaMemcpyAsync"));
 }
 
+TEST(Verdicts, HostBandwidthSummarySaysTheRatesAndTheShareOfTheLink) {
+  // 53 GB/s of Gen5 x16's 63.02 GB/s is 84.1 %: the summary rounds it to a whole percent.
+  PcieLink gen5{5, 16, 5, 16};
+  auto c = judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, gen5, h100());
+  EXPECT_EQ(c.summary, "H2D 55 GB/s, D2H 53 GB/s of 63.02 GB/s theoretical (Gen5 x16), 84 %");
+  // 31.5 of Gen4 x16's 31.51 GB/s: 99.97 % reads as 100 %, not 101 %.
+  PcieLink gen4{4, 16, 4, 16};
+  auto full = judgeHostBandwidth(0, GwBandwidthResult{1, 1, 31.5, 31.5, 0, 0}, gen4, h100());
+  EXPECT_EQ(full.summary, "H2D 31.5 GB/s, D2H 31.5 GB/s of 31.51 GB/s theoretical (Gen4 x16), 100 %");
+}
+
 TEST(Verdicts, MemtestErrorsFailWithEvidence) {
   GwMemtestResult r{};
   r.bytes_tested = size_t(64) << 30;
