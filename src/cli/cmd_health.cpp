@@ -80,24 +80,22 @@ int unknownExit(const std::string& reason, bool as_json) {
   return 3;
 }
 
+}  // namespace
+
 // The monitor the agent runs, without a data folder, for `seconds`, judging with the `health:`
 // section of the agent's configuration file when one is given.
-int standaloneHealth(Run& run, double seconds, const std::string& config_path) {
-  const bool as_json = run.ctx.options.json;
+static Result<json> standaloneHealthReport(Run& run, double seconds, const std::string& config_path) {
   health::RuleConfig rules;
   if (!config_path.empty()) {
     auto cfg = server::loadConfig(config_path);
-    if (!cfg) {
-      printError(cfg.error());
-      return 3;
-    }
+    if (!cfg) return cfg.status();
     rules = cfg->health;
   }
   // The GPU count is an exact fact, held in the agent only to ride out a driver reload. A check
   // shorter than that hold could never report a GPU missing after a reboot, the case it is for.
   if (static_cast<double>(rules.gpu_count_hold_ms) > seconds * 1000) rules.gpu_count_hold_ms = 0;
   auto target = resolveNvmlTarget(run.ctx.options);
-  if (!target) return unknownExit(target.error(), as_json);
+  if (!target) return target.status();
   if (!target->scenario.empty()) ::setenv("GPUWARDEN_SIM_SCENARIO", target->scenario.c_str(), 1);
   const std::string library = target->library;
   node::MonitorOptions mo;
@@ -112,7 +110,7 @@ int standaloneHealth(Run& run, double seconds, const std::string& config_path) {
   mo.log = false;
   mo.rules = std::move(rules);
   auto m = node::Monitor::create(mo);
-  if (!m) return unknownExit(m.error(), as_json);
+  if (!m) return m.status();
   (*m)->start();
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
   while (std::chrono::steady_clock::now() < end && !stopRequested())
@@ -121,14 +119,44 @@ int standaloneHealth(Run& run, double seconds, const std::string& config_path) {
   json r = (*m)->healthReport();
   r.erase("open_incidents");  // standalone keeps none
   const std::string error = (*m)->samplerError();
-  if (!(*m)->sampler() && r["node_findings"].empty()) return unknownExit(error, as_json);
+  if (!(*m)->sampler() && r["node_findings"].empty()) return Status::Error(error);
   (*m)->stop();
-  char secs[16];
-  std::snprintf(secs, sizeof secs, "%.1f", seconds);
-  return printReport(r, as_json, std::string("standalone, ") + secs + " s");
+  return r;
 }
 
-}  // namespace
+NodeHealth nodeHealth(Run& run, const std::string& data_dir, bool standalone, double seconds,
+                      const std::string& config_path) {
+  NodeHealth h;
+  if (!standalone) {
+    auto a = askAgent(data_dir, "health");
+    if (a.reached) {
+      // An agent that cannot be asked, or whose answer is not a verdict, is "unknown": never a
+      // fallback to a verdict of our own, never "healthy".
+      if (!a.ok)
+        h.unknown = a.error.empty() ? "the agent refused: " + a.refusal : a.error;
+      else
+        h.report = std::move(a.result);
+      h.source = "agent " + data_dir;
+      return h;
+    }
+  }
+  auto r = standaloneHealthReport(run, seconds, config_path);
+  if (!r) {
+    h.unknown = r.error();
+    return h;
+  }
+  h.report = std::move(r).value();
+  char secs[16];
+  std::snprintf(secs, sizeof secs, "%.1f", seconds);
+  h.source = std::string("standalone, ") + secs + " s";
+  return h;
+}
+
+int NodeHealth::exitCode() const {
+  if (!unknown.empty()) return 3;
+  std::int64_t code = integer(report, "exit_code", 3);
+  return code < 0 || code > 3 ? 3 : static_cast<int>(code);
+}
 
 void addHealth(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand(
@@ -161,20 +189,8 @@ void addHealth(CLI::App& app, Run& run) {
       run.exit_code = 3;
       return;
     }
-    if (!local) {
-      auto a = askAgent(o->data_dir, "health");
-      if (a.reached) {
-        // An agent that cannot be asked, or whose answer is not a verdict, is "unknown": never a
-        // fallback to a verdict of our own, never "healthy".
-        if (!a.ok) {
-          run.exit_code = unknownExit(a.error.empty() ? "the agent refused: " + a.refusal : a.error, as_json);
-          return;
-        }
-        run.exit_code = printReport(a.result, as_json, "agent " + o->data_dir);
-        return;
-      }
-    }
-    run.exit_code = standaloneHealth(run, o->seconds, o->config);
+    const NodeHealth h = nodeHealth(run, o->data_dir, local, o->seconds, o->config);
+    run.exit_code = h.unknown.empty() ? printReport(h.report, as_json, h.source) : unknownExit(h.unknown, as_json);
   });
 }
 

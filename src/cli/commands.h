@@ -6,6 +6,8 @@
 #include "cli/context.h"
 #include "collect/sampler.h"
 
+#include <nlohmann/json.hpp>
+
 namespace gw::cli {
 
 // The bound on one GPU's reads in a command (the agent's call deadline).
@@ -35,6 +37,21 @@ void addDiag(CLI::App& app, Run& run);
 void addHealth(CLI::App& app, Run& run);
 void addIncidents(CLI::App& app, Run& run);
 void addEvents(CLI::App& app, Run& run);
+void addJob(CLI::App& app, Run& run);    // job list|show
+void addSlurm(CLI::App& app, Run& run);  // slurm gres|healthcheck|prolog|epilog
+
+// The node's health verdict (node::Monitor::healthReport's document): from the agent that owns
+// data_dir when one answers (and `standalone` is false), else from a standalone run of the same
+// monitor for `seconds` (judging with config_path's health: section when given). `unknown` says
+// why there is no verdict; the agent's refusal or an unreadable answer is unknown, never healthy.
+struct NodeHealth {
+  nlohmann::json report;
+  std::string source;   // "agent DIR" or "standalone, 3.0 s"
+  std::string unknown;  // non-empty: no verdict
+  int exitCode() const;  // 0 healthy, 1 warning, 2 critical, 3 unknown
+};
+NodeHealth nodeHealth(Run& run, const std::string& data_dir, bool standalone, double seconds,
+                      const std::string& config_path);
 
 // Parses "-i 0,2,GPU-xxxx,00000000:18:00.0" into a predicate over GPU index/UUID/bus id.
 struct GpuSelection {

@@ -1,6 +1,9 @@
 // gpuwarden: one program that sees every GPU in the machine. This file only wires the commands.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.h"
 #include "platform/deadline.h"
@@ -11,10 +14,29 @@ constexpr const char* kDescription =
     "gpuwarden - GPU server operations: inventory, live monitoring, health, diagnostics.\n"
     "Talks to the NVIDIA driver through NVML; --simulate NAME runs on a simulated fleet instead.";
 
+// Slurm runs Prolog=, Epilog= and HealthCheckProgram= without arguments: a link to the binary
+// under one of these names runs that command (docs/slurm.md).
+constexpr std::pair<const char*, const char*> kSlurmNames[] = {{"gpuwarden-slurm-prolog", "prolog"},
+                                                               {"gpuwarden-slurm-epilog", "epilog"},
+                                                               {"gpuwarden-slurm-healthcheck", "healthcheck"}};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace gw::cli;
+  std::vector<char*> args(argv, argv + argc);
+  {
+    const std::string_view self = argc > 0 ? std::string_view(argv[0]) : std::string_view();
+    const std::string_view base = self.substr(self.rfind('/') == std::string_view::npos ? 0 : self.rfind('/') + 1);
+    static char kSlurm[] = "slurm";
+    for (const auto& [name, command] : kSlurmNames)
+      if (base == name) {
+        args.insert(args.begin() + 1, {kSlurm, const_cast<char*>(command)});
+        break;
+      }
+    argc = static_cast<int>(args.size());
+    argv = args.data();
+  }
   CLI::App app{kDescription, "gpuwarden"};
   app.set_version_flag("--version", std::string("gpuwarden ") + GW_VERSION);
   app.require_subcommand(1);
@@ -51,6 +73,8 @@ int main(int argc, char** argv) {
   addHealth(app, run);
   addIncidents(app, run);
   addEvents(app, run);
+  addJob(app, run);
+  addSlurm(app, run);
 
   try {
     app.parse(argc, argv);

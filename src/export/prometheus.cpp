@@ -301,6 +301,8 @@ const Tables& tables() {
 // name would give those series a label twice.
 constexpr std::array<std::string_view, 8> kCommonReserved = {
     "state", "version", "driver_version", "nvml_version", "cuda_driver_version", "severity", "code", "file"};
+// Set per GPU by the node for what runs on it (dcgm-exporter's names).
+constexpr std::array<std::string_view, 4> kWorkloadLabels = {kHpcJobLabel, "pod", "namespace", "container"};
 constexpr std::array<std::string_view, 9> kDcgmLabels = {"gpu",      "UUID",      "pci_bus_id",
                                                          "device",   "modelName", "GPU_I_PROFILE",
                                                          "GPU_I_ID", "Hostname",  "DCGM_FI_DRIVER_VERSION"};
@@ -314,20 +316,21 @@ const GpuView* findParent(const std::vector<GpuView>& gpus, const GpuView& mig) 
   return nullptr;
 }
 
-// Appends the extra labels (already validated) to a label set, in name order; `insert` (name,
-// value) is merged in at its sorted place when its name is not empty.
-void appendExtras(std::string& out, const ExportOptions& o, std::string_view insert_name,
-                  std::string_view insert_value) {
-  bool inserted = insert_name.empty();
-  for (const auto& [k, v] : o.extra_labels) {
-    if (!isValidExtraLabel(k, o.naming)) continue;
-    if (!inserted && insert_name < std::string_view(k)) {
-      appendLabel(out, insert_name, insert_value);
-      inserted = true;
-    }
-    appendLabel(out, k, v);
+// Labels merged into the extra labels at their sorted place (dcgm-exporter prints its attributes
+// and the configured labels in name order): DCGM_FI_DRIVER_VERSION and the workload labels.
+using LabelPairs = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// Appends the extra labels (already validated) and `inserts` (sorted by name) to a label set, in
+// name order.
+void appendExtras(std::string& out, const ExportOptions& o, const LabelPairs& inserts) {
+  std::size_t k = 0;
+  for (const auto& [name, value] : o.extra_labels) {
+    if (!isValidExtraLabel(name, o.naming)) continue;
+    for (; k < inserts.size() && inserts[k].first < std::string_view(name); ++k)
+      appendLabel(out, inserts[k].first, inserts[k].second);
+    appendLabel(out, name, value);
   }
-  if (!inserted) appendLabel(out, insert_name, insert_value);
+  for (; k < inserts.size(); ++k) appendLabel(out, inserts[k].first, inserts[k].second);
 }
 
 // What a label set is made of; string views into the GPU views (or the caller's buffers).
@@ -337,6 +340,7 @@ struct LabelIdentity {
   std::string_view pci_bus_id, device, model;
   bool is_mig = false;
   std::string_view mig_profile, gpu_instance_id;
+  const std::vector<std::pair<std::string, std::string>>* workload = nullptr;  // GpuView::workload_labels
 };
 
 // A label set in the naming's order, without braces. `out` is scratch: appendLabel() only looks at
@@ -357,7 +361,12 @@ void appendIdentityLabels(std::string& out, const LabelIdentity& id, const colle
     }
     if (!agent.hostname.empty()) appendLabel(out, "Hostname", agent.hostname);
     const bool driver = o.dcgm_driver_version_label && !agent.driver_version.empty();
-    appendExtras(out, o, driver ? "DCGM_FI_DRIVER_VERSION" : "", agent.driver_version);
+    LabelPairs inserts;
+    if (driver) inserts.emplace_back("DCGM_FI_DRIVER_VERSION", agent.driver_version);
+    if (id.workload)
+      for (const auto& [k, v] : *id.workload) inserts.emplace_back(k, v);
+    std::sort(inserts.begin(), inserts.end());
+    appendExtras(out, o, inserts);
   } else {
     appendLabel(out, "gpu", id.index);
     appendLabel(out, "uuid", id.uuid);
@@ -368,7 +377,11 @@ void appendIdentityLabels(std::string& out, const LabelIdentity& id, const colle
       appendLabel(out, "gpu_instance_id", id.gpu_instance_id);
     }
     if (!agent.hostname.empty()) appendLabel(out, "hostname", agent.hostname);
-    appendExtras(out, o, "", "");
+    LabelPairs inserts;
+    if (id.workload)
+      for (const auto& [k, v] : *id.workload) inserts.emplace_back(k, v);
+    std::sort(inserts.begin(), inserts.end());
+    appendExtras(out, o, inserts);
   }
 }
 
@@ -398,6 +411,7 @@ void appendGpuLabels(std::string& out, const std::vector<GpuView>& gpus, const G
   l.is_mig = id.is_mig;
   l.mig_profile = id.mig_profile;
   l.gpu_instance_id = std::string_view(gi, static_cast<std::size_t>(r2.ptr - gi));
+  if (!g.workload_labels.empty()) l.workload = &g.workload_labels;
   appendIdentityLabels(out, l, agent, o);
 }
 
@@ -501,7 +515,7 @@ void buildLabels(Scratch& s, const std::vector<GpuView>& gpus, const collect::Ag
   }
   s.agent_labels.clear();
   s.agent_labels += '{';
-  appendExtras(s.agent_labels, o, "", "");
+  appendExtras(s.agent_labels, o, {});
 }
 
 }  // namespace
@@ -909,6 +923,8 @@ bool isValidLabelName(std::string_view name) {
 bool isValidExtraLabel(std::string_view name, Naming n) {
   if (!isValidLabelName(name) || name.substr(0, 2) == "__") return false;
   for (auto r : kCommonReserved)
+    if (r == name) return false;
+  for (auto r : kWorkloadLabels)
     if (r == name) return false;
   if (n == Naming::Dcgm) {
     for (auto r : kDcgmLabels)

@@ -23,6 +23,10 @@ enum class Naming {
 };
 enum class Format { Text004, OpenMetrics };
 
+// The label a GPU's series carry while a job runs on it (dcgm-exporter's name; the value is the
+// job id, or the ids of several jobs sharing the GPU joined by commas).
+inline constexpr const char* kHpcJobLabel = "hpc_job";
+
 struct ExportOptions {
   Naming naming = Naming::Dcgm;
   // Which fields to export; empty = every numeric catalog field that has a name in this naming.

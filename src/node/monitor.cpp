@@ -18,6 +18,20 @@ namespace gw::node {
 
 using json = nlohmann::json;
 
+namespace {
+// What the rules and the job accounts read is sampled whatever else is configured (an empty list
+// samples every field already).
+void addRequiredFields(std::vector<const fields::Field*>& f) {
+  if (f.empty()) return;
+  auto add = [&f](const std::vector<const fields::Field*>& need) {
+    for (const auto* r : need)
+      if (std::find(f.begin(), f.end(), r) == f.end()) f.push_back(r);
+  };
+  add(health::RuleEngine::requiredFields());
+  add(JobGpuAccount::requiredFields());
+}
+}  // namespace
+
 Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
   std::unique_ptr<Monitor> m(new Monitor(std::move(options)));
   events::EventLogOptions lo;
@@ -35,17 +49,24 @@ Result<std::unique_ptr<Monitor>> Monitor::create(MonitorOptions options) {
     lo.counters_path = dir.xidCounters();
     lo.max_bytes = m->opt_.events_max_bytes;
   }
+  {
+    // Like incidents: a jobs database that cannot open costs job records, not monitoring.
+    auto jobs = JobTracker::open(m->opt_.data_dir.empty() ? std::string() : DataDir(m->opt_.data_dir).jobsDb());
+    if (!jobs) {
+      m->logLine("error", "jobs: " + jobs.error() + "; jobs are kept in memory only until restart");
+      jobs = JobTracker::open("");
+    }
+    m->jobs_ = std::move(jobs).value();
+  }
   m->log_ = std::make_unique<events::EventLog>(lo, &m->out_);
   if (auto e = m->log_->loadError(); !e.empty()) m->logLine("warning", "event log " + lo.persist_path + ": " + e);
   m->log_->attach(m->in_);
   m->engine_ = std::make_unique<health::RuleEngine>(m->opt_.rules, m->opt_.root);
   health::RuleEngine* engine = m->engine_.get();
   m->out_.subscribe([engine](const events::GpuEvent& e) { engine->onEvent(e); });
-  // The rules read these whatever else is sampled.
-  auto& f = m->opt_.sampler.fields;
-  if (!f.empty())
-    for (const auto* r : health::RuleEngine::requiredFields())
-      if (std::find(f.begin(), f.end(), r) == f.end()) f.push_back(r);
+  JobTracker* jobs = m->jobs_.get();
+  m->out_.subscribe([jobs](const events::GpuEvent& e) { jobs->onEvent(e); });
+  addRequiredFields(m->opt_.sampler.fields);
   return m;
 }
 
@@ -100,9 +121,7 @@ std::string Monitor::samplerError() const {
 
 void Monitor::reconfigure(const collect::SamplerConfig& config) {
   collect::SamplerConfig c = config;
-  if (!c.fields.empty())
-    for (const auto* r : health::RuleEngine::requiredFields())
-      if (std::find(c.fields.begin(), c.fields.end(), r) == c.fields.end()) c.fields.push_back(r);
+  addRequiredFields(c.fields);
   std::shared_ptr<collect::Sampler> s;
   {
     std::lock_guard l(sampler_mu_);
@@ -161,6 +180,7 @@ void Monitor::stop() {
   run_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (kmsg_) kmsg_->stop();
+  if (Status st = jobs_->checkpoint(); !st) logLine("warning", "jobs: " + st.message());
   {
     std::lock_guard l(nvml_mu_);
     if (nvml_source_) nvml_source_->stop();
@@ -299,6 +319,13 @@ void Monitor::tick(std::int64_t now_ms, bool processes) {
   if (s) {
     auto views = s->snapshot();
     engine_->observe(views, now_ms);
+    if (!opt_.job_map_dir.empty() && now_ms >= next_job_map_poll_ms_) {
+      next_job_map_poll_ms_ = now_ms + kJobMapPollMs;
+      const std::string complaint = jobs_->pollMappingDir(opt_.job_map_dir, views, now_ms);
+      if (complaint != job_map_complaint_ && !complaint.empty()) logLine("warning", complaint);
+      job_map_complaint_ = complaint;
+    }
+    jobs_->observe(views, now_ms);
     if (processes && s->agentStats().driver_up) {
       auto session = s->session();
       if (session && session->isSimulator() && platform::FsRoot(opt_.root).isHostRoot()) {
@@ -521,7 +548,54 @@ std::uint64_t Monitor::metricsKey() const {
     const std::int64_t now = opt_.now_ms();
     for (const auto& c : log_->xidCounts()) held += now < xidBornLocked(c, now) + opt_.xid_zero_hold.count();
   }
-  return ((incidents_ ? incidents_->healthDigest() : 0) * 31 + log_->xidTotal()) * 31 + held;
+  return (((incidents_ ? incidents_->healthDigest() : 0) * 31 + log_->xidTotal()) * 31 + held) * 31 +
+         jobs_->generation();
+}
+
+void Monitor::labelWorkloads(std::vector<collect::GpuView>& views) const {
+  const auto jobs = jobs_->gpuJobLabels();
+  if (jobs.empty()) return;
+  for (auto& v : views) {
+    // A MIG device runs what its GPU runs when the job was given the whole GPU.
+    auto it = jobs.find(v.id.uuid);
+    if (it == jobs.end() && v.id.is_mig) it = jobs.find(v.id.parent_uuid);
+    if (it != jobs.end()) v.workload_labels.emplace_back(exporter::kHpcJobLabel, it->second);
+  }
+}
+
+Result<Monitor::GpuProcesses> Monitor::gpuProcesses(const std::vector<std::string>& uuids) const {
+  auto s = sampler();
+  auto session = s ? s->session() : nullptr;
+  if (!session) return Status::Error("NVML is not available: " + samplerError());
+  GpuProcesses out;
+  out.simulated = session->isSimulator();
+  struct One {
+    bool read = false;
+    unsigned index = 0;
+    std::vector<nvml::ProcessInfo> list;
+  };
+  auto lists = platform::runEachWithDeadline<One>(
+      uuids.size(),
+      [session, uuids](std::size_t k) {
+        One o;
+        auto dev = session->deviceByUuid(uuids[k]);
+        if (!dev) return o;
+        if (auto idx = dev->index()) o.index = *idx;
+        auto procs = dev->computeProcesses();
+        if (!procs) return o;
+        o.read = true;
+        o.list = std::move(*procs);
+        return o;
+      },
+      callDeadline());
+  for (std::size_t k = 0; k < uuids.size(); ++k) {
+    if (!lists[k] || !lists[k]->read) {
+      out.unread.push_back(uuids[k]);
+      continue;
+    }
+    for (const auto& p : lists[k]->list) out.processes.push_back({uuids[k], lists[k]->index, p.pid, p.used_bytes});
+  }
+  return out;
 }
 
 }  // namespace gw::node

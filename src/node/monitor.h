@@ -30,6 +30,7 @@
 #include "health/incidents.h"
 #include "health/rules.h"
 #include "node/data_dir.h"
+#include "node/jobs.h"
 
 namespace gw::node {
 
@@ -66,7 +67,11 @@ struct MonitorOptions {
   // not followed. With the simulator's manual clock (and now_ms following it) a rule's hold costs
   // no wall time, so tests can run past every hold and over simulated hours.
   bool synchronous = false;
+  // A dcgm-exporter job-mapping folder (--hpc-job-mapping-dir), read every kJobMapPollMs; "" off.
+  std::string job_map_dir;
 };
+
+inline constexpr std::int64_t kJobMapPollMs = 5000;
 
 class Monitor {
  public:
@@ -106,6 +111,24 @@ class Monitor {
   Result<int> setHealthy(const std::string& uuid, const std::string& by);
 
   const events::EventLog& eventLog() const { return *log_; }
+  JobTracker& jobs() const { return *jobs_; }
+  // The compute processes on these GPUs now (NVML, under the call deadline), for an epilog that
+  // looks for what a job left behind. `simulated`: the pids come from the simulator, not this host.
+  struct GpuProcess {
+    std::string uuid;
+    unsigned index = 0;
+    unsigned pid = 0;
+    std::uint64_t used_bytes = 0;
+  };
+  struct GpuProcesses {
+    bool simulated = false;
+    std::vector<GpuProcess> processes;
+    std::vector<std::string> unread;  // UUIDs whose list NVML did not give
+  };
+  Result<GpuProcesses> gpuProcesses(const std::vector<std::string>& uuids) const;
+  // Adds the node's workload labels (hpc_job of the job running on a GPU) to views about to be
+  // exported.
+  void labelWorkloads(std::vector<collect::GpuView>& views) const;
   bool kernelLogFollowed() const { return kmsg_ != nullptr; }
   bool nvmlEventsHealthy() const;
 
@@ -135,6 +158,9 @@ class Monitor {
   std::unique_ptr<health::RuleEngine> engine_;
   std::unique_ptr<health::IncidentStore> incidents_;
   std::unique_ptr<events::KmsgSource> kmsg_;
+  std::unique_ptr<JobTracker> jobs_;
+  std::int64_t next_job_map_poll_ms_ = 0;  // health thread only
+  std::string job_map_complaint_;          // health thread only
 
   mutable std::mutex sampler_mu_;  // sampler_, sampler_error_
   std::shared_ptr<collect::Sampler> sampler_;

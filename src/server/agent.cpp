@@ -180,6 +180,7 @@ Status Agent::start() {
   mo.root = options_.root;
   mo.interval = cfg.fast_interval;
   mo.rules = cfg.health;
+  mo.job_map_dir = cfg.jobs.hpc_job_mapping_dir;
   if (!cfg.alerts.sinks.empty()) {
     alert::DispatcherConfig dc;
     dc.queue_path = dir.alertsDb();
@@ -408,6 +409,7 @@ void Agent::registerRoutes() {
       } else {
         p.stats.driver_up = false;
       }
+      if (monitor_) monitor_->labelWorkloads(p.views);
       exporter::renderSampledMetrics(p.text, p.views, p.stats, *eo, fmt);
       if (monitor_) monitor_->appendMetrics(p.text, p.views, p.stats, *eo, fmt);
     });
@@ -636,6 +638,8 @@ json Agent::control(const std::string& op, const json& args, const control::Peer
                                  {"caller", peer.describe()}});
   }
   if (op == "health") return control::okReply(monitor_->healthReport());
+  if (op.rfind("job.", 0) == 0)
+    if (auto r = controlJobs(op, args, peer)) return std::move(*r);
   if (op == "history") {
     // The arguments of GET /api/v1/history, as strings (gpu may be an index number).
     HistoryQuery q;

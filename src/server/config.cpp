@@ -222,7 +222,7 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
   if (!root.IsMap()) return c.error(root, "(top level)", "expected a mapping of settings");
   if (Status s = checkKeys(c, root, "",
                            {"listen", "data_dir", "sampling", "metrics", "history", "http", "alerts", "events",
-                            "web_config_file", "health"});
+                            "web_config_file", "health", "jobs"});
       !s)
     return s;
 
@@ -423,6 +423,18 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
       if (Status st = readSize(c, n, "events.max_bytes", 64 << 10, std::size_t{1} << 30, &cfg.events_max_bytes); !st)
         return st;
   }
+  if (auto j = root["jobs"]; j) {
+    if (!j.IsMap()) return c.error(j, "jobs", "expected a mapping");
+    if (Status st = checkKeys(c, j, "jobs", {"hpc_job_mapping_dir", "epilog_kill_leftovers"}); !st) return st;
+    if (auto n = j["hpc_job_mapping_dir"]; n) {
+      if (Status st = needScalar(c, n, "jobs.hpc_job_mapping_dir"); !st) return st;
+      cfg.jobs.hpc_job_mapping_dir = n.Scalar();
+      if (!cfg.jobs.hpc_job_mapping_dir.empty() && cfg.jobs.hpc_job_mapping_dir.front() != '/')
+        return c.error(n, "jobs.hpc_job_mapping_dir", "must be an absolute path");
+    }
+    if (auto n = j["epilog_kill_leftovers"]; n)
+      if (Status st = readBool(c, n, "jobs.epilog_kill_leftovers", &cfg.jobs.epilog_kill_leftovers); !st) return st;
+  }
   if (auto h = root["health"]; h) {
     auto r = health::parseRuleConfigNode(h, c.file(), "health");
     if (!r) return r.status();
@@ -559,6 +571,7 @@ std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentCon
   for (const auto& l : b.listen) lb.push_back(l.host + ":" + std::to_string(l.port));
   if (la != lb) out.emplace_back("listen");
   if (a.data_dir != b.data_dir) out.emplace_back("data_dir");
+  if (a.jobs.hpc_job_mapping_dir != b.jobs.hpc_job_mapping_dir) out.emplace_back("jobs.hpc_job_mapping_dir");
   if (a.history_enabled != b.history_enabled) out.emplace_back("history.enabled");
   if (a.raw_retention != b.raw_retention) out.emplace_back("history.raw_retention");
   if (a.downsampled_retention != b.downsampled_retention) out.emplace_back("history.downsampled_retention");

@@ -59,6 +59,13 @@ struct AgentConfig {
   std::size_t events_max_bytes = 16 << 20;
   // health: the rules' thresholds, holds, switches and workload classes (docs/health.md).
   health::RuleConfig health;
+  // jobs (docs/jobs.md)
+  struct Jobs {
+    // A dcgm-exporter job-mapping folder (its --hpc-job-mapping-dir) to read jobs from; "" off.
+    std::string hpc_job_mapping_dir;
+    // `slurm epilog` kills the processes a job left on its GPUs (default: reports them only).
+    bool epilog_kill_leftovers = false;
+  } jobs;
 
   AgentConfig();
 };

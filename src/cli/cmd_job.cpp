@@ -1,0 +1,189 @@
+// gpuwarden job list|show: what each job did to each GPU of this node (docs/jobs.md), from the
+// agent that owns the data folder (over its control socket) or, with no agent, from its jobs
+// database read as it was last written.
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/agent_link.h"
+#include "cli/commands.h"
+#include "cli/json_read.h"
+#include "node/data_dir.h"
+#include "node/jobs.h"
+#include "platform/clock.h"
+
+namespace gw::cli {
+namespace {
+
+using json = nlohmann::json;
+constexpr int kExitFailed = 1;  // no such job, or the database cannot be read
+
+// The answer of `op`: from the agent, or from the jobs database when no agent runs.
+std::optional<json> ask(Run& run, const std::string& dir, const std::string& op, const json& args) {
+  auto a = askAgent(dir, op, args);
+  if (a.reached) {
+    if (!a.error.empty()) {
+      printError(a.error);
+      run.exit_code = kExitNoAgent;
+      return std::nullopt;
+    }
+    if (!a.ok) {
+      printError(a.refusal);
+      run.exit_code = kExitFailed;
+      return std::nullopt;
+    }
+    return std::move(a.result);
+  }
+  auto store = node::JobStore::open(node::DataDir(dir).jobsDb());
+  if (!store) {
+    printError("no agent answers for " + dir + ", and its jobs cannot be read: " + store.error());
+    run.exit_code = kExitNoAgent;
+    return std::nullopt;
+  }
+  const std::int64_t now = platform::wallMs();
+  if (op == "job.list") {
+    auto list = (*store)->list(static_cast<std::size_t>(args.value("limit", 100)));
+    if (!list) {
+      printError(list.error());
+      run.exit_code = kExitFailed;
+      return std::nullopt;
+    }
+    json arr = json::array();
+    for (const auto& r : *list) arr.push_back(node::jobJson(r, now));
+    return json{{"jobs", arr}};
+  }
+  auto r = (*store)->latest(args.value("job_id", ""));
+  if (!r || !*r) {
+    printError(r ? "no job " + args.value("job_id", "") + " in " + dir : r.error());
+    run.exit_code = kExitFailed;
+    return std::nullopt;
+  }
+  return node::jobJson(**r, now);
+}
+
+std::string number(const json& v, int decimals, const char* unit) {
+  if (!v.is_number()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f%s%s", decimals, v.get<double>(), *unit ? " " : "", unit);
+  return buf;
+}
+
+std::string bytes(const json& v) {
+  if (!v.is_number()) return "-";
+  const double b = v.get<double>();
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double x = b;
+  int u = 0;
+  while (x >= 1024 && u < 5) {
+    x /= 1024;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", x, units[u]);
+  return buf;
+}
+
+std::string duration(double s) {
+  const auto total = static_cast<long long>(std::llround(s));
+  char buf[64];
+  if (total >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh %02lldm %02llds", total / 3600, total / 60 % 60, total % 60);
+  else if (total >= 60)
+    std::snprintf(buf, sizeof buf, "%lldm %02llds", total / 60, total % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%llds", total);
+  return buf;
+}
+
+void printJobLine(const json& j) {
+  std::cout << jr::text(j, "job_id") << "  " << jr::text(j, "state") << "  " << jr::time(jr::integer(j, "start_ms"))
+            << "  " << duration(j.value("duration_s", 0.0)) << "  " << jr::array(j, "gpus").size() << " GPU(s)"
+            << "  " << (jr::text(j, "user").empty() ? "-" : jr::text(j, "user")) << "  " << jr::text(j, "source")
+            << "\n";
+}
+
+void printJob(const json& j) {
+  std::cout << "job " << jr::text(j, "job_id") << " (run " << jr::text(j, "run") << ")  user "
+            << (jr::text(j, "user").empty() ? "-" : jr::text(j, "user")) << "  source " << jr::text(j, "source") << "\n";
+  std::cout << "  " << jr::text(j, "state") << ", started " << jr::time(jr::integer(j, "start_ms"));
+  if (jr::integer(j, "end_ms")) std::cout << ", ended " << jr::time(jr::integer(j, "end_ms"));
+  std::cout << " (" << duration(j.value("duration_s", 0.0)) << ")\n";
+  for (const auto& g : jr::array(j, "gpus")) {
+    if (!g.is_object()) continue;
+    std::cout << "GPU " << jr::text(g, "index") << "  " << jr::text(g, "uuid") << "  (" << jr::text(g, "samples")
+              << " samples)\n";
+    const json& u = jr::object(g, "utilization_pct");
+    const json& t = jr::object(g, "temperature_c");
+    const json& p = jr::object(g, "power_w");
+    std::cout << "  energy              " << number(g.value("energy_j", json()), 0, "J")
+              << (jr::text(g, "energy_source") == "power" ? " (from power samples)" : "") << "\n";
+    std::cout << "  utilisation         mean " << number(u.value("mean", json()), 1, "%") << "   max "
+              << number(u.value("max", json()), 0, "%") << "\n";
+    std::cout << "  memory used (max)   " << bytes(g.value("memory_used_max_bytes", json())) << "\n";
+    std::cout << "  temperature         mean " << number(t.value("mean", json()), 1, "C") << "   max "
+              << number(t.value("max", json()), 0, "C") << "\n";
+    std::cout << "  power               mean " << number(p.value("mean", json()), 1, "W") << "   max "
+              << number(p.value("max", json()), 1, "W") << "\n";
+    std::string throttled;
+    for (const auto& [reason, secs] : jr::object(g, "throttled_s").items())
+      throttled += (throttled.empty() ? "" : ", ") + reason + " " + number(secs, 1, "s");
+    std::cout << "  throttled           " << (throttled.empty() ? "never" : throttled) << "\n";
+    std::string xids;
+    for (const auto& [code, n] : jr::object(g, "xids").items())
+      xids += (xids.empty() ? "" : ", ") + ("Xid " + code) + " x" + n.dump();
+    std::cout << "  Xids                " << (xids.empty() ? "none" : xids) << "\n";
+    std::cout << "  ECC errors          single-bit " << number(g.value("ecc_sbe", json()), 0, "") << "   double-bit "
+              << number(g.value("ecc_dbe", json()), 0, "") << "\n";
+    std::cout << "  retired pages       single-bit " << number(g.value("retired_pages_sbe", json()), 0, "")
+              << "   double-bit " << number(g.value("retired_pages_dbe", json()), 0, "") << "\n";
+    std::cout << "  remapped rows       correctable " << number(g.value("remapped_rows_correctable", json()), 0, "")
+              << "   uncorrectable " << number(g.value("remapped_rows_uncorrectable", json()), 0, "") << "\n";
+    std::cout << "  PCIe replays        " << number(g.value("pcie_replays", json()), 0, "") << "\n";
+    std::cout << "  PCIe traffic        tx " << bytes(g.value("pcie_tx_bytes", json())) << "   rx "
+              << bytes(g.value("pcie_rx_bytes", json())) << "\n";
+  }
+}
+
+}  // namespace
+
+void addJob(CLI::App& app, Run& run) {
+  auto* cmd = app.add_subcommand(
+      "job", "Per-job GPU accounting: what each job (Slurm, a dcgm-exporter job map) did to each GPU of this node");
+  cmd->require_subcommand(1);
+  auto dir = std::make_shared<std::string>(node::kDefaultDataDir);
+  const std::string dir_help = std::string("The agent's data directory (default ") + node::kDefaultDataDir + ")";
+  cmd->add_option("--data-dir", *dir, dir_help);
+
+  auto limit = std::make_shared<std::size_t>(50);
+  auto* list = cmd->add_subcommand("list", "Jobs on this node, newest first (running ones included)");
+  list->add_option("--data-dir", *dir, dir_help);
+  list->add_option("--limit", *limit, "At most this many (default 50)")->check(CLI::Range(1, 10000));
+  list->callback([&run, dir, limit]() {
+    auto r = ask(run, *dir, "job.list", json{{"limit", *limit}});
+    if (!r) return;
+    const json& jobs = jr::array(*r, "jobs");
+    if (run.ctx.options.json) {
+      std::cout << jr::dump(json{{"jobs", jobs}}) << "\n";
+      return;
+    }
+    if (jobs.empty()) std::cout << "no jobs recorded\n";
+    for (const auto& j : jobs)
+      if (j.is_object()) printJobLine(j);
+  });
+
+  auto id = std::make_shared<std::string>();
+  auto* show = cmd->add_subcommand("show", "One job: per GPU energy, utilisation, memory, temperature, power, "
+                                           "throttling, Xids, ECC, retired pages, PCIe replays and traffic");
+  show->add_option("id", *id, "Job id (Slurm's SLURM_JOB_ID)")->required();
+  show->add_option("--data-dir", *dir, dir_help);
+  show->callback([&run, dir, id]() {
+    auto r = ask(run, *dir, "job.show", json{{"job_id", *id}});
+    if (!r) return;
+    if (run.ctx.options.json)
+      std::cout << jr::dump(*r) << "\n";
+    else
+      printJob(*r);
+  });
+}
+
+}  // namespace gw::cli
