@@ -15,19 +15,37 @@
 #   SLURM_CRED_EXPIRE           credential lifetime, default 10 s (see AuthInfo below)
 #   SLURM_START_TIMEOUT         seconds to wait for the nodes to be idle, default 60
 # and sets SLURM_NODE (the first node's name), SLURM_NODE_NAMES (all of them) and exports
-# SLURM_CONF so that sinfo, sbatch, srun, scontrol and squeue talk to this cluster.
+# SLURM_CONF so that sinfo, sbatch, srun, scontrol and squeue talk to this cluster. On failure it
+# prints the logs' tails and returns 1, leaving what it started for slurm_stop.
+#
+# What 22.05 does here, pinned by smoke_test.sh and nodes_test.sh:
+# - Prolog and Epilog run in slurmd's folder ($SLURM_T) without PATH; they get SLURM_JOB_ID,
+#   SLURM_JOB_USER/UID/GID, SLURMD_NODENAME, SLURM_NODELIST, SLURM_CONF and, with GPUs,
+#   SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL (no PrologFlags=Alloc needed).
+# - A failing prolog drains the node ("Prolog error"); a batch job is requeued held, an srun
+#   job ends (CANCELLED or FAILED) and srun fails.
+# - HealthCheckProgram gets only SLURMD_NODENAME (no SLURM_CONF, no PATH); its exit status
+#   drains nothing, an scontrol drain or resume it runs does.
 
 _slurm_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# The daemons' logs; their stderr (*.out) mostly repeats them, but alone has a fatal error in
+# slurm.conf.
 _slurm_logs() {
   local f
-  for f in "$SLURM_T"/log/*.log; do
-    [[ -e $f ]] || continue
+  for f in "$SLURM_T"/log/*.log "$SLURM_T"/log/*.out; do
+    [[ -s $f ]] || continue
+    if [[ $f == *.out && -e ${f%.out}.log ]] && ! grep -q 'fatal:' "$f"; then continue; fi
     echo "--- $f"
     tail -n 25 "$f"
   done
+}
+
+# Whether PID runs (a dead child of ours stays a zombie until waited for).
+_slurm_alive() {
+  [[ $(ps -o stat= -p "$1" 2>/dev/null) == [^Z]* ]]
 }
 
 slurm_start() {
@@ -49,7 +67,7 @@ slurm_start() {
   echo $! >"$SLURM_T/run/munged.bgpid"
   local end=$((SECONDS + 10))
   until [[ -S $SLURM_T/munge/munge.socket ]]; do
-    if ((SECONDS >= end)) || ! kill -0 "$(cat "$SLURM_T/run/munged.bgpid")" 2>/dev/null; then
+    if ((SECONDS >= end)) || ! _slurm_alive "$(cat "$SLURM_T/run/munged.bgpid")"; then
       echo "slurm_start: munged did not come up"
       _slurm_logs
       return 1
@@ -171,10 +189,17 @@ CONF
   done
 
   end=$((SECONDS + ${SLURM_START_TIMEOUT:-60}))
-  local idle
+  local idle f
   while :; do
     idle=$(sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l) || idle=0
     ((idle == nodes)) && return 0
+    for f in "$SLURM_T"/run/slurm*.bgpid; do
+      if ! _slurm_alive "$(cat "$f")"; then
+        echo "slurm_start: $(basename "$f" .bgpid) exited"
+        _slurm_logs
+        return 1
+      fi
+    done
     if ((SECONDS >= end)); then
       echo "slurm_start: $idle of $nodes nodes idle after ${SLURM_START_TIMEOUT:-60} s"
       sinfo -N -o '%N %T %E' 2>&1 || true
@@ -190,7 +215,7 @@ _slurm_kill() {
   local p=$1 i
   kill -TERM "$p" 2>/dev/null || return 0
   for ((i = 0; i < 100; i++)); do
-    [[ $(ps -o stat= -p "$p" 2>/dev/null) == [^Z]* ]] || break
+    _slurm_alive "$p" || break
     sleep 0.1
   done
   kill -KILL "$p" 2>/dev/null || true
