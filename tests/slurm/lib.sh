@@ -105,10 +105,10 @@ slurm_start() {
   fi
   : >"$SLURM_T/plugstack.conf"
 
-  # CPUs and memory as slurmd -C sees them, so the node is not drained for "Low RealMemory".
-  local cpus mem
-  cpus=$(slurmd -C | sed -n 's/.*CPUs=\([0-9]*\).*/\1/p')
-  mem=$(slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
+  # The hardware as slurmd -C sees it (CPUs, sockets, cores, RealMemory ...), so the node is not
+  # drained for "Low RealMemory" and slurmd does not log a reconfigured socket/core layout.
+  local hw
+  hw=$(slurmd -C | sed -n '1s/^NodeName=[^ ]* //p')
   SLURM_CTLD_PORT=$(_slurm_free_port)
 
   cat >"$SLURM_T/slurm.conf" <<CONF
@@ -173,7 +173,7 @@ CONF
     if ((gpus > 0)); then gres="Gres=gpu:$type:$gpus"; fi
     # Several slurmd on one host work in this build: each has its own port, spool and devices;
     # slurmd -N says which node it is.
-    echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$(_slurm_free_port) CPUs=$cpus RealMemory=$mem $gres State=UNKNOWN" >>"$SLURM_T/slurm.conf"
+    echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$(_slurm_free_port) $hw $gres State=UNKNOWN" >>"$SLURM_T/slurm.conf"
   done
   echo "PartitionName=gw Nodes=$names Default=YES MaxTime=INFINITE State=UP" >>"$SLURM_T/slurm.conf"
   if [[ -n ${SLURM_EXTRA_CONF:-} ]]; then echo "$SLURM_EXTRA_CONF" >>"$SLURM_T/slurm.conf"; fi
