@@ -124,6 +124,7 @@ std::string renderGresConf(const GresInput& in) {
     // devices (MultipleFiles, Slurm 21.08+).
     bool all = !g->slices.empty();
     std::ostringstream mig;
+    std::map<std::string, unsigned> mig_count;
     for (const auto& s : g->slices) {
       const std::string gi = "gpu" + std::to_string(g->minor) + "/gi" + std::to_string(s.gpu_instance);
       auto a = in.mig_minors.find(gi + "/access");
@@ -135,12 +136,12 @@ std::string renderGresConf(const GresInput& in) {
       const std::string mtype = type + "_" + s.profile;
       mig << "Name=gpu Type=" << mtype << " MultipleFiles=" << dev << ",/dev/nvidia-caps/nvidia-cap" << a->second
           << ",/dev/nvidia-caps/nvidia-cap" << c->second << cores << "\n";
-      ++count[mtype];
+      ++mig_count[mtype];
     }
     if (all) {
       lines << mig.str();
+      for (const auto& [t, n] : mig_count) count[t] += n;
     } else {
-      for (const auto& s : g->slices) --count[type + "_" + s.profile];
       notes.push_back("GPU " + std::to_string(g->index) +
                       " has MIG on, but its instances' capability devices could not be read "
                       "(/proc/driver/nvidia-caps/mig-minors): left out; AutoDetect=nvml lists them");

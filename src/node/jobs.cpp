@@ -278,11 +278,27 @@ std::string JobTracker::pollMappingDir(const std::string& dir, const std::vector
     }
   }
   ::closedir(d);
+  // A job whose files are gone has ended; one whose GPUs changed ends and starts again as a new
+  // run, so that its labels follow the files, as dcgm-exporter's do.
   std::vector<std::string> ended;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [id, uuids] : from_map_)
-      if (!found.count(id)) ended.push_back(id);
+    for (const auto& [id, uuids] : from_map_) {
+      auto it = found.find(id);
+      if (it == found.end()) {
+        ended.push_back(id);
+        continue;
+      }
+      JobStartRequest now;
+      now.gpus = it->second;
+      auto gpus = resolveGpus(now, views);
+      std::vector<std::string> have = uuids, want;
+      if (gpus)
+        for (const auto* v : *gpus) want.push_back(v->id.uuid);
+      std::sort(have.begin(), have.end());
+      std::sort(want.begin(), want.end());
+      if (gpus && have != want) ended.push_back(id);
+    }
   }
   for (const auto& id : ended) (void)end(id, now_ms);
   for (auto& [id, names] : found) {

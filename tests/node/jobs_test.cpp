@@ -1,0 +1,342 @@
+// Per-job accounting (node/job_account.h) and the job tracker (node/jobs.h) on hand-made samples:
+// every figure of a job's report is checked against what the samples say, to the unit.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../support/temp_dir.h"
+#include "fields/catalog.h"
+#include "node/job_account.h"
+#include "node/jobs.h"
+#include "nvml/nvml_abi.h"
+
+namespace gw::node {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr std::int64_t kT0 = 1'800'000'000'000;
+
+collect::GpuView gpu(unsigned index, const std::string& uuid, unsigned minor) {
+  collect::GpuView v;
+  v.id.index = index;
+  v.id.uuid = uuid;
+  v.id.device = "nvidia" + std::to_string(minor);
+  v.values.resize(fields::all().size());
+  return v;
+}
+
+void set(collect::GpuView& v, const char* key, double value) {
+  const fields::Field* f = fields::findByKey(key);
+  ASSERT_NE(f, nullptr) << key;
+  v.values[fields::indexOf(*f)] = {value, 0, true};
+}
+
+// A sample at `ms` with the usual gauges.
+collect::GpuView sample(collect::GpuView v, std::int64_t ms, double util, double power, double temp) {
+  v.last_sample_ms = ms;
+  set(v, "gpu_util", util);
+  set(v, "power_usage", power);
+  set(v, "gpu_temp", temp);
+  return v;
+}
+
+TEST(JobGpuAccount, GaugesGiveMeanAndMax) {
+  const auto g = gpu(0, "GPU-a", 0);
+  JobGpuAccount a("GPU-a", 0, kT0);
+  a.observe(sample(g, kT0 + 1000, 50, 300, 60), kT0 + 1000);
+  a.observe(sample(g, kT0 + 2000, 100, 700, 70), kT0 + 2000);
+  a.observe(sample(g, kT0 + 3000, 90, 650, 80), kT0 + 3000);
+  const json j = a.toJson();
+  EXPECT_EQ(j["samples"], 3);
+  EXPECT_DOUBLE_EQ(j["utilization_pct"]["mean"].get<double>(), 80.0);
+  EXPECT_DOUBLE_EQ(j["utilization_pct"]["max"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(j["power_w"]["mean"].get<double>(), 550.0);
+  EXPECT_DOUBLE_EQ(j["power_w"]["max"].get<double>(), 700.0);
+  EXPECT_DOUBLE_EQ(j["temperature_c"]["mean"].get<double>(), 70.0);
+  EXPECT_DOUBLE_EQ(j["temperature_c"]["max"].get<double>(), 80.0);
+}
+
+TEST(JobGpuAccount, EnergyFromTheCounterElseFromPowerOverTime) {
+  const auto g = gpu(0, "GPU-a", 0);
+  JobGpuAccount counted("GPU-a", 0, kT0);
+  for (int k = 0; k < 3; ++k) {
+    auto s = sample(g, kT0 + k * 1000, 50, 400, 60);
+    set(s, "total_energy", 1'000'000 + k * 400'000.0);  // mJ: 400 J per second
+    counted.observe(s, kT0 + k * 1000);
+  }
+  EXPECT_DOUBLE_EQ(counted.toJson()["energy_j"].get<double>(), 800.0);
+  EXPECT_EQ(counted.toJson()["energy_source"], "counter");
+
+  JobGpuAccount integrated("GPU-a", 0, kT0);
+  integrated.observe(sample(g, kT0, 50, 400, 60), kT0);
+  integrated.observe(sample(g, kT0 + 1000, 50, 500, 60), kT0 + 1000);  // 500 W for the 1 s before
+  integrated.observe(sample(g, kT0 + 3000, 50, 300, 60), kT0 + 3000);  // 300 W for the 2 s before
+  EXPECT_DOUBLE_EQ(integrated.toJson()["energy_j"].get<double>(), 1100.0);
+  EXPECT_EQ(integrated.toJson()["energy_source"], "power");
+}
+
+TEST(JobGpuAccount, AGapLongerThanTheLimitIsNotCreditedAtTheLaterRate) {
+  const auto g = gpu(0, "GPU-a", 0);
+  JobGpuAccount a("GPU-a", 0, kT0);
+  a.observe(sample(g, kT0, 50, 400, 60), kT0);
+  a.observe(sample(g, kT0 + kMaxSampleGapMs, 50, 400, 60), kT0 + kMaxSampleGapMs);  // at the limit: counted
+  a.observe(sample(g, kT0 + 2 * kMaxSampleGapMs + 1, 50, 400, 60), kT0 + 2 * kMaxSampleGapMs + 1);  // one past
+  EXPECT_DOUBLE_EQ(a.toJson()["energy_j"].get<double>(), 400.0 * kMaxSampleGapMs / 1000.0);
+}
+
+TEST(JobGpuAccount, ThrottleTimeByReasonLeavesIdleOut) {
+  auto g = gpu(0, "GPU-a", 0);
+  JobGpuAccount a("GPU-a", 0, kT0);
+  auto at = [&](std::int64_t ms, std::uint64_t bits) {
+    auto s = sample(g, ms, 50, 400, 60);
+    set(s, "clock_event_reasons", static_cast<double>(bits));
+    a.observe(s, ms);
+  };
+  at(kT0, 0);
+  at(kT0 + 1000, nvmlClocksThrottleReasonSwPowerCap | nvmlClocksThrottleReasonGpuIdle);
+  at(kT0 + 3000, nvmlClocksThrottleReasonSwPowerCap | nvmlClocksThrottleReasonHwThermalSlowdown);
+  at(kT0 + 3500, 0);
+  const json t = a.toJson()["throttled_s"];
+  EXPECT_EQ(t, (json{{"sw_power_cap", 3.0}, {"hw_thermal_slowdown", 2.0}}));
+}
+
+TEST(JobGpuAccount, CountersGiveWhatTheJobAddedAcrossAReset) {
+  auto g = gpu(0, "GPU-a", 0);
+  JobGpuAccount a("GPU-a", 0, kT0);
+  const double sbe[] = {5, 7, 2, 3};  // a driver reload zeroes the volatile count after 7
+  for (int k = 0; k < 4; ++k) {
+    auto s = sample(g, kT0 + k * 1000, 50, 400, 60);
+    set(s, "ecc_sbe_volatile", sbe[k]);
+    set(s, "pcie_replay_counter", 100 + k);
+    a.observe(s, kT0 + k * 1000);
+  }
+  a.addXid(48);
+  a.addXid(48);
+  a.addXid(79);
+  const json j = a.toJson();
+  EXPECT_DOUBLE_EQ(j["ecc_sbe"].get<double>(), 2 + 2 + 1);
+  EXPECT_DOUBLE_EQ(j["pcie_replays"].get<double>(), 3);
+  EXPECT_TRUE(j["ecc_dbe"].is_null());  // never read: unknown, not 0
+  EXPECT_EQ(j["xids"], (json{{"48", 2}, {"79", 1}}));
+  EXPECT_EQ(j["xid_count"], 3);
+}
+
+TEST(JobGpuAccount, PcieBytesAreTheRateOverTime) {
+  auto g = gpu(0, "GPU-a", 0);
+  JobGpuAccount a("GPU-a", 0, kT0);
+  for (int k = 0; k < 3; ++k) {
+    auto s = sample(g, kT0 + k * 2000, 50, 400, 60);
+    set(s, "pcie_tx_throughput", 1000);  // KB/s
+    set(s, "pcie_rx_throughput", 2000);
+    a.observe(s, kT0 + k * 2000);
+  }
+  EXPECT_DOUBLE_EQ(a.toJson()["pcie_tx_bytes"].get<double>(), 1000 * 1024.0 * 4);
+  EXPECT_DOUBLE_EQ(a.toJson()["pcie_rx_bytes"].get<double>(), 2000 * 1024.0 * 4);
+}
+
+TEST(JobGpuAccount, OldSamplesAndGpusNotUpAreIgnored) {
+  auto g = gpu(0, "GPU-a", 0);
+  JobGpuAccount a("GPU-a", 0, kT0);
+  a.observe(sample(g, kT0 - 1, 10, 100, 30), kT0);  // before the job
+  a.observe(sample(g, kT0 + 1000, 60, 400, 60), kT0 + 1000);
+  a.observe(sample(g, kT0 + 1000, 99, 999, 99), kT0 + 1500);  // the same sample again
+  auto lost = sample(g, kT0 + 2000, 99, 999, 99);
+  lost.state = collect::GpuState::Lost;
+  a.observe(lost, kT0 + 2000);
+  EXPECT_EQ(a.samples(), 1u);
+  EXPECT_DOUBLE_EQ(a.toJson()["utilization_pct"]["max"].get<double>(), 60.0);
+}
+
+TEST(JobGpuAccount, TheStoredStateCarriesOnAfterARestart) {
+  auto g = gpu(0, "GPU-a", 0);
+  JobGpuAccount a("GPU-a", 0, kT0);
+  for (int k = 0; k < 3; ++k) {
+    auto s = sample(g, kT0 + k * 1000, 40 + k, 400, 60);
+    set(s, "clock_event_reasons", static_cast<double>(nvmlClocksThrottleReasonSwPowerCap));
+    set(s, "total_energy", 1000.0 * k);
+    a.observe(s, kT0 + k * 1000);
+  }
+  a.addXid(13);
+  auto b = JobGpuAccount::fromJson(json::parse(a.toJson().dump()));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->toJson(), a.toJson());
+  auto s = sample(g, kT0 + 3000, 43, 400, 60);
+  set(s, "total_energy", 3000.0);
+  a.observe(s, kT0 + 3000);
+  b->observe(s, kT0 + 3000);
+  EXPECT_EQ(b->toJson(), a.toJson());
+  EXPECT_FALSE(JobGpuAccount::fromJson(json::array()));
+  EXPECT_FALSE(JobGpuAccount::fromJson(json{{"uuid", 7}}));
+}
+
+std::vector<collect::GpuView> fleet() {
+  // NVML's index order differs from the driver's minor numbers, as on many machines.
+  return {gpu(0, "GPU-zero", 2), gpu(1, "GPU-one", 0), gpu(2, "GPU-two", 1)};
+}
+
+TEST(JobTracker, SlurmCountsGpusInMinorOrderNvmlByIndex) {
+  const auto views = fleet();
+  JobStartRequest r;
+  r.gpus = {"0", "2"};
+  r.numbering = GpuNumbering::Slurm;
+  auto s = JobTracker::resolveGpus(r, views);
+  ASSERT_TRUE(s) << s.error();
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_EQ((*s)[0]->id.uuid, "GPU-one");   // minor 0
+  EXPECT_EQ((*s)[1]->id.uuid, "GPU-zero");  // minor 2
+  r.numbering = GpuNumbering::Nvml;
+  s = JobTracker::resolveGpus(r, views);
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)[0]->id.uuid, "GPU-zero");
+  EXPECT_EQ((*s)[1]->id.uuid, "GPU-two");
+  r.gpus = {"GPU-two", "3"};
+  s = JobTracker::resolveGpus(r, views);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error(), "no GPU 3 on this node");
+  r.gpus = {"../x"};
+  EXPECT_FALSE(JobTracker::resolveGpus(r, views));
+}
+
+TEST(JobTracker, JobWordsAreBoundedAndPlain) {
+  EXPECT_TRUE(checkJobWord("1234", "id", 64));
+  EXPECT_TRUE(checkJobWord("1234_7", "id", 64));
+  EXPECT_TRUE(checkJobWord("1234+1", "id", 64));
+  EXPECT_TRUE(checkJobWord(std::string(64, '9'), "id", 64));
+  EXPECT_FALSE(checkJobWord(std::string(65, '9'), "id", 64));
+  EXPECT_FALSE(checkJobWord("", "id", 64));
+  for (const char* bad : {"a b", "a\"b", "a,b", "a$b", "a/b", "a\nb", "a\\b", "a}b"})
+    EXPECT_FALSE(checkJobWord(bad, "id", 64)) << bad;
+}
+
+TEST(JobTracker, StartEndAndTheLabelsInBetween) {
+  testsupport::TempDir dir("gw-jobs");
+  auto t = JobTracker::open(dir.file("jobs.db"));
+  ASSERT_TRUE(t) << t.error();
+  const auto views = fleet();
+  const auto g0 = (*t)->generation();
+  JobStartRequest a{"101", "alice", 1001, "slurm", {"GPU-zero", "GPU-one"}, GpuNumbering::Nvml};
+  ASSERT_TRUE((*t)->start(a, views, kT0));
+  JobStartRequest b{"102", "bob", 1002, "slurm", {"GPU-one"}, GpuNumbering::Nvml};
+  ASSERT_TRUE((*t)->start(b, views, kT0 + 10));
+  EXPECT_GT((*t)->generation(), g0);
+  EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-zero", "101"}, {"GPU-one", "101,102"}}));
+  // The same prolog twice is the same job; the same id on other GPUs is refused.
+  EXPECT_TRUE((*t)->start(a, views, kT0 + 20));
+  JobStartRequest other = a;
+  other.gpus = {"GPU-two"};
+  auto refused = (*t)->start(other, views, kT0 + 20);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), "job 101 is already running on other GPUs");
+  auto ended = (*t)->end("101", kT0 + 5000);
+  ASSERT_TRUE(ended) << ended.error();
+  EXPECT_EQ(ended->end_ms, kT0 + 5000);
+  EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-one", "102"}}));
+  EXPECT_FALSE((*t)->end("101", kT0 + 6000));  // an epilog run twice
+  auto shown = (*t)->show("101");
+  ASSERT_TRUE(shown && *shown);
+  const json j = jobJson(**shown, kT0 + 9000);
+  EXPECT_EQ(j["state"], "ended");
+  EXPECT_EQ(j["user"], "alice");
+  EXPECT_EQ(j["uid"], 1001);
+  EXPECT_DOUBLE_EQ(j["duration_s"].get<double>(), 5.0);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["uuid"], "GPU-zero");
+  EXPECT_FALSE(j["gpus"][0].contains("state"));  // resumable state stays in the database
+  auto running = (*t)->show("102");
+  ASSERT_TRUE(running && *running);
+  EXPECT_EQ(jobJson(**running, kT0 + 9000)["state"], "running");
+  auto list = (*t)->list(10);
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].job_id, "102");  // newest first
+}
+
+TEST(JobTracker, ARunningJobCarriesOnAcrossAnAgentRestart) {
+  testsupport::TempDir dir("gw-jobs");
+  auto views = fleet();
+  {
+    auto t = JobTracker::open(dir.file("jobs.db"));
+    ASSERT_TRUE(t);
+    ASSERT_TRUE((*t)->start({"7", "", -1, "slurm", {"GPU-two"}, GpuNumbering::Nvml}, views, kT0));
+    views[2] = sample(views[2], kT0 + 1000, 80, 500, 70);
+    (*t)->observe(views, kT0 + 1000);
+    ASSERT_TRUE((*t)->checkpoint());
+  }
+  auto t = JobTracker::open(dir.file("jobs.db"));
+  ASSERT_TRUE(t);
+  EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-two", "7"}}));
+  views[2] = sample(views[2], kT0 + 2000, 100, 600, 72);
+  (*t)->observe(views, kT0 + 2000);
+  auto r = (*t)->end("7", kT0 + 2500);
+  ASSERT_TRUE(r) << r.error();
+  const json g = r->gpus[0];
+  EXPECT_DOUBLE_EQ(g["utilization_pct"]["mean"].get<double>(), 90.0);
+  // 500 W for the second before the restart, 600 W for the one after: nothing lost, nothing twice.
+  EXPECT_DOUBLE_EQ(g["energy_j"].get<double>(), 1100.0);
+}
+
+TEST(JobTracker, XidsCountOnTheJobsGpusFromItsStart) {
+  auto t = JobTracker::open("");
+  ASSERT_TRUE(t);
+  ASSERT_TRUE((*t)->start({"9", "", -1, "api", {"GPU-one"}, GpuNumbering::Nvml}, fleet(), kT0));
+  events::GpuEvent e;
+  e.kind = events::EventKind::Xid;
+  e.code = 48;
+  e.gpu_uuid = "GPU-one";
+  e.timestamp_ms = kT0 + 1;
+  (*t)->onEvent(e);
+  e.timestamp_ms = kT0 - 1;  // before the job
+  (*t)->onEvent(e);
+  e.gpu_uuid = "GPU-two";  // another GPU
+  e.timestamp_ms = kT0 + 2;
+  (*t)->onEvent(e);
+  events::GpuEvent by_index;  // the kernel log knew only the index
+  by_index.kind = events::EventKind::FallenOffBus;
+  by_index.gpu_index = 1;
+  by_index.timestamp_ms = kT0 + 3;
+  (*t)->onEvent(by_index);
+  auto r = (*t)->end("9", kT0 + 10);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->gpus[0]["xids"], (json{{"48", 1}, {"79", 1}}));
+}
+
+TEST(JobTracker, TheDcgmMappingFolderStartsAndEndsJobs) {
+  testsupport::TempDir dir("gw-jobmap");
+  const std::string map = dir.file("map");
+  fs::create_directories(map);
+  auto t = JobTracker::open("");
+  ASSERT_TRUE(t);
+  const auto views = fleet();
+  dir.write("map/0", "5001\n");
+  dir.write("map/2", "5001\n5002\n");
+  dir.write("map/notes.txt", "6000\n");            // not a GPU's name
+  dir.write("map/1", std::string(5000, '1') + "\n");  // larger than a mapping file may be
+  dir.write("secret", "7000\n");
+  fs::create_symlink(dir.file("secret"), map + "/GPU-one");  // a link is not followed
+  dir.write("map/GPU-zero", "bad id\n$(x)\n");      // ids that are not plain words
+  EXPECT_EQ((*t)->pollMappingDir(map, views, kT0), "");
+  EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-zero", "5001"}, {"GPU-two", "5001,5002"}}));
+  for (const auto& r : (*t)->runningJobs()) EXPECT_EQ(r.source, "dcgm-map");
+  // Unchanged files: the same runs.
+  const auto before = (*t)->runningJobs();
+  EXPECT_EQ((*t)->pollMappingDir(map, views, kT0 + 500), "");
+  EXPECT_EQ((*t)->runningJobs().size(), before.size());
+  EXPECT_EQ((*t)->runningJobs()[0].start_ms, kT0);
+  fs::remove(map + "/2");
+  EXPECT_EQ((*t)->pollMappingDir(map, views, kT0 + 1000), "");
+  EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-zero", "5001"}}));
+  auto again = (*t)->show("5001");
+  ASSERT_TRUE(again && *again);
+  EXPECT_EQ((*again)->start_ms, kT0 + 1000);  // its GPUs changed: a new run from now
+  auto ended = (*t)->show("5002");
+  ASSERT_TRUE(ended);
+  EXPECT_FALSE(*ended);  // no database here: an ended job is gone
+  EXPECT_NE((*t)->pollMappingDir(dir.file("missing"), views, kT0), "");
+}
+
+}  // namespace
+}  // namespace gw::node
