@@ -121,6 +121,8 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
     if (auto e = unknownArg(args, {"job_id", "leftovers"}); !e.empty()) return control::errorReply(e, "bad_request");
     auto id = stringArg(args, "job_id");
     if (!id) return control::errorReply("args.job_id (a string) is required", "bad_request");
+    // The latest samples first: the last second of the job counts.
+    if (auto s = monitor_->sampler()) jobs.observe(s->snapshot(), now);
     auto r = jobs.end(*id, now);
     if (!r) return control::errorReply(r.error(), "not_found");
     platform::logLine("info", "job " + *id + " ended, told by " + peer.describe());
