@@ -13,6 +13,7 @@
 
 #include "cli/agent_link.h"
 #include "cli/commands.h"
+#include "cluster/slurm.h"
 #include "cli/stack_facts.h"
 #include "cli/diag_nvml_impl.h"
 #include "diag/diag.h"
@@ -182,10 +183,12 @@ void addDiag(CLI::App& app, Run& run) {
     if (run.ctx.options.json) {
       diag::NullProgress progress;
       report = diag::runDiag(opt, nv, nullptr, progress);
+      report.node = cluster::slurm::nodeName();
       std::cout << diag::toJson(report).dump(2) << "\n";
     } else {
       diag::TextProgress progress(std::cerr, ::isatty(STDERR_FILENO) != 0);
       report = diag::runDiag(opt, nv, nullptr, progress);
+      report.node = cluster::slurm::nodeName();
       std::cout << diag::renderText(report);
     }
     if (!report.error.empty())

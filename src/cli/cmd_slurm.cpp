@@ -32,17 +32,6 @@ std::string defaultDataDir() {
   return d && *d ? d : node::kDefaultDataDir;
 }
 
-// The node's name in Slurm: slurmd gives its own to the programs it runs.
-std::string slurmNodeName(const std::string& given) {
-  if (!given.empty()) return given;
-  for (const char* v : {"SLURMD_NODENAME", "SLURM_NODENAME"})
-    if (const char* n = std::getenv(v); n && *n) return n;
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  std::string h = host;
-  return h.substr(0, h.find('.'));
-}
-
 // The first critical finding of a verdict, as one line: "GPU 3 xid_fatal: ...".
 std::string firstCritical(const json& r) {
   auto line = [](const json& f, const std::string& where) {
@@ -77,7 +66,7 @@ void addGres(CLI::App& slurm_cmd, Run& run) {
       return;
     }
     slurm::GresInput in;
-    in.node = slurmNodeName(*node);
+    in.node = slurm::nodeName(*node);
     in.cores = slurm::logicalCores(run.ctx.root());
     in.mig_minors = slurm::migMinors(run.ctx.root());
     bool partial = false;
@@ -127,7 +116,7 @@ void addHealthcheck(CLI::App& slurm_cmd, Run& run) {
     const bool local = o->standalone || !run.ctx.options.simulate.empty() || !run.ctx.options.nvml_lib.empty();
     const NodeHealth h = nodeHealth(run, dir, local, o->seconds, o->config);
     const int verdict = h.exitCode();
-    const std::string name = slurmNodeName(o->node);
+    const std::string name = slurm::nodeName(o->node);
     slurm::Scontrol sc(platform::defaultProcessRunner(), o->scontrol);
     json out{{"node", name}, {"health", verdict}, {"source", h.source}};
     if (!h.unknown.empty()) out["unknown"] = h.unknown;

@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   addEvents(app, run);
   addJob(app, run);
   addSlurm(app, run);
+  addCluster(app, run);
 
   try {
     app.parse(argc, argv);

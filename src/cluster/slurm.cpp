@@ -1,6 +1,9 @@
 #include "cluster/slurm.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <charconv>
 #include <set>
@@ -27,6 +30,16 @@ bool toUnsigned(std::string_view s, unsigned& out) {
 }
 
 }  // namespace
+
+std::string nodeName(const std::string& given) {
+  if (!given.empty()) return given;
+  for (const char* v : {"SLURMD_NODENAME", "SLURM_NODENAME"})
+    if (const char* n = std::getenv(v); n && *n) return n;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string h = host;
+  return h.substr(0, h.find('.'));
+}
 
 // ---- gres.conf
 

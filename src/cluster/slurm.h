@@ -20,6 +20,10 @@
 
 namespace gw::cluster::slurm {
 
+// This node's name in Slurm: `given` when not empty, else the name slurmd gives the programs it
+// runs ($SLURMD_NODENAME), else the short host name (Slurm's default NodeName).
+std::string nodeName(const std::string& given = "");
+
 // ---- gres.conf
 
 struct MigSlice {

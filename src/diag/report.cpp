@@ -201,6 +201,7 @@ std::string renderText(const DiagReport& r) {
 nlohmann::json toJson(const DiagReport& r) {
   nlohmann::json j;
   j["level"] = r.level;
+  j["node"] = r.node.empty() ? nlohmann::json() : nlohmann::json(r.node);
   j["seconds"] = r.seconds;
   j["overall"] = verdictName(r.overall);
   j["exit_code"] = r.exitCode();
@@ -322,6 +323,7 @@ Result<DiagReport> reportFromJson(const json& j) {
   Reader rd;
   rd.integer(j, "level", "", r.level, true);
   rd.number(j, "seconds", "", r.seconds);
+  rd.str(j, "node", "", r.node);
   rd.verdict(j, "overall", "", r.overall);
   rd.str(j, "error", "", r.error);
   rd.str(j, "cuda", "", r.cuda_status);

@@ -68,6 +68,9 @@ struct SoftwareStack {
 struct DiagReport {
   int level = 1;
   double seconds = 0;
+  // Where it ran: the scheduler's name for the node ($SLURMD_NODENAME), else the short host
+  // name; set by the command, so that a fleet's reports gathered in one place tell nodes apart.
+  std::string node;
   SoftwareStack stack;
   std::string cuda_status;  // "ready", or why the GPU tests were skipped
   std::string error;        // the diagnostic could not run at all (bad options, NVML failed)

@@ -1,0 +1,63 @@
+// What `cluster diag` reads: srun's labelled output, sinfo's GRES column, and a node's report.
+#include <gtest/gtest.h>
+
+#include "cluster/cluster_diag.h"
+
+namespace gw::cluster {
+namespace {
+
+TEST(ClusterDiag, LabelledOutputSplitsByTask) {
+  const std::string out =
+      " 0: {\n 1: {\n 0:   \"level\": 1\n10: x\n 0: }\nsrun: error: gwnode9: task 2: Exited with exit code 2\n"
+      "12x: not a label\n";
+  auto t = splitLabelledOutput(out);
+  EXPECT_EQ(t[0], "{\n  \"level\": 1\n}\n");
+  EXPECT_EQ(t[1], "{\n");
+  EXPECT_EQ(t[10], "x\n");
+  EXPECT_EQ(t[-1], "srun: error: gwnode9: task 2: Exited with exit code 2\n12x: not a label\n");
+  auto bounded = splitLabelledOutput("0: aaaa\n0: bbbb\n0: cccc\n", 6);
+  EXPECT_EQ(bounded[0], "aaaa\nbbbb\n");  // stops growing once past the bound
+}
+
+TEST(ClusterDiag, GpuCountFromSinfo) {
+  EXPECT_EQ(gpuCountFromGres("gpu:h100:8(S:0-1)"), 8u);
+  EXPECT_EQ(gpuCountFromGres("gpu:a100:4,gpu:t4:2"), 6u);
+  EXPECT_EQ(gpuCountFromGres("gpu:2"), 2u);
+  EXPECT_EQ(gpuCountFromGres("(null)"), 0u);
+  EXPECT_EQ(gpuCountFromGres("mps:100,gpu:h100:1"), 1u);
+  EXPECT_EQ(gpuCountFromGres("gpu:h100:x"), 0u);
+}
+
+TEST(ClusterDiag, ANodesRowFromItsReport) {
+  const std::string report = R"({"level": 1, "node": "gpu07", "seconds": 1.5, "overall": "fail", "cuda": "ready",
+    "gpus": [{"index": 0, "name": "H100", "verdict": "pass"}, {"index": 5, "name": "H100", "verdict": "fail"}],
+    "checks": [{"test": "ecc", "gpu": 0, "verdict": "warn", "summary": "1 corrected"},
+               {"test": "retired_pages", "gpu": 5, "verdict": "fail", "summary": "70 retired pages"}]})";
+  auto row = readNodeReport("note: report not stored\n" + report, "task-0");
+  EXPECT_EQ(row.node, "gpu07");
+  EXPECT_EQ(row.overall, "fail");
+  EXPECT_EQ(row.exit_code, 1);
+  EXPECT_EQ(row.gpus, 2u);
+  EXPECT_EQ(row.failed, (std::vector<std::string>{"GPU 5: retired_pages: 70 retired pages", "GPU 0: ecc: 1 corrected"}));
+  auto none = readNodeReport("slurmstepd: error: execve(): gpuwarden: No such file or directory\n", "gwnode3");
+  EXPECT_EQ(none.node, "gwnode3");
+  EXPECT_EQ(none.overall, "no report");
+  EXPECT_EQ(none.error, "slurmstepd: error: execve(): gpuwarden: No such file or directory");
+  auto wrong = readNodeReport(R"({"level": "x"})", "gwnode3");
+  EXPECT_EQ(wrong.overall, "no report");
+  EXPECT_NE(wrong.error.find("not a diag report: "), std::string::npos);
+}
+
+TEST(ClusterDiag, FleetExitAndSummary) {
+  NodeDiag pass{"a", "pass", 0, 8, {}, ""}, inc{"b", "incomplete", 4, 8, {}, ""}, bad{"c", "fail", 1, 8, {"x"}, ""},
+      none{"d", "no report", 2, 0, {}, "no output"};
+  EXPECT_EQ(fleetJson({pass}, 1)["exit_code"], 0);
+  EXPECT_EQ(fleetJson({pass, inc}, 1)["exit_code"], 4);
+  EXPECT_EQ(fleetJson({pass, none}, 1)["exit_code"], 4);
+  EXPECT_EQ(fleetJson({inc, bad, none}, 1)["exit_code"], 1);
+  EXPECT_EQ(fleetJson({pass, inc, bad, none}, 2)["summary"],
+            (nlohmann::json{{"nodes", 4}, {"pass", 1}, {"warn", 0}, {"fail", 1}, {"incomplete", 1}, {"no_report", 1}}));
+}
+
+}  // namespace
+}  // namespace gw::cluster
