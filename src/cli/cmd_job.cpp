@@ -9,7 +9,9 @@
 #include "cli/commands.h"
 #include "cli/json_read.h"
 #include "node/data_dir.h"
+#include "node/job_compare.h"
 #include "node/jobs.h"
+#include "node/records.h"
 #include "platform/clock.h"
 
 namespace gw::cli {
@@ -144,6 +146,23 @@ void printJob(const json& j) {
   }
 }
 
+void printCompare(const json& c, const std::string& a, const std::string& b) {
+  std::cout << "jobs " << a << " and " << b << ": " << jr::str(c, "summary") << "\n";
+  if (jr::boolean(c, "install_changed"))
+    for (const auto& ch : jr::array(c, "changes"))
+      std::cout << "  install " << jr::str(ch, "what") << ": " << ch.value("a", json()).dump() << " -> "
+                << ch.value("b", json()).dump() << "\n";
+  std::cout << "  GPU (a/b)  UUID                                      clock at load a -> b    vs peers a / b\n";
+  for (const auto& g : jr::array(c, "gpus")) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %3lld/%-3lld    %-40s  %5.0f -> %5.0f MHz (%+.1f %%)   %+.1f %% / %+.1f %%\n",
+                  static_cast<long long>(jr::integer(g, "index_a")), static_cast<long long>(jr::integer(g, "index_b")),
+                  jr::str(g, "uuid").c_str(), g.value("clock_a", 0.0), g.value("clock_b", 0.0),
+                  g.value("change_pct", 0.0), g.value("peers_a_pct", 0.0), g.value("peers_b_pct", 0.0));
+    std::cout << line;
+  }
+}
+
 }  // namespace
 
 void addJob(CLI::App& app, Run& run) {
@@ -171,6 +190,27 @@ void addJob(CLI::App& app, Run& run) {
       if (j.is_object()) printJobLine(j);
   });
 
+  auto pair = std::make_shared<std::vector<std::string>>();
+  auto* cmp = cmd->add_subcommand(
+      "compare", "Two jobs' fingerprints: tell a driver regression (the same GPUs slower under a new install) from "
+                 "ageing hardware (one GPU slower than its peers in both); exit 0 no difference, 1 a difference, "
+                 "3 not comparable");
+  cmp->add_option("ids", *pair, "Job ids A B (the earlier first)")->required()->expected(2);
+  cmp->add_option("--data-dir", *dir, dir_help);
+  cmp->callback([&run, dir, pair]() {
+    auto a = ask(run, *dir, "job.show", json{{"job_id", (*pair)[0]}});
+    if (!a) return;
+    auto b = ask(run, *dir, "job.show", json{{"job_id", (*pair)[1]}});
+    if (!b) return;
+    const json c = node::compareJobs(*a, *b);
+    if (run.ctx.options.json)
+      std::cout << jr::dump(c) << "\n";
+    else
+      printCompare(c, (*pair)[0], (*pair)[1]);
+    const std::string v = jr::str(c, "verdict");
+    run.exit_code = v == "no_difference" ? 0 : v == "not_comparable" ? 3 : 1;
+  });
+
   auto id = std::make_shared<std::string>();
   auto* show = cmd->add_subcommand("show", "One job: per GPU energy, utilisation, memory, temperature, power, "
                                            "throttling, Xids, ECC, retired pages, PCIe replays and traffic");
@@ -183,6 +223,58 @@ void addJob(CLI::App& app, Run& run) {
       std::cout << jr::dump(*r) << "\n";
     else
       printJob(*r);
+  });
+}
+
+void addRecords(CLI::App& app, Run& run) {
+  struct Opts {
+    std::string data_dir = node::kDefaultDataDir, kind;
+    std::size_t limit = 50;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand(
+      "records", "The node's records, newest first: install states (driver, CUDA, cuDNN, frameworks, VBIOS, serials) "
+                 "with what changed, and settings changed through gpuwarden");
+  cmd->add_option("--data-dir", o->data_dir, std::string("The agent's data directory (default ") + node::kDefaultDataDir + ")");
+  cmd->add_option("--kind", o->kind, "Only this kind: install or setting")->check(CLI::IsMember({"install", "setting"}));
+  cmd->add_option("--limit", o->limit, "At most this many (default 50)")->check(CLI::Range(1, 10000));
+  cmd->callback([&run, o]() {
+    json args{{"limit", o->limit}};
+    if (!o->kind.empty()) args["kind"] = o->kind;
+    json records;
+    auto a = askAgent(o->data_dir, "records.list", args);
+    if (a.reached) {
+      if (!a.error.empty() || !a.ok) {
+        printError(a.error.empty() ? a.refusal : a.error);
+        run.exit_code = a.error.empty() ? kExitFailed : kExitNoAgent;
+        return;
+      }
+      records = jr::array(a.result, "records");
+    } else {
+      auto store = node::RecordStore::open(node::DataDir(o->data_dir).recordsDb());
+      if (!store) {
+        printError("no agent answers for " + o->data_dir + ", and its records cannot be read: " + store.error());
+        run.exit_code = kExitNoAgent;
+        return;
+      }
+      auto list = (*store)->list(o->limit, o->kind);
+      if (!list) {
+        printError(list.error());
+        run.exit_code = kExitFailed;
+        return;
+      }
+      records = json::array();
+      for (const auto& r : *list) records.push_back(node::recordJson(r));
+    }
+    if (run.ctx.options.json) {
+      std::cout << jr::dump(json{{"records", records}}) << "\n";
+      return;
+    }
+    if (records.empty()) std::cout << "no records\n";
+    for (const auto& r : records)
+      if (r.is_object())
+        std::cout << "#" << jr::text(r, "id") << "  " << jr::time(jr::integer(r, "time_ms")) << "  " << jr::str(r, "kind")
+                  << "  " << jr::str(r, "who") << "  " << jr::str(r, "summary") << "\n";
   });
 }
 

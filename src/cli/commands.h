@@ -39,7 +39,8 @@ void addIncidents(CLI::App& app, Run& run);
 void addEvents(CLI::App& app, Run& run);
 void addJob(CLI::App& app, Run& run);    // job list|show
 void addSlurm(CLI::App& app, Run& run);
-void addCluster(CLI::App& app, Run& run);  // cluster diag  // slurm gres|healthcheck|prolog|epilog
+void addCluster(CLI::App& app, Run& run);  // cluster diag
+void addRecords(CLI::App& app, Run& run);  // records (cmd_job.cpp)  // slurm gres|healthcheck|prolog|epilog
 
 // The node's health verdict (node::Monitor::healthReport's document): from the agent that owns
 // data_dir when one answers (and `standalone` is false), else from a standalone run of the same

@@ -24,6 +24,7 @@ class DataDir {
   std::string incidentsDb() const { return root_ + "/incidents.db"; }
   std::string alertsDb() const { return root_ + "/alerts.db"; }
   std::string jobsDb() const { return root_ + "/jobs.db"; }
+  std::string recordsDb() const { return root_ + "/records.db"; }
   std::string eventsLog() const { return root_ + "/events.jsonl"; }  // rotated to events.jsonl.1
   std::string xidCounters() const { return root_ + "/xid-counters.json"; }
   std::string kmsgPosition() const { return root_ + "/kmsg-position.json"; }

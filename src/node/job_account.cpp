@@ -14,13 +14,14 @@ namespace {
 // The catalog fields the account reads, by key; one list so requiredFields and observe agree.
 enum Col {
   kUtil, kMemUtil, kFbUsed, kTemp, kPower, kEnergy, kReasons, kEccSbe, kEccDbe, kRetiredSbe, kRetiredDbe,
-  kRemapCorr, kRemapUnc, kPcieReplay, kPcieTx, kPcieRx, kColN
+  kRemapCorr, kRemapUnc, kPcieReplay, kPcieTx, kPcieRx, kSmClock, kColN
 };
 constexpr const char* kKeys[kColN] = {
     "gpu_util",          "mem_copy_util",     "fb_used",           "gpu_temp",
     "power_usage",       "total_energy",      "clock_event_reasons", "ecc_sbe_volatile",
     "ecc_dbe_volatile",  "retired_pages_sbe", "retired_pages_dbe", "remapped_rows_correctable",
-    "remapped_rows_uncorrectable", "pcie_replay_counter", "pcie_tx_throughput", "pcie_rx_throughput"};
+    "remapped_rows_uncorrectable", "pcie_replay_counter", "pcie_tx_throughput", "pcie_rx_throughput",
+    "sm_clock"};
 
 const std::vector<std::size_t>& colIndex() {
   static const std::vector<std::size_t> idx = [] {
@@ -78,7 +79,15 @@ void JobGpuAccount::observe(const collect::GpuView& v, std::int64_t now_ms) {
   const bool timed = gap > 0 && gap <= kMaxSampleGapMs;  // credit this sample's rates over the gap
   last_ms_ = at;
   ++samples_;
-  if (auto x = value(v, kUtil)) util_.take(*x);
+  if (auto x = value(v, kUtil)) {
+    util_.take(*x);
+    if (*x >= kLoadUtilPct) {
+      load_util_.take(*x);
+      if (auto c = value(v, kSmClock)) load_clock_.take(*c);
+      if (auto p = value(v, kPower)) load_power_.take(*p);
+      if (auto t = value(v, kTemp)) load_temp_.take(*t);
+    }
+  }
   if (auto x = value(v, kMemUtil)) mem_util_.take(*x);
   if (auto x = value(v, kFbUsed)) mem_used_max_mib_ = std::max(mem_used_max_mib_, *x);
   if (auto x = value(v, kTemp)) temp_.take(*x);
@@ -153,6 +162,12 @@ json JobGpuAccount::toJson() const {
       {"pcie_replays", delta(pcie_replays_)},
       {"pcie_tx_bytes", pcie_seen_ ? json(pcie_tx_bytes_) : json(nullptr)},
       {"pcie_rx_bytes", pcie_seen_ ? json(pcie_rx_bytes_) : json(nullptr)},
+      {"at_load",
+       {{"samples", load_util_.n},
+        {"utilization_pct", mean(load_util_)},
+        {"sm_clock_mhz", mean(load_clock_)},
+        {"power_w", mean(load_power_)},
+        {"temperature_c", mean(load_temp_)}}},
       // Running state, so that an agent restarted during a job carries on where it stopped.
       {"state",
        {{"last_ms", last_ms_},
@@ -160,6 +175,10 @@ json JobGpuAccount::toJson() const {
         {"mem_util", stat(mem_util_)},
         {"temp", stat(temp_)},
         {"power", stat(power_)},
+        {"load_util", stat(load_util_)},
+        {"load_clock", stat(load_clock_)},
+        {"load_power", stat(load_power_)},
+        {"load_temp", stat(load_temp_)},
         {"mem_used_max_mib", mem_used_max_mib_},
         {"energy_mj", counter(energy_mj_)},
         {"energy_integrated_j", energy_integrated_j_},
@@ -207,6 +226,10 @@ std::optional<JobGpuAccount> JobGpuAccount::fromJson(const json& j) {
   stat("mem_util", a.mem_util_);
   stat("temp", a.temp_);
   stat("power", a.power_);
+  stat("load_util", a.load_util_);
+  stat("load_clock", a.load_clock_);
+  stat("load_power", a.load_power_);
+  stat("load_temp", a.load_temp_);
   a.mem_used_max_mib_ = num(s, "mem_used_max_mib");
   counter("energy_mj", a.energy_mj_);
   a.energy_integrated_j_ = num(s, "energy_integrated_j");

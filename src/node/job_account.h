@@ -21,6 +21,9 @@ namespace gw::node {
 // (the agent was stopped, or the GPU did not answer): its energy comes from the energy counter
 // alone, and no throttle or byte time is credited for it.
 inline constexpr std::int64_t kMaxSampleGapMs = 10'000;
+// A sample is "at load" from this utilisation on: a GPU's clock, power and temperature there are
+// its fingerprint (jobs of different lengths and phases compare on the same footing).
+inline constexpr double kLoadUtilPct = 80;
 
 class JobGpuAccount {
  public:
@@ -63,6 +66,8 @@ class JobGpuAccount {
   std::int64_t start_ms_ = 0, end_ms_ = 0, last_ms_ = 0;
   std::uint64_t samples_ = 0;
   Stat util_, temp_, power_, mem_util_;
+  // At load (utilisation ≥ kLoadUtilPct): the job's fingerprint compares GPUs and runs there.
+  Stat load_util_, load_clock_, load_power_, load_temp_;
   double mem_used_max_mib_ = 0;
   Counter energy_mj_;
   double energy_integrated_j_ = 0;  // power × time, used when the counter is missing

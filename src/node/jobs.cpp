@@ -186,6 +186,7 @@ Result<JobRun> JobTracker::start(const JobStartRequest& req, const std::vector<c
   r.run.uid = req.uid;
   r.run.source = req.source;
   r.run.start_ms = now_ms;
+  r.run.fingerprint = json{{"install", req.install.is_object() ? req.install : json::object()}};
   for (const auto* v : *gpus) {
     r.accounts.emplace_back(v->id.uuid, static_cast<int>(v->id.index), now_ms);
     r.accounts.back().observe(*v, now_ms);  // the counters' values at the start
@@ -208,6 +209,14 @@ Result<JobRun> JobTracker::end(const std::string& job_id, std::int64_t now_ms) {
   Running& r = it->second;
   r.run.end_ms = std::max(now_ms, r.run.start_ms);
   for (auto& a : r.accounts) a.finish(r.run.end_ms);
+  // The second half of the fingerprint: each GPU at load (clock, power, temperature).
+  json at_load = json::array();
+  for (const auto& a : r.accounts) {
+    json g = a.toJson();
+    at_load.push_back({{"uuid", a.uuid()}, {"index", a.index()}, {"at_load", g["at_load"]}});
+  }
+  if (!r.run.fingerprint.is_object()) r.run.fingerprint = json::object();
+  r.run.fingerprint["gpus"] = at_load;
   JobRun out = snapshotLocked(r);
   if (store_) {
     // Not stored (a full disk): the run stays in the database as running, and is ended here.

@@ -49,6 +49,9 @@ struct JobStartRequest {
   std::string source = "api";
   std::vector<std::string> gpus;  // UUIDs (GPU-…, MIG-…) or integers in `numbering`
   GpuNumbering numbering = GpuNumbering::Nvml;
+  // The install the job starts under ({"install_record", "driver_version", ...}): the first half
+  // of its fingerprint; the tracker adds each GPU's figures at load when the job ends.
+  nlohmann::json install;
 };
 
 // Checks a job id or user name: printable ASCII without spaces, quotes or backslashes, not empty,

@@ -209,6 +209,11 @@ Status Agent::start() {
   auto m = node::Monitor::create(mo);
   if (!m) return m.status();
   monitor_ = std::move(m).value();
+  // Like incidents: records that cannot be kept cost records, not monitoring.
+  if (auto rs = node::RecordStore::open(dir.recordsDb()); !rs)
+    logLine("error", "records: " + rs.error() + "; install changes are not recorded until restart");
+  else
+    records_ = std::make_shared<node::InstallRecorder>(std::move(rs).value(), options_.root);
   monitor_->start();
 
   auto server = HttpServer::create(cfg.http, web_);
@@ -346,6 +351,7 @@ void Agent::watchInventory() {
   std::set<std::string> inventoried;
   bool need_inventory = true;
   std::uint64_t last_reinits = 0;
+  auto next_install_check = std::chrono::steady_clock::now() + node::kInstallCheckEvery;
   std::unique_lock lock(watch_mu_);
   while (running_) {
     watch_cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return !running_.load(); });
@@ -356,6 +362,8 @@ void Agent::watchInventory() {
     std::set<std::string> uuids;
     for (const auto& v : s->snapshot()) uuids.insert(v.id.uuid);
     if (uuids != inventoried || stats.nvml_reinits != last_reinits) need_inventory = true;
+    // The install state (toolkit, cuDNN, frameworks) can change without the driver noticing.
+    if (std::chrono::steady_clock::now() >= next_install_check) need_inventory = true;
     if (!need_inventory || !stats.driver_up || inventory_->busy.load()) continue;
     auto session = s->session();
     if (!session) continue;
@@ -365,11 +373,20 @@ void Agent::watchInventory() {
     inventory_->busy = true;
     if (inventory_thread_.joinable()) inventory_thread_.join();
     auto slot = inventory_;
-    inventory_thread_ = std::thread([session, slot, deadline = config().call_deadline] {
+    next_install_check = std::chrono::steady_clock::now() + node::kInstallCheckEvery;
+    inventory_thread_ = std::thread([session, slot, records = records_, deadline = config().call_deadline] {
       auto inv = nvml::readInventory(*session, deadline);
       if (inv) {
         std::lock_guard l(slot->mu);
         slot->inventory = std::make_shared<const nvml::Inventory>(std::move(inv).value());
+      }
+      if (records) {
+        const std::int64_t before = records->latestId();
+        auto id = records->check(*session, wallMs());
+        if (!id)
+          logLine("warning", "records: " + id.error());
+        else if (*id != before)
+          logLine("info", "install record " + std::to_string(*id) + ": " + records->latestSummary());
       }
       slot->busy = false;
     });
@@ -638,7 +655,7 @@ json Agent::control(const std::string& op, const json& args, const control::Peer
                                  {"caller", peer.describe()}});
   }
   if (op == "health") return control::okReply(monitor_->healthReport());
-  if (op.rfind("job.", 0) == 0)
+  if (op.rfind("job.", 0) == 0 || op == "records.list")
     if (auto r = controlJobs(op, args, peer)) return std::move(*r);
   if (op == "history") {
     // The arguments of GET /api/v1/history, as strings (gpu may be an index number).

@@ -21,6 +21,7 @@
 #include "server/config.h"
 #include "node/data_dir.h"
 #include "node/monitor.h"
+#include "node/records.h"
 #include "server/control_server.h"
 #include "server/history_query.h"
 #include "server/history_sink.h"
@@ -104,6 +105,7 @@ class Agent {
   std::unique_ptr<alert::Dispatcher> alerts_;  // when alerts.sinks are configured
   std::unique_ptr<node::Monitor> monitor_;
   std::unique_ptr<ControlServer> control_;
+  std::shared_ptr<node::InstallRecorder> records_;  // null when the records database would not open
 
   std::atomic<bool> running_{false};
   std::atomic<std::uint64_t> scrapes_{0};

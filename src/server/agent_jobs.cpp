@@ -70,6 +70,12 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
       req.uid = args["uid"].get<std::int64_t>();
     }
     req.source = stringArg(args, "source").value_or("api");
+    if (records_) {
+      const json state = records_->latestState();
+      req.install = {{"install_record", records_->latestId()},
+                     {"driver_version", state.value("driver_version", "")},
+                     {"cuda_driver_version", state.value("cuda_driver_version", 0)}};
+    }
     if (req.source != "api" && req.source != "slurm")
       return control::errorReply("args.source must be \"slurm\" or \"api\"", "bad_request");
     const bool refuse = args.value("refuse_unhealthy", false);
@@ -166,6 +172,25 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
     if (!r) return control::errorReply(r.error(), "failed");
     if (!*r) return control::errorReply("no job " + *id + " on this node", "not_found");
     return control::okReply(node::jobJson(**r, now));
+  }
+  if (op == "records.list") {
+    if (auto e = unknownArg(args, {"limit", "kind"}); !e.empty()) return control::errorReply(e, "bad_request");
+    if (!records_) return control::errorReply("this agent keeps no records (its records database did not open)");
+    std::size_t limit = 100;
+    if (args.contains("limit")) {
+      if (!args["limit"].is_number_unsigned() || args["limit"].get<std::uint64_t>() < 1 ||
+          args["limit"].get<std::uint64_t>() > 10000)
+        return control::errorReply("args.limit must be an integer from 1 to 10000", "bad_request");
+      limit = args["limit"].get<std::size_t>();
+    }
+    const std::string kind = stringArg(args, "kind").value_or("");
+    if (kind != "" && kind != "install" && kind != "setting")
+      return control::errorReply("args.kind must be \"install\" or \"setting\"", "bad_request");
+    auto list = records_->list(limit, kind);
+    if (!list) return control::errorReply(list.error());
+    json arr = json::array();
+    for (const auto& r : *list) arr.push_back(node::recordJson(r));
+    return control::okReply(json{{"records", arr}});
   }
   return std::nullopt;
 }

@@ -17,6 +17,7 @@ const std::vector<FaultTypeInfo>& faultTable() {
       {"row_remap", FaultType::kRowRemap, true, false, {"correctable", "uncorrectable", "pending", "failure"}, {}},
       {"thermal_slowdown", FaultType::kThermalSlowdown, true, true, {"temperature"}, {}},
       {"power_slowdown", FaultType::kPowerSlowdown, true, true, {"clock_factor"}, {}},
+      {"sw_power_cap", FaultType::kSwPowerCap, true, true, {"clock_factor"}, {}},
       {"power_brake", FaultType::kPowerBrake, true, true, {"clock_factor"}, {}},
       {"pcie_downtrain", FaultType::kPcieDowntrain, true, true, {"gen", "width"}, {}},
       {"pcie_replay", FaultType::kPcieReplay, true, true, {"rate"}, {"rate"}},
@@ -78,6 +79,12 @@ FaultEffects effectsAt(const std::vector<const FaultConfig*>& faults, const GpuP
         // An external power-supply slowdown: the HW slowdown line is asserted.
         e.clock_factor = std::min(e.clock_factor, f->clock_factor > 0 ? f->clock_factor : 0.5);
         e.reasons |= nvmlClocksThrottleReasonHwSlowdown;
+        break;
+      case FaultType::kSwPowerCap:
+        // The driver's own power management holds the clocks down (a new driver's power policy):
+        // only SwPowerCap says so, as it does for any GPU at its power limit.
+        e.clock_factor = std::min(e.clock_factor, f->clock_factor > 0 ? f->clock_factor : 0.85);
+        e.reasons |= nvmlClocksThrottleReasonSwPowerCap;
         break;
       case FaultType::kPowerBrake:
         // The power brake asserts HW slowdown and names itself as the cause.

@@ -80,6 +80,7 @@ enum class FaultType {
   kRowRemap,
   kThermalSlowdown,
   kPowerSlowdown,
+  kSwPowerCap,
   kPowerBrake,
   kPcieDowntrain,
   kPcieReplay,

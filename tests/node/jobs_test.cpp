@@ -9,6 +9,7 @@
 #include "../support/temp_dir.h"
 #include "fields/catalog.h"
 #include "node/job_account.h"
+#include "node/job_compare.h"
 #include "node/jobs.h"
 #include "nvml/nvml_abi.h"
 
@@ -218,9 +219,9 @@ TEST(JobTracker, StartEndAndTheLabelsInBetween) {
   ASSERT_TRUE(t) << t.error();
   const auto views = fleet();
   const auto g0 = (*t)->generation();
-  JobStartRequest a{"101", "alice", 1001, "slurm", {"GPU-zero", "GPU-one"}, GpuNumbering::Nvml};
+  JobStartRequest a{"101", "alice", 1001, "slurm", {"GPU-zero", "GPU-one"}, GpuNumbering::Nvml, {}};
   ASSERT_TRUE((*t)->start(a, views, kT0));
-  JobStartRequest b{"102", "bob", 1002, "slurm", {"GPU-one"}, GpuNumbering::Nvml};
+  JobStartRequest b{"102", "bob", 1002, "slurm", {"GPU-one"}, GpuNumbering::Nvml, {}};
   ASSERT_TRUE((*t)->start(b, views, kT0 + 10));
   EXPECT_GT((*t)->generation(), g0);
   EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-zero", "101"}, {"GPU-one", "101,102"}}));
@@ -261,7 +262,7 @@ TEST(JobTracker, ARunningJobCarriesOnAcrossAnAgentRestart) {
   {
     auto t = JobTracker::open(dir.file("jobs.db"));
     ASSERT_TRUE(t);
-    ASSERT_TRUE((*t)->start({"7", "", -1, "slurm", {"GPU-two"}, GpuNumbering::Nvml}, views, kT0));
+    ASSERT_TRUE((*t)->start({"7", "", -1, "slurm", {"GPU-two"}, GpuNumbering::Nvml, {}}, views, kT0));
     views[2] = sample(views[2], kT0 + 1000, 80, 500, 70);
     (*t)->observe(views, kT0 + 1000);
     ASSERT_TRUE((*t)->checkpoint());
@@ -282,7 +283,7 @@ TEST(JobTracker, ARunningJobCarriesOnAcrossAnAgentRestart) {
 TEST(JobTracker, XidsCountOnTheJobsGpusFromItsStart) {
   auto t = JobTracker::open("");
   ASSERT_TRUE(t);
-  ASSERT_TRUE((*t)->start({"9", "", -1, "api", {"GPU-one"}, GpuNumbering::Nvml}, fleet(), kT0));
+  ASSERT_TRUE((*t)->start({"9", "", -1, "api", {"GPU-one"}, GpuNumbering::Nvml, {}}, fleet(), kT0));
   events::GpuEvent e;
   e.kind = events::EventKind::Xid;
   e.code = 48;
@@ -336,6 +337,51 @@ TEST(JobTracker, TheDcgmMappingFolderStartsAndEndsJobs) {
   ASSERT_TRUE(ended);
   EXPECT_FALSE(*ended);  // no database here: an ended job is gone
   EXPECT_NE((*t)->pollMappingDir(dir.file("missing"), views, kT0), "");
+}
+
+}  // namespace
+}  // namespace gw::node
+
+namespace gw::node {
+namespace {
+
+json jobWith(const std::string& driver, std::int64_t record, const std::vector<std::pair<std::string, double>>& clocks) {
+  json gpus = json::array();
+  int i = 0;
+  for (const auto& [uuid, mhz] : clocks)
+    gpus.push_back({{"uuid", uuid}, {"index", i++}, {"at_load", {{"sm_clock_mhz", mhz > 0 ? json(mhz) : json()}}}});
+  return {{"fingerprint", {{"install", {{"driver_version", driver}, {"install_record", record}}}, {"gpus", gpus}}}};
+}
+
+TEST(JobCompare, EachVerdictAtItsEdge) {
+  const std::vector<std::pair<std::string, double>> fast = {{"A", 2000}, {"B", 2000}, {"C", 2000}, {"D", 2000}};
+  // 3 % slower is slower; 2.9 % is not.
+  auto slow = [](double f) {
+    return std::vector<std::pair<std::string, double>>{{"A", 2000 * f}, {"B", 2000 * f}, {"C", 2000 * f}, {"D", 2000 * f}};
+  };
+  EXPECT_EQ(compareJobs(jobWith("550", 1, fast), jobWith("560", 2, slow(0.97)))["verdict"], "driver_regression");
+  EXPECT_EQ(compareJobs(jobWith("550", 1, fast), jobWith("560", 2, slow(0.971)))["verdict"], "no_difference");
+  // The same install slower is not a driver regression.
+  EXPECT_EQ(compareJobs(jobWith("550", 1, fast), jobWith("550", 1, slow(0.9)))["verdict"], "no_difference");
+  // Half the GPUs slower is not "most".
+  const std::vector<std::pair<std::string, double>> half = {{"A", 1800}, {"B", 1800}, {"C", 2000}, {"D", 2000}};
+  EXPECT_EQ(compareJobs(jobWith("550", 1, fast), jobWith("560", 2, half))["verdict"], "no_difference");
+  // One GPU below its peers in both runs.
+  const std::vector<std::pair<std::string, double>> worn = {{"A", 2000}, {"B", 1940}, {"C", 2000}, {"D", 2000}};
+  const json ageing = compareJobs(jobWith("550", 1, worn), jobWith("550", 1, worn));
+  EXPECT_EQ(ageing["verdict"], "ageing_hardware");
+  EXPECT_EQ(ageing["ageing_gpus"], json::array({"B"}));
+  const std::vector<std::pair<std::string, double>> barely = {{"A", 2000}, {"B", 1941}, {"C", 2000}, {"D", 2000}};
+  EXPECT_EQ(compareJobs(jobWith("550", 1, barely), jobWith("550", 1, barely))["verdict"], "no_difference");
+  // Slow in one run only: not the card.
+  EXPECT_EQ(compareJobs(jobWith("550", 1, worn), jobWith("550", 1, fast))["verdict"], "no_difference");
+  // Both at once.
+  const std::vector<std::pair<std::string, double>> worn_slow = {{"A", 1800}, {"B", 1740}, {"C", 1800}, {"D", 1800}};
+  EXPECT_EQ(compareJobs(jobWith("550", 1, worn), jobWith("560", 2, worn_slow))["verdict"], "both");
+  // Nothing shared at load.
+  EXPECT_EQ(compareJobs(jobWith("550", 1, {{"A", 2000}}), jobWith("550", 1, {{"B", 2000}}))["verdict"], "not_comparable");
+  EXPECT_EQ(compareJobs(jobWith("550", 1, {{"A", 0}}), jobWith("550", 1, {{"A", 2000}}))["verdict"], "not_comparable");
+  EXPECT_EQ(compareJobs(json::object(), json::array())["verdict"], "not_comparable");
 }
 
 }  // namespace
