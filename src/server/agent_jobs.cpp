@@ -70,11 +70,14 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
       req.uid = args["uid"].get<std::int64_t>();
     }
     req.source = stringArg(args, "source").value_or("api");
-    if (records_) {
-      const json state = records_->latestState();
-      req.install = {{"install_record", records_->latestId()},
-                     {"driver_version", state.value("driver_version", "")},
-                     {"cuda_driver_version", state.value("cuda_driver_version", 0)}};
+    auto s0 = monitor_->sampler();
+    {
+      // The install record, once the first is written (moments after the start); the driver
+      // the sampler sees in any case.
+      const auto stats = s0 ? s0->agentStats() : collect::AgentStats{};
+      req.install = {{"install_record", records_ ? records_->latestId() : 0},
+                     {"driver_version", stats.driver_version},
+                     {"cuda_driver_version", stats.cuda_driver_version}};
     }
     if (req.source != "api" && req.source != "slurm")
       return control::errorReply("args.source must be \"slurm\" or \"api\"", "bad_request");

@@ -272,3 +272,101 @@ while True:
 
 }  // namespace
 }  // namespace gw::test
+
+namespace gw::test {
+namespace {
+
+// The job operations as a prolog, an epilog and a hostile caller use them; the agent's /metrics
+// carries hpc_job exactly while the job runs.
+TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
+  Agent a;
+  a.start("dgx-h100", "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  const std::string sock = socketOf(*a.proc);
+  ASSERT_FALSE(sock.empty()) << a.proc->log();
+  auto call = [&](const json& req) {
+    auto r = node::control::call(sock, req);
+    EXPECT_TRUE(r.reached && r.error.empty()) << r.error;
+    return r.body;
+  };
+  auto code = [&](const json& req) {
+    const json b = call(req);
+    return b.value("ok", true) ? "ok" : b.value("code", std::string("?")) + ": " + b.value("error", std::string());
+  };
+  // Slurm's GPU 0 is the GPU with minor 0: NVML's GPU 2 in dgx-h100.
+  json started = call({{"op", "job.start"},
+                       {"args", {{"job_id", "4711"}, {"gpus", {"0"}}, {"numbering", "slurm"}, {"user", "alice"},
+                                 {"uid", 1001}, {"source", "slurm"}, {"refuse_unhealthy", true}}}});
+  ASSERT_TRUE(started.value("ok", false)) << started.dump();
+  EXPECT_EQ(started["result"]["gpus"][0]["index"], 2);
+  EXPECT_EQ(started["result"]["gpus"][0]["state"], "healthy");
+  EXPECT_EQ(started["result"]["already_running"], false);
+  EXPECT_EQ(started["result"]["job"]["state"], "running");
+  eventually([&] { return httpGet(a.port, "/metrics").body.find("hpc_job=\"4711\"") != std::string::npos; },
+             std::chrono::seconds(10), std::chrono::milliseconds(50));
+  const std::string page = httpGet(a.port, "/metrics").body;
+  std::size_t with = 0;
+  for (std::size_t p = 0; (p = page.find("DCGM_FI_DEV_GPU_TEMP{", p)) != std::string::npos; ++p) {
+    const std::string line = page.substr(p, page.find('\n', p) - p);
+    if (line.find("hpc_job=") == std::string::npos) continue;
+    ++with;
+    EXPECT_NE(line.find("gpu=\"2\""), std::string::npos) << line;
+    EXPECT_NE(line.find("DCGM_FI_DRIVER_VERSION=\"550.54.15\",hpc_job=\"4711\"}"), std::string::npos) << line;
+  }
+  EXPECT_EQ(with, 1u);
+  // The prolog again: the same job. Other GPUs: refused.
+  EXPECT_EQ(call({{"op", "job.start"}, {"args", {{"job_id", "4711"}, {"gpus", {"0"}}, {"numbering", "slurm"}}}})
+                ["result"]["already_running"],
+            true);
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "4711"}, {"gpus", {1}}}}}),
+            "failed: job 4711 is already running on other GPUs");
+  // What a hostile or broken caller sends.
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"gpus", {0}}}}}), "bad_request: args.job_id (a string) is required");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}}}}),
+            "bad_request: args.gpus (a list of GPU indexes or UUIDs) is required");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", {0}}, {"numbring", "slurm"}}}}),
+            "bad_request: unknown argument 'numbring'");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x y"}, {"gpus", {0}}}}}).substr(0, 8), "failed: ");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", std::string(65, 'x')}, {"gpus", {0}}}}}),
+            "failed: the job id is longer than 64 bytes");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", {8}}}}}), "not_found: no GPU 8 on this node");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", {{{"a", 1}}}}}}}),
+            "bad_request: args.gpus holds something that is neither a number nor a string");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", json(std::vector<int>(65, 0))}}}}),
+            "bad_request: args.gpus lists more than 64 GPUs");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", {0}}, {"uid", -1}}}}),
+            "bad_request: args.uid must be a user id");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", {0}}, {"source", "dcgm-map"}}}}),
+            "bad_request: args.source must be \"slurm\" or \"api\"");
+  EXPECT_EQ(code({{"op", "job.show"}, {"args", {{"job_id", std::string(100000, 'x')}}}}), "not_found: no such job");
+  EXPECT_EQ(code({{"op", "job.list"}, {"args", {{"limit", 0}}}}),
+            "bad_request: args.limit must be an integer from 1 to 10000");
+  EXPECT_EQ(code({{"op", "records.list"}, {"args", {{"kind", "other"}}}}),
+            "bad_request: args.kind must be \"install\" or \"setting\"");
+  // The CLI sees it, then the epilog ends it.
+  auto [rc, out] = a.cli("job list --data-dir " + a.data);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.substr(0, 14), "4711  running ") << out;
+  json ended = call({{"op", "job.end"}, {"args", {{"job_id", "4711"}, {"leftovers", true}}}});
+  ASSERT_TRUE(ended.value("ok", false)) << ended.dump();
+  EXPECT_EQ(ended["result"]["job"]["state"], "ended");
+  EXPECT_EQ(ended["result"]["kill_leftovers"], false);
+  EXPECT_EQ(ended["result"]["leftovers"]["simulated"], true);
+  ASSERT_EQ(ended["result"]["leftovers"]["processes"].size(), 1u);  // dgx-h100's training process
+  EXPECT_EQ(ended["result"]["leftovers"]["processes"][0]["index"], 2);
+  EXPECT_EQ(code({{"op", "job.end"}, {"args", {{"job_id", "4711"}}}}), "not_found: job 4711 is not running");
+  eventually([&] { return httpGet(a.port, "/metrics").body.find("hpc_job=") == std::string::npos; },
+             std::chrono::seconds(10), std::chrono::milliseconds(50));
+  EXPECT_EQ(httpGet(a.port, "/metrics").body.find("hpc_job="), std::string::npos);
+  auto [rc2, shown] = a.cli("job show 4711 --json --data-dir " + a.data);
+  ASSERT_EQ(rc2, 0) << shown;
+  const json j = json::parse(shown);
+  EXPECT_EQ(j["user"], "alice");
+  EXPECT_EQ(j["gpus"][0]["index"], 2);
+  EXPECT_TRUE(j["fingerprint"]["install"]["install_record"].is_number_integer());
+  EXPECT_EQ(j["fingerprint"]["install"]["driver_version"], "550.54.15");
+  EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
+}
+
+}  // namespace
+}  // namespace gw::test
