@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 #include <fstream>
 #include <thread>
@@ -325,6 +327,95 @@ TEST(BoundedLines, HoldsAtMostTheBoundAndSplitsAcrossChunks) {
   EXPECT_EQ(got[1], (std::pair<std::string, bool>{"12345678", false}));
   EXPECT_EQ(got[2], (std::pair<std::string, bool>{"12345678", true}));
   EXPECT_EQ(got[3], (std::pair<std::string, bool>{"last", false}));
+}
+
+}  // namespace
+}  // namespace gw::events
+
+namespace gw::events {
+namespace {
+
+// The records on /dev/kmsg now, read the way the kernel serves them (one per read, non-blocking):
+// their sequence numbers, oldest first.
+std::vector<std::uint64_t> kernelLogSequences() {
+  std::vector<std::uint64_t> out;
+  const int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return out;
+  std::vector<char> buf(16384);
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && (errno == EINTR || errno == EPIPE || errno == EINVAL)) continue;
+    if (n <= 0) break;
+    const std::string rec(buf.data(), static_cast<std::size_t>(n));
+    const auto c1 = rec.find(',');
+    const auto c2 = rec.find(',', c1 + 1);
+    out.push_back(std::stoull(rec.substr(c1 + 1, c2 - c1 - 1)));
+  }
+  ::close(fd);
+  return out;
+}
+
+// The character-device path on the machine's real kernel log (read only: nothing is written to
+// it): every record is read, the position saved is the last record's sequence number, a restart
+// skips every record up to it, and a quiet log is not written back again and again. CI runs as
+// root, which may read /dev/kmsg.
+TEST(KmsgSourceDevice, TheRealKernelLogIsReadOnceAndResumedAfterItsLastRecord) {
+  ASSERT_EQ(::access("/dev/kmsg", R_OK), 0) << "/dev/kmsg is not readable: the suite runs as root";
+  TempDir root, state;
+  std::filesystem::create_directories(root.path() + "/dev");
+  std::filesystem::create_symlink("/dev/kmsg", root.path() + "/dev/kmsg");
+  KmsgSourceOptions opt;
+  opt.position_path = state.path() + "/kmsg-position.json";
+  opt.poll_ms = 20;
+  const auto before = kernelLogSequences();
+  ASSERT_FALSE(before.empty());
+  std::uint64_t first_lines = 0;
+  {
+    EventBus bus;
+    KmsgSource src(platform::FsRoot(root.path()), &bus, opt);
+    ASSERT_TRUE(src.start().ok()) << src.lastError();
+    ASSERT_TRUE(waitFor([&] { return src.stats().lines >= before.size(); })) << src.stats().lines;
+    ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(opt.position_path); }));
+    // Caught up and saved: the file is not rewritten while nothing new arrives.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    struct stat a {}, b {};
+    ASSERT_EQ(::stat(opt.position_path.c_str(), &a), 0);
+    const auto lines = src.stats().lines;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ASSERT_EQ(::stat(opt.position_path.c_str(), &b), 0);
+    if (src.stats().lines == lines) {
+      EXPECT_EQ(a.st_ino, b.st_ino) << "the position was written again with nothing new";
+    }
+    EXPECT_TRUE(src.healthy()) << src.lastError();
+    src.stop();
+    first_lines = src.stats().lines;
+  }
+  const auto after = kernelLogSequences();
+  std::ifstream in(opt.position_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto pos = nlohmann::json::parse(text.str(), nullptr, false);
+  ASSERT_TRUE(pos.is_object()) << text.str();
+  ASSERT_TRUE(pos.contains("seq")) << text.str();
+  const std::uint64_t saved = pos["seq"].get<std::uint64_t>();
+  // The last record it read: at least the last one there before it started, at most the last now.
+  EXPECT_GE(saved, before.back());
+  EXPECT_LE(saved, after.back());
+  EXPECT_GE(first_lines, before.size());
+  // A restart skips what was read and reads only what came since.
+  EventBus bus;
+  KmsgSource src(platform::FsRoot(root.path()), &bus, opt);
+  ASSERT_TRUE(src.start().ok());
+  std::uint64_t older = 0;
+  for (auto s : after) older += s <= saved;
+  ASSERT_TRUE(waitFor([&] { return src.stats().skipped >= older; })) << src.stats().skipped << " of " << older;
+  src.stop();
+  std::uint64_t newer = 0;
+  for (auto s : kernelLogSequences()) newer += s > saved;
+  EXPECT_LE(src.stats().lines, newer);  // nothing read twice
+  if (newer == 0) {
+    EXPECT_EQ(src.stats().lines, 0U);
+  }
 }
 
 }  // namespace
