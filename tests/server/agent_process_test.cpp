@@ -375,6 +375,28 @@ TEST(AgentFiles, DataFolderModesHoldUnderUmask000) {
     EXPECT_TRUE(seen.count(f)) << f << " was not created";
 }
 
+// A command that changes the folder while no agent runs (under the folder's lock) keeps the same
+// modes under umask 000: the lock sets the umask, not only the agent's start.
+TEST(AgentFiles, ACliWritingWithoutAnAgentKeepsTheModesUnderUmask000) {
+  TempDir d;
+  const std::string data = d.path() + "/data";
+  std::filesystem::create_directories(data);
+  ::chmod(data.c_str(), 0750);
+  const mode_t old = ::umask(0);
+  auto [rc, out] = runShell("GPUWARDEN_RUNTIME_DIR=" + d.path() + "/run " + std::string(GW_BINARY) +
+                            " incidents set-healthy GPU-00000000-0000-0000-0000-000000000000 --data-dir " + data);
+  ::umask(old);
+  ASSERT_EQ(rc, 0) << out;
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(data)) {
+    struct stat st {};
+    ASSERT_EQ(::lstat(e.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u) << e.path();
+    ++files;
+  }
+  EXPECT_GE(files, 2u);  // .lock and incidents.db at least
+}
+
 // A FIFO as the kernel log: the agent reads it as a stream and the Xid lands in the event log.
 TEST(AgentFiles, FifoKernelLogIsRead) {
   TempDir d;
