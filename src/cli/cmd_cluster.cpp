@@ -102,9 +102,14 @@ void addCluster(CLI::App& app, Run& run) {
     for (const auto& [gpus, names] : groups) {
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
-      std::vector<std::string> argv{o->srun, "--label", "--job-name=gpuwarden-diag", "--exclusive",
-                                    "--nodelist=" + list, "--nodes=" + std::to_string(names.size()),
-                                    "--ntasks-per-node=1", "--time=" + std::to_string(minutes)};
+      std::vector<std::string> argv{o->srun,
+                                    "--label",
+                                    "--job-name=gpuwarden-diag",
+                                    "--exclusive",
+                                    "--nodelist=" + list,
+                                    "--nodes=" + std::to_string(names.size()),
+                                    "--ntasks-per-node=1",
+                                    "--time=" + std::to_string(minutes)};
       if (gpus > 0) argv.push_back("--gres=gpu:" + std::to_string(gpus));
       if (!o->partition.empty()) argv.push_back("--partition=" + o->partition);
       argv.insert(argv.end(), {o->command, "diag", "-r", std::to_string(o->level), "--json"});
@@ -123,9 +128,9 @@ void addCluster(CLI::App& app, Run& run) {
       // names its node too.
       for (std::size_t k = 0; k < names.size(); ++k) {
         auto it = tasks.find(static_cast<int>(k));
-        cluster::NodeDiag row =
-            cluster::readNodeReport(it == tasks.end() ? std::string() : it->second, names[k]);
-        if (it == tasks.end()) row.error = "srun gave no output for this node" + (r.err.empty() ? "" : ": " + r.err.substr(0, 200));
+        cluster::NodeDiag row = cluster::readNodeReport(it == tasks.end() ? std::string() : it->second, names[k]);
+        if (it == tasks.end())
+          row.error = "srun gave no output for this node" + (r.err.empty() ? "" : ": " + r.err.substr(0, 200));
         rows.push_back(std::move(row));
       }
       if (r.exit_code != 0 && r.exit_code != 1 && r.exit_code != 4 && tasks.size() <= 1)
@@ -142,7 +147,8 @@ void addCluster(CLI::App& app, Run& run) {
             cluster::slurm::kDrainReasonPrefix + ("diag -r " + std::to_string(o->level) + " failed: ") +
             (row.failed.empty() ? std::string("see its report") : row.failed.front()));
         Status st = sc.drain(row.node, reason);
-        drained.push_back({{"node", row.node}, {"reason", reason}, {"ok", st.ok()}, {"error", st.ok() ? "" : st.message()}});
+        drained.push_back(
+            {{"node", row.node}, {"reason", reason}, {"ok", st.ok()}, {"error", st.ok() ? "" : st.message()}});
       }
       doc["drained"] = drained;
     }

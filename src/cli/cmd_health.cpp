@@ -189,6 +189,12 @@ void addHealth(CLI::App& app, Run& run) {
       run.exit_code = 3;
       return;
     }
+    if (!o->config.empty())
+      if (auto cfg = server::loadConfig(o->config); !cfg) {
+        printError(cfg.error());  // a bad file is the caller's mistake: said on stderr, as everywhere
+        run.exit_code = 3;
+        return;
+      }
     const NodeHealth h = nodeHealth(run, o->data_dir, local, o->seconds, o->config);
     run.exit_code = h.unknown.empty() ? printReport(h.report, as_json, h.source) : unknownExit(h.unknown, as_json);
   });

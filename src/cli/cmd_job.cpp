@@ -106,7 +106,8 @@ void printJobLine(const json& j) {
 
 void printJob(const json& j) {
   std::cout << "job " << jr::text(j, "job_id") << " (run " << jr::text(j, "run") << ")  user "
-            << (jr::text(j, "user").empty() ? "-" : jr::text(j, "user")) << "  source " << jr::text(j, "source") << "\n";
+            << (jr::text(j, "user").empty() ? "-" : jr::text(j, "user")) << "  source " << jr::text(j, "source")
+            << "\n";
   std::cout << "  " << jr::text(j, "state") << ", started " << jr::time(jr::integer(j, "start_ms"));
   if (jr::integer(j, "end_ms")) std::cout << ", ended " << jr::time(jr::integer(j, "end_ms"));
   std::cout << " (" << duration(j.value("duration_s", 0.0)) << ")\n";
@@ -192,9 +193,10 @@ void addJob(CLI::App& app, Run& run) {
 
   auto pair = std::make_shared<std::vector<std::string>>();
   auto* cmp = cmd->add_subcommand(
-      "compare", "Two jobs' fingerprints: tell a driver regression (the same GPUs slower under a new install) from "
-                 "ageing hardware (one GPU slower than its peers in both); exit 0 no difference, 1 a difference, "
-                 "3 not comparable");
+      "compare",
+      "Two jobs' fingerprints: tell a driver regression (the same GPUs slower under a new install) from "
+      "ageing hardware (one GPU slower than its peers in both); exit 0 no difference, 1 a difference, "
+      "3 not comparable");
   cmp->add_option("ids", *pair, "Job ids A B (the earlier first)")->required()->expected(2);
   cmp->add_option("--data-dir", *dir, dir_help);
   cmp->callback([&run, dir, pair]() {
@@ -212,8 +214,9 @@ void addJob(CLI::App& app, Run& run) {
   });
 
   auto id = std::make_shared<std::string>();
-  auto* show = cmd->add_subcommand("show", "One job: per GPU energy, utilisation, memory, temperature, power, "
-                                           "throttling, Xids, ECC, retired pages, PCIe replays and traffic");
+  auto* show = cmd->add_subcommand("show",
+                                   "One job: per GPU energy, utilisation, memory, temperature, power, "
+                                   "throttling, Xids, ECC, retired pages, PCIe replays and traffic");
   show->add_option("id", *id, "Job id (Slurm's SLURM_JOB_ID)")->required();
   show->add_option("--data-dir", *dir, dir_help);
   show->callback([&run, dir, id]() {
@@ -233,10 +236,13 @@ void addRecords(CLI::App& app, Run& run) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
-      "records", "The node's records, newest first: install states (driver, CUDA, cuDNN, frameworks, VBIOS, serials) "
-                 "with what changed, and settings changed through gpuwarden");
-  cmd->add_option("--data-dir", o->data_dir, std::string("The agent's data directory (default ") + node::kDefaultDataDir + ")");
-  cmd->add_option("--kind", o->kind, "Only this kind: install or setting")->check(CLI::IsMember({"install", "setting"}));
+      "records",
+      "The node's records, newest first: install states (driver, CUDA, cuDNN, frameworks, VBIOS, serials) "
+      "with what changed, and settings changed through gpuwarden");
+  cmd->add_option("--data-dir", o->data_dir,
+                  std::string("The agent's data directory (default ") + node::kDefaultDataDir + ")");
+  cmd->add_option("--kind", o->kind, "Only this kind: install or setting")
+      ->check(CLI::IsMember({"install", "setting"}));
   cmd->add_option("--limit", o->limit, "At most this many (default 50)")->check(CLI::Range(1, 10000));
   cmd->callback([&run, o]() {
     json args{{"limit", o->limit}};
@@ -273,8 +279,8 @@ void addRecords(CLI::App& app, Run& run) {
     if (records.empty()) std::cout << "no records\n";
     for (const auto& r : records)
       if (r.is_object())
-        std::cout << "#" << jr::text(r, "id") << "  " << jr::time(jr::integer(r, "time_ms")) << "  " << jr::str(r, "kind")
-                  << "  " << jr::str(r, "who") << "  " << jr::str(r, "summary") << "\n";
+        std::cout << "#" << jr::text(r, "id") << "  " << jr::time(jr::integer(r, "time_ms")) << "  "
+                  << jr::str(r, "kind") << "  " << jr::str(r, "who") << "  " << jr::str(r, "summary") << "\n";
   });
 }
 

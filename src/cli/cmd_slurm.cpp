@@ -50,8 +50,9 @@ std::string firstCritical(const json& r) {
 void addGres(CLI::App& slurm_cmd, Run& run) {
   auto node = std::make_shared<std::string>();
   auto* cmd = slurm_cmd.add_subcommand(
-      "gres", "Print gres.conf for this node (one line per GPU: Type from the model, File=/dev/nvidiaN, Cores= its "
-              "NUMA-local cores; MIG instances with their capability devices) and the slurm.conf Gres= part");
+      "gres",
+      "Print gres.conf for this node (one line per GPU: Type from the model, File=/dev/nvidiaN, Cores= its "
+      "NUMA-local cores; MIG instances with their capability devices) and the slurm.conf Gres= part");
   cmd->add_option("--node", *node, "The node's name in slurm.conf (default: the short host name)");
   cmd->callback([&run, node]() {
     auto* s = run.ctx.nvml();
@@ -102,8 +103,9 @@ void addHealthcheck(CLI::App& slurm_cmd, Run& run) {
       "Slurm's HealthCheckProgram: judge the node (through the agent, else standalone); drain it on a critical "
       "finding with reason \"gpuwarden: ...\"; resume it when healthy again, but only if gpuwarden drained it. "
       "Exit 0 healthy, 1 warning, 2 critical, 3 unknown or scontrol failed");
-  cmd->add_option("--data-dir", o->data_dir, "The agent's data directory (default $GPUWARDEN_DATA_DIR or " +
-                                                 std::string(node::kDefaultDataDir) + ")");
+  cmd->add_option(
+      "--data-dir", o->data_dir,
+      "The agent's data directory (default $GPUWARDEN_DATA_DIR or " + std::string(node::kDefaultDataDir) + ")");
   cmd->add_option("--node", o->node, "The node's name in Slurm (default $SLURMD_NODENAME, else the short host name)");
   cmd->add_option("--scontrol", o->scontrol, "The scontrol program (default: scontrol from PATH)");
   cmd->add_flag("--standalone", o->standalone, "Judge here (sample NVML for --seconds) instead of asking the agent");
@@ -150,8 +152,9 @@ void addHealthcheck(CLI::App& slurm_cmd, Run& run) {
       out["dry_run"] = o->dry_run;
       std::cout << jr::dump(out) << "\n";
     } else {
-      std::cout << "node " << name << ": " << d.why << (o->dry_run && d.action != slurm::HealthAction::None ? " (dry run)" : "")
-                << "  [" << (h.source.empty() ? "no verdict" : h.source) << "]\n";
+      std::cout << "node " << name << ": " << d.why
+                << (o->dry_run && d.action != slurm::HealthAction::None ? " (dry run)" : "") << "  ["
+                << (h.source.empty() ? "no verdict" : h.source) << "]\n";
       if (!h.unknown.empty()) std::cout << "  no verdict: " << h.unknown << "\n";
       if (!st) printError(st.message());
     }
@@ -160,7 +163,9 @@ void addHealthcheck(CLI::App& slurm_cmd, Run& run) {
 }
 
 // What a prolog / epilog prints goes to slurmd's log; it must stay short and name the job.
-void say(const std::string& job, const std::string& text) { std::cerr << "gpuwarden: job " << job << ": " << text << "\n"; }
+void say(const std::string& job, const std::string& text) {
+  std::cerr << "gpuwarden: job " << job << ": " << text << "\n";
+}
 
 void addProlog(CLI::App& slurm_cmd, Run& run) {
   auto dir = std::make_shared<std::string>();
@@ -169,8 +174,9 @@ void addProlog(CLI::App& slurm_cmd, Run& run) {
       "Slurm's Prolog=: tell the agent that $SLURM_JOB_ID starts on $SLURM_JOB_GPUS (or $CUDA_VISIBLE_DEVICES); "
       "refuse the job (exit 1: Slurm drains the node and requeues the job) when one of its GPUs is critical. "
       "Needs no NVML; with no agent running it lets the job through");
-  cmd->add_option("--data-dir", *dir, "The agent's data directory (default $GPUWARDEN_DATA_DIR or " +
-                                          std::string(node::kDefaultDataDir) + ")");
+  cmd->add_option(
+      "--data-dir", *dir,
+      "The agent's data directory (default $GPUWARDEN_DATA_DIR or " + std::string(node::kDefaultDataDir) + ")");
   cmd->callback([&run, dir]() {
     auto env = slurm::jobFromEnv([](const char* n) { return std::getenv(n); });
     if (!env) {
@@ -179,8 +185,11 @@ void addProlog(CLI::App& slurm_cmd, Run& run) {
       return;
     }
     if (env->gpus.empty()) return;  // a job without GPUs: nothing to watch
-    json args{{"job_id", env->job_id}, {"gpus", env->gpus}, {"numbering", "slurm"},
-              {"source", "slurm"},     {"refuse_unhealthy", true}};
+    json args{{"job_id", env->job_id},
+              {"gpus", env->gpus},
+              {"numbering", "slurm"},
+              {"source", "slurm"},
+              {"refuse_unhealthy", true}};
     if (!env->user.empty()) args["user"] = env->user;
     if (env->uid >= 0) args["uid"] = env->uid;
     AskLimits limits;
@@ -215,8 +224,9 @@ void addEpilog(CLI::App& slurm_cmd, Run& run) {
       "epilog",
       "Slurm's Epilog=: tell the agent that $SLURM_JOB_ID ended, and report processes still holding its GPUs; "
       "kill them with --kill or jobs.epilog_kill_leftovers (exit 1, so Slurm drains the node, when some survive)");
-  cmd->add_option("--data-dir", o->data_dir, "The agent's data directory (default $GPUWARDEN_DATA_DIR or " +
-                                                 std::string(node::kDefaultDataDir) + ")");
+  cmd->add_option(
+      "--data-dir", o->data_dir,
+      "The agent's data directory (default $GPUWARDEN_DATA_DIR or " + std::string(node::kDefaultDataDir) + ")");
   cmd->add_flag("--kill", o->kill, "Kill leftover processes (SIGTERM, then SIGKILL after 2 s)");
   cmd->callback([&run, o]() {
     auto env = slurm::jobFromEnv([](const char* n) { return std::getenv(n); });
@@ -246,9 +256,9 @@ void addEpilog(CLI::App& slurm_cmd, Run& run) {
     std::vector<pid_t> alive;
     for (const auto& p : jr::array(left, "processes")) {
       const auto pid = static_cast<pid_t>(jr::integer(p, "pid"));
-      say(env->job_id, "process " + std::to_string(pid) + " still holds GPU " + std::to_string(jr::integer(p, "index")) +
-                           " (" + jr::str(p, "uuid") + ", " + std::to_string(jr::integer(p, "used_bytes") >> 20) +
-                           " MiB)");
+      say(env->job_id, "process " + std::to_string(pid) + " still holds GPU " +
+                           std::to_string(jr::integer(p, "index")) + " (" + jr::str(p, "uuid") + ", " +
+                           std::to_string(jr::integer(p, "used_bytes") >> 20) + " MiB)");
       if (pid > 1) alive.push_back(pid);
     }
     if (alive.empty() || !kill) return;
@@ -259,8 +269,7 @@ void addEpilog(CLI::App& slurm_cmd, Run& run) {
     for (pid_t p : alive) ::kill(p, SIGTERM);
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     auto gone = [](pid_t p) { return ::kill(p, 0) != 0 && errno == ESRCH; };
-    while (std::chrono::steady_clock::now() < end &&
-           !std::all_of(alive.begin(), alive.end(), gone))
+    while (std::chrono::steady_clock::now() < end && !std::all_of(alive.begin(), alive.end(), gone))
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     int survivors = 0;
     for (pid_t p : alive)

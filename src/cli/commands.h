@@ -37,10 +37,10 @@ void addDiag(CLI::App& app, Run& run);
 void addHealth(CLI::App& app, Run& run);
 void addIncidents(CLI::App& app, Run& run);
 void addEvents(CLI::App& app, Run& run);
-void addJob(CLI::App& app, Run& run);    // job list|show
-void addSlurm(CLI::App& app, Run& run);
+void addJob(CLI::App& app, Run& run);      // job list|show|compare
+void addSlurm(CLI::App& app, Run& run);    // slurm gres|healthcheck|prolog|epilog
 void addCluster(CLI::App& app, Run& run);  // cluster diag
-void addRecords(CLI::App& app, Run& run);  // records (cmd_job.cpp)  // slurm gres|healthcheck|prolog|epilog
+void addRecords(CLI::App& app, Run& run);  // records (cmd_job.cpp)
 
 // The node's health verdict (node::Monitor::healthReport's document): from the agent that owns
 // data_dir when one answers (and `standalone` is false), else from a standalone run of the same
@@ -48,8 +48,8 @@ void addRecords(CLI::App& app, Run& run);  // records (cmd_job.cpp)  // slurm gr
 // why there is no verdict; the agent's refusal or an unreadable answer is unknown, never healthy.
 struct NodeHealth {
   nlohmann::json report;
-  std::string source;   // "agent DIR" or "standalone, 3.0 s"
-  std::string unknown;  // non-empty: no verdict
+  std::string source;    // "agent DIR" or "standalone, 3.0 s"
+  std::string unknown;   // non-empty: no verdict
   int exitCode() const;  // 0 healthy, 1 warning, 2 critical, 3 unknown
 };
 NodeHealth nodeHealth(Run& run, const std::string& data_dir, bool standalone, double seconds,

@@ -21,8 +21,10 @@ std::map<int, std::string> splitLabelledOutput(const std::string& out, std::size
     const std::size_t colon = line.find(':');
     if (p != std::string::npos && colon != std::string::npos && colon > p && colon - p <= 6) {
       auto r = std::from_chars(line.data() + p, line.data() + colon, task);
-      if (r.ec != std::errc() || r.ptr != line.data() + colon || task < 0) task = -1;
-      else text_at = colon + 1 + (colon + 1 < line.size() && line[colon + 1] == ' ');
+      if (r.ec != std::errc() || r.ptr != line.data() + colon || task < 0)
+        task = -1;
+      else
+        text_at = colon + 1 + (colon + 1 < line.size() && line[colon + 1] == ' ');
     }
     std::string& t = tasks[task];
     if (t.size() < max_bytes) t.append(line, task < 0 ? 0 : text_at).append("\n");
@@ -91,7 +93,8 @@ json fleetJson(const std::vector<NodeDiag>& rows, int level) {
   std::map<std::string, int> count;
   for (const auto& r : rows) {
     ++count[r.overall];
-    json n{{"node", r.node}, {"overall", r.overall}, {"exit_code", r.exit_code}, {"gpus", r.gpus}, {"findings", r.failed}};
+    json n{
+        {"node", r.node}, {"overall", r.overall}, {"exit_code", r.exit_code}, {"gpus", r.gpus}, {"findings", r.failed}};
     if (!r.error.empty()) n["error"] = r.error;
     nodes.push_back(std::move(n));
   }

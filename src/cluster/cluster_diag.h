@@ -22,7 +22,7 @@ unsigned gpuCountFromGres(const std::string& gres);
 
 struct NodeDiag {
   std::string node;
-  std::string overall;    // pass, warn, fail, incomplete; "no report" when none could be read
+  std::string overall;  // pass, warn, fail, incomplete; "no report" when none could be read
   int exit_code = 2;
   unsigned gpus = 0;
   std::vector<std::string> failed;  // "GPU 5: retired_pages: ..." (fail first, then warn)

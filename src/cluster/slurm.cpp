@@ -235,8 +235,8 @@ HealthDecision decideHealthAction(int exit_code, const std::string& finding, con
   if (exit_code == 0 || exit_code == 1) {
     if (node.drainedByUs()) {
       d.action = HealthAction::Resume;
-      d.why = std::string(exit_code == 0 ? "healthy" : "no critical finding") + " again: resuming (it was drained with '" +
-              node.reason + "')";
+      d.why = std::string(exit_code == 0 ? "healthy" : "no critical finding") +
+              " again: resuming (it was drained with '" + node.reason + "')";
     } else if (node.draining()) {
       d.why = "drained by someone else (" + node.reason + "): left drained";
     } else {
@@ -308,7 +308,8 @@ Result<JobEnv> jobFromEnv(const std::function<const char*(const char*)>& getenv)
       if (g.empty()) continue;
       unsigned n = 0;
       const bool uuid = g.rfind("GPU-", 0) == 0 || g.rfind("MIG-", 0) == 0;
-      if (!uuid && !toUnsigned(g, n)) return Status::Error(std::string(var) + " holds '" + g.substr(0, 40) + "', not a GPU");
+      if (!uuid && !toUnsigned(g, n))
+        return Status::Error(std::string(var) + " holds '" + g.substr(0, 40) + "', not a GPU");
       if (uuid && g.size() > 96) return Status::Error(std::string(var) + " holds an over-long UUID");
       j.gpus.push_back(g);
       if (j.gpus.size() > node::kMaxJobGpus)

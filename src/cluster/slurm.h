@@ -27,15 +27,15 @@ std::string nodeName(const std::string& given = "");
 // ---- gres.conf
 
 struct MigSlice {
-  std::string profile;       // "1g.10gb"
+  std::string profile;  // "1g.10gb"
   unsigned gpu_instance = 0;
   unsigned compute_instance = 0;
 };
 
 struct GresGpu {
   unsigned index = 0;
-  std::string model;     // "NVIDIA H100 80GB HBM3"
-  long minor = -1;       // /dev/nvidia<minor>; -1 unknown
+  std::string model;           // "NVIDIA H100 80GB HBM3"
+  long minor = -1;             // /dev/nvidia<minor>; -1 unknown
   std::vector<unsigned> cpus;  // NUMA-local CPU ids (NVML's CPU affinity)
   bool mig = false;
   std::vector<MigSlice> slices;
@@ -68,8 +68,8 @@ inline constexpr const char* kDrainReasonPrefix = "gpuwarden: ";
 
 struct NodeState {
   std::string name;
-  std::string state;   // "IDLE+DRAIN"
-  std::string reason;  // without the "[user@time]" Slurm appends
+  std::string state;      // "IDLE+DRAIN"
+  std::string reason;     // without the "[user@time]" Slurm appends
   bool draining() const;  // DRAIN, DRAINING or DRAINED
   bool drainedByUs() const;
 };

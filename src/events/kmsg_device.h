@@ -22,11 +22,11 @@ namespace gw::events {
 using KmsgReadFn = std::function<ssize_t(char* buf, std::size_t len)>;
 
 enum class KmsgReadOutcome {
-  kRecord,     // `record` holds one record's first line (continuation lines dropped)
-  kLost,       // EPIPE: records were overwritten before they were read
-  kSkipped,    // EINVAL: a record too large for the buffer, passed over by the kernel
-  kNoneYet,    // EAGAIN / EWOULDBLOCK, or end of file: wait for more
-  kError,      // anything else: `error` holds errno
+  kRecord,   // `record` holds one record's first line (continuation lines dropped)
+  kLost,     // EPIPE: records were overwritten before they were read
+  kSkipped,  // EINVAL: a record too large for the buffer, passed over by the kernel
+  kNoneYet,  // EAGAIN / EWOULDBLOCK, or end of file: wait for more
+  kError,    // anything else: `error` holds errno
 };
 
 struct KmsgReadResult {

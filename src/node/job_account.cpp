@@ -13,15 +13,42 @@ namespace {
 
 // The catalog fields the account reads, by key; one list so requiredFields and observe agree.
 enum Col {
-  kUtil, kMemUtil, kFbUsed, kTemp, kPower, kEnergy, kReasons, kEccSbe, kEccDbe, kRetiredSbe, kRetiredDbe,
-  kRemapCorr, kRemapUnc, kPcieReplay, kPcieTx, kPcieRx, kSmClock, kColN
+  kUtil,
+  kMemUtil,
+  kFbUsed,
+  kTemp,
+  kPower,
+  kEnergy,
+  kReasons,
+  kEccSbe,
+  kEccDbe,
+  kRetiredSbe,
+  kRetiredDbe,
+  kRemapCorr,
+  kRemapUnc,
+  kPcieReplay,
+  kPcieTx,
+  kPcieRx,
+  kSmClock,
+  kColN
 };
-constexpr const char* kKeys[kColN] = {
-    "gpu_util",          "mem_copy_util",     "fb_used",           "gpu_temp",
-    "power_usage",       "total_energy",      "clock_event_reasons", "ecc_sbe_volatile",
-    "ecc_dbe_volatile",  "retired_pages_sbe", "retired_pages_dbe", "remapped_rows_correctable",
-    "remapped_rows_uncorrectable", "pcie_replay_counter", "pcie_tx_throughput", "pcie_rx_throughput",
-    "sm_clock"};
+constexpr const char* kKeys[kColN] = {"gpu_util",
+                                      "mem_copy_util",
+                                      "fb_used",
+                                      "gpu_temp",
+                                      "power_usage",
+                                      "total_energy",
+                                      "clock_event_reasons",
+                                      "ecc_sbe_volatile",
+                                      "ecc_dbe_volatile",
+                                      "retired_pages_sbe",
+                                      "retired_pages_dbe",
+                                      "remapped_rows_correctable",
+                                      "remapped_rows_uncorrectable",
+                                      "pcie_replay_counter",
+                                      "pcie_tx_throughput",
+                                      "pcie_rx_throughput",
+                                      "sm_clock"};
 
 const std::vector<std::size_t>& colIndex() {
   static const std::vector<std::size_t> idx = [] {
@@ -142,8 +169,8 @@ json JobGpuAccount::toJson() const {
       {"start_ms", start_ms_},
       {"end_ms", end_ms_ ? json(end_ms_) : json(nullptr)},
       {"samples", samples_},
-      {"energy_j", counter_energy ? json(energy_mj_.gained / 1000.0)
-                                  : (power_.n > 1 ? json(energy_integrated_j_) : json(nullptr))},
+      {"energy_j",
+       counter_energy ? json(energy_mj_.gained / 1000.0) : (power_.n > 1 ? json(energy_integrated_j_) : json(nullptr))},
       {"energy_source", counter_energy ? "counter" : "power"},
       {"utilization_pct", {{"mean", mean(util_)}, {"max", maxOf(util_)}}},
       {"memory_utilization_pct", {{"mean", mean(mem_util_)}, {"max", maxOf(mem_util_)}}},

@@ -28,7 +28,8 @@ inline constexpr double kLoadUtilPct = 80;
 class JobGpuAccount {
  public:
   JobGpuAccount() = default;
-  JobGpuAccount(std::string uuid, int index, std::int64_t start_ms) : uuid_(std::move(uuid)), index_(index), start_ms_(start_ms) {}
+  JobGpuAccount(std::string uuid, int index, std::int64_t start_ms)
+      : uuid_(std::move(uuid)), index_(index), start_ms_(start_ms) {}
 
   // The fields a job's accounting reads; the monitor samples them whatever else is configured.
   static std::vector<const fields::Field*> requiredFields();

@@ -78,7 +78,8 @@ json compareJobs(const json& a, const json& b) {
   json out;
   json changes = json::array();
   for (const char* k : {"driver_version", "cuda_driver_version", "install_record"})
-    if (ia.value(k, json()) != ib.value(k, json())) changes.push_back({{"what", k}, {"a", ia.value(k, json())}, {"b", ib.value(k, json())}});
+    if (ia.value(k, json()) != ib.value(k, json()))
+      changes.push_back({{"what", k}, {"a", ia.value(k, json())}, {"b", ib.value(k, json())}});
   const bool install_changed = !changes.empty();
   out["install_changed"] = install_changed;
   out["changes"] = changes;
@@ -90,8 +91,12 @@ json compareJobs(const json& a, const json& b) {
     if (it == cb.end() || x.clock <= 0 || it->second.clock <= 0) continue;
     ++common;
     const double change = it->second.clock / x.clock - 1;
-    json g{{"uuid", uuid},          {"index_a", x.index},  {"index_b", it->second.index},
-           {"clock_a", x.clock},    {"clock_b", it->second.clock}, {"change_pct", change * 100},
+    json g{{"uuid", uuid},
+           {"index_a", x.index},
+           {"index_b", it->second.index},
+           {"clock_a", x.clock},
+           {"clock_b", it->second.clock},
+           {"change_pct", change * 100},
            {"peers_a_pct", pa.count(uuid) ? pa.at(uuid) * 100 : 0.0},
            {"peers_b_pct", pb.count(uuid) ? pb.at(uuid) * 100 : 0.0}};
     gpus.push_back(g);
@@ -116,8 +121,9 @@ json compareJobs(const json& a, const json& b) {
     for (const auto& g : gpus) ch.push_back(g["change_pct"].get<double>() / 100);
     std::string what;
     for (const auto& c : changes)
-      if (c["what"] != "install_record") what += (what.empty() ? "" : ", ") + c["what"].get<std::string>() + " " +
-                                                 c["a"].dump() + " -> " + c["b"].dump();
+      if (c["what"] != "install_record")
+        what +=
+            (what.empty() ? "" : ", ") + c["what"].get<std::string>() + " " + c["a"].dump() + " -> " + c["b"].dump();
     summary = "driver regression: " + std::to_string(slower.size()) + " of " + std::to_string(common) +
               " shared GPUs are slower at load (median " + pct(median(ch)) + ") under a new install" +
               (what.empty() ? "" : " (" + what + ")");
@@ -126,16 +132,17 @@ json compareJobs(const json& a, const json& b) {
     std::string list;
     for (const auto& u : ageing) {
       const auto& g = *std::find_if(gpus.begin(), gpus.end(), [&](const json& x) { return x["uuid"] == u; });
-      list += (list.empty() ? "" : ", ") + ("GPU " + std::to_string(g["index_b"].get<int>()) + " (" + u.get<std::string>() +
-                                           ") " + pct(g["peers_a_pct"].get<double>() / 100) + " / " +
-                                           pct(g["peers_b_pct"].get<double>() / 100));
+      list += (list.empty() ? "" : ", ") +
+              ("GPU " + std::to_string(g["index_b"].get<int>()) + " (" + u.get<std::string>() + ") " +
+               pct(g["peers_a_pct"].get<double>() / 100) + " / " + pct(g["peers_b_pct"].get<double>() / 100));
     }
     summary += (summary.empty() ? "" : "; ") + std::string("ageing hardware: ") + list +
                " against its peers in both runs" + (install_changed ? ", across installs" : "");
   }
-  out["verdict"] = regression && !ageing.empty() ? "both" : regression ? "driver_regression"
-                                                  : !ageing.empty()  ? "ageing_hardware"
-                                                                     : "no_difference";
+  out["verdict"] = regression && !ageing.empty() ? "both"
+                   : regression                  ? "driver_regression"
+                   : !ageing.empty()             ? "ageing_hardware"
+                                                 : "no_difference";
   if (summary.empty())
     summary = std::string("no difference: the shared GPUs run at load within ") + pct(kSlowerFraction).substr(1) +
               " of each other and of the other run" + (install_changed ? " (the install changed)" : "");

@@ -24,9 +24,9 @@ struct JobRun {
   std::int64_t uid = -1;  // -1: not told
   std::string source;     // "slurm", "dcgm-map", "api"
   std::int64_t start_ms = 0;
-  std::int64_t end_ms = 0;       // 0: still running
-  nlohmann::json gpus;           // array of JobGpuAccount::toJson()
-  nlohmann::json fingerprint;    // object; null until taken
+  std::int64_t end_ms = 0;     // 0: still running
+  nlohmann::json gpus;         // array of JobGpuAccount::toJson()
+  nlohmann::json fingerprint;  // object; null until taken
 };
 
 class JobStore {

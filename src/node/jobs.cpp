@@ -12,7 +12,6 @@
 #include <cstring>
 #include <set>
 
-
 namespace gw::node {
 
 using json = nlohmann::json;
@@ -120,7 +119,7 @@ Result<std::unique_ptr<JobTracker>> JobTracker::open(const std::string& path) {
 }
 
 Result<std::vector<const collect::GpuView*>> JobTracker::resolveGpus(const JobStartRequest& req,
-                                                                   const std::vector<collect::GpuView>& views) {
+                                                                     const std::vector<collect::GpuView>& views) {
   if (req.gpus.size() > kMaxJobGpus)
     return Status::Error("a job lists at most " + std::to_string(kMaxJobGpus) + " GPUs");
   // Slurm's GRES index counts the GPUs in device-minor order (`slurm gres` writes them so).
@@ -253,7 +252,8 @@ void JobTracker::onEvent(const events::GpuEvent& e) {
   std::lock_guard lock(mu_);
   for (auto& [id, r] : running_)
     for (auto& a : r.accounts)
-      if ((!e.gpu_uuid.empty() && e.gpu_uuid == a.uuid()) || (e.gpu_uuid.empty() && e.gpu_index >= 0 && e.gpu_index == a.index()))
+      if ((!e.gpu_uuid.empty() && e.gpu_uuid == a.uuid()) ||
+          (e.gpu_uuid.empty() && e.gpu_index >= 0 && e.gpu_index == a.index()))
         if (e.timestamp_ms >= r.run.start_ms) a.addXid(code);
 }
 

@@ -110,7 +110,7 @@ class JobTracker {
 
   mutable std::mutex mu_;
   std::unique_ptr<JobStore> store_;
-  std::map<std::string, Running> running_;  // by job id
+  std::map<std::string, Running> running_;                    // by job id
   std::map<std::string, std::vector<std::string>> from_map_;  // dcgm-map jobs: id → GPU UUIDs
   std::uint64_t generation_ = 1;
   std::int64_t next_checkpoint_ms_ = 0;

@@ -37,7 +37,7 @@ void flatten(const json& j, const std::string& at, std::map<std::string, json>& 
 }  // namespace
 
 json recordJson(const Record& r) {
-  return json{{"id", r.id},           {"time_ms", r.time_ms}, {"kind", r.kind},       {"who", r.who},
+  return json{{"id", r.id},           {"time_ms", r.time_ms}, {"kind", r.kind},      {"who", r.who},
               {"summary", r.summary}, {"state", r.state},     {"changes", r.changes}};
 }
 
@@ -76,14 +76,14 @@ Result<std::unique_ptr<RecordStore>> RecordStore::openOnce(const std::string& pa
     out = std::move(st.value());
     return Status::Ok();
   };
-  if (auto st = prep("INSERT INTO records (time_ms, kind, who, summary, state, changes) VALUES (?,?,?,?,?,?)",
-                     s->insert_);
+  if (auto st =
+          prep("INSERT INTO records (time_ms, kind, who, summary, state, changes) VALUES (?,?,?,?,?,?)", s->insert_);
       !st.ok())
     return st;
   // ?1: kind ("" any); ?2: at most this many
-  if (auto st = prep(std::string("SELECT ") + kColumns +
-                         " FROM records WHERE (?1 = '' OR kind = ?1) ORDER BY id DESC LIMIT ?2",
-                     s->list_);
+  if (auto st = prep(
+          std::string("SELECT ") + kColumns + " FROM records WHERE (?1 = '' OR kind = ?1) ORDER BY id DESC LIMIT ?2",
+          s->list_);
       !st.ok())
     return st;
   if (auto st = prep(std::string("SELECT ") + kColumns + " FROM records WHERE id = ?", s->get_); !st.ok()) return st;
@@ -199,7 +199,9 @@ std::string changesSummary(const json& changes) {
   if (!changes.is_array() || changes.empty()) return "no change";
   std::string s;
   std::size_t shown = 0;
-  auto text = [](const json& v) { return v.is_null() ? std::string("(none)") : v.is_string() ? v.get<std::string>() : v.dump(); };
+  auto text = [](const json& v) {
+    return v.is_null() ? std::string("(none)") : v.is_string() ? v.get<std::string>() : v.dump();
+  };
   for (const auto& c : changes) {
     if (shown == 4) break;
     if (!s.empty()) s += "; ";

@@ -30,9 +30,9 @@ namespace gw::node {
 struct Record {
   std::int64_t id = 0;
   std::int64_t time_ms = 0;
-  std::string kind;     // "install", "setting"
-  std::string who;      // "agent", "uid 0 (root) pid 1234"
-  std::string summary;  // one line: "driver 550.54.15 → 550.90.07"
+  std::string kind;        // "install", "setting"
+  std::string who;         // "agent", "uid 0 (root) pid 1234"
+  std::string summary;     // one line: "driver 550.54.15 → 550.90.07"
   nlohmann::json state;    // the whole state after
   nlohmann::json changes;  // [{"what", "before", "after"}]
 };

@@ -121,10 +121,9 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
     auto r = jobs.start(req, views, now);
     if (!r) return control::errorReply(r.error(), "failed");
     if (!was_running)
-      platform::logLine("info", "job " + req.job_id + " started on " + std::to_string(gpus->size()) + " GPU(s), told by " +
-                                    peer.describe());
-    return control::okReply(
-        json{{"job", node::jobJson(*r, now)}, {"gpus", health}, {"already_running", was_running}});
+      platform::logLine("info", "job " + req.job_id + " started on " + std::to_string(gpus->size()) +
+                                    " GPU(s), told by " + peer.describe());
+    return control::okReply(json{{"job", node::jobJson(*r, now)}, {"gpus", health}, {"already_running", was_running}});
   }
   if (op == "job.end") {
     if (auto e = unknownArg(args, {"job_id", "leftovers"}); !e.empty()) return control::errorReply(e, "bad_request");

@@ -38,7 +38,8 @@ TEST(ClusterDiag, ANodesRowFromItsReport) {
   EXPECT_EQ(row.overall, "fail");
   EXPECT_EQ(row.exit_code, 1);
   EXPECT_EQ(row.gpus, 2u);
-  EXPECT_EQ(row.failed, (std::vector<std::string>{"GPU 5: retired_pages: 70 retired pages", "GPU 0: ecc: 1 corrected"}));
+  EXPECT_EQ(row.failed,
+            (std::vector<std::string>{"GPU 5: retired_pages: 70 retired pages", "GPU 0: ecc: 1 corrected"}));
   auto none = readNodeReport("slurmstepd: error: execve(): gpuwarden: No such file or directory\n", "gwnode3");
   EXPECT_EQ(none.node, "gwnode3");
   EXPECT_EQ(none.overall, "no report");

@@ -42,8 +42,8 @@ TEST(SlurmGres, LogicalCoresCountCoresNotCpus) {
   ASSERT_EQ(cores.size(), 16u);
   EXPECT_EQ(cores[0], 0u);
   EXPECT_EQ(cores[3], 3u);
-  EXPECT_EQ(cores[4], 4u);   // socket 1, core 0
-  EXPECT_EQ(cores[8], 0u);   // the sibling of CPU 0
+  EXPECT_EQ(cores[4], 4u);  // socket 1, core 0
+  EXPECT_EQ(cores[8], 0u);  // the sibling of CPU 0
   EXPECT_EQ(cores[15], 7u);
   root.write("sys/devices/system/cpu/cpu16/topology/core_id", "0\n");  // a CPU without its socket
   EXPECT_TRUE(logicalCores(platform::FsRoot(root.path())).empty());
@@ -121,7 +121,8 @@ constexpr const char* kIdle =
     "ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=gw  ExtSensorsTemp=n/s\n";
 constexpr const char* kDrained =
     "NodeName=gwnode1 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 Gres=gpu:h100:2 State=IDLE+DRAIN ThreadsPerCore=1 "
-    "Partitions=gw  ExtSensorsTemp=n/s Reason=gpuwarden: GPU 3 xid: Xid 79 fell off the bus [root@2026-12-02T12:21:48]\n";
+    "Partitions=gw  ExtSensorsTemp=n/s Reason=gpuwarden: GPU 3 xid: Xid 79 fell off the bus "
+    "[root@2026-12-02T12:21:48]\n";
 
 TEST(SlurmHealthcheck, ShowNodeGivesStateAndReasonWithoutTheStamp) {
   auto idle = parseShowNode(kIdle, "gwnode1");
@@ -150,7 +151,7 @@ TEST(SlurmHealthcheck, DrainsOnCriticalResumesOnlyItsOwnDrain) {
   auto d = decideHealthAction(2, "GPU 1 xid: Xid 48 \"double-bit\" ECC", idle);
   EXPECT_EQ(d.action, HealthAction::Drain);
   EXPECT_EQ(d.reason, "gpuwarden: GPU 1 xid: Xid 48 double-bit ECC");
-  EXPECT_EQ(decideHealthAction(2, "x", ours).action, HealthAction::None);  // idempotent
+  EXPECT_EQ(decideHealthAction(2, "x", ours).action, HealthAction::None);   // idempotent
   EXPECT_EQ(decideHealthAction(2, "x", admin).action, HealthAction::None);  // the admin's reason stays
   // healthy or warning
   for (int code : {0, 1}) {
@@ -172,10 +173,10 @@ TEST(SlurmHealthcheck, ReasonsAreCleanAndBounded) {
 
 TEST(SlurmJobEnv, WhatSlurmdGivesAProlog) {
   std::map<std::string, std::string> env = {{"SLURM_JOB_ID", "1234"},
-                                             {"SLURM_JOB_GPUS", "0,3"},
-                                             {"CUDA_VISIBLE_DEVICES", "9"},
-                                             {"SLURM_JOB_USER", "alice"},
-                                             {"SLURM_JOB_UID", "1001"}};
+                                            {"SLURM_JOB_GPUS", "0,3"},
+                                            {"CUDA_VISIBLE_DEVICES", "9"},
+                                            {"SLURM_JOB_USER", "alice"},
+                                            {"SLURM_JOB_UID", "1001"}};
   auto get = [&](const char* n) -> const char* {
     auto it = env.find(n);
     return it == env.end() ? nullptr : it->second.c_str();

@@ -90,9 +90,9 @@ TEST(KmsgDevice, EachErrorMeansItsOwnThingAndIsReadOnce) {
     int err;
     KmsgReadOutcome want;
   } cases[] = {
-      {EPIPE, KmsgReadOutcome::kLost},        {EINVAL, KmsgReadOutcome::kSkipped},
-      {EAGAIN, KmsgReadOutcome::kNoneYet},    {EWOULDBLOCK, KmsgReadOutcome::kNoneYet},
-      {EIO, KmsgReadOutcome::kError},         {EBADF, KmsgReadOutcome::kError},
+      {EPIPE, KmsgReadOutcome::kLost},     {EINVAL, KmsgReadOutcome::kSkipped},
+      {EAGAIN, KmsgReadOutcome::kNoneYet}, {EWOULDBLOCK, KmsgReadOutcome::kNoneYet},
+      {EIO, KmsgReadOutcome::kError},      {EBADF, KmsgReadOutcome::kError},
       {EFAULT, KmsgReadOutcome::kError},
   };
   for (const auto& c : cases) {

@@ -378,7 +378,8 @@ TEST(KmsgSourceDevice, TheRealKernelLogIsReadOnceAndResumedAfterItsLastRecord) {
     ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(opt.position_path); }));
     // Caught up and saved: the file is not rewritten while nothing new arrives.
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    struct stat a {}, b {};
+    struct stat a {
+    }, b{};
     ASSERT_EQ(::stat(opt.position_path.c_str(), &a), 0);
     const auto lines = src.stats().lines;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));

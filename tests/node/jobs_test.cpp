@@ -314,11 +314,11 @@ TEST(JobTracker, TheDcgmMappingFolderStartsAndEndsJobs) {
   const auto views = fleet();
   dir.write("map/0", "5001\n");
   dir.write("map/2", "5001\n5002\n");
-  dir.write("map/notes.txt", "6000\n");            // not a GPU's name
+  dir.write("map/notes.txt", "6000\n");               // not a GPU's name
   dir.write("map/1", std::string(5000, '1') + "\n");  // larger than a mapping file may be
   dir.write("secret", "7000\n");
   fs::create_symlink(dir.file("secret"), map + "/GPU-one");  // a link is not followed
-  dir.write("map/GPU-zero", "bad id\n$(x)\n");      // ids that are not plain words
+  dir.write("map/GPU-zero", "bad id\n$(x)\n");               // ids that are not plain words
   EXPECT_EQ((*t)->pollMappingDir(map, views, kT0), "");
   EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-zero", "5001"}, {"GPU-two", "5001,5002"}}));
   for (const auto& r : (*t)->runningJobs()) EXPECT_EQ(r.source, "dcgm-map");
@@ -345,7 +345,8 @@ TEST(JobTracker, TheDcgmMappingFolderStartsAndEndsJobs) {
 namespace gw::node {
 namespace {
 
-json jobWith(const std::string& driver, std::int64_t record, const std::vector<std::pair<std::string, double>>& clocks) {
+json jobWith(const std::string& driver, std::int64_t record,
+             const std::vector<std::pair<std::string, double>>& clocks) {
   json gpus = json::array();
   int i = 0;
   for (const auto& [uuid, mhz] : clocks)
@@ -357,7 +358,8 @@ TEST(JobCompare, EachVerdictAtItsEdge) {
   const std::vector<std::pair<std::string, double>> fast = {{"A", 2000}, {"B", 2000}, {"C", 2000}, {"D", 2000}};
   // 3 % slower is slower; 2.9 % is not.
   auto slow = [](double f) {
-    return std::vector<std::pair<std::string, double>>{{"A", 2000 * f}, {"B", 2000 * f}, {"C", 2000 * f}, {"D", 2000 * f}};
+    return std::vector<std::pair<std::string, double>>{
+        {"A", 2000 * f}, {"B", 2000 * f}, {"C", 2000 * f}, {"D", 2000 * f}};
   };
   EXPECT_EQ(compareJobs(jobWith("550", 1, fast), jobWith("560", 2, slow(0.97)))["verdict"], "driver_regression");
   EXPECT_EQ(compareJobs(jobWith("550", 1, fast), jobWith("560", 2, slow(0.971)))["verdict"], "no_difference");
@@ -379,7 +381,8 @@ TEST(JobCompare, EachVerdictAtItsEdge) {
   const std::vector<std::pair<std::string, double>> worn_slow = {{"A", 1800}, {"B", 1740}, {"C", 1800}, {"D", 1800}};
   EXPECT_EQ(compareJobs(jobWith("550", 1, worn), jobWith("560", 2, worn_slow))["verdict"], "both");
   // Nothing shared at load.
-  EXPECT_EQ(compareJobs(jobWith("550", 1, {{"A", 2000}}), jobWith("550", 1, {{"B", 2000}}))["verdict"], "not_comparable");
+  EXPECT_EQ(compareJobs(jobWith("550", 1, {{"A", 2000}}), jobWith("550", 1, {{"B", 2000}}))["verdict"],
+            "not_comparable");
   EXPECT_EQ(compareJobs(jobWith("550", 1, {{"A", 0}}), jobWith("550", 1, {{"A", 2000}}))["verdict"], "not_comparable");
   EXPECT_EQ(compareJobs(json::object(), json::array())["verdict"], "not_comparable");
 }

@@ -295,8 +295,14 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   };
   // Slurm's GPU 0 is the GPU with minor 0: NVML's GPU 2 in dgx-h100.
   json started = call({{"op", "job.start"},
-                       {"args", {{"job_id", "4711"}, {"gpus", {"0"}}, {"numbering", "slurm"}, {"user", "alice"},
-                                 {"uid", 1001}, {"source", "slurm"}, {"refuse_unhealthy", true}}}});
+                       {"args",
+                        {{"job_id", "4711"},
+                         {"gpus", {"0"}},
+                         {"numbering", "slurm"},
+                         {"user", "alice"},
+                         {"uid", 1001},
+                         {"source", "slurm"},
+                         {"refuse_unhealthy", true}}}});
   ASSERT_TRUE(started.value("ok", false)) << started.dump();
   EXPECT_EQ(started["result"]["gpus"][0]["index"], 2);
   EXPECT_EQ(started["result"]["gpus"][0]["state"], "healthy");
@@ -315,9 +321,10 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   }
   EXPECT_EQ(with, 1u);
   // The prolog again: the same job. Other GPUs: refused.
-  EXPECT_EQ(call({{"op", "job.start"}, {"args", {{"job_id", "4711"}, {"gpus", {"0"}}, {"numbering", "slurm"}}}})
-                ["result"]["already_running"],
-            true);
+  EXPECT_EQ(
+      call({{"op", "job.start"},
+            {"args", {{"job_id", "4711"}, {"gpus", {"0"}}, {"numbering", "slurm"}}}})["result"]["already_running"],
+      true);
   EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "4711"}, {"gpus", {1}}}}}),
             "failed: job 4711 is already running on other GPUs");
   // What a hostile or broken caller sends.
@@ -329,7 +336,8 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x y"}, {"gpus", {0}}}}}).substr(0, 8), "failed: ");
   EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", std::string(65, 'x')}, {"gpus", {0}}}}}),
             "failed: the job id is longer than 64 bytes");
-  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", {8}}}}}), "not_found: no GPU 8 on this node");
+  EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", {8}}}}}),
+            "not_found: no GPU 8 on this node");
   EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", {{{"a", 1}}}}}}}),
             "bad_request: args.gpus holds something that is neither a number nor a string");
   EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", json(std::vector<int>(65, 0))}}}}),
