@@ -421,3 +421,41 @@ TEST(KmsgSourceDevice, TheRealKernelLogIsReadOnceAndResumedAfterItsLastRecord) {
 
 }  // namespace
 }  // namespace gw::events
+
+namespace gw::events {
+namespace {
+
+// A saved log's own time stamps are the events' times (not when the line was read): journalctl's
+// ISO time with its offset, in every month (a month or day of 0 would be no date at all).
+TEST(KmsgSourceWallClock, ASavedLinesOwnTimeIsTheEventsTime) {
+  TempDir root;
+  std::filesystem::create_directories(root.path() + "/dev");
+  std::string text;
+  for (int month = 1; month <= 12; ++month) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "2024-%02d-28T10:00:01.250000+01:00 node07 kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=x, "
+                  "Graphics Exception\n",
+                  month);
+    text += line;
+  }
+  appendFile(root.path() + "/dev/kmsg", text);
+  KmsgSource src(platform::FsRoot(root.path()), nullptr);
+  auto events = src.scanOnce();
+  ASSERT_TRUE(events) << events.error();
+  ASSERT_EQ(events->size(), 12u);
+  for (int month = 1; month <= 12; ++month) {
+    std::tm tm{};
+    tm.tm_year = 124;
+    tm.tm_mon = month - 1;
+    tm.tm_mday = 28;
+    tm.tm_hour = 9;  // 10:00:01 at +01:00
+    tm.tm_sec = 1;
+    EXPECT_EQ((*events)[static_cast<std::size_t>(month - 1)].timestamp_ms,
+              static_cast<std::int64_t>(timegm(&tm)) * 1000 + 250)
+        << "month " << month;
+  }
+}
+
+}  // namespace
+}  // namespace gw::events

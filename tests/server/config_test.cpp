@@ -366,3 +366,49 @@ TEST(Config, FlushIntervalIsBoundedAtBothEnds) {
 
 }  // namespace
 }  // namespace gw::server
+
+namespace gw::server {
+namespace {
+
+// Every size limit of the file at its bounds and one step past each (docs/config.md).
+TEST(Config, SizeLimitsAreBoundedAtBothEnds) {
+  struct Limit {
+    const char* section;
+    const char* key;
+    std::uint64_t min, max;
+  } limits[] = {
+      {"http", "max_header_bytes", 1024, 1 << 20},
+      {"http", "max_body_bytes", 0, 1 << 20},
+      {"http", "max_connections", 1, 65536},
+      {"http", "max_connections_per_ip", 1, 65536},
+      {"http", "max_requests_per_connection", 1, 1000000},
+      {"http", "threads", 1, 64},
+      {"events", "max_bytes", 64 << 10, std::uint64_t{1} << 30},
+  };
+  for (const auto& l : limits) {
+    auto parse = [&](std::uint64_t v) {
+      return parseConfig(std::string(l.section) + ":\n  " + l.key + ": " + std::to_string(v) + "\n", "c.yaml");
+    };
+    const std::string name = std::string(l.section) + "." + l.key;
+    EXPECT_TRUE(parse(l.min)) << name << " = " << l.min;
+    EXPECT_TRUE(parse(l.max)) << name << " = " << l.max;
+    auto over = parse(l.max + 1);
+    ASSERT_FALSE(over) << name << " = " << l.max + 1;
+    EXPECT_NE(over.error().find("c.yaml:2: " + name + ": must be between " + std::to_string(l.min) + " and " +
+                                std::to_string(l.max)),
+              std::string::npos)
+        << over.error();
+    if (l.min > 0) {
+      EXPECT_FALSE(parse(l.min - 1)) << name << " = " << l.min - 1;
+    }
+  }
+  // The values land where they are meant to.
+  auto c = parseConfig("http:\n  threads: 1\n  max_connections: 65536\nevents:\n  max_bytes: 64KiB\n", "c.yaml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->http.threads, 1u);
+  EXPECT_EQ(c->http.max_connections, 65536u);
+  EXPECT_EQ(c->events_max_bytes, 65536u);
+}
+
+}  // namespace
+}  // namespace gw::server
