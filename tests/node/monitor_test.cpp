@@ -280,3 +280,47 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, HealthyFleet, ::testing::ValuesIn(healthyFle
 
 }  // namespace
 }  // namespace gw::node
+
+namespace gw::node {
+namespace {
+
+// dcgm-exporter's job-mapping folder through the monitor: a file per GPU index starts the job, its
+// GPU's views get hpc_job, the Xid that hits that GPU during the job is in its account, and the
+// file's removal ends it (fault-xid-48: GPU 2's Xid 48 at t = 30 s).
+TEST(MonitorJobs, TheMappingFolderDrivesJobsLabelsAndTheirXids) {
+  testsupport::TempDir dir("gw-jobmap");
+  const std::string map = dir.file("map");
+  std::filesystem::create_directories(map);
+  SimNode n(scenario("fault-xid-48"), "/", {}, [&](MonitorOptions& o) { o.job_map_dir = map; });
+  n.advance(10, false);
+  dir.write("map/2", "7001\n");
+  n.advance(10 + kJobMapPollMs / 1000.0, false);
+  auto views = n.monitor().sampler()->snapshot();
+  n.monitor().labelWorkloads(views);
+  std::size_t labelled = 0;
+  for (const auto& v : views)
+    for (const auto& [k, val] : v.workload_labels) {
+      EXPECT_EQ(v.id.index, 2u);
+      EXPECT_EQ(k, "hpc_job");
+      EXPECT_EQ(val, "7001");
+      ++labelled;
+    }
+  EXPECT_EQ(labelled, 1u);
+  for (double t = 16; t <= 40; t += 1) n.advance(t, false);
+  std::filesystem::remove(map + "/2");
+  n.advance(46, false);
+  auto r = n.monitor().jobs().show("7001");
+  ASSERT_TRUE(r && *r);
+  const auto j = jobJson(**r, 0);
+  EXPECT_EQ(j["state"], "ended");
+  EXPECT_EQ(j["source"], "dcgm-map");
+  EXPECT_EQ(j["gpus"][0]["index"], 2);
+  EXPECT_EQ(j["gpus"][0]["xids"], (nlohmann::json{{"48", 1}}));
+  EXPECT_GE(j["gpus"][0]["ecc_dbe"].get<double>(), 1.0);
+  views = n.monitor().sampler()->snapshot();
+  n.monitor().labelWorkloads(views);
+  for (const auto& v : views) EXPECT_TRUE(v.workload_labels.empty());
+}
+
+}  // namespace
+}  // namespace gw::node
