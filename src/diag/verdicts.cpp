@@ -1,11 +1,14 @@
 #include "diag/verdicts.h"
 
+#include "knowledge/clock_events.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <limits>
 
+#include "knowledge/clock_events.h"
 #include "knowledge/xid_catalog.h"
 
 namespace gw::diag {
@@ -574,22 +577,6 @@ std::string xidMeaning(uint64_t xid) {
   return std::string(knowledge::headline(knowledge::lookupXid(static_cast<int>(xid))));
 }
 
-std::string clockReasonsText(uint64_t reasons) {
-  static const std::pair<uint64_t, const char*> kNames[] = {{0x1, "idle"},
-                                                            {0x2, "application clocks"},
-                                                            {0x4, "SW power cap"},
-                                                            {0x8, "HW slowdown"},
-                                                            {0x10, "sync boost"},
-                                                            {0x20, "SW thermal slowdown"},
-                                                            {0x40, "HW thermal slowdown"},
-                                                            {0x80, "HW power brake"},
-                                                            {0x100, "display clocks"}};
-  std::string s;
-  for (auto [bit, name] : kNames)
-    if (reasons & bit) s += (s.empty() ? "" : ", ") + std::string(name);
-  return s.empty() ? "none" : s;
-}
-
 Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t) {
   Check c = make("watch", "health during the tests", gpu);
   c.measured = {{"samples", w.samples},       {"max_temp_c", w.max_temp_c},   {"min_sm_mhz", w.min_sm_mhz},
@@ -628,7 +615,7 @@ Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t) {
   const uint64_t kHw = 0x8 | 0x40 | 0x80, kSwThermal = 0x20;
   if (w.reasons_seen & (kHw | kSwThermal)) {
     c.verdict = std::max(c.verdict, Verdict::Warn);
-    c.evidence.push_back("clock event reasons seen: " + clockReasonsText(w.reasons_seen & (kHw | kSwThermal)));
+    c.evidence.push_back("clock event reasons seen: " + knowledge::clockEventReasonsText(w.reasons_seen & (kHw | kSwThermal)));
     if (c.action.empty()) c.action = "thermal or power slowdown under load: check cooling and power delivery";
   }
   if (w.reasons_seen & 0x4) c.evidence.push_back("SW power cap reached (normal at full load)");

@@ -88,6 +88,5 @@ Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t);
 
 // A short meaning of an Xid from the one catalog (knowledge/xid_catalog.h); "" if unknown.
 std::string xidMeaning(uint64_t xid);
-std::string clockReasonsText(uint64_t reasons);
 
 }  // namespace gw::diag

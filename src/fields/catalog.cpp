@@ -528,19 +528,4 @@ std::string renderMarkdown() {
   return out;
 }
 
-std::span<const ClockEventReason> clockEventReasons() {
-  static constexpr ClockEventReason kReasons[] = {
-      {nvmlClocksThrottleReasonGpuIdle, "gpu_idle"},
-      {nvmlClocksThrottleReasonApplicationsClocksSetting, "applications_clocks_setting"},
-      {nvmlClocksThrottleReasonSwPowerCap, "sw_power_cap"},
-      {nvmlClocksThrottleReasonHwSlowdown, "hw_slowdown"},
-      {nvmlClocksThrottleReasonSyncBoost, "sync_boost"},
-      {nvmlClocksThrottleReasonSwThermalSlowdown, "sw_thermal_slowdown"},
-      {nvmlClocksThrottleReasonHwThermalSlowdown, "hw_thermal_slowdown"},
-      {nvmlClocksThrottleReasonHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
-      {nvmlClocksThrottleReasonDisplayClockSetting, "display_clock_setting"},
-  };
-  return kReasons;
-}
-
 }  // namespace gw::fields

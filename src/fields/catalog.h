@@ -46,13 +46,6 @@ struct Field {
 
 std::span<const Field> all();
 
-// The bits of clock_event_reasons (NVML's clocks throttle / event reasons), with nvidia-smi's
-// names (clocks_event_reasons.<name>), in bit order.
-struct ClockEventReason {
-  std::uint64_t bit;
-  const char* name;
-};
-std::span<const ClockEventReason> clockEventReasons();
 const Field* findByKey(std::string_view key);
 const Field* findBySmiName(std::string_view smi_name);
 const Field* findByDcgmName(std::string_view dcgm_name);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "nvml/nvml_abi.h"
+#include "knowledge/clock_events.h"
 
 namespace gw::node {
 
@@ -125,8 +125,8 @@ void JobGpuAccount::observe(const collect::GpuView& v, std::int64_t now_ms) {
   if (auto x = value(v, kEnergy)) energy_mj_.take(*x);
   if (auto x = value(v, kReasons); x && timed) {
     const auto bits = static_cast<std::uint64_t>(*x);
-    for (const auto& r : fields::clockEventReasons())
-      if (r.bit != nvmlClocksThrottleReasonGpuIdle && (bits & r.bit)) throttle_ms_[r.name] += gap;
+    for (const auto& r : knowledge::clockEventReasons())
+      if (r.bit != knowledge::kClockEventGpuIdle && (bits & r.bit)) throttle_ms_[r.name] += gap;
   }
   if (auto x = value(v, kEccSbe)) ecc_sbe_.take(*x);
   if (auto x = value(v, kEccDbe)) ecc_dbe_.take(*x);

@@ -50,7 +50,7 @@ TEST(Verdicts, HostBandwidthSummarySaysTheRatesAndTheShareOfTheLink) {
   // 53 GB/s of Gen5 x16's 63.02 GB/s is 84.1 %: the summary rounds it to a whole percent.
   PcieLink gen5{5, 16, 5, 16};
   auto c = judgeHostBandwidth(0, GwBandwidthResult{1, 1, 55, 53, 0, 0}, gen5, h100());
-  EXPECT_EQ(c.summary, "H2D 55 GB/s, D2H 53 GB/s of 63.02 GB/s theoretical (Gen5 x16), 84 %");
+  EXPECT_EQ(c.summary, "H2D 55.0 GB/s, D2H 53.0 GB/s of 63.02 GB/s theoretical (Gen5 x16), 84 %");
   // 31.5 of Gen4 x16's 31.51 GB/s: 99.97 % reads as 100 %, not 101 %.
   PcieLink gen4{4, 16, 4, 16};
   auto full = judgeHostBandwidth(0, GwBandwidthResult{1, 1, 31.5, 31.5, 0, 0}, gen4, h100());
@@ -267,3 +267,24 @@ TEST(Verdicts, TargetedPowerSummarySaysTheLimitWithItsFraction) {
   EXPECT_EQ(c.verdict, Verdict::Pass) << c.summary;
   EXPECT_EQ(c.summary, "262 W mean of 266 W target (85 % of the 312.5 W limit), 99 %");
 }
+
+namespace gw::diag {
+namespace {
+
+// The watch check's measured reasons are what the watcher saw: nothing seen is 0, and the
+// evidence names a slowdown by the one table of reason names (knowledge/clock_events.h).
+TEST(Verdicts, WatchReasonsAreWhatWasSeen) {
+  WatchSummary quiet;
+  quiet.samples = 10;
+  EXPECT_EQ(judgeWatch(0, quiet, SkuThresholds{}).measured["clock_event_reasons"], 0);
+  WatchSummary slowed = quiet;
+  slowed.reasons_seen = 0x4 | 0x40;
+  const Check c = judgeWatch(0, slowed, SkuThresholds{});
+  EXPECT_EQ(c.measured["clock_event_reasons"], 0x44);
+  EXPECT_EQ(c.verdict, Verdict::Warn);
+  EXPECT_EQ(c.evidence, (std::vector<std::string>{"clock event reasons seen: HW thermal slowdown",
+                                                  "SW power cap reached (normal at full load)"}));
+}
+
+}  // namespace
+}  // namespace gw::diag

@@ -459,3 +459,26 @@ TEST(KmsgSourceWallClock, ASavedLinesOwnTimeIsTheEventsTime) {
 
 }  // namespace
 }  // namespace gw::events
+
+namespace gw::events {
+namespace {
+
+// A log saved with CRLF line ends (copied through Windows, or a serial console): the carriage
+// return is not part of the event's text.
+TEST(KmsgSourceLines, CarriageReturnsAreNotPartOfTheEvent) {
+  TempDir root;
+  std::filesystem::create_directories(root.path() + "/dev");
+  appendFile(root.path() + "/dev/kmsg",
+             "4,100,5000000,-;NVRM: Xid (PCI:0000:3b:00): 13, pid=77, name=train, Graphics Exception\r\n"
+             "4,101,5000001,-;NVRM: Xid (PCI:0000:3b:00): 48, pid=78, name=train, DBE\r\r\n");
+  KmsgSource src(platform::FsRoot(root.path()), nullptr);
+  auto events = src.scanOnce();
+  ASSERT_TRUE(events) << events.error();
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].raw, "4,100,5000000,-;NVRM: Xid (PCI:0000:3b:00): 13, pid=77, name=train, Graphics Exception");
+  EXPECT_EQ((*events)[1].raw, "4,101,5000001,-;NVRM: Xid (PCI:0000:3b:00): 48, pid=78, name=train, DBE");
+  EXPECT_EQ((*events)[1].message.find('\r'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gw::events
