@@ -2,6 +2,7 @@
 // agent that owns the data folder (over its control socket) or, with no agent, from its jobs
 // database read as it was last written.
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,12 @@ std::optional<json> ask(Run& run, const std::string& dir, const std::string& op,
       return std::nullopt;
     }
     return std::move(a.result);
+  }
+  // Read-only: a data folder without jobs (a mistyped --data-dir) is said, not created.
+  if (!std::filesystem::exists(node::DataDir(dir).jobsDb())) {
+    printError("no agent answers for " + dir + ", and it holds no jobs database (" + node::DataDir(dir).jobsDb() + ")");
+    run.exit_code = kExitNoAgent;
+    return std::nullopt;
   }
   auto store = node::JobStore::open(node::DataDir(dir).jobsDb());
   if (!store) {
@@ -257,6 +264,12 @@ void addRecords(CLI::App& app, Run& run) {
       }
       records = jr::array(a.result, "records");
     } else {
+      if (!std::filesystem::exists(node::DataDir(o->data_dir).recordsDb())) {
+        printError("no agent answers for " + o->data_dir + ", and it holds no records (" +
+                   node::DataDir(o->data_dir).recordsDb() + ")");
+        run.exit_code = kExitNoAgent;
+        return;
+      }
       auto store = node::RecordStore::open(node::DataDir(o->data_dir).recordsDb());
       if (!store) {
         printError("no agent answers for " + o->data_dir + ", and its records cannot be read: " + store.error());

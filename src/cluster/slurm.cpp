@@ -103,30 +103,29 @@ std::map<std::string, unsigned> migMinors(const platform::FsRoot& root) {
 
 std::string renderGresConf(const GresInput& in) {
   std::vector<const GresGpu*> gpus;
-  for (const auto& g : in.gpus) gpus.push_back(&g);
-  std::stable_sort(gpus.begin(), gpus.end(), [](const GresGpu* a, const GresGpu* b) {
-    return a->minor >= 0 && b->minor >= 0 ? a->minor < b->minor : a->index < b->index;
-  });
+  std::vector<std::string> notes;
+  for (const auto& g : in.gpus) {
+    if (g.minor >= 0)
+      gpus.push_back(&g);
+    else
+      notes.push_back("GPU " + std::to_string(g.index) + " left out: its device minor number is unknown");
+  }
+  std::sort(gpus.begin(), gpus.end(), [](const GresGpu* a, const GresGpu* b) { return a->minor < b->minor; });
   std::ostringstream out;
   std::map<std::string, unsigned> count;  // type → GRES count
   std::ostringstream lines;
-  std::vector<std::string> notes;
   bool cores_known = !in.cores.empty();
   for (const auto* g : gpus)
     for (unsigned cpu : g->cpus)
       if (!in.cores.count(cpu)) cores_known = false;
   for (const auto* g : gpus) {
     const std::string type = gresType(g->model);
-    const std::string dev = g->minor >= 0 ? "/dev/nvidia" + std::to_string(g->minor) : "";
+    const std::string dev = "/dev/nvidia" + std::to_string(g->minor);
     std::string cores;
     if (cores_known && !g->cpus.empty()) {
       std::set<unsigned> ids;
       for (unsigned cpu : g->cpus) ids.insert(in.cores.at(cpu));
       cores = " Cores=" + nvml::formatIdRanges({ids.begin(), ids.end()});
-    }
-    if (dev.empty()) {
-      notes.push_back("GPU " + std::to_string(g->index) + " left out: its device minor number is unknown");
-      continue;
     }
     if (!g->mig) {
       lines << "Name=gpu Type=" << type << " File=" << dev << cores << "\n";
