@@ -318,7 +318,19 @@ const GpuView* findParent(const std::vector<GpuView>& gpus, const GpuView& mig) 
 
 // Labels merged into the extra labels at their sorted place (dcgm-exporter prints its attributes
 // and the configured labels in name order): DCGM_FI_DRIVER_VERSION and the workload labels.
-using LabelPairs = std::vector<std::pair<std::string_view, std::string_view>>;
+// A few pairs on the stack: label sets are built on every render, which must not allocate in the
+// steady state (Allocation.SteadyStateScrapeAllocatesNothing).
+struct LabelPairs {
+  static constexpr std::size_t kMax = 8;
+  std::array<std::pair<std::string_view, std::string_view>, kMax> pairs;
+  std::size_t n = 0;
+  void add(std::string_view k, std::string_view v) {
+    if (n < kMax) pairs[n++] = {k, v};
+  }
+  void sort() { std::sort(pairs.begin(), pairs.begin() + static_cast<std::ptrdiff_t>(n)); }
+  std::size_t size() const { return n; }
+  const std::pair<std::string_view, std::string_view>& operator[](std::size_t i) const { return pairs[i]; }
+};
 
 // Appends the extra labels (already validated) and `inserts` (sorted by name) to a label set, in
 // name order.
@@ -362,10 +374,10 @@ void appendIdentityLabels(std::string& out, const LabelIdentity& id, const colle
     if (!agent.hostname.empty()) appendLabel(out, "Hostname", agent.hostname);
     const bool driver = o.dcgm_driver_version_label && !agent.driver_version.empty();
     LabelPairs inserts;
-    if (driver) inserts.emplace_back("DCGM_FI_DRIVER_VERSION", agent.driver_version);
+    if (driver) inserts.add("DCGM_FI_DRIVER_VERSION", agent.driver_version);
     if (id.workload)
-      for (const auto& [k, v] : *id.workload) inserts.emplace_back(k, v);
-    std::sort(inserts.begin(), inserts.end());
+      for (const auto& [k, v] : *id.workload) inserts.add(k, v);
+    inserts.sort();
     appendExtras(out, o, inserts);
   } else {
     appendLabel(out, "gpu", id.index);
@@ -379,8 +391,8 @@ void appendIdentityLabels(std::string& out, const LabelIdentity& id, const colle
     if (!agent.hostname.empty()) appendLabel(out, "hostname", agent.hostname);
     LabelPairs inserts;
     if (id.workload)
-      for (const auto& [k, v] : *id.workload) inserts.emplace_back(k, v);
-    std::sort(inserts.begin(), inserts.end());
+      for (const auto& [k, v] : *id.workload) inserts.add(k, v);
+    inserts.sort();
     appendExtras(out, o, inserts);
   }
 }
