@@ -151,6 +151,8 @@ void printJob(const json& j) {
     std::cout << "  PCIe replays        " << number(g.value("pcie_replays", json()), 0, "") << "\n";
     std::cout << "  PCIe traffic        tx " << bytes(g.value("pcie_tx_bytes", json())) << "   rx "
               << bytes(g.value("pcie_rx_bytes", json())) << "\n";
+    std::cout << "  NVLink traffic      tx " << bytes(g.value("nvlink_tx_bytes", json())) << "   rx "
+              << bytes(g.value("nvlink_rx_bytes", json())) << "\n";
   }
 }
 

@@ -177,6 +177,35 @@ constexpr NumericReader kNvlCrcFlit = [](const Device& d) { return nvlinkTotal(d
 constexpr NumericReader kNvlCrcData = [](const Device& d) { return nvlinkTotal(d, NVML_NVLINK_ERROR_DL_CRC_DATA); };
 constexpr NumericReader kNvlReplay = [](const Device& d) { return nvlinkTotal(d, NVML_NVLINK_ERROR_DL_REPLAY); };
 constexpr NumericReader kNvlRecovery = [](const Device& d) { return nvlinkTotal(d, NVML_NVLINK_ERROR_DL_RECOVERY); };
+// NVLink data counters (KiB) over all links: one field value per link, in one call.
+Result<double> nvlinkThroughput(const Device& d, unsigned field) {
+  nvmlFieldValue_t v[NVML_NVLINK_MAX_LINKS]{};
+  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+    v[link].fieldId = field;
+    v[link].scopeId = link;
+  }
+  Status s = d.fieldValues(v, NVML_NVLINK_MAX_LINKS);
+  if (!s.ok()) return s;
+  double total = 0;
+  bool any = false;
+  for (const auto& x : v) {
+    if (x.nvmlReturn != NVML_SUCCESS) {
+      if (nvml::isLost(x.nvmlReturn))
+        return nvml::nvmlError(x.nvmlReturn, "nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT)");
+      continue;
+    }
+    any = true;
+    total += static_cast<double>(x.value.ullVal);
+  }
+  if (!any) return nvml::nvmlError(NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT)");
+  return total;
+}
+constexpr NumericReader kNvlTx = [](const Device& d) {
+  return nvlinkThroughput(d, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX);
+};
+constexpr NumericReader kNvlRx = [](const Device& d) {
+  return nvlinkThroughput(d, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX);
+};
 constexpr NumericReader kNvlActive = [](const Device& d) -> Result<double> {
   double active = 0;
   bool any = false;
@@ -419,6 +448,10 @@ const std::array kFields = {
     Field{"nvlink_recovery_errors", 439, "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "", "", 0,
           "gpuwarden_gpu_nvlink_recovery_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
           "NVLink link recoveries over all links", kNvlRecovery, nullptr},
+    Field{"nvlink_tx_kib", 0, "", "", "", 0, "gpuwarden_gpu_nvlink_transmit_bytes_total", 1024, "KiB", C, F, 0,
+          "NVLink data transmitted over all links (NVML's throughput counter)", kNvlTx, nullptr},
+    Field{"nvlink_rx_kib", 0, "", "", "", 0, "gpuwarden_gpu_nvlink_receive_bytes_total", 1024, "KiB", C, F, 0,
+          "NVLink data received over all links (NVML's throughput counter)", kNvlRx, nullptr},
 
     // Modes.
     Field{"persistence_mode", 66, "DCGM_FI_DEV_PERSISTENCE_MODE", "", "", 0, "gpuwarden_gpu_persistence_mode", 1,

@@ -30,6 +30,8 @@ enum Col {
   kPcieTx,
   kPcieRx,
   kSmClock,
+  kNvlTx,
+  kNvlRx,
   kColN
 };
 constexpr const char* kKeys[kColN] = {"gpu_util",
@@ -48,7 +50,9 @@ constexpr const char* kKeys[kColN] = {"gpu_util",
                                       "pcie_replay_counter",
                                       "pcie_tx_throughput",
                                       "pcie_rx_throughput",
-                                      "sm_clock"};
+                                      "sm_clock",
+                                      "nvlink_tx_kib",
+                                      "nvlink_rx_kib"};
 
 const std::vector<std::size_t>& colIndex() {
   static const std::vector<std::size_t> idx = [] {
@@ -135,6 +139,8 @@ void JobGpuAccount::observe(const collect::GpuView& v, std::int64_t now_ms) {
   if (auto x = value(v, kRemapCorr)) remapped_corr_.take(*x);
   if (auto x = value(v, kRemapUnc)) remapped_unc_.take(*x);
   if (auto x = value(v, kPcieReplay)) pcie_replays_.take(*x);
+  if (auto x = value(v, kNvlTx)) nvlink_tx_kib_.take(*x);
+  if (auto x = value(v, kNvlRx)) nvlink_rx_kib_.take(*x);
   // NVML's PCIe throughput is a rate in KB/s over its last 20 ms window: bytes ≈ rate × time.
   auto tx = value(v, kPcieTx), rx = value(v, kPcieRx);
   if (tx || rx) pcie_seen_ = true;
@@ -189,6 +195,8 @@ json JobGpuAccount::toJson() const {
       {"pcie_replays", delta(pcie_replays_)},
       {"pcie_tx_bytes", pcie_seen_ ? json(pcie_tx_bytes_) : json(nullptr)},
       {"pcie_rx_bytes", pcie_seen_ ? json(pcie_rx_bytes_) : json(nullptr)},
+      {"nvlink_tx_bytes", nvlink_tx_kib_.seen ? json(nvlink_tx_kib_.gained * 1024.0) : json(nullptr)},
+      {"nvlink_rx_bytes", nvlink_rx_kib_.seen ? json(nvlink_rx_kib_.gained * 1024.0) : json(nullptr)},
       {"at_load",
        {{"samples", load_util_.n},
         {"utilization_pct", mean(load_util_)},
@@ -216,6 +224,8 @@ json JobGpuAccount::toJson() const {
         {"remapped_corr", counter(remapped_corr_)},
         {"remapped_unc", counter(remapped_unc_)},
         {"pcie_replays", counter(pcie_replays_)},
+        {"nvlink_tx_kib", counter(nvlink_tx_kib_)},
+        {"nvlink_rx_kib", counter(nvlink_rx_kib_)},
         {"pcie_seen", pcie_seen_}}},
   };
   j["throttled_ms"] = json::object();
@@ -267,6 +277,8 @@ std::optional<JobGpuAccount> JobGpuAccount::fromJson(const json& j) {
   counter("remapped_corr", a.remapped_corr_);
   counter("remapped_unc", a.remapped_unc_);
   counter("pcie_replays", a.pcie_replays_);
+  counter("nvlink_tx_kib", a.nvlink_tx_kib_);
+  counter("nvlink_rx_kib", a.nvlink_rx_kib_);
   a.pcie_seen_ = s.value("pcie_seen", false);
   a.pcie_tx_bytes_ = num(j, "pcie_tx_bytes");
   a.pcie_rx_bytes_ = num(j, "pcie_rx_bytes");

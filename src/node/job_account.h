@@ -73,6 +73,7 @@ class JobGpuAccount {
   Counter energy_mj_;
   double energy_integrated_j_ = 0;  // power × time, used when the counter is missing
   Counter ecc_sbe_, ecc_dbe_, retired_sbe_, retired_dbe_, remapped_corr_, remapped_unc_, pcie_replays_;
+  Counter nvlink_tx_kib_, nvlink_rx_kib_;
   double pcie_tx_bytes_ = 0, pcie_rx_bytes_ = 0;
   bool pcie_seen_ = false;
   std::map<std::string, std::int64_t> throttle_ms_;  // reason → time

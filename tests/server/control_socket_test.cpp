@@ -351,6 +351,13 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
             "bad_request: args.limit must be an integer from 1 to 10000");
   EXPECT_EQ(code({{"op", "records.list"}, {"args", {{"kind", "other"}}}}),
             "bad_request: args.kind must be \"install\" or \"setting\"");
+  // A few samples into the job (the agent samples every 200 ms here).
+  eventually(
+      [&] {
+        const json shown = call({{"op", "job.show"}, {"args", {{"job_id", "4711"}}}});
+        return shown.value("ok", false) && shown["result"]["gpus"][0].value("samples", 0) >= 5;
+      },
+      std::chrono::seconds(20), std::chrono::milliseconds(100));
   // The CLI sees it, then the epilog ends it.
   auto [rc, out] = a.cli("job list --data-dir " + a.data);
   EXPECT_EQ(rc, 0) << out;
@@ -371,6 +378,10 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   const json j = json::parse(shown);
   EXPECT_EQ(j["user"], "alice");
   EXPECT_EQ(j["gpus"][0]["index"], 2);
+  // Training on an NVSwitch machine moves data over NVLink, and the PCIe counters run too.
+  EXPECT_GT(j["gpus"][0]["nvlink_tx_bytes"].get<double>(), 0) << shown;
+  EXPECT_GT(j["gpus"][0]["nvlink_rx_bytes"].get<double>(), 0) << shown;
+  EXPECT_GT(j["gpus"][0]["pcie_rx_bytes"].get<double>(), 0) << shown;
   EXPECT_TRUE(j["fingerprint"]["install"]["install_record"].is_number_integer());
   EXPECT_EQ(j["fingerprint"]["install"]["driver_version"], "550.54.15");
   EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
