@@ -63,3 +63,37 @@ TEST(Thresholds, OverridesApplyPerSku) {
   EXPECT_DOUBLE_EQ(t->lookup("x", 0).expectedTflops("fp16"), 100);
   EXPECT_DOUBLE_EQ(t->lookup("y", 0).max_temp_c, 80);
 }
+
+namespace gw::diag {
+namespace {
+
+// The struct's defaults and the shipped file's `defaults:` say the same, so that code and tests
+// that build SkuThresholds{} judge as the generic entry does: a default changed in one place
+// only fails here.
+TEST(Thresholds, StructDefaultsAreTheFilesDefaults) {
+  const SkuThresholds s{};
+  const SkuThresholds& g = ThresholdTable::builtin().generic();
+  EXPECT_EQ(s.max_temp_c, g.max_temp_c);
+  EXPECT_EQ(s.pcie_min_fraction, g.pcie_min_fraction);
+  EXPECT_EQ(s.pcie_warn_fraction, g.pcie_warn_fraction);
+  EXPECT_EQ(s.membw_min_fraction, g.membw_min_fraction);
+  EXPECT_EQ(s.membw_warn_fraction, g.membw_warn_fraction);
+  EXPECT_EQ(s.gemm_min_fraction, g.gemm_min_fraction);
+  EXPECT_EQ(s.peer_slow_warn_pct, g.peer_slow_warn_pct);
+  EXPECT_EQ(s.peer_slow_fail_pct, g.peer_slow_fail_pct);
+  EXPECT_EQ(s.p2p_min_fraction, g.p2p_min_fraction);
+  EXPECT_EQ(s.p2p_warn_fraction, g.p2p_warn_fraction);
+  EXPECT_EQ(s.power_target_fraction, g.power_target_fraction);
+  EXPECT_EQ(s.power_min_fraction, g.power_min_fraction);
+  EXPECT_EQ(s.power_warn_fraction, g.power_warn_fraction);
+  EXPECT_EQ(s.memtest_fraction, g.memtest_fraction);
+  EXPECT_EQ(s.max_retired_pages, g.max_retired_pages);
+  EXPECT_EQ(s.peak_mem_bw_gbps, g.peak_mem_bw_gbps);
+  EXPECT_EQ(s.pcie_gen, g.pcie_gen);
+  EXPECT_EQ(s.pcie_width, g.pcie_width);
+  EXPECT_EQ(s.nvlink_p2p_gbps, g.nvlink_p2p_gbps);
+  EXPECT_EQ(s.gemm_tflops, g.gemm_tflops);
+}
+
+}  // namespace
+}  // namespace gw::diag
