@@ -308,9 +308,15 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   EXPECT_EQ(started["result"]["gpus"][0]["state"], "healthy");
   EXPECT_EQ(started["result"]["already_running"], false);
   EXPECT_EQ(started["result"]["job"]["state"], "running");
-  eventually([&] { return httpGet(a.port, "/metrics").body.find("hpc_job=\"4711\"") != std::string::npos; },
-             std::chrono::seconds(10), std::chrono::milliseconds(50));
-  const std::string page = httpGet(a.port, "/metrics").body;
+  // The field series come with the first sampling pass after the start: wait for the temperature's.
+  static const std::regex temp_line("\nDCGM_FI_DEV_GPU_TEMP\\{[^\n]*hpc_job=\"4711\"\\}");
+  std::string page;
+  eventually(
+      [&] {
+        page = httpGet(a.port, "/metrics").body;
+        return std::regex_search(page, temp_line);
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(50));
   std::size_t with = 0;
   for (std::size_t p = 0; (p = page.find("DCGM_FI_DEV_GPU_TEMP{", p)) != std::string::npos; ++p) {
     const std::string line = page.substr(p, page.find('\n', p) - p);
