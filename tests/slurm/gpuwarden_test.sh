@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpuwarden on a real Slurm 22.05 (docs/slurm.md), against an agent on the simulator:
 #  - slurmd takes the gres.conf `gpuwarden slurm gres` writes (8 GPUs, Type=h100);
-#  - a batch job goes through `slurm prolog` / `slurm epilog` (links named gpuwarden-slurm-*): while
+#  - an srun job and a batch job go through `slurm prolog` / `slurm epilog` (links named gpuwarden-slurm-*): while
 #    it runs, `job list` shows it and its GPU's series carry hpc_job; after it, `job show --json`
 #    has its accounting, with the Xid 48 that hit its GPU during the job;
 #  - Slurm's HealthCheckProgram (`slurm healthcheck`) drains the node after that fault with a
@@ -121,6 +121,14 @@ cd "$SLURM_T"
 start_agent fault-xid-48 18 "$SLURM_T/data1"
 slurm_start || fail "slurm_start"
 scontrol -o show node "$SLURM_NODE" | grep -q ' Gres=gpu:h100:8 ' || fail "slurmd did not take gres.conf: $(scontrol -o show node "$SLURM_NODE")"
+
+# An srun job on two GPUs goes through the prolog and the epilog: recorded, ended, on GPUs 2 and 3
+# (minors 0 and 1).
+sjob=$(srun --gres=gpu:2 bash -c 'echo $SLURM_JOB_ID') || fail "srun --gres=gpu:2"
+wait_for 20 "srun job $sjob ended" bash -c "'$GW' job show $sjob --data-dir '$SLURM_T/data1' --json 2>/dev/null | grep -q '\"state\": \"ended\"'"
+"$GW" job show "$sjob" --data-dir "$SLURM_T/data1" --json |
+  python3 -c 'import json,sys; j=json.load(sys.stdin); assert sorted(g["index"] for g in j["gpus"]) == [2, 3], j' ||
+  fail "srun job $sjob's GPUs"
 
 # A job on Slurm's GPU 0 (minor 0: NVML's GPU 2) that runs across the fault.
 job=$(sbatch --parsable --gres=gpu:1 -o "$SLURM_T/job.%j.out" --wrap 'sleep 16') || fail "sbatch"
