@@ -378,3 +378,19 @@ TEST(RunDiag, VectorAddChecksFourMebiElementsOnEachGpu) {
 // docs/diag.md: while GPU tests run, every GPU is sampled every second. The tests above run the
 // watcher faster (opts()); a run from the command line uses the default.
 TEST(RunDiag, TheWatcherSamplesEverySecondByDefault) { EXPECT_EQ(DiagOptions{}.watch_interval_seconds, 1.0); }
+
+// docs/diag.md: the triad's three arrays are up to 1 GiB each, and fit in a quarter of the free
+// memory each when less is free.
+TEST(RunDiag, TriadArraysAreOneGibOrAQuarterOfTheFreeMemory) {
+  FakeNvml nvml = fleet(2);
+  RecordedBackend b(nvml);
+  b.devs[0].free_mem = size_t(2) << 30;  // CUDA device 0 is the last NVML GPU (see fakes.h)
+  NullProgress p;
+  auto r = runDiag(opts(3), nvml, &b, p);
+  const Check* roomy = find(r, "stream_triad", 0);
+  const Check* tight = find(r, "stream_triad", 1);
+  ASSERT_NE(roomy, nullptr) << renderText(r);
+  ASSERT_NE(tight, nullptr) << renderText(r);
+  EXPECT_EQ(roomy->measured.value("bytes_per_array", 0ull), 1ull << 30);
+  EXPECT_EQ(tight->measured.value("bytes_per_array", 0ull), 512ull << 20);
+}
