@@ -262,3 +262,34 @@ TEST(StoreIds, AnOutOfRangeNewSeriesIdIsAnErrorNotACrash) {
 
 }  // namespace
 }  // namespace gw::store::testing
+
+namespace gw::store {
+namespace {
+
+using namespace gw::store::testing;
+constexpr int64_t kRollupT0 = 1'700'000'040'000;  // a whole minute
+constexpr int64_t kRollupHour = 3'600'000;
+
+// A rollup scan that fails part way (here: its table is gone under the store) is the query's
+// error, not a shorter answer that looks complete.
+TEST(StoreFaults, ARollupScanThatFailsIsTheQuerysError) {
+  TempDir dir;
+  auto opt = testOptions(dir.file("h.db"));
+  opt.raw_retention = std::chrono::hours(1);
+  opt.downsampled_retention = std::chrono::hours(3);
+  auto store = openOrDie(opt);
+  const SeriesId id = store->series("GPU-1", "gpu_temp").value();
+  const int64_t start = kRollupT0;
+  for (int i = 0; i < 2 * 3600; ++i) ASSERT_TRUE(store->append(id, start + i * 1000LL, 40.0 + i % 7));
+  ASSERT_TRUE(store->compact(start + 90 * 60000 + 1234).ok());
+  ASSERT_TRUE(store->query(id, start, start + 2 * kRollupHour, 60000).ok());
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(opt.path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "ALTER TABLE rollups RENAME TO rollups_gone;", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  auto got = store->query(id, start, start + 2 * kRollupHour, 60000);
+  EXPECT_FALSE(got.ok()) << got->size() << " points";
+}
+
+}  // namespace
+}  // namespace gw::store
