@@ -70,20 +70,17 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
       req.uid = args["uid"].get<std::int64_t>();
     }
     req.source = stringArg(args, "source").value_or("api");
-    auto s0 = monitor_->sampler();
-    {
-      // The install record, once the first is written (moments after the start); the driver
-      // the sampler sees in any case.
-      const auto stats = s0 ? s0->agentStats() : collect::AgentStats{};
-      req.install = {{"install_record", records_ ? records_->latestId() : 0},
-                     {"driver_version", stats.driver_version},
-                     {"cuda_driver_version", stats.cuda_driver_version}};
-    }
     if (req.source != "api" && req.source != "slurm")
       return control::errorReply("args.source must be \"slurm\" or \"api\"", "bad_request");
     const bool refuse = args.value("refuse_unhealthy", false);
     auto s = monitor_->sampler();
     if (!s) return control::errorReply("NVML is not available: " + monitor_->samplerError(), "failed");
+    // The install record, once the first is written (moments after the start); the driver the
+    // sampler sees in any case.
+    const auto stats = s->agentStats();
+    req.install = {{"install_record", records_ ? records_->latestId() : 0},
+                   {"driver_version", stats.driver_version},
+                   {"cuda_driver_version", stats.cuda_driver_version}};
     const auto views = s->snapshot();
     auto gpus = node::JobTracker::resolveGpus(req, views);
     if (!gpus) return control::errorReply(gpus.error(), "not_found");
