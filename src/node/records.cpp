@@ -158,26 +158,42 @@ json readInstallState(const nvml::Session& session, const platform::FsRoot& root
   state["gpus"] = gpus;
   // The rest of the stack as the doctor finds it; a simulated fleet has no stack of its own.
   json stack = json::object();
-  if (!session.isSimulator()) {
-    doctor::NvmlFacts facts;
-    facts.library_loaded = true;
-    facts.init_return = 0;
-    facts.driver_version = state["driver_version"];
-    facts.cuda_driver_version = state["cuda_driver_version"];
-    facts.nvml_version = state["nvml_version"];
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-      const std::string kv = *e;
-      const auto eq = kv.find('=');
-      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    doctor::DoctorInput in{root, runner, facts, env, ""};
-    const std::set<std::string> wanted(std::begin(kStackChecks), std::end(kStackChecks));
-    for (const auto& c : doctor::runDoctor(in))
-      if (wanted.count(c.id)) stack[c.id] = c.found;
-  }
+  if (!session.isSimulator())
+    stack = readStackState(root, runner, state["driver_version"], state["cuda_driver_version"]);
   state["stack"] = stack;
   return state;
+}
+
+json readStackState(const platform::FsRoot& root, platform::ProcessRunner& runner, const std::string& driver_version,
+                    int cuda_driver_version) {
+  json stack = json::object();
+  doctor::NvmlFacts facts;
+  facts.library_loaded = true;
+  facts.init_return = 0;
+  facts.driver_version = driver_version;
+  facts.cuda_driver_version = cuda_driver_version;
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  doctor::DoctorInput in{root, runner, facts, env, ""};
+  const std::set<std::string> wanted(std::begin(kStackChecks), std::end(kStackChecks));
+  for (const auto& c : doctor::runDoctor(in))
+    if (wanted.count(c.id)) stack[c.id] = c.found;
+  // The container runtime: each piece that is installed says its version on its first line.
+  platform::RunOptions ro;
+  ro.timeout = std::chrono::seconds(3);
+  ro.max_output = 4096;
+  for (const char* program : {"nvidia-ctk", "nvidia-container-cli", "docker", "containerd", "podman"}) {
+    auto r = runner.run({program, "--version"}, ro);
+    if (r.not_found || r.timed_out || r.exit_code != 0) continue;
+    std::string first = r.out.substr(0, r.out.find('\n'));
+    if (first.empty()) continue;
+    stack[std::string("container_runtime.") + program] = first.substr(0, 200);
+  }
+  return stack;
 }
 
 json installChanges(const json& before, const json& after) {

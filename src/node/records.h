@@ -90,6 +90,13 @@ class InstallRecorder {
 // GPU access the doctor finds under `root` (it may run nvcc and python3: seconds, so not often).
 nlohmann::json readInstallState(const nvml::Session& session, const platform::FsRoot& root,
                                 platform::ProcessRunner& runner);
+// The software stack part of the install state, as found under `root` with `runner`: the doctor's
+// findings for the CUDA toolkit, nvcc, cuDNN, PyTorch, Paddle and the container's GPU access, and
+// the container runtime's pieces that answer `--version` (nvidia-ctk, nvidia-container-cli,
+// docker, containerd, podman; their first line, 3 s each; absent ones left out).
+nlohmann::json readStackState(const platform::FsRoot& root, platform::ProcessRunner& runner,
+                              const std::string& driver_version, int cuda_driver_version);
+
 // What differs between two install states, as [{"what", "before", "after"}] ("what": a key path
 // like "driver_version", "gpus.GPU-….vbios", "stack.lib.cudnn"); empty when they are equal.
 nlohmann::json installChanges(const nlohmann::json& before, const nlohmann::json& after);
