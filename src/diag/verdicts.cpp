@@ -615,7 +615,8 @@ Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t) {
   const uint64_t kHw = 0x8 | 0x40 | 0x80, kSwThermal = 0x20;
   if (w.reasons_seen & (kHw | kSwThermal)) {
     c.verdict = std::max(c.verdict, Verdict::Warn);
-    c.evidence.push_back("clock event reasons seen: " + knowledge::clockEventReasonsText(w.reasons_seen & (kHw | kSwThermal)));
+    c.evidence.push_back("clock event reasons seen: " +
+                         knowledge::clockEventReasonsText(w.reasons_seen & (kHw | kSwThermal)));
     if (c.action.empty()) c.action = "thermal or power slowdown under load: check cooling and power delivery";
   }
   if (w.reasons_seen & 0x4) c.evidence.push_back("SW power cap reached (normal at full load)");
