@@ -6,13 +6,11 @@
 // answers to the names gpuwarden-slurm-prolog, gpuwarden-slurm-epilog and
 // gpuwarden-slurm-healthcheck (links to it; see main.cpp), and these commands take their data
 // folder from $GPUWARDEN_DATA_DIR when --data-dir is not given.
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
-#include <thread>
 
 #include "cli/agent_link.h"
 #include "cli/commands.h"
@@ -202,7 +200,7 @@ void addProlog(CLI::App& slurm_cmd, Run& run) {
       return;
     }
     if (!a.ok) {
-      if (a.code == "gpu_unhealthy") {
+      if (a.code == "gpu_unhealthy" || a.code == "gpu_unmapped") {
         say(env->job_id, "refused: " + a.refusal);
         run.exit_code = 1;
         return;
@@ -253,9 +251,9 @@ void addEpilog(CLI::App& slurm_cmd, Run& run) {
     if (!jr::str(left, "error").empty()) say(env->job_id, "leftover processes not checked: " + jr::str(left, "error"));
     const bool simulated = jr::boolean(left, "simulated");
     const bool kill = o->kill || jr::boolean(a.result, "kill_leftovers");
-    std::vector<pid_t> alive;
+    std::vector<int> alive;
     for (const auto& p : jr::array(left, "processes")) {
-      const auto pid = static_cast<pid_t>(jr::integer(p, "pid"));
+      const auto pid = static_cast<int>(jr::integer(p, "pid"));
       say(env->job_id, "process " + std::to_string(pid) + " still holds GPU " +
                            std::to_string(jr::integer(p, "index")) + " (" + jr::str(p, "uuid") + ", " +
                            std::to_string(jr::integer(p, "used_bytes") >> 20) + " MiB)");
@@ -266,21 +264,11 @@ void addEpilog(CLI::App& slurm_cmd, Run& run) {
       say(env->job_id, "leftover processes not killed: the GPUs are simulated, their pids are not this host's");
       return;
     }
-    for (pid_t p : alive) ::kill(p, SIGTERM);
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    auto gone = [](pid_t p) { return ::kill(p, 0) != 0 && errno == ESRCH; };
-    while (std::chrono::steady_clock::now() < end && !std::all_of(alive.begin(), alive.end(), gone))
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    int survivors = 0;
-    for (pid_t p : alive)
-      if (!gone(p)) {
-        ::kill(p, SIGKILL);
-        say(env->job_id, "process " + std::to_string(p) + " killed (SIGKILL)");
-      }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    for (pid_t p : alive) survivors += !gone(p);
-    if (survivors) {
-      say(env->job_id, std::to_string(survivors) + " leftover process(es) survived SIGKILL: the GPU is not clean");
+    const auto outcome = slurm::killLeftovers(alive, std::chrono::seconds(2));
+    for (int p : outcome.killed) say(env->job_id, "process " + std::to_string(p) + " killed (SIGKILL)");
+    if (!outcome.survivors.empty()) {
+      say(env->job_id,
+          std::to_string(outcome.survivors.size()) + " leftover process(es) survived SIGKILL: the GPU is not clean");
       run.exit_code = 1;
     }
   });

@@ -1,13 +1,16 @@
 #include "cluster/slurm.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "node/jobs.h"
 #include "nvml/inventory.h"
@@ -322,6 +325,45 @@ Result<JobEnv> jobFromEnv(const std::function<const char*(const char*)>& getenv)
     if (toUnsigned(u, uid)) j.uid = uid;
   }
   return j;
+}
+
+namespace {
+
+bool processGone(int pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  // /proc/PID/stat: "PID (COMM) S ...": COMM may hold spaces and parentheses, the state follows the last ')'.
+  auto stat = platform::FsRoot("/").readFile("/proc/" + std::to_string(pid) + "/stat", 4096);
+  if (!stat) return true;
+  const auto close = stat->rfind(')');
+  return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] == 'Z';
+}
+
+bool allGone(const std::vector<int>& pids) { return std::all_of(pids.begin(), pids.end(), processGone); }
+
+void waitUntilGone(const std::vector<int>& pids, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end && !allGone(pids))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+}  // namespace
+
+KillOutcome killLeftovers(const std::vector<int>& pids, std::chrono::milliseconds grace) {
+  KillOutcome out;
+  std::vector<int> targets;
+  for (int p : pids)
+    if (p > 1) targets.push_back(p);  // never init, never a process group
+  for (int p : targets) ::kill(p, SIGTERM);
+  waitUntilGone(targets, grace);
+  for (int p : targets)
+    if (!processGone(p)) {
+      ::kill(p, SIGKILL);
+      out.killed.push_back(p);
+    }
+  waitUntilGone(out.killed, std::chrono::milliseconds(500));
+  for (int p : out.killed)
+    if (!processGone(p)) out.survivors.push_back(p);
+  return out;
 }
 
 }  // namespace gw::cluster::slurm

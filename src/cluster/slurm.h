@@ -7,6 +7,7 @@
 //  - a prolog / epilog's environment (jobFromEnv).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -113,5 +114,14 @@ struct JobEnv {
 // SLURM_JOB_ID (required), SLURM_JOB_GPUS, else CUDA_VISIBLE_DEVICES, else GPU_DEVICE_ORDINAL;
 // SLURM_JOB_USER, SLURM_JOB_UID. An error says which variable is missing or malformed.
 Result<JobEnv> jobFromEnv(const std::function<const char*(const char*)>& getenv);
+
+// The epilog's cleanup of processes a job left on its GPUs: SIGTERM to each, SIGKILL to those
+// still there after `grace`. A process counts as gone once it no longer exists or is a zombie
+// (dead, waiting for its parent to read its status: it holds no GPU memory any more).
+struct KillOutcome {
+  std::vector<int> killed;     // needed SIGKILL
+  std::vector<int> survivors;  // still there after SIGKILL (in uninterruptible sleep in the driver)
+};
+KillOutcome killLeftovers(const std::vector<int>& pids, std::chrono::milliseconds grace);
 
 }  // namespace gw::cluster::slurm

@@ -119,18 +119,33 @@ Result<std::unique_ptr<JobTracker>> JobTracker::open(const std::string& path) {
 }
 
 Result<std::vector<const collect::GpuView*>> JobTracker::resolveGpus(const JobStartRequest& req,
-                                                                     const std::vector<collect::GpuView>& views) {
+                                                                     const std::vector<collect::GpuView>& views,
+                                                                     bool* unmapped) {
+  if (unmapped) *unmapped = false;
   if (req.gpus.size() > kMaxJobGpus)
     return Status::Error("a job lists at most " + std::to_string(kMaxJobGpus) + " GPUs");
-  // Slurm's GRES index counts the GPUs in device-minor order (`slurm gres` writes them so).
   std::vector<const collect::GpuView*> boards;
   for (const auto& v : views)
     if (!v.id.is_mig) boards.push_back(&v);
-  std::stable_sort(boards.begin(), boards.end(), [](const collect::GpuView* a, const collect::GpuView* b) {
-    const long ma = minorOf(*a), mb = minorOf(*b);
-    if (ma >= 0 && mb >= 0) return ma < mb;
-    return a->id.index < b->id.index;
-  });
+  // Slurm's GRES index counts the GPUs in device-minor order (`slurm gres` writes them so).
+  std::vector<const collect::GpuView*> by_minor;
+  std::string unknown_minor;  // the first board whose minor nobody knows
+  if (req.numbering == GpuNumbering::Slurm) {
+    std::vector<nvml::BoardMinor> minors;
+    for (const auto* v : boards) minors.push_back({v->id.pci_bus_id, v->id.uuid, minorOf(*v)});
+    nvml::completeMinors(minors, req.driver_gpus);
+    std::vector<std::pair<long, const collect::GpuView*>> order;
+    for (std::size_t i = 0; i < boards.size(); ++i) {
+      if (minors[i].minor < 0 && unknown_minor.empty())
+        unknown_minor = "GPU " + std::to_string(boards[i]->id.index) +
+                        (boards[i]->state == collect::GpuState::Up
+                             ? std::string()
+                             : " (" + std::string(collect::stateName(boards[i]->state)) + ")");
+      order.emplace_back(minors[i].minor, boards[i]);
+    }
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [m, v] : order) by_minor.push_back(v);
+  }
   std::vector<const collect::GpuView*> out;
   for (const auto& g : req.gpus) {
     const collect::GpuView* found = nullptr;
@@ -140,7 +155,14 @@ Result<std::vector<const collect::GpuView*>> JobTracker::resolveGpus(const JobSt
         if (v.id.uuid == g) found = &v;
     } else if (isWholeNumber(g, n)) {
       if (req.numbering == GpuNumbering::Slurm) {
-        if (n < boards.size()) found = boards[n];
+        if (!unknown_minor.empty()) {
+          if (unmapped) *unmapped = true;
+          return Status::Error("Slurm's GPU " + g + " cannot be matched to a GPU: the device minor of " +
+                               unknown_minor +
+                               " is known neither to NVML nor to /proc/driver/nvidia/gpus, and Slurm numbers GPUs by "
+                               "device minor");
+        }
+        if (n < by_minor.size()) found = by_minor[n];
       } else {
         for (const auto* v : boards)
           if (v->id.index == n) found = v;

@@ -26,6 +26,7 @@
 #include "events/gpu_event.h"
 #include "node/job_account.h"
 #include "node/job_store.h"
+#include "nvml/driver_gpus.h"
 
 namespace gw::node {
 
@@ -52,6 +53,9 @@ struct JobStartRequest {
   // The install the job starts under ({"install_record", "driver_version", ...}): the first half
   // of its fingerprint; the tracker adds each GPU's figures at load when the job ends.
   nlohmann::json install;
+  // The driver's own GPU list (/proc/driver/nvidia/gpus): the device minor of a GPU NVML cannot
+  // name (lost, hung), which Slurm's numbering needs.
+  std::vector<nvml::DriverGpu> driver_gpus;
 };
 
 // Checks a job id or user name: printable ASCII without spaces, quotes or backslashes, not empty,
@@ -69,8 +73,12 @@ class JobTracker {
   static Result<std::unique_ptr<JobTracker>> open(const std::string& path);
 
   // The GPUs of `req` resolved against `views`; an error names the id that matches no GPU.
+  // Slurm's numbers need every board's device minor: when one is unknown even to the driver, the
+  // numbers are not guessed (the job could be put on the wrong GPU's books, or let onto a lost
+  // one); the error says so and *unmapped is set.
   static Result<std::vector<const collect::GpuView*>> resolveGpus(const JobStartRequest& req,
-                                                                  const std::vector<collect::GpuView>& views);
+                                                                  const std::vector<collect::GpuView>& views,
+                                                                  bool* unmapped = nullptr);
 
   // Starts a run. A job already running with the same GPUs is not started twice (the reply says
   // so); with other GPUs it is refused.

@@ -4,7 +4,9 @@
 #include <set>
 
 #include "node/jobs.h"
+#include "nvml/driver_gpus.h"
 #include "platform/clock.h"
+#include "platform/fs_root.h"
 #include "platform/log.h"
 #include "server/agent.h"
 
@@ -82,8 +84,26 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
                    {"driver_version", stats.driver_version},
                    {"cuda_driver_version", stats.cuda_driver_version}};
     const auto views = s->snapshot();
-    auto gpus = node::JobTracker::resolveGpus(req, views);
-    if (!gpus) return control::errorReply(gpus.error(), "not_found");
+    auto session = s->session();
+    // A simulated fleet's GPUs are not the host driver's: its list would name other GPUs.
+    const bool host_driver_is_foreign =
+        session && session->isSimulator() && platform::FsRoot(options_.root).isHostRoot();
+    session.reset();
+    if (req.numbering == node::GpuNumbering::Slurm && !host_driver_is_foreign) {
+      // Read for each job, not cached: the driver's list is what names a GPU lost since the start.
+      auto driver = nvml::readDriverGpus(platform::FsRoot(options_.root));
+      if (driver)
+        req.driver_gpus = std::move(driver).value();
+      else
+        platform::logLine("warning", "job " + req.job_id + ": " + driver.error());
+    }
+    bool unmapped = false;
+    auto gpus = node::JobTracker::resolveGpus(req, views, &unmapped);
+    if (!gpus) {
+      // Which GPUs the job holds is not known, so it may be on a lost one: the prolog refuses it.
+      if (unmapped) platform::logLine("warning", "job " + req.job_id + " refused: " + gpus.error());
+      return control::errorReply(gpus.error(), unmapped ? "gpu_unmapped" : "not_found");
+    }
     // Each GPU's health now: the prolog refuses a job on a GPU that must not get work.
     const json report = monitor_->healthReport();
     json health = json::array();
@@ -92,7 +112,8 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
       std::string state = "unknown", why;
       if (report.contains("gpus") && report["gpus"].is_array())
         for (const auto& g : report["gpus"])
-          if (g.is_object() && g.value("uuid", "") == v->id.uuid) {
+          if (g.is_object() && g.contains("index") && g["index"].is_number_integer() &&
+              v->id.names(g.value("uuid", ""), g["index"].get<int>())) {
             state = g.value("state", "unknown");
             if (g.contains("findings") && g["findings"].is_array())
               for (const auto& f : g["findings"])
@@ -101,8 +122,8 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
           }
       health.push_back({{"index", v->id.index}, {"uuid", v->id.uuid}, {"state", state}});
       if (refuse && refusesWork(state) && refusal.empty())
-        refusal = "GPU " + std::to_string(v->id.index) + " (" + v->id.uuid + ") is " + state +
-                  (why.empty() ? std::string() : ": " + why);
+        refusal = "GPU " + std::to_string(v->id.index) + (v->id.uuid.empty() ? "" : " (" + v->id.uuid + ")") + " is " +
+                  state + (why.empty() ? std::string() : ": " + why);
     }
     if (!refusal.empty()) {
       platform::logLine("warning", "job " + req.job_id + " refused: " + refusal);

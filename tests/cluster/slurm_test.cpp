@@ -3,6 +3,12 @@
 // decision, and a prolog's environment. The real daemons run in tests/slurm.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "../support/temp_dir.h"
@@ -200,6 +206,53 @@ TEST(SlurmJobEnv, WhatSlurmdGivesAProlog) {
   EXPECT_FALSE(jobFromEnv(get));
   env.erase("SLURM_JOB_ID");
   EXPECT_EQ(jobFromEnv(get).error(), "SLURM_JOB_ID is not set (run by slurmd as Prolog= / Epilog=)");
+}
+
+// Children of this test stand for a job's leftovers: one that stops on SIGTERM, one that ignores
+// it. Once killed they are zombies until reaped here, as a real leftover is until its parent
+// reads it: the cleanup must count that as gone.
+pid_t child(bool ignore_term) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (ignore_term) ::signal(SIGTERM, SIG_IGN);
+    for (;;) ::pause();
+  }
+  return pid;
+}
+
+int signalOf(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status)) return 0;
+  return WTERMSIG(status);
+}
+
+TEST(SlurmEpilog, LeftoversGetSigtermThenSigkillAfterTheGrace) {
+  const pid_t polite = child(false), stubborn = child(true);
+  ASSERT_GT(polite, 0);
+  ASSERT_GT(stubborn, 0);
+  // The child must have set its handler before the signal: wait until it sleeps in pause().
+  for (pid_t p : {polite, stubborn})
+    for (int i = 0; i < 200; ++i) {
+      std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      if (text.find(") S ") != std::string::npos) break;
+      ::usleep(5000);
+    }
+  const auto out = killLeftovers({polite, stubborn, 1, 0, -1}, std::chrono::milliseconds(300));
+  EXPECT_EQ(out.killed, std::vector<int>{stubborn});
+  EXPECT_TRUE(out.survivors.empty());
+  EXPECT_EQ(signalOf(polite), SIGTERM);
+  EXPECT_EQ(signalOf(stubborn), SIGKILL);
+}
+
+TEST(SlurmEpilog, AProcessAlreadyGoneNeedsNothing) {
+  const pid_t p = child(false);
+  ASSERT_GT(p, 0);
+  ::kill(p, SIGKILL);
+  ASSERT_EQ(signalOf(p), SIGKILL);  // reaped: the pid no longer exists
+  const auto out = killLeftovers({p}, std::chrono::milliseconds(300));
+  EXPECT_TRUE(out.killed.empty());
+  EXPECT_TRUE(out.survivors.empty());
 }
 
 }  // namespace

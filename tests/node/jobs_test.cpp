@@ -202,6 +202,43 @@ TEST(JobTracker, SlurmCountsGpusInMinorOrderNvmlByIndex) {
   EXPECT_FALSE(JobTracker::resolveGpus(r, views));
 }
 
+TEST(JobTracker, SlurmNumbersNeedEveryMinorAndTakeALostOnesFromTheDriver) {
+  // GPU 1 (minor 0) is lost: NVML names neither its minor nor its bus.
+  auto views = fleet();
+  views[1].id.device.clear();
+  views[1].id.uuid.clear();
+  views[1].state = collect::GpuState::Lost;
+  JobStartRequest r;
+  r.numbering = GpuNumbering::Slurm;
+  r.gpus = {"1"};
+  bool unmapped = false;
+  auto s = JobTracker::resolveGpus(r, views, &unmapped);
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(unmapped);
+  EXPECT_EQ(s.error(),
+            "Slurm's GPU 1 cannot be matched to a GPU: the device minor of GPU 1 (lost) is known neither to NVML nor "
+            "to /proc/driver/nvidia/gpus, and Slurm numbers GPUs by device minor");
+  // UUIDs need no minor.
+  r.gpus = {"GPU-two"};
+  s = JobTracker::resolveGpus(r, views, &unmapped);
+  ASSERT_TRUE(s) << s.error();
+  EXPECT_FALSE(unmapped);
+  // The driver still lists minors 0, 1, 2: the one nobody else claims is the lost GPU's.
+  r.driver_gpus = {{"0000:18:00.0", "", 2}, {"0000:28:00.0", "", 0}, {"0000:38:00.0", "", 1}};
+  r.gpus = {"0", "1", "2"};
+  s = JobTracker::resolveGpus(r, views, &unmapped);
+  ASSERT_TRUE(s) << s.error();
+  ASSERT_EQ(s->size(), 3u);
+  EXPECT_EQ((*s)[0]->id.index, 1u);  // minor 0: the lost GPU
+  EXPECT_EQ((*s)[1]->id.uuid, "GPU-two");
+  EXPECT_EQ((*s)[2]->id.uuid, "GPU-zero");
+  // Two minors unclaimed for one unknown GPU: not guessed.
+  r.driver_gpus.push_back({"0000:48:00.0", "", 3});
+  s = JobTracker::resolveGpus(r, views, &unmapped);
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(unmapped);
+}
+
 TEST(JobTracker, JobWordsAreBoundedAndPlain) {
   EXPECT_TRUE(checkJobWord("1234", "id", 64));
   EXPECT_TRUE(checkJobWord("1234_7", "id", 64));
@@ -219,9 +256,9 @@ TEST(JobTracker, StartEndAndTheLabelsInBetween) {
   ASSERT_TRUE(t) << t.error();
   const auto views = fleet();
   const auto g0 = (*t)->generation();
-  JobStartRequest a{"101", "alice", 1001, "slurm", {"GPU-zero", "GPU-one"}, GpuNumbering::Nvml, {}};
+  JobStartRequest a{"101", "alice", 1001, "slurm", {"GPU-zero", "GPU-one"}, GpuNumbering::Nvml, {}, {}};
   ASSERT_TRUE((*t)->start(a, views, kT0));
-  JobStartRequest b{"102", "bob", 1002, "slurm", {"GPU-one"}, GpuNumbering::Nvml, {}};
+  JobStartRequest b{"102", "bob", 1002, "slurm", {"GPU-one"}, GpuNumbering::Nvml, {}, {}};
   ASSERT_TRUE((*t)->start(b, views, kT0 + 10));
   EXPECT_GT((*t)->generation(), g0);
   EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-zero", "101"}, {"GPU-one", "101,102"}}));
@@ -262,7 +299,7 @@ TEST(JobTracker, ARunningJobCarriesOnAcrossAnAgentRestart) {
   {
     auto t = JobTracker::open(dir.file("jobs.db"));
     ASSERT_TRUE(t);
-    ASSERT_TRUE((*t)->start({"7", "", -1, "slurm", {"GPU-two"}, GpuNumbering::Nvml, {}}, views, kT0));
+    ASSERT_TRUE((*t)->start({"7", "", -1, "slurm", {"GPU-two"}, GpuNumbering::Nvml, {}, {}}, views, kT0));
     views[2] = sample(views[2], kT0 + 1000, 80, 500, 70);
     (*t)->observe(views, kT0 + 1000);
     ASSERT_TRUE((*t)->checkpoint());
@@ -283,7 +320,7 @@ TEST(JobTracker, ARunningJobCarriesOnAcrossAnAgentRestart) {
 TEST(JobTracker, XidsCountOnTheJobsGpusFromItsStart) {
   auto t = JobTracker::open("");
   ASSERT_TRUE(t);
-  ASSERT_TRUE((*t)->start({"9", "", -1, "api", {"GPU-one"}, GpuNumbering::Nvml, {}}, fleet(), kT0));
+  ASSERT_TRUE((*t)->start({"9", "", -1, "api", {"GPU-one"}, GpuNumbering::Nvml, {}, {}}, fleet(), kT0));
   events::GpuEvent e;
   e.kind = events::EventKind::Xid;
   e.code = 48;
