@@ -12,39 +12,28 @@ using platform::Transaction;
 Result<std::unique_ptr<DiskQueue>> DiskQueue::open(const std::string& db_path) {
   // A damaged file is moved aside (kept for inspection, logged) and a fresh queue started: the
   // alerts waiting in it are lost, alerting is not.
-  auto r = openOnce(db_path);
-  if (r || !platform::isDamage(r.status())) return r;
-  auto aside = platform::moveAsideDamaged(db_path, "alert queue", r.error());
-  if (!aside) return aside.status();
-  return openOnce(db_path);
+  return platform::openOrMoveAside<std::unique_ptr<DiskQueue>>(db_path, "alert queue",
+                                                               [&] { return openOnce(db_path); });
 }
 
 Result<std::unique_ptr<DiskQueue>> DiskQueue::openOnce(const std::string& db_path) {
-  auto db = platform::Database::open(db_path, "alert queue");
+  auto db = platform::openWithSchema(
+      db_path, "alert queue", kSchemaVersion,
+      {
+          "PRAGMA journal_mode=WAL",
+          "PRAGMA synchronous=FULL",
+          "CREATE TABLE IF NOT EXISTS queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, sink TEXT "
+          "NOT NULL, alert_id TEXT NOT NULL, payload TEXT NOT NULL, enqueued_ms INTEGER NOT NULL)",
+          "CREATE INDEX IF NOT EXISTS queue_sink ON queue(sink, seq)",
+          "CREATE TABLE IF NOT EXISTS dedupe (alert_id TEXT PRIMARY KEY, state TEXT NOT NULL, "
+          "last_ms INTEGER NOT NULL)",
+          "CREATE TABLE IF NOT EXISTS dead (seq INTEGER PRIMARY KEY, sink TEXT NOT NULL, "
+          "alert_id TEXT NOT NULL, payload TEXT NOT NULL, error TEXT NOT NULL, at_ms INTEGER)",
+      });
   if (!db) return db.status();
   std::unique_ptr<DiskQueue> q(new DiskQueue());
   q->db_ = std::move(db.value());
   platform::Database& d = *q->db_;
-  if (Status s = d.checkIntegrity(); !s.ok()) return s;
-  auto version = d.schemaVersion(kSchemaVersion);
-  if (!version) return version.status();
-  for (const char* sql : {
-           "PRAGMA journal_mode=WAL",
-           "PRAGMA synchronous=FULL",
-           "CREATE TABLE IF NOT EXISTS queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, sink TEXT "
-           "NOT NULL, alert_id TEXT NOT NULL, payload TEXT NOT NULL, enqueued_ms INTEGER NOT NULL)",
-           "CREATE INDEX IF NOT EXISTS queue_sink ON queue(sink, seq)",
-           "CREATE TABLE IF NOT EXISTS dedupe (alert_id TEXT PRIMARY KEY, state TEXT NOT NULL, "
-           "last_ms INTEGER NOT NULL)",
-           "CREATE TABLE IF NOT EXISTS dead (seq INTEGER PRIMARY KEY, sink TEXT NOT NULL, "
-           "alert_id TEXT NOT NULL, payload TEXT NOT NULL, error TEXT NOT NULL, at_ms INTEGER)",
-       }) {
-    if (Status s = d.exec(sql); !s.ok()) return s;
-  }
-  // Version 0 (no version yet) has this very schema: stamping it is the whole migration. An existing
-  // file of the current version is not written here, so it opens on a full disk too.
-  if (*version != kSchemaVersion)
-    if (Status s = d.exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()); !s.ok()) return s;
   const std::pair<platform::Statement*, const char*> statements[] = {
       {&q->dedupe_get_, "SELECT state, last_ms FROM dedupe WHERE alert_id = ?"},
       {&q->dedupe_put_,

@@ -146,42 +146,30 @@ HealthState worstOf(HealthState a, HealthState b) { return rank(a) >= rank(b) ? 
 Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::string& path, IncidentConfig config) {
   // A damaged file is moved aside (kept for inspection, logged) and a fresh one started: the
   // incidents it held are lost, health judging and /metrics are not.
-  auto r = openOnce(path, config);
-  if (r || !platform::isDamage(r.status())) return r;
-  auto aside = platform::moveAsideDamaged(path, "incident database", r.error());
-  if (!aside) return aside.status();
-  return openOnce(path, config);
+  return platform::openOrMoveAside<std::unique_ptr<IncidentStore>>(path, "incident database",
+                                                                   [&] { return openOnce(path, config); });
 }
 
 Result<std::unique_ptr<IncidentStore>> IncidentStore::openOnce(const std::string& path, IncidentConfig config) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::unique_ptr<IncidentStore> s(new IncidentStore());
   s->config_ = config;
-  auto db = platform::Database::open(path, "incident database");
+  auto db = platform::openWithSchema(
+      path, "incident database", kSchemaVersion,
+      {
+          "PRAGMA journal_mode=WAL;",
+          "PRAGMA synchronous=NORMAL;",
+          "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);",
+          "CREATE TABLE IF NOT EXISTS incidents (id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, "
+          "rule TEXT NOT NULL, gpu_index INTEGER, gpu_uuid TEXT, severity INTEGER, summary TEXT, action TEXT, "
+          "kb_id TEXT, evidence TEXT, xid INTEGER, sticky INTEGER, escalated INTEGER, status INTEGER, "
+          "opened_ms INTEGER, last_seen_ms INTEGER, updated_ms INTEGER, resolved_ms INTEGER, resolved_by TEXT, "
+          "boot INTEGER, occurrences INTEGER, context TEXT);",
+          "CREATE INDEX IF NOT EXISTS incidents_key ON incidents(key, boot);",
+          "CREATE INDEX IF NOT EXISTS incidents_status ON incidents(status);",
+      });
   if (!db) return db.status();
   s->db_ = std::move(db.value());
   platform::Database& d = *s->db_;
-  if (auto st = d.checkIntegrity(); !st.ok()) return st;
-  auto version = d.schemaVersion(kSchemaVersion);
-  if (!version) return version.status();
-  for (const char* sql : {
-           "PRAGMA journal_mode=WAL;",
-           "PRAGMA synchronous=NORMAL;",
-           "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);",
-           "CREATE TABLE IF NOT EXISTS incidents (id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, "
-           "rule TEXT NOT NULL, gpu_index INTEGER, gpu_uuid TEXT, severity INTEGER, summary TEXT, action TEXT, "
-           "kb_id TEXT, evidence TEXT, xid INTEGER, sticky INTEGER, escalated INTEGER, status INTEGER, "
-           "opened_ms INTEGER, last_seen_ms INTEGER, updated_ms INTEGER, resolved_ms INTEGER, resolved_by TEXT, "
-           "boot INTEGER, occurrences INTEGER, context TEXT);",
-           "CREATE INDEX IF NOT EXISTS incidents_key ON incidents(key, boot);",
-           "CREATE INDEX IF NOT EXISTS incidents_status ON incidents(status);",
-       }) {
-    if (auto st = d.exec(sql); !st.ok()) return st;
-  }
-  // Version 0 (no version yet) has this very schema: stamping it is the whole migration.
-  if (*version != kSchemaVersion)
-    if (auto st = d.exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()); !st.ok()) return st;
   if (auto st = d.exec(config.new_lifetime
                            ? "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1;"
                            : "INSERT INTO meta(k, v) VALUES('boot', 1) ON CONFLICT(k) DO NOTHING;");

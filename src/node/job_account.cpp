@@ -152,6 +152,29 @@ void JobGpuAccount::observe(const collect::GpuView& v, std::int64_t now_ms) {
 
 void JobGpuAccount::addXid(int code) { ++xids_[code]; }
 
+const JobGpuAccount::StatPart JobGpuAccount::kStatParts[] = {
+    {"util", &JobGpuAccount::util_},
+    {"mem_util", &JobGpuAccount::mem_util_},
+    {"temp", &JobGpuAccount::temp_},
+    {"power", &JobGpuAccount::power_},
+    {"load_util", &JobGpuAccount::load_util_},
+    {"load_clock", &JobGpuAccount::load_clock_},
+    {"load_power", &JobGpuAccount::load_power_},
+    {"load_temp", &JobGpuAccount::load_temp_},
+};
+const JobGpuAccount::CounterPart JobGpuAccount::kCounterParts[] = {
+    {"energy_mj", &JobGpuAccount::energy_mj_},
+    {"ecc_sbe", &JobGpuAccount::ecc_sbe_},
+    {"ecc_dbe", &JobGpuAccount::ecc_dbe_},
+    {"retired_sbe", &JobGpuAccount::retired_sbe_},
+    {"retired_dbe", &JobGpuAccount::retired_dbe_},
+    {"remapped_corr", &JobGpuAccount::remapped_corr_},
+    {"remapped_unc", &JobGpuAccount::remapped_unc_},
+    {"pcie_replays", &JobGpuAccount::pcie_replays_},
+    {"nvlink_tx_kib", &JobGpuAccount::nvlink_tx_kib_},
+    {"nvlink_rx_kib", &JobGpuAccount::nvlink_rx_kib_},
+};
+
 json JobGpuAccount::toJson() const {
   auto mean = [](const Stat& s) -> json { return s.n ? json(s.sum / static_cast<double>(s.n)) : json(nullptr); };
   auto maxOf = [](const Stat& s) -> json { return s.n ? json(s.max) : json(nullptr); };
@@ -206,28 +229,12 @@ json JobGpuAccount::toJson() const {
       // Running state, so that an agent restarted during a job carries on where it stopped.
       {"state",
        {{"last_ms", last_ms_},
-        {"util", stat(util_)},
-        {"mem_util", stat(mem_util_)},
-        {"temp", stat(temp_)},
-        {"power", stat(power_)},
-        {"load_util", stat(load_util_)},
-        {"load_clock", stat(load_clock_)},
-        {"load_power", stat(load_power_)},
-        {"load_temp", stat(load_temp_)},
         {"mem_used_max_mib", mem_used_max_mib_},
-        {"energy_mj", counter(energy_mj_)},
         {"energy_integrated_j", energy_integrated_j_},
-        {"ecc_sbe", counter(ecc_sbe_)},
-        {"ecc_dbe", counter(ecc_dbe_)},
-        {"retired_sbe", counter(retired_sbe_)},
-        {"retired_dbe", counter(retired_dbe_)},
-        {"remapped_corr", counter(remapped_corr_)},
-        {"remapped_unc", counter(remapped_unc_)},
-        {"pcie_replays", counter(pcie_replays_)},
-        {"nvlink_tx_kib", counter(nvlink_tx_kib_)},
-        {"nvlink_rx_kib", counter(nvlink_rx_kib_)},
         {"pcie_seen", pcie_seen_}}},
   };
+  for (const auto& p : kStatParts) j["state"][p.key] = stat(this->*p.member);
+  for (const auto& p : kCounterParts) j["state"][p.key] = counter(this->*p.member);
   j["throttled_ms"] = json::object();
   for (const auto& [name, ms] : throttle_ms_) j["throttled_ms"][name] = ms;
   return j;
@@ -259,26 +266,10 @@ std::optional<JobGpuAccount> JobGpuAccount::fromJson(const json& j) {
     st.max = num(s[k], "max");
   };
   a.last_ms_ = static_cast<std::int64_t>(num(s, "last_ms"));
-  stat("util", a.util_);
-  stat("mem_util", a.mem_util_);
-  stat("temp", a.temp_);
-  stat("power", a.power_);
-  stat("load_util", a.load_util_);
-  stat("load_clock", a.load_clock_);
-  stat("load_power", a.load_power_);
-  stat("load_temp", a.load_temp_);
+  for (const auto& p : kStatParts) stat(p.key, a.*p.member);
+  for (const auto& p : kCounterParts) counter(p.key, a.*p.member);
   a.mem_used_max_mib_ = num(s, "mem_used_max_mib");
-  counter("energy_mj", a.energy_mj_);
   a.energy_integrated_j_ = num(s, "energy_integrated_j");
-  counter("ecc_sbe", a.ecc_sbe_);
-  counter("ecc_dbe", a.ecc_dbe_);
-  counter("retired_sbe", a.retired_sbe_);
-  counter("retired_dbe", a.retired_dbe_);
-  counter("remapped_corr", a.remapped_corr_);
-  counter("remapped_unc", a.remapped_unc_);
-  counter("pcie_replays", a.pcie_replays_);
-  counter("nvlink_tx_kib", a.nvlink_tx_kib_);
-  counter("nvlink_rx_kib", a.nvlink_rx_kib_);
   a.pcie_seen_ = s.value("pcie_seen", false);
   a.pcie_tx_bytes_ = num(j, "pcie_tx_bytes");
   a.pcie_rx_bytes_ = num(j, "pcie_rx_bytes");

@@ -78,6 +78,19 @@ class JobGpuAccount {
   bool pcie_seen_ = false;
   std::map<std::string, std::int64_t> throttle_ms_;  // reason → time
   std::map<int, std::uint64_t> xids_;
+
+  // The resumable state's gauges and counters under their keys: the one list that toJson writes
+  // and fromJson reads.
+  struct StatPart {
+    const char* key;
+    Stat JobGpuAccount::*member;
+  };
+  struct CounterPart {
+    const char* key;
+    Counter JobGpuAccount::*member;
+  };
+  static const StatPart kStatParts[];
+  static const CounterPart kCounterParts[];
 };
 
 }  // namespace gw::node

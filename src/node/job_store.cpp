@@ -16,36 +16,25 @@ json parsedOr(const std::string& text, json fallback) {
 }  // namespace
 
 Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
-  auto r = openOnce(path);
-  if (r || !platform::isDamage(r.status())) return r;
-  auto aside = platform::moveAsideDamaged(path, "jobs database", r.error());
-  if (!aside) return aside.status();
-  return openOnce(path);
+  return platform::openOrMoveAside<std::unique_ptr<JobStore>>(path, "jobs database", [&] { return openOnce(path); });
 }
 
 Result<std::unique_ptr<JobStore>> JobStore::openOnce(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::unique_ptr<JobStore> s(new JobStore());
-  auto db = platform::Database::open(path, "jobs database");
+  auto db = platform::openWithSchema(
+      path, "jobs database", kSchemaVersion,
+      {
+          "PRAGMA journal_mode=WAL;",
+          "PRAGMA synchronous=NORMAL;",
+          "CREATE TABLE IF NOT EXISTS jobs (run INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, "
+          "user TEXT NOT NULL, uid INTEGER NOT NULL, source TEXT NOT NULL, start_ms INTEGER NOT NULL, "
+          "end_ms INTEGER NOT NULL, gpus TEXT NOT NULL, fingerprint TEXT NOT NULL);",
+          "CREATE INDEX IF NOT EXISTS jobs_id ON jobs(job_id, run);",
+          "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_ms);",
+      });
   if (!db) return db.status();
   s->db_ = std::move(db.value());
   platform::Database& d = *s->db_;
-  if (auto st = d.checkIntegrity(); !st.ok()) return st;
-  auto version = d.schemaVersion(kSchemaVersion);
-  if (!version) return version.status();
-  for (const char* sql : {
-           "PRAGMA journal_mode=WAL;",
-           "PRAGMA synchronous=NORMAL;",
-           "CREATE TABLE IF NOT EXISTS jobs (run INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, "
-           "user TEXT NOT NULL, uid INTEGER NOT NULL, source TEXT NOT NULL, start_ms INTEGER NOT NULL, "
-           "end_ms INTEGER NOT NULL, gpus TEXT NOT NULL, fingerprint TEXT NOT NULL);",
-           "CREATE INDEX IF NOT EXISTS jobs_id ON jobs(job_id, run);",
-           "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_ms);",
-       })
-    if (auto st = d.exec(sql); !st.ok()) return st;
-  if (*version != kSchemaVersion)
-    if (auto st = d.exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()); !st.ok()) return st;
   auto prep = [&](const std::string& sql, platform::Statement& out) -> Status {
     auto st = d.prepare(sql);
     if (!st) return st.status();

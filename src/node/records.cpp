@@ -42,34 +42,24 @@ json recordJson(const Record& r) {
 }
 
 Result<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path) {
-  auto r = openOnce(path);
-  if (r || !platform::isDamage(r.status())) return r;
-  auto aside = platform::moveAsideDamaged(path, "records database", r.error());
-  if (!aside) return aside.status();
-  return openOnce(path);
+  return platform::openOrMoveAside<std::unique_ptr<RecordStore>>(path, "records database",
+                                                                 [&] { return openOnce(path); });
 }
 
 Result<std::unique_ptr<RecordStore>> RecordStore::openOnce(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::unique_ptr<RecordStore> s(new RecordStore());
-  auto db = platform::Database::open(path, "records database");
+  auto db = platform::openWithSchema(
+      path, "records database", kSchemaVersion,
+      {
+          "PRAGMA journal_mode=WAL;",
+          "PRAGMA synchronous=NORMAL;",
+          "CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY AUTOINCREMENT, time_ms INTEGER NOT NULL, "
+          "kind TEXT NOT NULL, who TEXT NOT NULL, summary TEXT NOT NULL, state TEXT NOT NULL, changes TEXT NOT NULL);",
+          "CREATE INDEX IF NOT EXISTS records_kind ON records(kind, id);",
+      });
   if (!db) return db.status();
   s->db_ = std::move(db.value());
   platform::Database& d = *s->db_;
-  if (auto st = d.checkIntegrity(); !st.ok()) return st;
-  auto version = d.schemaVersion(kSchemaVersion);
-  if (!version) return version.status();
-  for (const char* sql : {
-           "PRAGMA journal_mode=WAL;",
-           "PRAGMA synchronous=NORMAL;",
-           "CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY AUTOINCREMENT, time_ms INTEGER NOT NULL, "
-           "kind TEXT NOT NULL, who TEXT NOT NULL, summary TEXT NOT NULL, state TEXT NOT NULL, changes TEXT NOT NULL);",
-           "CREATE INDEX IF NOT EXISTS records_kind ON records(kind, id);",
-       })
-    if (auto st = d.exec(sql); !st.ok()) return st;
-  if (*version != kSchemaVersion)
-    if (auto st = d.exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()); !st.ok()) return st;
   auto prep = [&](const std::string& sql, platform::Statement& out) -> Status {
     auto st = d.prepare(sql);
     if (!st) return st.status();

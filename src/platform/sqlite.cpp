@@ -301,6 +301,23 @@ Result<int64_t> Database::schemaVersion(int64_t understood) {
   return *version;
 }
 
+Result<std::unique_ptr<Database>> openWithSchema(const std::string& path, const std::string& label, int64_t version,
+                                                 std::initializer_list<const char*> schema) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  auto db = Database::open(path, label);
+  if (!db) return db.status();
+  Database& d = **db;
+  if (auto st = d.checkIntegrity(); !st.ok()) return st;
+  auto found = d.schemaVersion(version);
+  if (!found) return found.status();
+  for (const char* sql : schema)
+    if (auto st = d.exec(sql); !st.ok()) return st;
+  if (*found != version)
+    if (auto st = d.exec(("PRAGMA user_version=" + std::to_string(version)).c_str()); !st.ok()) return st;
+  return db;
+}
+
 Status Database::checkIntegrity() {
   auto r = queryText("PRAGMA quick_check");
   if (!r) return r.status();

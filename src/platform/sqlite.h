@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -172,5 +173,23 @@ Status damaged(const std::string& what);
 // "<path>.damaged-<YYYYMMDDTHHMMSS-mmmZ>" (kept for inspection), logs it with `why` and counts it
 // in storage health. Returns the new name. The caller must have closed every connection to it.
 Result<std::string> moveAsideDamaged(const std::string& path, const std::string& label, const std::string& why);
+
+// Opens the file (creating its folder) as a database of schema `version`: checks its integrity,
+// refuses a newer version, runs `schema` (pragmas, CREATE … IF NOT EXISTS) and stamps the version
+// when the file had none. A version-0 file must have this very schema: stamping it is the whole
+// migration. A file already of this version is not written, so it opens on a full disk too.
+Result<std::unique_ptr<Database>> openWithSchema(const std::string& path, const std::string& label, int64_t version,
+                                                 std::initializer_list<const char*> schema);
+
+// Runs `open`; when it finds the file damaged (isDamage), moves the file aside (kept, logged) and
+// runs it once more on a fresh file: what the file held is lost, the service is not.
+template <typename T, typename Open>
+Result<T> openOrMoveAside(const std::string& path, const std::string& label, Open&& open) {
+  Result<T> r = open();
+  if (r || !isDamage(r.status())) return r;
+  auto aside = moveAsideDamaged(path, label, r.error());
+  if (!aside) return aside.status();
+  return open();
+}
 
 }  // namespace gw::platform

@@ -7,26 +7,8 @@
 set -euo pipefail
 
 GW=$(readlink -f "${1:?usage: cluster_diag_test.sh GPUWARDEN_BINARY}")
-if ((EUID != 0)); then
-  echo "SKIP: needs root (slurmd, munged and mknod)"
-  exit 77
-fi
-for b in munged slurmctld slurmd sinfo srun scontrol; do
-  if ! command -v "$b" >/dev/null; then
-    echo "SKIP: $b missing (apt-get install munge slurmctld slurmd slurm-client)"
-    exit 77
-  fi
-done
-
 source "$(dirname "$0")/lib.sh"
-
-SLURM_T=$(mktemp -d)
-cleanup() {
-  slurm_stop
-  rm -rf "$SLURM_T"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
+slurm_test_begin sinfo srun
 fail() {
   echo "FAIL: $*"
   echo "--- nodes: $(sinfo -N -h -o '%N %t %E' 2>&1 || true)"

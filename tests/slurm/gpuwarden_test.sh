@@ -15,20 +15,8 @@
 set -euo pipefail
 
 GW=$(readlink -f "${1:?usage: gpuwarden_test.sh GPUWARDEN_BINARY}")
-if ((EUID != 0)); then
-  echo "SKIP: needs root (slurmd, munged and mknod)"
-  exit 77
-fi
-for b in munged slurmctld slurmd sinfo sbatch scontrol squeue curl; do
-  if ! command -v "$b" >/dev/null; then
-    echo "SKIP: $b missing (apt-get install munge slurmctld slurmd slurm-client curl)"
-    exit 77
-  fi
-done
-
 source "$(dirname "$0")/lib.sh"
-
-SLURM_T=$(mktemp -d)
+slurm_test_begin sinfo sbatch squeue curl
 AGENT_PID=
 stop_agent() {
   [[ -n $AGENT_PID ]] || return 0
@@ -36,13 +24,7 @@ stop_agent() {
   wait "$AGENT_PID" 2>/dev/null || true
   AGENT_PID=
 }
-cleanup() {
-  slurm_stop
-  stop_agent
-  rm -rf "$SLURM_T"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
+slurm_test_cleanup() { stop_agent; }
 fail() {
   echo "FAIL: $*"
   echo "--- node: $(slurm_node_state "${SLURM_NODE:-gwnode1}" 2>&1 || true)"

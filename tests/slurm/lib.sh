@@ -27,6 +27,32 @@
 # - HealthCheckProgram gets only SLURMD_NODENAME (no SLURM_CONF, no PATH); its exit status
 #   drains nothing, an scontrol drain or resume it runs does.
 
+# The start every Slurm test shares (call before anything else): skips (exit 77) without root or
+# without one of the programs named; makes SLURM_T; on exit (and on ctest's TERM) stops the
+# cluster, runs the test's own slurm_test_cleanup if it defines one, and removes SLURM_T.
+slurm_test_begin() {  # PROGRAM...
+  if ((EUID != 0)); then
+    echo "SKIP: needs root (slurmd runs jobs as any user, munged and mknod need root)"
+    exit 77
+  fi
+  local b
+  for b in munged slurmctld slurmd scontrol "$@"; do
+    if ! command -v "$b" >/dev/null; then
+      echo "SKIP: $b missing (apt-get install munge slurmctld slurmd slurm-client)"
+      exit 77
+    fi
+  done
+  SLURM_T=$(mktemp -d)
+  trap _slurm_test_end EXIT
+  # ctest's timeout sends TERM: exit so that the EXIT trap stops the daemons.
+  trap 'exit 143' TERM INT
+}
+_slurm_test_end() {
+  slurm_stop
+  if declare -F slurm_test_cleanup >/dev/null; then slurm_test_cleanup; fi
+  rm -rf "$SLURM_T"
+}
+
 _slurm_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }

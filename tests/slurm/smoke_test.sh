@@ -6,27 +6,8 @@
 # Exit 77 (skipped) only when not root or a Slurm or munge program is missing.
 set -euo pipefail
 
-if ((EUID != 0)); then
-  echo "SKIP: needs root (slurmd runs jobs as any user, munged and mknod need root)"
-  exit 77
-fi
-for b in munged slurmctld slurmd sinfo sbatch srun scontrol squeue scancel; do
-  if ! command -v "$b" >/dev/null; then
-    echo "SKIP: $b missing (apt-get install munge slurmctld slurmd slurm-client)"
-    exit 77
-  fi
-done
-
 source "$(dirname "$0")/lib.sh"
-
-SLURM_T=$(mktemp -d)
-cleanup() {
-  slurm_stop
-  rm -rf "$SLURM_T"
-}
-trap cleanup EXIT
-# ctest's timeout sends TERM: exit so that the EXIT trap stops the daemons.
-trap 'exit 143' TERM INT
+slurm_test_begin sinfo sbatch srun squeue scancel
 fail() {
   echo "FAIL: $*"
   echo "--- node: $(slurm_node_state "$SLURM_NODE" 2>&1 || true)"
