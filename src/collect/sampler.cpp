@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "nvml/inventory.h"
 #include "platform/clock.h"
 #include "platform/thread_guard.h"
 
@@ -151,11 +152,8 @@ struct Sampler::Worker {
           mid.name = timed([&] { return md->name(); }).value_or(id.name);
           mid.gpu_instance_id = timed([&] { return md->gpuInstanceId(); }).value_or(0);
           mid.compute_instance_id = timed([&] { return md->computeInstanceId(); }).value_or(0);
-          if (auto a = timed([&] { return md->attributes(); })) {
-            unsigned gb = static_cast<unsigned>((a->memorySizeMB + 512) / 1024);
-            if (gb % 5 == 4) ++gb;
-            mid.mig_profile = std::to_string(a->gpuInstanceSliceCount) + "g." + std::to_string(gb) + "gb";
-          }
+          if (auto a = timed([&] { return md->attributes(); }))
+            mid.mig_profile = nvml::migProfileName(a->gpuInstanceSliceCount, a->memorySizeMB);
           add(mid, *md, GpuState::Up, "");
         }
       }

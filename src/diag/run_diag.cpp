@@ -78,7 +78,7 @@ class LockedNvml : public DiagNvml {
 struct GpuCtx {
   int index = -1;
   std::string name;
-  SkuThresholds sku;
+  SkuThresholds sku = ThresholdTable::builtin().generic();
   int cuda_dev = -1;  // -1: not visible to CUDA
   GwDeviceProps props{};
 };

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -51,6 +53,28 @@ double nonNegative(const YAML::Node& n, const std::string& where) {
   if (v < 0) throw ParseError{where + ": must not be negative"};
   return v;
 }
+
+// Every key of `defaults:`: the built-in file must give each (it is their one home).
+constexpr const char* kDefaultKeys[] = {"max_temp_c",
+                                        "pcie_min_fraction",
+                                        "pcie_warn_fraction",
+                                        "membw_min_fraction",
+                                        "membw_warn_fraction",
+                                        "gemm_min_fraction",
+                                        "peer_slow_warn_pct",
+                                        "peer_slow_fail_pct",
+                                        "p2p_min_fraction",
+                                        "p2p_warn_fraction",
+                                        "power_target_fraction",
+                                        "power_min_fraction",
+                                        "power_warn_fraction",
+                                        "memtest_fraction",
+                                        "max_retired_pages",
+                                        "peak_mem_bw_gbps",
+                                        "pcie_gen",
+                                        "pcie_width",
+                                        "nvlink_p2p_gbps",
+                                        "gemm_tflops"};
 
 // Applies the keys of `m` on top of `t`. SKU-only keys are allowed when `sku`.
 void apply(const YAML::Node& m, SkuThresholds& t, const std::string& where, bool sku) {
@@ -134,7 +158,13 @@ void apply(const YAML::Node& m, SkuThresholds& t, const std::string& where, bool
 }  // namespace
 
 Result<ThresholdTable> ThresholdTable::parse(std::string_view yaml, const std::string& source) {
+  return parseOver(yaml, source, builtin().generic(), false);
+}
+
+Result<ThresholdTable> ThresholdTable::parseOver(std::string_view yaml, const std::string& source,
+                                                 const SkuThresholds& base, bool require_all) {
   ThresholdTable t;
+  t.defaults_ = base;
   try {
     YAML::Node root = YAML::Load(std::string(yaml));
     if (!root.IsMap()) return Status::Error(source + ": expected a mapping at the top");
@@ -146,6 +176,9 @@ Result<ThresholdTable> ThresholdTable::parse(std::string_view yaml, const std::s
     }
     if (!root["version"] || root["version"].as<int>() != 1) return Status::Error(source + ": 'version: 1' expected");
     if (root["defaults"]) apply(root["defaults"], t.defaults_, "defaults", false);
+    if (require_all)
+      for (const char* k : kDefaultKeys)
+        if (!root["defaults"] || !root["defaults"][k]) return Status::Error(source + ": defaults." + k + " is missing");
     if (root["skus"]) {
       if (!root["skus"].IsSequence()) return Status::Error(source + ": 'skus' must be a list");
       int i = 0;
@@ -178,9 +211,14 @@ Result<ThresholdTable> ThresholdTable::loadFile(const std::string& path) {
 
 const ThresholdTable& ThresholdTable::builtin() {
   static const ThresholdTable table = [] {
-    auto r = parse(kDefaultThresholdsYaml, "built-in thresholds.yaml");
-    // The embedded file is tested; should it ever be broken, fall back to generic defaults.
-    return r.ok() ? std::move(r).value() : ThresholdTable{};
+    auto r = parseOver(kDefaultThresholdsYaml, "built-in thresholds.yaml", SkuThresholds{}, true);
+    // The embedded file is tested (Thresholds.*): a broken one is a broken build, and judging
+    // with thresholds of zero would pass every card.
+    if (!r.ok()) {
+      std::fprintf(stderr, "gpuwarden: %s\n", r.error().c_str());
+      std::abort();
+    }
+    return std::move(r).value();
   }();
   return table;
 }

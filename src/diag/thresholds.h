@@ -18,15 +18,17 @@ struct SkuThresholds {
   std::vector<uint32_t> pci_device_ids;  // 16-bit device ids (0x2330)
   std::vector<std::string> names;        // NVML names, compared case-insensitively
 
-  double max_temp_c = 87;
-  double pcie_min_fraction = 0.60, pcie_warn_fraction = 0.70;
-  double membw_min_fraction = 0.70, membw_warn_fraction = 0.80;
-  double gemm_min_fraction = 0.60;
-  double peer_slow_warn_pct = 5, peer_slow_fail_pct = 15;
-  double p2p_min_fraction = 0.50, p2p_warn_fraction = 0.70;
-  double power_target_fraction = 0.85, power_min_fraction = 0.80, power_warn_fraction = 0.95;
-  double memtest_fraction = 0.90;
-  uint64_t max_retired_pages = 60;
+  // The values live in one place, thresholds.yaml's `defaults:` (compiled in): a SkuThresholds
+  // made here holds zeros; take ThresholdTable::builtin().generic() for the defaults.
+  double max_temp_c = 0;
+  double pcie_min_fraction = 0, pcie_warn_fraction = 0;
+  double membw_min_fraction = 0, membw_warn_fraction = 0;
+  double gemm_min_fraction = 0;
+  double peer_slow_warn_pct = 0, peer_slow_fail_pct = 0;
+  double p2p_min_fraction = 0, p2p_warn_fraction = 0;
+  double power_target_fraction = 0, power_min_fraction = 0, power_warn_fraction = 0;
+  double memtest_fraction = 0;
+  uint64_t max_retired_pages = 0;
   double peak_mem_bw_gbps = 0;  // 0: unknown
   int pcie_gen = 0, pcie_width = 0;
   double nvlink_p2p_gbps = 0;
@@ -37,7 +39,8 @@ struct SkuThresholds {
 
 class ThresholdTable {
  public:
-  // Parses the YAML text; `source` names it in error messages. Unknown keys are errors.
+  // Parses the YAML text; `source` names it in error messages. Unknown keys are errors. What its
+  // `defaults:` leaves out keeps the built-in default.
   static Result<ThresholdTable> parse(std::string_view yaml, const std::string& source);
   static Result<ThresholdTable> loadFile(const std::string& path);
   // The compiled-in copy of src/diag/thresholds.yaml.
@@ -50,6 +53,10 @@ class ThresholdTable {
   const std::vector<SkuThresholds>& skus() const { return skus_; }
 
  private:
+  // `base`: where `defaults:` starts; `require_all`: every default key must be given (the
+  // built-in file, which is where the defaults are written).
+  static Result<ThresholdTable> parseOver(std::string_view yaml, const std::string& source, const SkuThresholds& base,
+                                          bool require_all);
   SkuThresholds defaults_;
   std::vector<SkuThresholds> skus_;
 };

@@ -53,7 +53,7 @@ std::vector<PeerStanding> comparePeers(const std::vector<double>& values, double
 struct GemmInput {
   int gpu = -1;
   std::string name;  // GPUs are only compared with GPUs of the same name
-  SkuThresholds sku;
+  SkuThresholds sku = ThresholdTable::builtin().generic();
   std::string precision;  // asked for: "fp32", "tf32", "fp16", "bf16"
   Result<GwGemmResult> result = Status::Error("not run");
 };

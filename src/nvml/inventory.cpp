@@ -16,15 +16,13 @@ std::optional<double> watts(const Result<unsigned>& mw) {
   return mw ? std::optional<double>(*mw / 1000.0) : std::nullopt;
 }
 
-// "MIG 1g.10gb" style profile from slice count and memory, as dcgm-exporter labels it.
-std::string migProfile(const nvmlDeviceAttributes_t& a) {
-  unsigned gb = static_cast<unsigned>(std::lround(static_cast<double>(a.memorySizeMB) / 1024.0));
-  // NVIDIA names round to the marketing size (9.75 GiB is "10gb", 19.5 GiB "20gb").
-  if (gb % 5 == 4) ++gb;
-  return std::to_string(a.gpuInstanceSliceCount) + "g." + std::to_string(gb) + "gb";
-}
-
 }  // namespace
+
+std::string migProfileName(unsigned slices, unsigned long long memory_mb) {
+  auto gb = static_cast<unsigned long long>((memory_mb + 512) / 1024);
+  if (gb % 5 == 4) ++gb;
+  return std::to_string(slices) + "g." + std::to_string(gb) + "gb";
+}
 
 bool Inventory::anyLost() const {
   for (const auto& g : gpus)
@@ -152,7 +150,7 @@ GpuInfo readGpu(const Session& s, unsigned i) {
         if (auto a = md->attributes()) {
           mi.sm_count = a->multiprocessorCount;
           mi.memory_total_mib = a->memorySizeMB;
-          mi.profile = migProfile(*a);
+          mi.profile = migProfileName(a->gpuInstanceSliceCount, a->memorySizeMB);
         }
         if (auto mem = md->memory(); mem && mi.memory_total_mib == 0) mi.memory_total_mib = mem->total / (1024 * 1024);
         g.mig_devices.push_back(std::move(mi));

@@ -57,6 +57,10 @@ Result<Inventory> readInventory(const Session& session, std::chrono::millisecond
 
 // "0-55,112-167" from a sorted id list.
 std::string formatIdRanges(const std::vector<unsigned>& ids);
+// A MIG device's profile name ("1g.10gb", as nvidia-smi and dcgm-exporter name it) from its slice
+// count and memory: the memory in GiB to the nearest whole (a half rounds up), then up to the
+// marketing size where NVIDIA's names do (9.75 GiB is "10gb", 39.25 GiB "40gb").
+std::string migProfileName(unsigned slices, unsigned long long memory_mb);
 // SMs from CUDA cores where NVML has no attribute query for full GPUs.
 std::optional<unsigned> smCountFromCores(unsigned arch, unsigned cores);
 

@@ -154,7 +154,7 @@ TEST(RunDiag, WatchSummaryClockRangeIsWhatTheGpuRanAt) {
   EXPECT_EQ(w->measured["min_sm_mhz"].get<unsigned>(), 1980u);
   EXPECT_EQ(w->measured["max_sm_mhz"].get<unsigned>(), 1980u);
   EXPECT_NE(w->summary.find("SM 1980-1980 MHz"), std::string::npos) << w->summary;
-  EXPECT_EQ(judgeWatch(0, WatchSummary{}, SkuThresholds{}).summary.find("SM "), std::string::npos);
+  EXPECT_EQ(judgeWatch(0, WatchSummary{}, ThresholdTable::builtin().generic()).summary.find("SM "), std::string::npos);
 }
 
 TEST(RunDiag, SelectedGpusOnly) {

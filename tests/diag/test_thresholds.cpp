@@ -67,32 +67,43 @@ TEST(Thresholds, OverridesApplyPerSku) {
 namespace gw::diag {
 namespace {
 
-// The struct's defaults and the shipped file's `defaults:` say the same, so that code and tests
-// that build SkuThresholds{} judge as the generic entry does: a default changed in one place
-// only fails here.
-TEST(Thresholds, StructDefaultsAreTheFilesDefaults) {
-  const SkuThresholds s{};
+// The defaults have one home, thresholds.yaml's `defaults:`: the built-in table holds the numbers
+// docs/diag.md states, and a file that leaves a default out keeps the built-in one.
+TEST(Thresholds, TheBuiltinDefaultsAreTheDocumentedOnes) {
   const SkuThresholds& g = ThresholdTable::builtin().generic();
-  EXPECT_EQ(s.max_temp_c, g.max_temp_c);
-  EXPECT_EQ(s.pcie_min_fraction, g.pcie_min_fraction);
-  EXPECT_EQ(s.pcie_warn_fraction, g.pcie_warn_fraction);
-  EXPECT_EQ(s.membw_min_fraction, g.membw_min_fraction);
-  EXPECT_EQ(s.membw_warn_fraction, g.membw_warn_fraction);
-  EXPECT_EQ(s.gemm_min_fraction, g.gemm_min_fraction);
-  EXPECT_EQ(s.peer_slow_warn_pct, g.peer_slow_warn_pct);
-  EXPECT_EQ(s.peer_slow_fail_pct, g.peer_slow_fail_pct);
-  EXPECT_EQ(s.p2p_min_fraction, g.p2p_min_fraction);
-  EXPECT_EQ(s.p2p_warn_fraction, g.p2p_warn_fraction);
-  EXPECT_EQ(s.power_target_fraction, g.power_target_fraction);
-  EXPECT_EQ(s.power_min_fraction, g.power_min_fraction);
-  EXPECT_EQ(s.power_warn_fraction, g.power_warn_fraction);
-  EXPECT_EQ(s.memtest_fraction, g.memtest_fraction);
-  EXPECT_EQ(s.max_retired_pages, g.max_retired_pages);
-  EXPECT_EQ(s.peak_mem_bw_gbps, g.peak_mem_bw_gbps);
-  EXPECT_EQ(s.pcie_gen, g.pcie_gen);
-  EXPECT_EQ(s.pcie_width, g.pcie_width);
-  EXPECT_EQ(s.nvlink_p2p_gbps, g.nvlink_p2p_gbps);
-  EXPECT_EQ(s.gemm_tflops, g.gemm_tflops);
+  EXPECT_EQ(g.max_temp_c, 87);
+  EXPECT_EQ(g.pcie_min_fraction, 0.60);
+  EXPECT_EQ(g.pcie_warn_fraction, 0.70);
+  EXPECT_EQ(g.membw_min_fraction, 0.70);
+  EXPECT_EQ(g.membw_warn_fraction, 0.80);
+  EXPECT_EQ(g.gemm_min_fraction, 0.60);
+  EXPECT_EQ(g.peer_slow_warn_pct, 5);
+  EXPECT_EQ(g.peer_slow_fail_pct, 15);
+  EXPECT_EQ(g.p2p_min_fraction, 0.50);
+  EXPECT_EQ(g.p2p_warn_fraction, 0.70);
+  EXPECT_EQ(g.power_target_fraction, 0.85);
+  EXPECT_EQ(g.power_min_fraction, 0.80);
+  EXPECT_EQ(g.power_warn_fraction, 0.95);
+  EXPECT_EQ(g.memtest_fraction, 0.90);
+  EXPECT_EQ(g.max_retired_pages, 60u);
+  EXPECT_EQ(g.peak_mem_bw_gbps, 0);
+  EXPECT_EQ(g.pcie_gen, 0);
+  EXPECT_EQ(g.pcie_width, 0);
+  EXPECT_EQ(g.nvlink_p2p_gbps, 0);
+  EXPECT_TRUE(g.gemm_tflops.empty());
+}
+
+TEST(Thresholds, AFileThatLeavesADefaultOutKeepsTheBuiltinOne) {
+  auto t = ThresholdTable::parse("version: 1\ndefaults: {max_temp_c: 90, gemm_min_fraction: 0.5}\n", "t");
+  ASSERT_TRUE(t.ok()) << t.error();
+  const SkuThresholds& g = t->generic();
+  EXPECT_EQ(g.max_temp_c, 90);
+  EXPECT_EQ(g.gemm_min_fraction, 0.5);
+  const SkuThresholds& b = ThresholdTable::builtin().generic();
+  EXPECT_EQ(g.pcie_min_fraction, b.pcie_min_fraction);
+  EXPECT_EQ(g.memtest_fraction, b.memtest_fraction);
+  EXPECT_EQ(g.max_retired_pages, b.max_retired_pages);
+  EXPECT_EQ(g.peer_slow_fail_pct, b.peer_slow_fail_pct);
 }
 
 }  // namespace

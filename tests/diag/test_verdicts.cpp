@@ -276,10 +276,10 @@ namespace {
 TEST(Verdicts, WatchReasonsAreWhatWasSeen) {
   WatchSummary quiet;
   quiet.samples = 10;
-  EXPECT_EQ(judgeWatch(0, quiet, SkuThresholds{}).measured["clock_event_reasons"], 0);
+  EXPECT_EQ(judgeWatch(0, quiet, ThresholdTable::builtin().generic()).measured["clock_event_reasons"], 0);
   WatchSummary slowed = quiet;
   slowed.reasons_seen = 0x4 | 0x40;
-  const Check c = judgeWatch(0, slowed, SkuThresholds{});
+  const Check c = judgeWatch(0, slowed, ThresholdTable::builtin().generic());
   EXPECT_EQ(c.measured["clock_event_reasons"], 0x44);
   EXPECT_EQ(c.verdict, Verdict::Warn);
   EXPECT_EQ(c.evidence, (std::vector<std::string>{"clock event reasons seen: HW thermal slowdown",

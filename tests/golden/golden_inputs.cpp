@@ -5,7 +5,10 @@
 #include <random>
 
 #include "alert/queue.h"
+#include "fields/catalog.h"
 #include "health/incidents.h"
+#include "node/jobs.h"
+#include "node/records.h"
 #include "store/chunk_codec.h"
 #include "store/store.h"
 
@@ -284,6 +287,102 @@ Status writeAlertsDb(const std::string& path) {
   }
   if (Status st = q.ack(2); !st.ok()) return st;              // alertmanager took A firing
   return q.reject(6, "HTTP 400 Bad Request: unknown field");  // the command sink refused C for good
+}
+
+namespace {
+
+collect::GpuView jobGpu(unsigned index, const std::string& uuid, unsigned minor) {
+  collect::GpuView v;
+  v.id.index = index;
+  v.id.uuid = uuid;
+  v.id.device = "nvidia" + std::to_string(minor);
+  v.id.pci_bus_id = "00000000:" + std::to_string(18 + index * 10) + ":00.0";
+  v.values.resize(fields::all().size());
+  return v;
+}
+
+void put(collect::GpuView& v, const char* key, double value, std::int64_t ms) {
+  v.values[fields::indexOf(*fields::findByKey(key))] = {value, ms, true};
+}
+
+// One sampling pass at `ms`, k seconds into job 17: A loaded, B half loaded.
+void pass(std::vector<collect::GpuView>& views, std::int64_t ms, int k) {
+  collect::GpuView& a = views[0];
+  collect::GpuView& b = views[1];
+  for (auto* v : {&a, &b}) v->last_sample_ms = ms;
+  put(a, "gpu_util", k == 0 ? 0 : 100, ms);
+  put(a, "power_usage", k == 0 ? 100 : 400, ms);
+  put(a, "gpu_temp", 60 + k, ms);
+  put(a, "total_energy", 1'000'000 + 400'000.0 * k, ms);  // mJ: 400 W
+  put(a, "sm_clock", 1980, ms);
+  put(a, "pcie_replay_counter", 5 + k, ms);
+  put(a, "fb_used", 40'960 + 1024.0 * k, ms);
+  put(b, "gpu_util", k == 0 ? 0 : 50, ms);
+  put(b, "power_usage", 250, ms);
+  put(b, "gpu_temp", 50, ms);
+  put(b, "total_energy", 2'000'000 + 250'000.0 * k, ms);
+  put(b, "ecc_sbe_volatile", k >= 2 ? 3 : 0, ms);
+}
+
+}  // namespace
+
+Status writeJobsDb(const std::string& path) {
+  auto t = node::JobTracker::open(path);
+  if (!t) return t.status();
+  std::vector<collect::GpuView> views = {jobGpu(0, "GPU-golden-a", 1), jobGpu(1, "GPU-golden-b", 0)};
+  pass(views, kT0, 0);
+  node::JobStartRequest a;
+  a.job_id = "17";
+  a.user = "alice";
+  a.uid = 1000;
+  a.source = "slurm";
+  a.gpus = {"0", "1"};  // Slurm's numbers: minor 0 (GPU-golden-b), then minor 1
+  a.numbering = node::GpuNumbering::Slurm;
+  a.install = {{"install_record", 2}, {"driver_version", "550.54.15"}, {"cuda_driver_version", "12.4"}};
+  if (auto r = (*t)->start(a, views, kT0); !r) return r.status();
+  for (int k = 1; k <= 4; ++k) {
+    pass(views, kT0 + 1000 * k, k);
+    (*t)->observe(views, kT0 + 1000 * k);
+    if (k == 2) {
+      events::GpuEvent e;
+      e.timestamp_ms = kT0 + 2500;
+      e.code = 79;
+      e.gpu_index = 0;
+      e.gpu_uuid = "GPU-golden-a";
+      (*t)->onEvent(e);
+    }
+  }
+  if (auto r = (*t)->end("17", kT0 + 4000); !r) return r.status();
+  node::JobStartRequest b;
+  b.job_id = "18";
+  b.source = "api";
+  b.gpus = {"GPU-golden-b"};
+  if (auto r = (*t)->start(b, views, kT0 + 5000); !r) return r.status();
+  pass(views, kT0 + 6000, 5);
+  (*t)->observe(views, kT0 + 6000);
+  return (*t)->checkpoint();
+}
+
+Status writeRecordsDb(const std::string& path) {
+  auto s = node::RecordStore::open(path);
+  if (!s) return s.status();
+  const nlohmann::json first = {{"driver_version", "550.54.15"}, {"gpus", {{{"serial", "1650023000001"}}}}};
+  const nlohmann::json second = {{"driver_version", "560.28.03"}, {"gpus", {{{"serial", "1650023000001"}}}}};
+  const node::Record records[] = {
+      {0, kT0, "install", "agent", "first record: driver 550.54.15, 1 GPU(s)", first, nlohmann::json::array()},
+      {0, kT0 + 86'400'000, "install", "agent", "driver_version 550.54.15 -> 560.28.03", second,
+       nlohmann::json::array({{{"what", "driver_version"}, {"before", "550.54.15"}, {"after", "560.28.03"}}})},
+      {0,
+       kT0 + 90'000'000,
+       "setting",
+       "uid 0 (root) pid 4242",
+       "GPU 0 power limit 700 W -> 500 W",
+       {{"power_limit_w", 500}},
+       nlohmann::json::array({{{"what", "power_limit_w"}, {"before", 700}, {"after", 500}}})},
+  };
+  for (const auto& r : records)
+    if (auto id = (*s)->append(r); !id) return id.status();
+  return Status::Ok();
 }
 
 }  // namespace gw::golden

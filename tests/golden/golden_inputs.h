@@ -61,4 +61,13 @@ Status writeIncidentsDb(const std::string& path);
 alert::Alert goldenAlert(int which);  // 0: A firing, 1: B firing, 2: A resolved, 3: C firing
 Status writeAlertsDb(const std::string& path);
 
+// ---- Jobs (node/job_store.h): tests/golden/jobs-v<schema>.db ----
+// Job 17 (Slurm, alice) on both golden GPUs for 4 s with an Xid 79, ended; job 18 (api) running on
+// GPU-golden-b, checkpointed. What they hold is listed in golden_test.cpp.
+Status writeJobsDb(const std::string& path);
+
+// ---- Records (node/records.h): tests/golden/records-v<schema>.db ----
+// Two install records (the second a driver change) and a setting change.
+Status writeRecordsDb(const std::string& path);
+
 }  // namespace gw::golden

@@ -26,7 +26,10 @@
 #include "../support/temp_dir.h"
 #include "alert/queue.h"
 #include "golden_inputs.h"
+#include "fields/catalog.h"
 #include "health/incidents.h"
+#include "node/jobs.h"
+#include "node/records.h"
 #include "platform/sqlite.h"
 #include "store/aggregate.h"
 #include "store/chunk_codec.h"
@@ -534,6 +537,180 @@ TEST(Golden, AlertQueueOfTheCurrentVersionHasTheSameSchema) {
   expectSameFormat(fileFormat(copyOf(golden, dir, "golden-alerts.db"), {}), fileFormat(fresh, {}), golden);
 }
 
+// ---- jobs.db ----
+
+// What writeJobsDb's inputs add up to, worked out by hand: 5 samples at 1 s (k = 0..4).
+TEST(Golden, JobsDbOfEverySchemaVersionReadsExactly) {
+  const auto files = goldens("jobs", "db");
+  ASSERT_FALSE(files.empty()) << "no jobs goldens in " << kGoldenDir;
+  for (const GoldenFile& g : files) {
+    SCOPED_TRACE(g.path.filename().string());
+    ASSERT_LE(g.version, node::JobStore::kSchemaVersion) << "a jobs schema newer than this code knows";
+    testsupport::TempDir dir("gw-golden");
+    const std::string path = copyOf(g.path, dir, "jobs.db");
+    ASSERT_EQ(userVersion(path), g.version) << "the file's user_version is not the version in its name";
+    auto opened = node::JobTracker::open(path);
+    ASSERT_TRUE(opened.ok()) << "a committed jobs.db of schema " << g.version << " no longer opens: " << opened.error()
+                             << "\n"
+                             << kBumpRule;
+    node::JobTracker& t = **opened;
+    auto shown = t.show("17");
+    ASSERT_TRUE(shown && *shown);
+    const nlohmann::json j = node::jobJson(**shown, kT0 + 10'000);
+    EXPECT_EQ(j["run"], 1);
+    EXPECT_EQ(j["user"], "alice");
+    EXPECT_EQ(j["uid"], 1000);
+    EXPECT_EQ(j["source"], "slurm");
+    EXPECT_EQ(j["state"], "ended");
+    EXPECT_EQ(j["start_ms"], kT0);
+    EXPECT_EQ(j["end_ms"], kT0 + 4000);
+    EXPECT_EQ(
+        j["fingerprint"]["install"],
+        (nlohmann::json{{"install_record", 2}, {"driver_version", "550.54.15"}, {"cuda_driver_version", "12.4"}}));
+    ASSERT_EQ(j["gpus"].size(), 2u);
+    // Slurm's GPU 0 is minor 0: GPU-golden-b comes first.
+    const nlohmann::json& b = j["gpus"][0];
+    const nlohmann::json& a = j["gpus"][1];
+    EXPECT_EQ(b["uuid"], "GPU-golden-b");
+    EXPECT_EQ(b["index"], 1);
+    EXPECT_EQ(a["uuid"], "GPU-golden-a");
+    EXPECT_EQ(a["index"], 0);
+    EXPECT_EQ(a["samples"], 5);
+    EXPECT_EQ(a["utilization_pct"], (nlohmann::json{{"mean", 80.0}, {"max", 100.0}}));
+    EXPECT_EQ(a["power_w"], (nlohmann::json{{"mean", 340.0}, {"max", 400.0}}));
+    EXPECT_EQ(a["temperature_c"], (nlohmann::json{{"mean", 62.0}, {"max", 64.0}}));
+    EXPECT_EQ(a["energy_j"], 1600.0);
+    EXPECT_EQ(a["energy_source"], "counter");
+    EXPECT_EQ(a["memory_used_max_bytes"], 45056.0 * 1024 * 1024);
+    EXPECT_EQ(a["pcie_replays"], 4.0);
+    EXPECT_EQ(a["xids"], (nlohmann::json{{"79", 1}}));
+    EXPECT_EQ(a["xid_count"], 1);
+    EXPECT_TRUE(a["ecc_sbe"].is_null());
+    EXPECT_EQ(a["at_load"], (nlohmann::json{{"samples", 4},
+                                            {"utilization_pct", 100.0},
+                                            {"sm_clock_mhz", 1980.0},
+                                            {"power_w", 400.0},
+                                            {"temperature_c", 62.5}}));
+    EXPECT_EQ(b["utilization_pct"], (nlohmann::json{{"mean", 40.0}, {"max", 50.0}}));
+    EXPECT_EQ(b["energy_j"], 1000.0);
+    EXPECT_EQ(b["ecc_sbe"], 3.0);
+    EXPECT_EQ(b["xid_count"], 0);
+    EXPECT_TRUE(b["at_load"]["utilization_pct"].is_null());
+    // Job 18 was running: its account carries on from the stored state.
+    auto running = t.runningJobs();
+    ASSERT_EQ(running.size(), 1u);
+    EXPECT_EQ(running[0].job_id, "18");
+    EXPECT_EQ(running[0].run, 2);
+    collect::GpuView v;
+    v.id.index = 1;
+    v.id.uuid = "GPU-golden-b";
+    v.id.device = "nvidia0";
+    v.values.resize(fields::all().size());
+    v.last_sample_ms = kT0 + 7000;
+    v.values[fields::indexOf(*fields::findByKey("gpu_util"))] = {70, kT0 + 7000, true};
+    v.values[fields::indexOf(*fields::findByKey("total_energy"))] = {3'500'000, kT0 + 7000, true};
+    t.observe({v}, kT0 + 7000);
+    auto ended = t.end("18", kT0 + 7000);
+    ASSERT_TRUE(ended) << ended.error();
+    const nlohmann::json e = node::jobJson(*ended, kT0 + 7000);
+    EXPECT_TRUE(e["uid"].is_null());
+    EXPECT_EQ(e["source"], "api");
+    ASSERT_EQ(e["gpus"].size(), 1u);
+    EXPECT_EQ(e["gpus"][0]["samples"], 2);
+    EXPECT_EQ(e["gpus"][0]["utilization_pct"], (nlohmann::json{{"mean", 60.0}, {"max", 70.0}}));
+    EXPECT_EQ(e["gpus"][0]["energy_j"], 250.0);  // 3.25 MJ stored, 3.5 MJ now
+    EXPECT_EQ(userVersion(path), node::JobStore::kSchemaVersion) << "opening did not migrate the file";
+  }
+}
+
+const std::vector<std::pair<std::string, int>> kJobRows = {
+    {"SELECT run, job_id, user, uid, source, start_ms, end_ms, gpus, fingerprint FROM jobs ORDER BY run", 9}};
+
+TEST(Golden, JobsDbOfTheCurrentVersionIsWrittenTheSameWay) {
+  testsupport::TempDir dir("gw-golden");
+  const std::string fresh = dir.file("fresh/jobs.db");
+  ASSERT_TRUE(writeJobsDb(fresh).ok());
+  const int version = node::JobStore::kSchemaVersion;
+  ASSERT_EQ(userVersion(fresh), version) << "today's jobs.db does not carry JobStore::kSchemaVersion";
+  const fs::path golden = kGoldenDir / ("jobs-v" + std::to_string(version) + ".db");
+  ASSERT_TRUE(fs::exists(golden)) << "no golden for jobs schema " << version
+                                  << ": run GW_UPDATE_GOLDEN=1 bin/golden_tests, then commit " << golden;
+  // Rows too: the per-GPU accounts' JSON (and their resumable state) is part of the format.
+  expectSameFormat(fileFormat(copyOf(golden, dir, "jobs.db"), kJobRows), fileFormat(fresh, kJobRows), golden);
+}
+
+// ---- records.db ----
+
+TEST(Golden, RecordsDbOfEverySchemaVersionListsExactly) {
+  const auto files = goldens("records", "db");
+  ASSERT_FALSE(files.empty()) << "no records goldens in " << kGoldenDir;
+  for (const GoldenFile& g : files) {
+    SCOPED_TRACE(g.path.filename().string());
+    ASSERT_LE(g.version, node::RecordStore::kSchemaVersion) << "a records schema newer than this code knows";
+    testsupport::TempDir dir("gw-golden");
+    const std::string path = copyOf(g.path, dir, "records.db");
+    ASSERT_EQ(userVersion(path), g.version) << "the file's user_version is not the version in its name";
+    auto opened = node::RecordStore::open(path);
+    ASSERT_TRUE(opened.ok()) << "a committed records.db of schema " << g.version
+                             << " no longer opens: " << opened.error() << "\n"
+                             << kBumpRule;
+    node::RecordStore& s = **opened;
+    auto all = s.list(10);
+    ASSERT_TRUE(all) << all.error();
+    ASSERT_EQ(all->size(), 3u);
+    const nlohmann::json want = nlohmann::json::array(
+        {{{"id", 3},
+          {"time_ms", kT0 + 90'000'000},
+          {"kind", "setting"},
+          {"who", "uid 0 (root) pid 4242"},
+          {"summary", "GPU 0 power limit 700 W -> 500 W"},
+          {"state", {{"power_limit_w", 500}}},
+          {"changes", {{{"what", "power_limit_w"}, {"before", 700}, {"after", 500}}}}},
+         {{"id", 2},
+          {"time_ms", kT0 + 86'400'000},
+          {"kind", "install"},
+          {"who", "agent"},
+          {"summary", "driver_version 550.54.15 -> 560.28.03"},
+          {"state", {{"driver_version", "560.28.03"}, {"gpus", {{{"serial", "1650023000001"}}}}}},
+          {"changes", {{{"what", "driver_version"}, {"before", "550.54.15"}, {"after", "560.28.03"}}}}},
+         {{"id", 1},
+          {"time_ms", kT0},
+          {"kind", "install"},
+          {"who", "agent"},
+          {"summary", "first record: driver 550.54.15, 1 GPU(s)"},
+          {"state", {{"driver_version", "550.54.15"}, {"gpus", {{{"serial", "1650023000001"}}}}}},
+          {"changes", nlohmann::json::array()}}});
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(node::recordJson((*all)[i]), want[i]) << i;
+    auto latest = s.latest("install");
+    ASSERT_TRUE(latest && *latest);
+    EXPECT_EQ((*latest)->id, 2);
+    auto settings = s.list(10, "setting");
+    ASSERT_TRUE(settings);
+    ASSERT_EQ(settings->size(), 1u);
+    // AUTOINCREMENT carries on.
+    auto id =
+        s.append({0, kT0 + 100'000'000, "install", "agent", "x", nlohmann::json::object(), nlohmann::json::array()});
+    ASSERT_TRUE(id);
+    EXPECT_EQ(*id, 4);
+    EXPECT_EQ(userVersion(path), node::RecordStore::kSchemaVersion) << "opening did not migrate the file";
+  }
+}
+
+const std::vector<std::pair<std::string, int>> kRecordRows = {
+    {"SELECT id, time_ms, kind, who, summary, state, changes FROM records ORDER BY id", 7}};
+
+TEST(Golden, RecordsDbOfTheCurrentVersionIsWrittenTheSameWay) {
+  testsupport::TempDir dir("gw-golden");
+  const std::string fresh = dir.file("fresh/records.db");
+  ASSERT_TRUE(writeRecordsDb(fresh).ok());
+  const int version = node::RecordStore::kSchemaVersion;
+  ASSERT_EQ(userVersion(fresh), version) << "today's records.db does not carry RecordStore::kSchemaVersion";
+  const fs::path golden = kGoldenDir / ("records-v" + std::to_string(version) + ".db");
+  ASSERT_TRUE(fs::exists(golden)) << "no golden for records schema " << version
+                                  << ": run GW_UPDATE_GOLDEN=1 bin/golden_tests, then commit " << golden;
+  expectSameFormat(fileFormat(copyOf(golden, dir, "records.db"), kRecordRows), fileFormat(fresh, kRecordRows), golden);
+}
+
 // ---- GW_UPDATE_GOLDEN=1: write the goldens of versions that have none ----
 
 // Installs `from` as `name` in the golden folder unless a golden of that name exists.
@@ -568,8 +745,11 @@ bool writeMissingGoldens() {
     ok = install(dir.file(name), name) && ok;
   }
   // Each SQLite file is named by the version it carries (PRAGMA user_version).
-  const std::pair<std::string, Status (*)(const std::string&)> files[] = {
-      {"history", writeHistoryDb}, {"incidents", writeIncidentsDb}, {"alerts", writeAlertsDb}};
+  const std::pair<std::string, Status (*)(const std::string&)> files[] = {{"history", writeHistoryDb},
+                                                                          {"incidents", writeIncidentsDb},
+                                                                          {"alerts", writeAlertsDb},
+                                                                          {"jobs", writeJobsDb},
+                                                                          {"records", writeRecordsDb}};
   for (const auto& [kind, write] : files) {
     fs::create_directories(dir.file(kind));
     const std::string path = dir.file(kind + "/" + kind + ".db");
