@@ -17,6 +17,7 @@ void addServe(CLI::App& app, Run& run) {
     std::string data_dir;
     std::string naming;
     std::string web_config;
+    std::string counters;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--config", o->config, "Configuration file (YAML, see docs/config.md); SIGHUP re-reads it");
@@ -29,8 +30,12 @@ void addServe(CLI::App& app, Run& run) {
                   "Web configuration (the Prometheus exporters' format): TLS certificate and key, client CA, "
                   "basic_auth_users with bcrypt hashes (see docs/config.md; make a hash with "
                   "`gpuwarden hash-password`); overrides web_config_file in --config");
+  cmd->add_option("-f,--collectors", o->counters,
+                  "dcgm-exporter's counters file (CSV: DCGM_FI_..., gauge|counter|label, help): collect and export "
+                  "the fields it names, as dcgm-exporter -f does; fields gpuwarden lacks are named in the log");
   cmd->callback([&run, o]() {
     server::AgentOptions ao;
+    if (!o->counters.empty()) ao.counters_file = o->counters;
     ao.config_path = o->config;
     if (!o->listen.empty()) {
       std::vector<server::ListenAddress> addrs;

@@ -12,7 +12,7 @@ constexpr auto C = fields::Type::Counter;
 // Facts from dcgm-exporter's etc/default-counters.csv and etc/dcp-metrics-included.csv: metric,
 // declared Prometheus type, help text. dcgm-exporter declares the PCIe throughput (a rate in KB/s),
 // retired pages and remapped rows as counters; we keep its declarations in the Dcgm naming.
-constexpr std::array<std::pair<std::string_view, DcgmMeta>, 31> kShipped = {{
+constexpr std::array<std::pair<std::string_view, DcgmMeta>, 32> kShipped = {{
     {"DCGM_FI_DEV_SM_CLOCK", {G, "SM clock frequency (in MHz)."}},
     {"DCGM_FI_DEV_MEM_CLOCK", {G, "Memory clock frequency (in MHz)."}},
     {"DCGM_FI_DEV_MEMORY_TEMP", {G, "Memory temperature (in C)."}},
@@ -41,6 +41,7 @@ constexpr std::array<std::pair<std::string_view, DcgmMeta>, 31> kShipped = {{
     {"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", {C, "Total number of NVLink data CRC errors."}},
     {"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", {C, "Total number of NVLink retries."}},
     {"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", {C, "Total number of NVLink recovery errors."}},
+    {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", {C, "Total number of NVLink bandwidth counters for all lanes."}},
     {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", {C, "Number of remapped rows for uncorrectable errors"}},
     {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", {C, "Number of remapped rows for correctable errors"}},
     {"DCGM_FI_DEV_ROW_REMAP_FAILURE", {G, "Whether remapping of rows has failed"}},

@@ -160,9 +160,18 @@ std::string makeHeader(std::string_view sample_name, Kind kind, std::string_view
 
 enum class ValueStyle { Native, DcgmInt, DcgmDouble };
 
+// A counter's sample name in OpenMetrics, which requires the _total suffix.
+std::string omSampleName(std::string_view name, Kind kind) {
+  std::string s(name);
+  if (kind == Kind::Counter && !endsWith(name, "_total")) s += "_total";
+  return s;
+}
+
 struct FieldFamily {
   bool exported = false;  // numeric and named in this naming
   std::string sample_name;
+  // OpenMetrics: a counter's samples end in _total (the family's name does not).
+  std::string om_sample_name;
   std::array<std::string, kFormats> header;
   ValueStyle style = ValueStyle::Native;
   double mul = 1, div = 1;  // native value = catalog value * mul / div
@@ -181,9 +190,11 @@ SelfFamily selfFamily(std::string_view sample_name, Kind kind, std::string_view 
 
 struct Tables {
   std::array<std::vector<FieldFamily>, kNamings> fields;
+  // Dcgm naming: the same field under DCGM's current name, where DCGM renamed it (beside the old).
+  std::vector<FieldFamily> renamed;
   SelfFamily gpu_up, gpu_state, sample_lag, nvml_errors;
   SelfFamily driver_up, nvml_reinits, scrape_duration, scrapes, sample_lag_max, build_info, driver_info;
-  SelfFamily gpu_health, incidents_open, xid_errors, dcgm_last_xid;
+  SelfFamily gpu_health, gpu_finding, incidents_open, xid_errors, dcgm_last_xid;
   SelfFamily storage_ok, storage_write_errors, storage_damaged, history_pending, history_dropped, history_corrupt;
 };
 
@@ -191,6 +202,7 @@ Tables buildTables() {
   Tables t;
   const auto all = fields::all();
   for (auto& v : t.fields) v.resize(all.size());
+  t.renamed.resize(all.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
     const fields::Field& f = all[i];
     const bool numeric = f.read_number != nullptr && f.type != fields::Type::Label;
@@ -212,12 +224,19 @@ Tables buildTables() {
         if (!f.unit.empty() && f.unit != "bool" && f.unit != "bitmask") help += " (in " + std::string(f.unit) + ")";
         help += '.';
       }
-      // In OpenMetrics a counter's samples must end in _total; dcgm-exporter's counter names do
-      // not, so they are declared unknown there and keep their exact names.
-      const Kind text_kind = type == fields::Type::Counter ? Kind::Counter : Kind::Gauge;
-      const Kind om_kind = text_kind == Kind::Counter && !endsWith(f.dcgm_name, "_total") ? Kind::Unknown : text_kind;
-      d.header[idx(Format::Text004)] = makeHeader(d.sample_name, text_kind, help, Format::Text004);
-      d.header[idx(Format::OpenMetrics)] = makeHeader(d.sample_name, om_kind, help, Format::OpenMetrics);
+      const Kind kind = type == fields::Type::Counter ? Kind::Counter : Kind::Gauge;
+      d.om_sample_name = omSampleName(d.sample_name, kind);
+      d.header[idx(Format::Text004)] = makeHeader(d.sample_name, kind, help, Format::Text004);
+      d.header[idx(Format::OpenMetrics)] = makeHeader(d.om_sample_name, kind, help, Format::OpenMetrics);
+      if (auto current = fields::currentDcgmName(f); !current.empty()) {
+        FieldFamily& r = t.renamed[i];
+        r = d;
+        r.sample_name = current;
+        r.om_sample_name = omSampleName(current, kind);
+        const std::string rhelp = std::string(f.help) + " (DCGM's current name of " + std::string(f.dcgm_name) + ").";
+        r.header[idx(Format::Text004)] = makeHeader(r.sample_name, kind, rhelp, Format::Text004);
+        r.header[idx(Format::OpenMetrics)] = makeHeader(r.om_sample_name, kind, rhelp, Format::OpenMetrics);
+      }
     }
 
     if (!f.native_name.empty()) {
@@ -233,11 +252,10 @@ Tables buildTables() {
       } else {
         n.mul = f.native_scale;
       }
-      const bool counter = f.type == fields::Type::Counter;
-      const Kind text_kind = counter ? Kind::Counter : Kind::Gauge;
-      const Kind om_kind = counter && !endsWith(f.native_name, "_total") ? Kind::Unknown : text_kind;
-      n.header[idx(Format::Text004)] = makeHeader(n.sample_name, text_kind, f.help, Format::Text004);
-      n.header[idx(Format::OpenMetrics)] = makeHeader(n.sample_name, om_kind, f.help, Format::OpenMetrics);
+      const Kind kind = f.type == fields::Type::Counter ? Kind::Counter : Kind::Gauge;
+      n.om_sample_name = omSampleName(n.sample_name, kind);
+      n.header[idx(Format::Text004)] = makeHeader(n.sample_name, kind, f.help, Format::Text004);
+      n.header[idx(Format::OpenMetrics)] = makeHeader(n.om_sample_name, kind, f.help, Format::OpenMetrics);
     }
   }
 
@@ -263,6 +281,8 @@ Tables buildTables() {
   t.gpu_health = selfFamily("gpuwarden_gpu_health", Kind::Gauge,
                             "GPU health from its unresolved incidents and current findings: 1 for the GPU's "
                             "current state, 0 for the others");
+  t.gpu_finding = selfFamily("gpuwarden_gpu_finding", Kind::Gauge,
+                             "1 for each open incident of the GPU, by the rule that found it and its severity");
   t.incidents_open = selfFamily("gpuwarden_incidents_open", Kind::Gauge,
                                 "Unresolved (open or acknowledged) health incidents by severity");
   t.xid_errors = selfFamily("gpuwarden_xid_errors_total", Kind::Counter,
@@ -299,8 +319,8 @@ const Tables& tables() {
 
 // The labels of the exporter's own series besides the identity labels: an extra label of the same
 // name would give those series a label twice.
-constexpr std::array<std::string_view, 8> kCommonReserved = {
-    "state", "version", "driver_version", "nvml_version", "cuda_driver_version", "severity", "code", "file"};
+constexpr std::array<std::string_view, 9> kCommonReserved = {
+    "state", "version", "driver_version", "nvml_version", "cuda_driver_version", "severity", "code", "file", "rule"};
 // Set per GPU by the node for what runs on it (dcgm-exporter's names).
 constexpr std::array<std::string_view, 4> kWorkloadLabels = {kHpcJobLabel, "pod", "namespace", "container"};
 constexpr std::array<std::string_view, 9> kDcgmLabels = {"gpu",      "UUID",      "pci_bus_id",
@@ -345,6 +365,13 @@ void appendExtras(std::string& out, const ExportOptions& o, const LabelPairs& in
   for (; k < inserts.size(); ++k) appendLabel(out, inserts[k].first, inserts[k].second);
 }
 
+void appendHostLabel(std::string& out, std::string_view naming_default, const collect::AgentStats& agent,
+                     const ExportOptions& o) {
+  const std::string_view name = o.host_label ? std::string_view(*o.host_label) : naming_default;
+  const std::string_view value = o.host_value ? std::string_view(*o.host_value) : std::string_view(agent.hostname);
+  if (!name.empty() && !value.empty()) appendLabel(out, name, value);
+}
+
 // What a label set is made of; string views into the GPU views (or the caller's buffers).
 struct LabelIdentity {
   std::string_view index;  // "" when not known
@@ -371,7 +398,7 @@ void appendIdentityLabels(std::string& out, const LabelIdentity& id, const colle
       appendLabel(out, "GPU_I_PROFILE", id.mig_profile);
       appendLabel(out, "GPU_I_ID", id.gpu_instance_id);
     }
-    if (!agent.hostname.empty()) appendLabel(out, "Hostname", agent.hostname);
+    appendHostLabel(out, "Hostname", agent, o);
     const bool driver = o.dcgm_driver_version_label && !agent.driver_version.empty();
     LabelPairs inserts;
     if (driver) inserts.add("DCGM_FI_DRIVER_VERSION", agent.driver_version);
@@ -388,7 +415,7 @@ void appendIdentityLabels(std::string& out, const LabelIdentity& id, const colle
       appendLabel(out, "mig_profile", id.mig_profile);
       appendLabel(out, "gpu_instance_id", id.gpu_instance_id);
     }
-    if (!agent.hostname.empty()) appendLabel(out, "hostname", agent.hostname);
+    appendHostLabel(out, "hostname", agent, o);
     LabelPairs inserts;
     if (id.workload)
       for (const auto& [k, v] : *id.workload) inserts.add(k, v);
@@ -544,8 +571,7 @@ void renderSampledMetrics(std::string& out, const std::vector<GpuView>& gpus, co
 
   // Field families, in catalog order (or the order asked for).
   const auto all = fields::all();
-  auto emitField = [&](std::size_t field_index) {
-    const FieldFamily& ff = fams[field_index];
+  auto emitFamily = [&](std::size_t field_index, const FieldFamily& ff) {
     const std::size_t mark = out.size();
     out += ff.header[fi];
     bool any = false;
@@ -556,7 +582,7 @@ void renderSampledMetrics(std::string& out, const std::vector<GpuView>& gpus, co
       const collect::FieldValue& v = g.values[field_index];
       if (!v.valid) continue;
       const std::size_t line = out.size();
-      appendSeriesStart(out, ff.sample_name, labelsOf(i));
+      appendSeriesStart(out, f == Format::OpenMetrics ? ff.om_sample_name : ff.sample_name, labelsOf(i));
       if (!appendFieldValue(out, ff, v.value)) {
         out.resize(line);
         continue;
@@ -565,6 +591,10 @@ void renderSampledMetrics(std::string& out, const std::vector<GpuView>& gpus, co
       any = true;
     }
     if (!any) out.resize(mark);
+  };
+  auto emitField = [&](std::size_t field_index) {
+    emitFamily(field_index, fams[field_index]);
+    if (o.naming == Naming::Dcgm && t.renamed[field_index].exported) emitFamily(field_index, t.renamed[field_index]);
   };
   if (o.fields.empty()) {
     for (std::size_t i = 0; i < fams.size(); ++i)
@@ -753,6 +783,22 @@ void renderHealthMetrics(std::string& out, const HealthSeries& h, const std::vec
   }
   if (!any) out.resize(mark);
 
+  mark = out.size();
+  out += t.gpu_finding.header[fi];
+  any = false;
+  for (const auto& fnd : h.findings) {
+    const std::size_t i = byUuid(fnd.uuid, true);
+    if (i == none) continue;
+    appendSeriesStart(out, t.gpu_finding.sample_name, labelsOf(i), "rule", fnd.rule);
+    // appendSeriesStart takes one extra label; the second goes in before the closing brace.
+    out.pop_back();
+    out.pop_back();
+    appendLabel(out, "severity", fnd.severity);
+    out += "} 1\n";
+    any = true;
+  }
+  if (!any) out.resize(mark);
+
   if (!h.open_incidents.empty()) {
     out += t.incidents_open.header[fi];
     for (const auto& [severity, n] : h.open_incidents) {
@@ -887,7 +933,7 @@ void forEachParam(std::string_view params, Fn&& fn) {
 
 }  // namespace
 
-Format negotiateFormat(std::string_view accept) {
+Format negotiateFormat(std::string_view accept, Naming naming) {
   double q_om = -1, q_text = -1;
   forEachElement(accept, [&](std::string_view type, std::string_view params) {
     double q = 1;
@@ -905,6 +951,7 @@ Format negotiateFormat(std::string_view accept) {
       q_text = std::max(q_text, q);
     }
   });
+  if (naming == Naming::Dcgm) return q_om > 0 && q_text <= 0 ? Format::OpenMetrics : Format::Text004;
   return q_om > 0 && q_om >= q_text ? Format::OpenMetrics : Format::Text004;
 }
 

@@ -41,6 +41,11 @@ struct ExportOptions {
   // with its default metric list (dcp-metrics-included.csv, the one the GPU Operator and the Helm
   // chart deploy). Off matches a dcgm-exporter run with etc/default-counters.csv.
   bool dcgm_driver_version_label = true;
+  // The host label: its name (nullopt: the naming's, Hostname or hostname; "": none, as
+  // dcgm-exporter's --no-hostname) and its value (nullopt: the sampler's host name; in Kubernetes
+  // the node's name, NODE_NAME, as dcgm-exporter takes it). Validated by the configuration.
+  std::optional<std::string> host_label;
+  std::optional<std::string> host_value;
 };
 
 struct SelfMetrics {
@@ -91,6 +96,14 @@ struct HealthSeries {
   // a GPU's current state and 0 for the others.
   std::vector<std::string> states;
   std::vector<Gpu> gpus;
+  // Each open incident of a GPU (one of `gpus`): gpuwarden_gpu_finding{rule, severity} 1, so that a
+  // fleet view over Prometheus can say what is wrong with a GPU, not only that something is.
+  struct Finding {
+    std::string uuid;
+    std::string rule;
+    std::string severity;
+  };
+  std::vector<Finding> findings;
   // Unresolved incidents per severity, in the order printed; a severity with none is listed with 0.
   std::vector<std::pair<std::string, std::uint64_t>> open_incidents;
   std::vector<Xid> xids;
@@ -129,8 +142,11 @@ void renderStorageMetrics(std::string& out, const StorageSeries& storage, const 
                           const collect::AgentStats& agent, const ExportOptions& o, Format f);
 
 // OpenMetrics when the scraper asks for application/openmetrics-text at least as strongly as for
-// text/plain (Prometheus ≥ 2.5 does), else Text004.
-Format negotiateFormat(std::string_view accept_header);
+// text/plain (Prometheus ≥ 2.5 does), else Text004. The dcgm naming answers Text004 whenever the
+// scraper takes it at all, as dcgm-exporter does: its counters' names lack OpenMetrics' _total,
+// which OpenMetrics would add (DCGM_FI_DEV_XID_ERRORS would be stored as ..._total). Served
+// OpenMetrics anyway (a scraper that takes nothing else), they are typed counter with _total.
+Format negotiateFormat(std::string_view accept_header, Naming naming = Naming::Native);
 std::string_view contentType(Format f);
 
 // "dcgm" / "native" (the values of --metrics-naming).

@@ -206,6 +206,13 @@ constexpr NumericReader kNvlTx = [](const Device& d) {
 constexpr NumericReader kNvlRx = [](const Device& d) {
   return nvlinkThroughput(d, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX);
 };
+constexpr NumericReader kNvlTotal = [](const Device& d) -> Result<double> {
+  auto tx = nvlinkThroughput(d, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX);
+  if (!tx) return tx;
+  auto rx = nvlinkThroughput(d, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX);
+  if (!rx) return rx;
+  return *tx + *rx;
+};
 constexpr NumericReader kNvlActive = [](const Device& d) -> Result<double> {
   double active = 0;
   bool any = false;
@@ -452,6 +459,10 @@ const std::array kFields = {
           "NVLink data transmitted over all links (NVML's throughput counter)", kNvlTx, nullptr},
     Field{"nvlink_rx_kib", 0, "", "", "", 0, "gpuwarden_gpu_nvlink_receive_bytes_total", 1024, "KiB", C, F, 0,
           "NVLink data received over all links (NVML's throughput counter)", kNvlRx, nullptr},
+    // DCGM fills field 449 with a rate although dcgm-exporter declares it a counter; here it is the
+    // counter its type promises (transmitted + received), so rate() over it gives the bandwidth.
+    Field{"nvlink_total_kib", 449, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "", "", 0, "", 1, "KiB", C, F, 0,
+          "NVLink data transmitted and received over all links (NVML's throughput counters)", kNvlTotal, nullptr},
 
     // Modes.
     Field{"persistence_mode", 66, "DCGM_FI_DEV_PERSISTENCE_MODE", "", "", 0, "gpuwarden_gpu_persistence_mode", 1,
@@ -485,7 +496,25 @@ const Field* lookup(const std::unordered_map<std::string_view, const Field*>& m,
 std::span<const Field> all() { return kFields; }
 const Field* findByKey(std::string_view k) { return lookup(indexes().key, k); }
 const Field* findBySmiName(std::string_view k) { return lookup(indexes().smi, k); }
-const Field* findByDcgmName(std::string_view k) { return lookup(indexes().dcgm, k); }
+namespace {
+// DCGM names renamed by DCGM after dcgm-exporter's lists were written: {current, old}. The
+// catalog holds the old name (the one dashboards use); both are exported and both are accepted.
+constexpr std::pair<std::string_view, std::string_view> kDcgmRenames[] = {
+    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"},
+};
+}  // namespace
+
+const Field* findByDcgmName(std::string_view k) {
+  for (const auto& [current, old] : kDcgmRenames)
+    if (k == current) k = old;
+  return lookup(indexes().dcgm, k);
+}
+
+std::string_view currentDcgmName(const Field& f) {
+  for (const auto& [current, old] : kDcgmRenames)
+    if (f.dcgm_name == old) return current;
+  return {};
+}
 
 const Field* findAny(std::string_view name) {
   static const std::unordered_map<std::string_view, std::string_view> aliases = {

@@ -48,7 +48,10 @@ std::span<const Field> all();
 
 const Field* findByKey(std::string_view key);
 const Field* findBySmiName(std::string_view smi_name);
+// Also takes the current name of a DCGM field DCGM has renamed (DCGM_FI_DEV_CLOCKS_EVENT_REASONS).
 const Field* findByDcgmName(std::string_view dcgm_name);
+// The current DCGM name of a field whose catalog name is the older one DCGM renamed; "" if none.
+std::string_view currentDcgmName(const Field& f);
 // Accepts nvidia-smi's name, our key or the DCGM name; also nvidia-smi's aliases
 // ("clocks.current.sm" for "clocks.sm", "clocks_throttle_reasons.active").
 const Field* findAny(std::string_view name);

@@ -514,6 +514,9 @@ void Monitor::appendMetrics(std::string& body, const std::vector<collect::GpuVie
   if (incidents_) {
     for (const auto& [id, state] : incidents_->healthStates(views))
       h.gpus.push_back({id.uuid, std::string(health::healthStateName(state))});
+    for (const auto& i : incidents_->unresolved())
+      if (!i.gpu_uuid.empty())
+        h.findings.push_back({i.gpu_uuid, i.rule, std::string(health::severityName(i.severity))});
     for (const auto& [severity, n] : incidents_->openCountBySeverity())
       h.open_incidents.emplace_back(health::severityName(severity), static_cast<std::uint64_t>(n));
   }

@@ -71,6 +71,8 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
     if (!r) return r.status();
     cfg = std::move(r).value();
   }
+  if (options.counters_file)
+    if (Status st = applyCountersFile(cfg, *options.counters_file); !st) return st;
   std::unique_ptr<Agent> a(new Agent(std::move(options), std::move(cfg)));
   // TLS and authentication are checked before anything starts: a bad certificate must never
   // leave a node serving plain HTTP.
@@ -113,6 +115,9 @@ std::shared_ptr<const exporter::ExportOptions> Agent::exportOptions(const AgentC
   for (const auto& k : c.fields)
     if (const auto* f = fields::findByKey(k)) o->fields.push_back(f);
   for (const auto& [k, v] : c.extra_labels) o->extra_labels[k] = v;
+  o->host_label = c.host_label;
+  o->host_value = c.host_value ? c.host_value : nodeNameFromEnv();
+  o->dcgm_driver_version_label = c.dcgm_driver_version_label;
   return o;
 }
 
@@ -144,6 +149,12 @@ Status Agent::start() {
                       std::string(exporter::namingName(cfg.naming)) + ", fast " +
                       std::to_string(cfg.fast_interval.count()) + " ms, slow " +
                       std::to_string(cfg.slow_interval.count()) + " ms");
+  if (!cfg.counters_skipped.empty()) {
+    std::string names;
+    for (const auto& s : cfg.counters_skipped) names += (names.empty() ? "" : ", ") + s;
+    logLine("info", "counters file: " + std::to_string(cfg.counters_skipped.size()) +
+                        " field(s) gpuwarden does not collect, left out: " + names);
+  }
   const node::DataDir dir(cfg.data_dir);
   if (Status st = dir.create(); !st) return st;
   data_dir_ = cfg.data_dir;
@@ -228,9 +239,9 @@ Status Agent::start() {
     return s;
   }
   std::string how = web_.tls ? "HTTPS" : "plain HTTP";
-  how += web_.basic_auth_users.empty()
-             ? ", no authentication"
-             : ", basic authentication (" + std::to_string(web_.basic_auth_users.size()) + " users; /healthz open)";
+  how += web_.basic_auth_users.empty() ? ", no authentication"
+                                       : ", basic authentication (" + std::to_string(web_.basic_auth_users.size()) +
+                                             " users; /healthz and /health open)";
   bool open_to_network = false;
   for (const auto& a : http_->boundAddresses()) {
     logLine("info", "listening on " + a + " (" + how + ")");
@@ -293,6 +304,11 @@ Status Agent::reload() {
     return r.status();
   }
   AgentConfig next = std::move(r).value();
+  if (options_.counters_file)
+    if (Status st = applyCountersFile(next, *options_.counters_file); !st) {
+      logLine("error", "reload refused, keeping the running configuration: " + st.message());
+      return st;
+    }
   applyOverrides(next);
   AgentConfig cur = config();
   auto restart = restartOnlyChanges(cur, next);
@@ -412,7 +428,7 @@ void Agent::registerRoutes() {
       std::lock_guard lock(mu_);
       eo = export_;
     }
-    const exporter::Format fmt = exporter::negotiateFormat(req.header("Accept"));
+    const exporter::Format fmt = exporter::negotiateFormat(req.header("Accept"), eo->naming);
     MetricsPageKey key;
     key.sampling = s != nullptr;
     key.generation = s ? s->generation() : 0;  // read before the snapshot: the page is never older
@@ -462,7 +478,8 @@ void Agent::registerRoutes() {
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
   });
 
-  h.get("/healthz", [this](const HttpRequest&, HttpResponse& res) {
+  // /health is the path dcgm-exporter serves and its Helm chart probes; the same answer.
+  auto liveness = [this](const HttpRequest&, HttpResponse& res) {
     auto s = sampler();
     std::string reason;
     if (!s) {
@@ -479,7 +496,9 @@ void Agent::registerRoutes() {
     }
     if (!storage.empty()) reason += "; " + storage;
     sendJson(res, json{{"status", "unhealthy"}, {"reason", reason}}, 503);
-  });
+  };
+  h.get("/healthz", liveness);
+  h.get("/health", liveness);
 
   h.get("/api/v1/gpus", [this](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {})) return;
@@ -567,7 +586,7 @@ void Agent::registerRoutes() {
 
   auto index = [](const HttpRequest&, HttpResponse& res) {
     sendJson(res, json{{"endpoints",
-                        {"/metrics", "/healthz", "/api/v1/gpus", "/api/v1/gpus/{index|uuid}/latest",
+                        {"/metrics", "/healthz", "/health", "/api/v1/gpus", "/api/v1/gpus/{index|uuid}/latest",
                          "/api/v1/history?gpu=&field=&since=&until=&step=&agg=", "/api/v1/health",
                          "/api/v1/incidents?state=open|all", "/api/v1/incidents/{id}",
                          "/api/v1/events?since=", "/api/v1/diag", "/api/v1/diag/{name}"}}});

@@ -39,6 +39,8 @@ struct AgentOptions {
   std::optional<std::string> data_dir;
   std::optional<MetricsNaming> naming;
   std::optional<std::string> web_config_file;
+  // dcgm-exporter's counters file (`serve -f`): its fields replace the configuration's.
+  std::optional<std::string> counters_file;
   collect::SessionOpener opener;  // opens NVML (real driver or simulator)
   std::string root = "/";         // filesystem root of /dev/kmsg and /proc (health)
 };

@@ -10,13 +10,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <set>
 #include <sstream>
 
 #include "fields/catalog.h"
 #include "platform/regular_file.h"
+#include "server/counters_file.h"
 #include "server/yaml_check.h"
 #include "health/rules.h"
 
@@ -251,8 +254,20 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
 
   if (auto s = root["sampling"]; s) {
     if (!s.IsMap()) return c.error(s, "sampling", "expected a mapping");
-    if (Status st = checkKeys(c, s, "sampling", {"fast_interval", "slow_interval", "call_deadline", "fields"}); !st)
+    if (Status st =
+            checkKeys(c, s, "sampling", {"fast_interval", "slow_interval", "call_deadline", "fields", "counters_file"});
+        !st)
       return st;
+    if (s["fields"] && s["counters_file"])
+      return c.error(s["counters_file"], "sampling.counters_file", "give either fields or counters_file, not both");
+    if (auto n = s["counters_file"]; n) {
+      if (Status st = needScalar(c, n, "sampling.counters_file"); !st) return st;
+      // Relative to the configuration's folder, so that the two travel together.
+      std::filesystem::path p(n.Scalar());
+      if (p.is_relative() && c.file() != "<defaults>") p = std::filesystem::path(c.file()).parent_path() / p;
+      if (Status st = applyCountersFile(cfg, p.string()); !st)
+        return c.error(n, "sampling.counters_file", st.message());
+    }
     if (auto n = s["fast_interval"]; n) {
       if (Status st = readDuration(c, n, "sampling.fast_interval", &cfg.fast_interval); !st) return st;
       if (cfg.fast_interval < Millis(10) || cfg.fast_interval > Millis(3600000))
@@ -288,7 +303,31 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
 
   if (auto m = root["metrics"]; m) {
     if (!m.IsMap()) return c.error(m, "metrics", "expected a mapping");
-    if (Status st = checkKeys(c, m, "metrics", {"naming", "extra_labels", "xid_zero_hold"}); !st) return st;
+    if (Status st = checkKeys(c, m, "metrics", {"naming", "extra_labels", "xid_zero_hold", "host_label", "host_value"});
+        !st)
+      return st;
+    if (auto n = m["host_label"]; n) {
+      if (Status st = needScalar(c, n, "metrics.host_label"); !st) return st;
+      const std::string name = n.Scalar();
+      // Hostname and hostname are the namings' own; anything else must not be a label they set.
+      if (!name.empty() && name != "Hostname" && name != "hostname" &&
+          (!validLabelName(name) || name.size() > kMaxLabelNameBytes || kReservedLabels.count(name) ||
+           !exporter::isValidExtraLabel(name, exporter::Naming::Dcgm) ||
+           !exporter::isValidExtraLabel(name, exporter::Naming::Native)))
+        return c.error(n, "metrics.host_label",
+                       "'" + name.substr(0, 64) +
+                           "' is not a label name gpuwarden may use for the host (a valid Prometheus label name that "
+                           "gpuwarden does not set itself; \"\" for none)");
+      cfg.host_label = name;
+    }
+    if (auto n = m["host_value"]; n) {
+      if (Status st = needScalar(c, n, "metrics.host_value"); !st) return st;
+      if (n.Scalar().empty() || n.Scalar().size() > kMaxLabelValueBytes)
+        return c.error(
+            n, "metrics.host_value",
+            "must be 1 to " + std::to_string(kMaxLabelValueBytes) + " bytes (leave it out for the host name)");
+      cfg.host_value = n.Scalar();
+    }
     if (auto n = m["xid_zero_hold"]; n) {
       Millis d{};
       if (Status st = readDuration(c, n, "metrics.xid_zero_hold", &d); !st) return st;
@@ -327,6 +366,8 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
           return c.error(kv.second, field,
                          "value of " + std::to_string(kv.second.Scalar().size()) + " bytes; at most " +
                              std::to_string(kMaxLabelValueBytes));
+        if (cfg.host_label && name == *cfg.host_label)
+          return c.error(kv.first, field, "is the host label (metrics.host_label)");
         cfg.extra_labels.emplace_back(name, kv.second.Scalar());
       }
     }
@@ -537,6 +578,25 @@ Result<ListenAddress> parseListenAddress(std::string_view text) {
   a.port = p;
   a.host = host.empty() ? "0.0.0.0" : std::string(host);
   return a;
+}
+
+std::optional<std::string> nodeNameFromEnv() {
+  const char* v = std::getenv("NODE_NAME");
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  const std::string s(v);
+  if (s.size() > kMaxLabelValueBytes) return std::nullopt;
+  for (unsigned char ch : s)
+    if (ch < 0x20 || ch == 0x7f) return std::nullopt;  // a control character: not a node's name
+  return s;
+}
+
+Status applyCountersFile(AgentConfig& cfg, const std::string& path) {
+  auto f = loadCountersFile(path);
+  if (!f) return f.status();
+  cfg.fields = f->fields;
+  cfg.dcgm_driver_version_label = f->driver_version_label;
+  cfg.counters_skipped = f->skipped;
+  return Status::Ok();
 }
 
 Result<AgentConfig> parseConfig(std::string_view yaml, const std::string& filename) {

@@ -45,6 +45,16 @@ struct AgentConfig {
   // metrics
   MetricsNaming naming = MetricsNaming::Dcgm;
   std::vector<std::pair<std::string, std::string>> extra_labels;
+  // The host label's name (nullopt: the naming's Hostname / hostname; "": none) and value
+  // (nullopt: $NODE_NAME when set, else the host name).
+  std::optional<std::string> host_label;
+  std::optional<std::string> host_value;
+  // dcgm naming: DCGM_FI_DRIVER_VERSION on each GPU series (a counters file without that line,
+  // like dcgm-exporter's default-counters.csv, turns it off).
+  bool dcgm_driver_version_label = true;
+  // From a counters file: the DCGM fields it names that gpuwarden does not collect ("FILE:LINE
+  // NAME"), logged once by the agent.
+  std::vector<std::string> counters_skipped;
   Millis xid_zero_hold{120000};  // a new Xid counter shows 0 this long first (node::MonitorOptions)
   // history
   bool history_enabled = true;
@@ -75,6 +85,14 @@ inline constexpr std::size_t kMaxConfigBytes = 1 << 20;  // the file
 inline constexpr std::size_t kMaxExtraLabels = 64;       // metrics.extra_labels entries
 inline constexpr std::size_t kMaxLabelNameBytes = 128;
 inline constexpr std::size_t kMaxLabelValueBytes = 1024;
+
+// $NODE_NAME (the Kubernetes downward API's node name, dcgm-exporter's host label there) when it is
+// set and fits a label value; nullopt otherwise.
+std::optional<std::string> nodeNameFromEnv();
+
+// Selects the fields (and the driver-version label) of dcgm-exporter's counters file at `path`
+// (server/counters_file.h): sampling.counters_file and `serve -f`.
+Status applyCountersFile(AgentConfig& cfg, const std::string& path);
 // Durations: at most 10 years, so that any deadline computed from one fits a clock.
 inline constexpr std::int64_t kMaxDurationMs = 3650LL * 86400000;
 

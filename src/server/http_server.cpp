@@ -322,7 +322,7 @@ MHD_Result HttpServer::Impl::dispatch(MHD_Connection* c, const char* url, const 
     st->close = true;
     return respond(c, st, res);
   }
-  if (auth && req.path != "/healthz") {
+  if (auth && req.path != "/healthz" && req.path != "/health") {
     const auto outcome = auth->check(req.header("Authorization"));
     switch (outcome.verdict) {
       case BasicAuth::Verdict::Ok:

@@ -139,6 +139,9 @@ inline HealthSeries makeHealth() {
   for (unsigned i = 0; i < 8; ++i) h.gpus.push_back({gpuUuid(i), i == 2 ? "warning" : i == 5 ? "fatal" : "healthy"});
   h.open_incidents = {{"info", 0}, {"warning", 1}, {"critical", 0}, {"fatal", 1}};
   h.xids = {{5, gpuUuid(5), 79, 1}, {2, gpuUuid(2), 13, 2}, {2, "", 13, 1}, {9, "GPU-gone", 48, 4}};
+  // Open incidents: GPU 5's and GPU 2's; one of a GPU no longer in the node is left out.
+  h.findings = {
+      {gpuUuid(5), "gpu_lost", "fatal"}, {gpuUuid(2), "thermal_slowdown", "warning"}, {"GPU-gone", "xid", "critical"}};
   return h;
 }
 

@@ -108,6 +108,55 @@ TEST(DcgmNaming, DriverVersionLabelCanBeTurnedOff) {
                      "HBM3\",Hostname=\"node1\"} 45");
 }
 
+TEST(DcgmNaming, TheHostLabelsNameAndValueAreConfigurable) {
+  ExportOptions o;
+  o.dcgm_driver_version_label = false;
+  o.host_value = "gpu-node-17";  // NODE_NAME in Kubernetes
+  std::string t = render(Naming::Dcgm, Format::Text004, makeNode(), o);
+  const std::string before =
+      "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"" + gpuUuid(0) +
+      "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\"";
+  EXPECT_LINE(t, before + ",Hostname=\"gpu-node-17\"} 45");
+  o.host_label = "node";
+  t = render(Naming::Dcgm, Format::Text004, makeNode(), o);
+  EXPECT_LINE(t, before + ",node=\"gpu-node-17\"} 45");
+  EXPECT_EQ(t.find("Hostname="), std::string::npos);
+  o.host_label = "";  // dcgm-exporter's --no-hostname
+  t = render(Naming::Dcgm, Format::Text004, makeNode(), o);
+  EXPECT_LINE(t, before + "} 45");
+  o.host_label = std::nullopt;
+  o.host_value = std::nullopt;
+  t = render(Naming::Native, Format::Text004, makeNode(), o);
+  EXPECT_LINE(t, "gpuwarden_gpu_temperature_celsius{" + kGpu0Native + "} 45");
+}
+
+TEST(DcgmNaming, RenamedFieldsUnderBothNamesAndNvlinkBandwidthIsTxPlusRx) {
+  auto node = makeNode();
+  const auto set = [&](const char* key, double v) {
+    node[0].values[fields::indexOf(*fields::findByKey(key))] = {v, kNowMs, true};
+  };
+  set("clock_event_reasons", 4);
+  set("nvlink_tx_kib", 1000);
+  set("nvlink_rx_kib", 234);
+  set("nvlink_total_kib", 1234);  // the sampler reads it from NVML; here the exporter prints it
+  const std::string t = render(Naming::Dcgm, Format::Text004, node);
+  EXPECT_LINE(t, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{" + kGpu0Dcgm + "} 4");
+  EXPECT_LINE(t, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS{" + kGpu0Dcgm + "} 4");
+  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL counter");
+  EXPECT_LINE(t, "# HELP DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL Total number of NVLink bandwidth counters for all lanes.");
+  EXPECT_LINE(t, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{" + kGpu0Dcgm + "} 1234");
+  EXPECT_EQ(fields::findByDcgmName("DCGM_FI_DEV_CLOCKS_EVENT_REASONS"), fields::findByKey("clock_event_reasons"));
+  EXPECT_EQ(fields::currentDcgmName(*fields::findByKey("clock_event_reasons")), "DCGM_FI_DEV_CLOCKS_EVENT_REASONS");
+  // Selecting the field by either name exports both.
+  ExportOptions o;
+  o.fields = {fields::findByDcgmName("DCGM_FI_DEV_CLOCKS_EVENT_REASONS")};
+  const std::string s = render(Naming::Dcgm, Format::Text004, node, o);
+  EXPECT_LINE(s, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS{" + kGpu0Dcgm + "} 4");
+  EXPECT_LINE(s, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{" + kGpu0Dcgm + "} 4");
+  // The native naming has one name.
+  EXPECT_EQ(render(Naming::Native, Format::Text004, node).find("CLOCKS_EVENT"), std::string::npos);
+}
+
 TEST(DcgmNaming, NoHostnameLabelWhenHostnameUnknown) {
   auto agent = makeAgent();
   agent.hostname.clear();
@@ -115,12 +164,13 @@ TEST(DcgmNaming, NoHostnameLabelWhenHostnameUnknown) {
   EXPECT_EQ(t.find("Hostname="), std::string::npos);
 }
 
-TEST(DcgmNaming, OpenMetricsKeepsDcgmSeriesNames) {
+TEST(DcgmNaming, OpenMetricsTypesCountersAsCountersWithTotalSamples) {
   const std::string t = render(Naming::Dcgm, Format::OpenMetrics);
-  // OpenMetrics counters must end in _total; dcgm-exporter's do not, so they are declared unknown
-  // and keep the names dashboards query.
-  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION unknown");
-  EXPECT_LINE(t, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" + kGpu0Dcgm + "} 123456789");
+  // OpenMetrics counters' samples end in _total; dcgm-exporter's names do not, so they get it, as
+  // the Prometheus client libraries write them (negotiation keeps Prometheus on text 0.0.4).
+  EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter");
+  EXPECT_LINE(t, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION_total{" + kGpu0Dcgm + "} 123456789");
+  EXPECT_EQ(t.find(" unknown\n"), std::string::npos);
   EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_GPU_TEMP gauge");
   EXPECT_LINE(t, "DCGM_FI_DEV_GPU_TEMP{" + kGpu0Dcgm + "} 45");
   EXPECT_LINE(t, "# TYPE gpuwarden_nvml_errors counter");
@@ -355,6 +405,25 @@ TEST_P(BothNamings, AppendsToTheBuffer) {
   renderMetrics(out, makeNode(), makeAgent(), self(), o, format());
   EXPECT_EQ(out.compare(0, 7, "prefix\n"), 0);
   EXPECT_EQ(out.substr(7), render(naming(), format()));
+}
+
+TEST_P(BothNamings, EachOpenIncidentIsAFindingSeriesOfItsGpu) {
+  ExportOptions o;
+  o.naming = naming();
+  std::string out;
+  renderPage(out, makeNode(), makeAgent(), self(), o, format());
+  const std::string gpu5 =
+      naming() == Naming::Dcgm
+          ? "gpu=\"5\",UUID=\"" + gpuUuid(5) +
+                "\",pci_bus_id=\"00000000:AB:00.0\",device=\"nvidia5\",modelName=\"NVIDIA H100 80GB "
+                "HBM3\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\""
+          : "gpu=\"5\",uuid=\"" + gpuUuid(5) +
+                "\",pci_bus_id=\"00000000:AB:00.0\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\"";
+  EXPECT_LINE(out, "# TYPE gpuwarden_gpu_finding gauge");
+  EXPECT_LINE(out, "gpuwarden_gpu_finding{" + gpu5 + ",rule=\"gpu_lost\",severity=\"fatal\"} 1");
+  EXPECT_EQ(countLinesStartingWith(out, "gpuwarden_gpu_finding{"), 2u);  // GPU-gone's is not in the node
+  EXPECT_NE(out.find("rule=\"thermal_slowdown\",severity=\"warning\"} 1"), std::string::npos);
+  EXPECT_FALSE(isValidExtraLabel("rule", naming()));
 }
 
 // The server caches the sampled part between samples: what changes per scrape must all be in
@@ -641,6 +710,19 @@ TEST(Negotiation, PrometheusAcceptHeaders) {
   EXPECT_EQ(negotiateFormat("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
                             "encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3"),
             Format::Text004);
+}
+
+TEST(Negotiation, TheDcgmNamingStaysOnTextWheneverTheScraperTakesIt) {
+  const char* prometheus =
+      "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+      "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+  EXPECT_EQ(negotiateFormat(prometheus, Naming::Dcgm), Format::Text004);
+  EXPECT_EQ(negotiateFormat(prometheus, Naming::Native), Format::OpenMetrics);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;version=1.0.0,*/*;q=0.01", Naming::Dcgm), Format::Text004);
+  // Only OpenMetrics taken: it is served.
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;version=1.0.0", Naming::Dcgm), Format::OpenMetrics);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text,text/plain;q=0", Naming::Dcgm), Format::OpenMetrics);
+  EXPECT_EQ(negotiateFormat("", Naming::Dcgm), Format::Text004);
 }
 
 TEST(Negotiation, ContentTypes) {

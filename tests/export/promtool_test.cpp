@@ -149,6 +149,16 @@ TEST(Promtool, NativeOpenMetricsPassesWithoutComplaint) {
   EXPECT_EQ(r.output, "");
 }
 
+// A scraper that takes only OpenMetrics gets the dcgm naming with its counters typed counter and
+// their samples named ..._total: valid OpenMetrics throughout.
+TEST(Promtool, DcgmOpenMetricsIsValidOpenMetrics) {
+  const std::string om = render(Naming::Dcgm, Format::OpenMetrics);
+  const Parsed p = parseExposition(om, /*openmetrics=*/true);
+  EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
+  EXPECT_NE(om.find("\n# TYPE DCGM_FI_DEV_PCIE_REPLAY_COUNTER counter\n"), std::string::npos);
+  EXPECT_NE(om.find("\nDCGM_FI_DEV_PCIE_REPLAY_COUNTER_total{"), std::string::npos);
+}
+
 TEST(Promtool, NativeWithHostileModelNamePasses) {
   REQUIRE_PROMTOOL();
   auto node = makeNode();

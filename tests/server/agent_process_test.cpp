@@ -188,6 +188,10 @@ TEST(AgentFaults, DriverReloadIsSurvived) {
   auto h = httpGet(a.port, "/healthz");
   EXPECT_EQ(h.status, 503);
   EXPECT_FALSE(json::parse(h.body)["reason"].get<std::string>().empty());
+  // dcgm-exporter's path, which its Helm chart probes, answers the same.
+  auto h2 = httpGet(a.port, "/health");
+  EXPECT_EQ(h2.status, 503);
+  EXPECT_FALSE(json::parse(h2.body)["reason"].get<std::string>().empty());
   auto during = httpGet(a.port, "/metrics");
   EXPECT_EQ(during.status, 200);
   EXPECT_EQ(a.value(parseExposition(during.body), "gpuwarden_driver_up", {}), 0);
@@ -260,6 +264,46 @@ TEST(AgentFaults, KillNineKeepsFlushedHistory) {
   }
   EXPECT_GE(old_points, 5u);
   EXPECT_EQ(max_old, last_before_kill);
+}
+
+// An existing dcgm-exporter setup carried over: its counters file (serve -f) picks the fields, the
+// node's name comes from NODE_NAME, /health answers.
+TEST(AgentCli, ADcgmExporterCountersFileAndNodeName) {
+  TempDir d;
+  const std::string csv = d.write("default-counters.csv",
+                                  "# DCGM FIELD, Prometheus metric type, help message\n"
+                                  "DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (in C).\n"
+                                  "DCGM_FI_DEV_POWER_USAGE, gauge, Power draw (in W).\n"
+                                  "DCGM_FI_DEV_VGPU_LICENSE_STATUS, gauge, vGPU License status\n");
+  const std::string config = d.write("agent.yaml", kFastAgentConfig);
+  AgentProcess p({"serve", "--simulate", "dgx-h100", "--config", config, "--data-dir", d.path() + "/data", "-f", csv},
+                 {{"NODE_NAME", "k8s-gpu-7"}}, d.path() + "/agent.log");
+  const int port = p.waitListening();
+  ASSERT_GT(port, 0) << p.log();
+  EXPECT_EQ(httpGet(port, "/health").status, 200);
+  std::vector<Sample> m;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = httpGet(port, "/metrics", {}, 2000ms);
+        m = r.status == 200 ? parseExposition(r.body) : std::vector<Sample>{};
+        return select(m, "DCGM_FI_DEV_POWER_USAGE").size() == 8u;
+      },
+      kStateBound))
+      << p.log();
+  std::set<std::string> names;
+  for (const auto& s : m)
+    if (s.name.rfind("DCGM_FI_", 0) == 0) names.insert(s.name);
+  // The two fields of the file (the Xid gauge is the health service's, always there).
+  EXPECT_EQ(names,
+            (std::set<std::string>{"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_XID_ERRORS"}));
+  for (const auto& s : select(m, "DCGM_FI_DEV_GPU_TEMP")) {
+    EXPECT_EQ(s.labels.at("Hostname"), "k8s-gpu-7");
+    EXPECT_EQ(s.labels.count("DCGM_FI_DRIVER_VERSION"), 0u);  // the file has no DCGM_FI_DRIVER_VERSION line
+  }
+  EXPECT_NE(p.log().find("counters file: 1 field(s) gpuwarden does not collect, left out: " + csv +
+                         ":4 DCGM_FI_DEV_VGPU_LICENSE_STATUS"),
+            std::string::npos)
+      << p.log();
 }
 
 TEST(AgentSignals, SighupWithBadConfigKeepsTheOld) {

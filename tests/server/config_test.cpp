@@ -9,6 +9,8 @@
 #include "platform/clock.h"
 #include "server/api_params.h"
 #include "server/config.h"
+#include "server/counters_file.h"
+#include "../support/temp_dir.h"
 
 namespace gw::server {
 namespace {
@@ -408,6 +410,112 @@ TEST(Config, SizeLimitsAreBoundedAtBothEnds) {
   EXPECT_EQ(c->http.threads, 1u);
   EXPECT_EQ(c->http.max_connections, 65536u);
   EXPECT_EQ(c->events_max_bytes, 65536u);
+}
+
+TEST(Config, TheHostLabelsNameAndValue) {
+  auto c = parseConfig("metrics:\n  host_label: node\n  host_value: gpu-17\n", "a.yaml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->host_label, "node");
+  EXPECT_EQ(c->host_value, "gpu-17");
+  c = parseConfig("metrics:\n  host_label: \"\"\n", "a.yaml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->host_label, "");
+  EXPECT_FALSE(c->host_value.has_value());
+  for (const char* bad : {"UUID", "gpu", "state", "rule", "hpc_job", "pod", "1x", "__x"}) {
+    auto e = parseConfig(std::string("metrics:\n  host_label: ") + bad + "\n", "a.yaml");
+    ASSERT_FALSE(e) << bad;
+    EXPECT_NE(e.error().find("a.yaml:2: metrics.host_label: '" + std::string(bad) + "' is not a label name"),
+              std::string::npos)
+        << e.error();
+  }
+  EXPECT_TRUE(parseConfig("metrics:\n  host_label: hostname\n", "a.yaml"));
+  auto e = parseConfig("metrics:\n  host_value: \"\"\n", "a.yaml");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("a.yaml:2: metrics.host_value: must be 1 to 1024 bytes"), std::string::npos) << e.error();
+  e = parseConfig("metrics:\n  host_label: node\n  extra_labels:\n    node: x\n", "a.yaml");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("a.yaml:4: metrics.extra_labels.node: is the host label"), std::string::npos) << e.error();
+}
+
+TEST(Config, NodeNameFromTheEnvironmentWhenItFitsALabel) {
+  ::setenv("NODE_NAME", "k8s-gpu-3", 1);
+  EXPECT_EQ(nodeNameFromEnv(), "k8s-gpu-3");
+  ::setenv("NODE_NAME", "bad\nname", 1);
+  EXPECT_FALSE(nodeNameFromEnv().has_value());
+  ::setenv("NODE_NAME", std::string(kMaxLabelValueBytes + 1, 'n').c_str(), 1);
+  EXPECT_FALSE(nodeNameFromEnv().has_value());
+  ::setenv("NODE_NAME", "", 1);
+  EXPECT_FALSE(nodeNameFromEnv().has_value());
+  ::unsetenv("NODE_NAME");
+  EXPECT_FALSE(nodeNameFromEnv().has_value());
+}
+
+// dcgm-exporter's own default-counters.csv layout: comments, spaces, a label line, fields we
+// do not collect.
+constexpr const char* kDcgmCounters =
+    "# Format\n"
+    "# If line starts with a '#' it is considered a comment\n"
+    "# DCGM FIELD, Prometheus metric type, help message\n"
+    "\n"
+    "# Clocks\n"
+    "DCGM_FI_DEV_SM_CLOCK,  gauge, SM clock frequency (in MHz).\n"
+    "DCGM_FI_DEV_MEM_CLOCK, gauge, Memory clock frequency (in MHz).\n"
+    "DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (in C).\n"
+    "  DCGM_FI_DEV_GPU_TEMP , gauge, again\n"
+    "DCGM_FI_DEV_CLOCKS_EVENT_REASONS, gauge, Current clock event reasons.\n"
+    "DCGM_FI_DEV_VGPU_LICENSE_STATUS, gauge, vGPU License status\n"
+    "DCGM_FI_DRIVER_VERSION, label, Driver Version\n";
+
+TEST(CountersFile, DcgmExportersFormatSelectsTheFields) {
+  auto f = parseCountersFile(kDcgmCounters, "c.csv");
+  ASSERT_TRUE(f) << f.error();
+  EXPECT_EQ(f->fields, (std::vector<std::string>{"sm_clock", "mem_clock", "gpu_temp", "clock_event_reasons"}));
+  EXPECT_TRUE(f->driver_version_label);
+  EXPECT_EQ(f->skipped, std::vector<std::string>{"c.csv:11 DCGM_FI_DEV_VGPU_LICENSE_STATUS"});
+  f = parseCountersFile("DCGM_FI_DEV_GPU_UTIL, gauge, x\n", "c.csv");
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->driver_version_label);  // default-counters.csv has no such line
+}
+
+TEST(CountersFile, MalformedLinesNameFileAndLine) {
+  auto e = parseCountersFile("# c\nDCGM_FI_DEV_GPU_TEMP\n", "c.csv");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(),
+            "c.csv:2: expected 'DCGM_FIELD, type, help' (dcgm-exporter's counters format), got "
+            "'DCGM_FI_DEV_GPU_TEMP'");
+  e = parseCountersFile("DCGM_FI_DEV_GPU_TEMP, histogram, x\n", "c.csv");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "c.csv:1: DCGM_FI_DEV_GPU_TEMP: type 'histogram'; expected gauge, counter or label");
+  e = parseCountersFile("# only comments\n", "c.csv");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "c.csv: names no field gpuwarden collects");
+  std::string many;
+  for (std::size_t i = 0; i <= kMaxCountersLines; ++i) many += "# x\n";
+  e = parseCountersFile(many, "c.csv");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "c.csv: more than 4096 lines");
+}
+
+TEST(Config, ACountersFileBesideTheConfigurationSetsTheFields) {
+  testsupport::TempDir dir;
+  dir.write("counters.csv", kDcgmCounters);
+  const std::string yaml = dir.write("agent.yaml", "sampling:\n  counters_file: counters.csv\n");
+  auto c = loadConfig(yaml);
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->fields, (std::vector<std::string>{"sm_clock", "mem_clock", "gpu_temp", "clock_event_reasons"}));
+  EXPECT_TRUE(c->dcgm_driver_version_label);
+  EXPECT_EQ(c->counters_skipped.size(), 1u);
+  auto both = parseConfig("sampling:\n  fields: [gpu_temp]\n  counters_file: x.csv\n", "a.yaml");
+  ASSERT_FALSE(both);
+  EXPECT_NE(both.error().find("a.yaml:3: sampling.counters_file: give either fields or counters_file"),
+            std::string::npos)
+      << both.error();
+  dir.write("bad.csv", "DCGM_FI_DEV_GPU_TEMP\n");
+  auto bad = loadConfig(dir.write("b.yaml", "sampling:\n  counters_file: bad.csv\n"));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("b.yaml:2: sampling.counters_file: " + dir.file("bad.csv") + ":1: expected"),
+            std::string::npos)
+      << bad.error();
 }
 
 }  // namespace
