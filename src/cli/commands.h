@@ -40,6 +40,7 @@ void addEvents(CLI::App& app, Run& run);
 void addJob(CLI::App& app, Run& run);      // job list|show|compare
 void addSlurm(CLI::App& app, Run& run);    // slurm gres|healthcheck|prolog|epilog
 void addCluster(CLI::App& app, Run& run);  // cluster diag
+void addFleet(CLI::App& app, Run& run);    // fleet (over Prometheus)
 void addRecords(CLI::App& app, Run& run);  // records (cmd_job.cpp)
 
 // The node's health verdict (node::Monitor::healthReport's document): from the agent that owns

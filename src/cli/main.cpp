@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   addJob(app, run);
   addSlurm(app, run);
   addCluster(app, run);
+  addFleet(app, run);
   addRecords(app, run);
 
   try {

@@ -1,0 +1,138 @@
+// The fleet view's reading of Prometheus answers (cluster/fleet.h): the API's JSON as Prometheus
+// writes it, bounded; and the report built from the four queries, on a three-node fleet worked
+// out by hand. Against a real Prometheus scraping real agents: tests/integration/fleet_test.sh.
+#include "cluster/fleet.h"
+
+#include <gtest/gtest.h>
+
+namespace gw::cluster::fleet {
+namespace {
+
+using json = nlohmann::json;
+
+TEST(FleetParse, AnInstantVectorAsPrometheusWritesIt) {
+  auto v = parseVector(R"({"status":"success","data":{"resultType":"vector","result":[)"
+                       R"({"metric":{"Hostname":"a","gpu":"0"},"value":[1767225600.5,"42.25"]},)"
+                       R"({"metric":{"Hostname":"b","gpu":"1"},"value":[1767225600.5,"NaN"]}]}})");
+  ASSERT_TRUE(v) << v.error();
+  ASSERT_EQ(v->size(), 1u);  // NaN (an empty window) carries nothing
+  EXPECT_EQ((*v)[0].labels.at("Hostname"), "a");
+  EXPECT_EQ((*v)[0].value, 42.25);
+}
+
+TEST(FleetParse, ErrorsSayWhatIsWrong) {
+  auto e = parseVector(R"({"status":"error","errorType":"bad_data","error":"parse error at char 5"})");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "Prometheus says: parse error at char 5");
+  e = parseVector(R"({"status":"success","data":{"resultType":"matrix","result":[]}})");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "not an instant vector answer");
+  e = parseVector(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x"]}]}})");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "a series' value 'x'");
+  e = parseVector(
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"1"]}]}})");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "a series has a label that is not a short string");
+  e = parseVector(std::string(100, '[') + std::string(100, ']'));
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("nested deeper than 8"), std::string::npos) << e.error();
+  e = parseVector("<html>");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("not a Prometheus API answer"), std::string::npos) << e.error();
+  std::string many = R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{)";
+  for (std::size_t i = 0; i <= kMaxLabels; ++i)
+    many += (i ? "," : "") + std::string("\"l") + std::to_string(i) + "\":\"v\"";
+  many += R"(},"value":[1,"1"]}]}})";
+  e = parseVector(many);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "a series has 65 labels; at most 64");
+}
+
+Sample gpu(const std::string& node, const std::string& index, double value,
+           std::map<std::string, std::string> more = {}) {
+  Sample s;
+  s.labels = {{"Hostname", node}, {"gpu", index}, {"UUID", "GPU-" + node + index}, {"modelName", "NVIDIA H100"}};
+  for (auto& [k, v] : more) s.labels[k] = v;
+  s.value = value;
+  return s;
+}
+
+TEST(FleetReport, ThreeNodesWorkedOutByHand) {
+  Inputs in;
+  // node-a: GPU 1 fatal (Xid 79 class) with its finding; node-c: GPU 1 warned about, healthy.
+  for (const char* node : {"node-a", "node-b", "node-c"})
+    for (const char* i : {"0", "1"}) {
+      const bool fatal = std::string(node) == "node-a" && std::string(i) == "1";
+      in.health.push_back(gpu(node, i, 1, {{"state", fatal ? "fatal" : "healthy"}}));
+    }
+  in.findings.push_back(gpu("node-a", "1", 1, {{"rule", "gpu_lost"}, {"severity", "fatal"}}));
+  in.findings.push_back(gpu("node-c", "1", 1, {{"rule", "thermal_slowdown"}, {"severity", "warning"}}));
+  // Job 17 on node-a GPU 0 and node-b GPUs 0, 1 (node-b GPU 1 the straggler); job 18 shares
+  // node-b GPU 0; node-c's GPUs are idle (GPU 1 at exactly idle_util: still idle), node-a GPU 1
+  // reports nothing (lost). A MIG series counts for nothing.
+  in.util = {gpu("node-a", "0", 95, {{"hpc_job", "17"}}),
+             gpu("node-b", "0", 90, {{"hpc_job", "17,18"}}),
+             gpu("node-b", "1", 4, {{"hpc_job", "17"}}),
+             gpu("node-c", "0", 0),
+             gpu("node-c", "1", 2),
+             gpu("node-c", "0", 50, {{"GPU_I_ID", "1"}, {"UUID", "GPU-node-c0"}})};
+  in.power = {gpu("node-a", "0", 650), gpu("node-b", "0", 600), gpu("node-b", "1", 120), gpu("node-c", "0", 70),
+              gpu("node-c", "1", 71)};
+  Options o;
+  o.window = "1m";
+  o.top = 1;
+  const json r = buildReport(in, o);
+  EXPECT_EQ(r["totals"], (json{{"nodes", 3}, {"gpus", 6}, {"idle", 2}, {"unhealthy", 1}}));
+  EXPECT_EQ(r["nodes"], json::parse(R"([{"node":"node-a","gpus":2,"idle":0,"unhealthy":1},
+                                        {"node":"node-b","gpus":2,"idle":0,"unhealthy":0},
+                                        {"node":"node-c","gpus":2,"idle":2,"unhealthy":0}])"));
+  ASSERT_EQ(r["unhealthy"].size(), 2u);
+  EXPECT_EQ(r["unhealthy"][0], json::parse(R"({"node":"node-a","gpu":"1","uuid":"GPU-node-a1","model":"NVIDIA H100",
+                                             "state":"fatal","findings":[{"rule":"gpu_lost","severity":"fatal"}]})"));
+  EXPECT_EQ(r["unhealthy"][1]["state"], "healthy");
+  EXPECT_EQ(r["unhealthy"][1]["findings"][0]["rule"], "thermal_slowdown");
+  EXPECT_EQ(r["idle"], json::parse(R"([{"node":"node-c","gpu":"0","uuid":"GPU-node-c0","utilization_pct":0.0},
+                                       {"node":"node-c","gpu":"1","uuid":"GPU-node-c1","utilization_pct":2.0}])"));
+  ASSERT_EQ(r["jobs"].size(), 2u);
+  const json& j17 = r["jobs"][0];
+  EXPECT_EQ(j17["job"], "17");
+  EXPECT_EQ(j17["label"], "hpc_job");
+  EXPECT_EQ(j17["nodes"], 2);
+  EXPECT_EQ(j17["gpus"], 3);
+  EXPECT_EQ(j17["utilization_pct"], 63.0);  // (95 + 90 + 4) / 3
+  EXPECT_EQ(j17["power_w"], 1370.0);
+  EXPECT_EQ(j17["slowest"], json::parse(R"({"node":"node-b","gpu":"1","uuid":"GPU-node-b1","utilization_pct":4.0,
+                                          "peers_median_pct":92.5,"straggler":true})"));
+  const json& j18 = r["jobs"][1];
+  EXPECT_EQ(j18["gpus"], 1);
+  EXPECT_TRUE(j18["slowest"].is_null());  // one GPU: no peers to be slow against
+  ASSERT_EQ(r["top"].size(), 1u);
+  EXPECT_EQ(r["top"][0]["job"], "17");
+  const std::string text = renderText(r);
+  EXPECT_NE(text.find("3 node(s), 6 GPU(s): 2 idle, 1 unhealthy (mean over 1m)"), std::string::npos) << text;
+  EXPECT_NE(text.find("node-a GPU 1 GPU-node-a1: fatal: gpu_lost (fatal)"), std::string::npos) << text;
+  EXPECT_NE(text.find("node-b GPU 1: 4.0 / 92.5  STRAGGLER"), std::string::npos) << text;
+}
+
+TEST(FleetReport, AStragglerNeedsBusyPeersAndAnIdleGpuHasNoJob) {
+  Inputs in;
+  // Peers at 49 % (below straggler_peer_util 50): the slowest is named, not a straggler.
+  in.util = {gpu("a", "0", 49, {{"hpc_job", "5"}}), gpu("a", "1", 49, {{"hpc_job", "5"}}),
+             gpu("a", "2", 5, {{"hpc_job", "5"}}), gpu("a", "3", 0, {{"pod", "trainer-0"}, {"namespace", "ml"}})};
+  const json r = buildReport(in, Options{});
+  ASSERT_EQ(r["jobs"].size(), 2u);
+  EXPECT_EQ(r["jobs"][0]["slowest"]["gpu"], "2");
+  EXPECT_FALSE(r["jobs"][0]["slowest"]["straggler"].get<bool>());
+  EXPECT_EQ(r["jobs"][1]["job"], "ml/trainer-0");
+  EXPECT_EQ(r["jobs"][1]["label"], "pod");
+  EXPECT_EQ(r["totals"]["idle"], 0);  // GPU 3 sits at 0 % but a pod holds it
+  in.util[0].value = in.util[1].value = 50;
+  in.util[2].value = 5.1;  // just above straggler_idle_util
+  EXPECT_FALSE(buildReport(in, Options{})["jobs"][0]["slowest"]["straggler"].get<bool>());
+  in.util[2].value = 5;
+  EXPECT_TRUE(buildReport(in, Options{})["jobs"][0]["slowest"]["straggler"].get<bool>());
+}
+
+}  // namespace
+}  // namespace gw::cluster::fleet
