@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -229,7 +230,20 @@ json buildReport(const Inputs& in, const Options& o) {
           {"top", top}};
 }
 
-std::string renderText(const json& r) {
+std::string renderText(const json& report) {
+  // Label values come from whatever Prometheus scraped: no control character reaches the terminal.
+  json r = report;
+  std::function<void(json&)> clean = [&](json& j) {
+    if (j.is_string()) {
+      std::string s = j.get<std::string>();
+      for (char& c : s)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+      j = s;
+    } else if (j.is_structured()) {
+      for (auto& e : j) clean(e);
+    }
+  };
+  clean(r);
   std::ostringstream out;
   const json& t = r["totals"];
   out << t["nodes"].get<std::size_t>() << " node(s), " << t["gpus"].get<std::size_t>()

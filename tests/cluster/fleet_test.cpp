@@ -113,6 +113,11 @@ TEST(FleetReport, ThreeNodesWorkedOutByHand) {
   EXPECT_NE(text.find("3 node(s), 6 GPU(s): 2 idle, 1 unhealthy (mean over 1m)"), std::string::npos) << text;
   EXPECT_NE(text.find("node-a GPU 1 GPU-node-a1: fatal: gpu_lost (fatal)"), std::string::npos) << text;
   EXPECT_NE(text.find("node-b GPU 1: 4.0 / 92.5  STRAGGLER"), std::string::npos) << text;
+  // A label value with control characters (from whatever Prometheus scraped) prints tamed.
+  in.health[0].labels["Hostname"] = "evil\x1b[2J\nnode";
+  const std::string tamed = renderText(buildReport(in, o));
+  EXPECT_NE(tamed.find("evil?[2J?node"), std::string::npos) << tamed;
+  EXPECT_EQ(tamed.find('\x1b'), std::string::npos);
 }
 
 TEST(FleetReport, AStragglerNeedsBusyPeersAndAnIdleGpuHasNoJob) {
