@@ -46,7 +46,7 @@ if [[ -x $BUILD/bin/agent_bench ]]; then
 import json, sys
 b = {x["name"]: x for x in json.load(open(sys.argv[1]))["benchmarks"]}
 def us(n): return round(b[n]["cpu_time"], 2)  # microseconds (Unit kMicrosecond)
-print(us("BM_SimulatorOnly"), us("BM_SamplingPass"), us("BM_RenderMetrics/gzip:0"), us("BM_RenderMetrics/gzip:1"),
+print(us("BM_SimulatorOnly"), us("BM_SamplingPass/prof:1"), us("BM_RenderMetrics/gzip:0"), us("BM_RenderMetrics/gzip:1"),
       us("BM_ScrapeCachedPage/gzip:0"), us("BM_ScrapeCachedPage/gzip:1"))
 PY
 )

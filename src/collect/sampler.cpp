@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "nvml/inventory.h"
 #include "platform/clock.h"
+#include "platform/log.h"
 #include "platform/thread_guard.h"
 
 namespace gw::collect {
@@ -73,6 +75,11 @@ struct Sampler::Worker {
     std::uint64_t errors = 0;
     std::uint64_t samples = 0;
     std::int64_t last_sample_ms = 0;
+    // Profiling (GPM): the sample of the last pass and the buffer for this one; the metrics are
+    // the change between the two.
+    nvml::GpmSample gpm_prev, gpm_cur;
+    bool gpm_has_prev = false;
+    bool gpm_off = false;  // no profiling here: said once, never asked again (until re-enumeration)
   };
 
   unsigned index = 0;  // NVML index of the GPU this worker owns
@@ -100,6 +107,21 @@ struct Sampler::Worker {
   // Batched reads through nvmlDeviceGetFieldValues: one call instead of one per field.
   std::vector<nvmlFieldValue_t> batch;
   std::vector<std::size_t> batch_index;
+
+  // Profiling fields among `fields`, and the request for them (reused every pass).
+  std::vector<const fields::Field*> gpm_fields;
+  std::vector<nvmlGpmMetric_t> gpm_request;
+  std::vector<const fields::Field*> gpm_requested;
+  enum class GpmSupport { Unknown, Yes, No } gpm_support = GpmSupport::Unknown;
+
+  // Samples belong to the session's library: free them while it is still loaded (members are
+  // destroyed after this body, the session among them).
+  ~Worker() {
+    for (auto& t : targets) {
+      t.gpm_prev.reset();
+      t.gpm_cur.reset();
+    }
+  }
 
   template <typename F>
   auto timed(F&& f) {
@@ -172,6 +194,100 @@ struct Sampler::Worker {
     }
     identified = true;
     identified_cv.notify_all();
+  }
+
+  // Says once per GPU why it has no profiling metrics; a GPU without GPM is no error.
+  void gpmUnavailable(const std::string& why) {
+    if (gpm_support != GpmSupport::No) {
+      gpm_support = GpmSupport::No;
+      std::string who = "GPU " + std::to_string(index);
+      if (!targets.empty() && !targets[0].id.uuid.empty()) who += " (" + targets[0].id.uuid + ")";
+      platform::logLine("info", who + ": no profiling metrics (DCGM_FI_PROF_*): " + why);
+    }
+    for (auto& x : targets) {
+      x.gpm_off = true;
+      x.gpm_prev.reset();
+      x.gpm_cur.reset();
+    }
+  }
+
+  // One GPM sample of t, and the metrics over the interval since its previous one. True when the
+  // GPU or the driver was lost on the way.
+  bool gpmPass(Target& t, std::int64_t now) {
+    if (gpm_fields.empty() || t.gpm_off || targets.empty()) return false;
+    const nvml::Device& gpu = targets[0].device;  // a MIG instance is sampled through its parent
+    if (gpm_support == GpmSupport::Unknown) {
+      auto ok = timed([&] { return gpu.gpmSupported(); });
+      if (!ok) {
+        const int code = ok.status().nvmlCode();
+        if (nvml::isLost(code) || driverGone(code)) {
+          record(t, *gpm_fields[0], fields::indexOf(*gpm_fields[0]), ok.status(), now);
+          return true;
+        }
+        gpmUnavailable(ok.error());
+        return false;
+      }
+      if (!*ok) {
+        gpmUnavailable("the GPU does not support GPM (Hopper and newer do)");
+        return false;
+      }
+      gpm_support = GpmSupport::Yes;
+    }
+    if (!t.gpm_cur.handle()) {
+      auto a = gpu.gpmAllocSample();
+      auto b = a ? gpu.gpmAllocSample() : Result<nvml::GpmSample>(a.status());
+      if (!a || !b) {
+        gpmUnavailable((a ? b.error() : a.error()));
+        return false;
+      }
+      t.gpm_prev = std::move(a).value();
+      t.gpm_cur = std::move(b).value();
+      t.gpm_has_prev = false;
+    }
+    Status st = timed([&] {
+      return t.id.is_mig ? gpu.gpmMigSampleGet(t.id.gpu_instance_id, t.gpm_cur) : gpu.gpmSampleGet(t.gpm_cur);
+    });
+    if (!st.ok()) {
+      t.gpm_has_prev = false;
+      if (nvml::isUnsupported(st.nvmlCode())) {
+        gpmUnavailable(st.message());
+        return false;
+      }
+      record(t, *gpm_fields[0], fields::indexOf(*gpm_fields[0]), st, now);
+      return t.state == GpuState::Lost || driver_gone;
+    }
+    if (t.gpm_has_prev) {
+      gpm_request.clear();
+      gpm_requested.clear();
+      for (const fields::Field* f : gpm_fields) {
+        if (t.unsupported[fields::indexOf(*f)]) continue;
+        nvmlGpmMetric_t m{};
+        m.metricId = f->gpm.metric;
+        gpm_request.push_back(m);
+        gpm_requested.push_back(f);
+      }
+      Status ms = timed([&] {
+        return gpu.gpmMetrics(t.gpm_prev, t.gpm_cur, gpm_request.data(), static_cast<unsigned>(gpm_request.size()));
+      });
+      for (std::size_t i = 0; i < gpm_requested.size(); ++i) {
+        const fields::Field& f = *gpm_requested[i];
+        const nvmlGpmMetric_t& m = gpm_request[i];
+        if (!ms.ok()) {
+          record(t, f, fields::indexOf(f), ms, now);
+          break;
+        }
+        if (m.nvmlReturn == NVML_SUCCESS && std::isfinite(m.value)) {
+          record(t, f, fields::indexOf(f), m.value * f.gpm.scale, now);
+        } else {
+          const nvmlReturn_t rc = m.nvmlReturn == NVML_SUCCESS ? NVML_ERROR_UNKNOWN : m.nvmlReturn;
+          record(t, f, fields::indexOf(f), nvml::nvmlError(rc, "nvmlGpmMetricsGet"), now);
+        }
+      }
+      if (t.state == GpuState::Lost || driver_gone) return true;
+    }
+    std::swap(t.gpm_prev, t.gpm_cur);
+    t.gpm_has_prev = true;
+    return false;
   }
 
   void run() {
@@ -270,12 +386,13 @@ struct Sampler::Worker {
       for (std::size_t k = 0; k < fields.size() && !lost && !stop; ++k) {
         const auto& f = *fields[k];
         const std::size_t idx = fields::indexOf(f);
-        if (t.unsupported[idx] || !due(f, first, slow_due)) continue;
+        if (t.unsupported[idx] || f.gpm.metric || !due(f, first, slow_due)) continue;
         if (f.nvml_fi && !t.unbatchable[idx]) continue;
         auto r = timed([&] { return f.read_number(t.device); });
         record(t, f, idx, r, now);
         if (t.state == GpuState::Lost || driver_gone) lost = true;
       }
+      if (!lost && !stop) lost = gpmPass(t, now);
       if (!lost) {
         ++t.samples;
         t.last_sample_ms = wallMs();
@@ -360,6 +477,8 @@ Status Sampler::enumerate(bool threads) {
     w->session = s;
     w->sink = sink_;
     w->fields = config_.fields;
+    for (const fields::Field* f : config_.fields)
+      if (f->gpm.metric) w->gpm_fields.push_back(f);
     w->fast = config_.fast_interval;
     w->slow = config_.slow_interval;
     w->deadline = config_.call_deadline;

@@ -12,7 +12,7 @@ constexpr auto C = fields::Type::Counter;
 // Facts from dcgm-exporter's etc/default-counters.csv and etc/dcp-metrics-included.csv: metric,
 // declared Prometheus type, help text. dcgm-exporter declares the PCIe throughput (a rate in KB/s),
 // retired pages and remapped rows as counters; we keep its declarations in the Dcgm naming.
-constexpr std::array<std::pair<std::string_view, DcgmMeta>, 32> kShipped = {{
+constexpr std::array<std::pair<std::string_view, DcgmMeta>, 42> kShipped = {{
     {"DCGM_FI_DEV_SM_CLOCK", {G, "SM clock frequency (in MHz)."}},
     {"DCGM_FI_DEV_MEM_CLOCK", {G, "Memory clock frequency (in MHz)."}},
     {"DCGM_FI_DEV_MEMORY_TEMP", {G, "Memory temperature (in C)."}},
@@ -45,6 +45,23 @@ constexpr std::array<std::pair<std::string_view, DcgmMeta>, 32> kShipped = {{
     {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", {C, "Number of remapped rows for uncorrectable errors"}},
     {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", {C, "Number of remapped rows for correctable errors"}},
     {"DCGM_FI_DEV_ROW_REMAP_FAILURE", {G, "Whether remapping of rows has failed"}},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", {G, "Ratio of time the graphics engine is active."}},
+    {"DCGM_FI_PROF_SM_ACTIVE", {G, "The ratio of cycles an SM has at least 1 warp assigned."}},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", {G, "The ratio of number of warps resident on an SM."}},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", {G, "Ratio of cycles the tensor (HMMA) pipe is active."}},
+    {"DCGM_FI_PROF_DRAM_ACTIVE",
+     {G, "Ratio of cycles the device memory interface is active sending or receiving data."}},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", {G, "Ratio of cycles the fp64 pipes are active."}},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", {G, "Ratio of cycles the fp32 pipes are active."}},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", {G, "Ratio of cycles the fp16 pipes are active."}},
+    {"DCGM_FI_PROF_PCIE_TX_BYTES",
+     {G,
+      "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in "
+      "bytes per second."}},
+    {"DCGM_FI_PROF_PCIE_RX_BYTES",
+     {G,
+      "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes "
+      "per second."}},
 }};
 
 }  // namespace

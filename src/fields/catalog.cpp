@@ -231,6 +231,15 @@ constexpr NumericReader kNvlActive = [](const Device& d) -> Result<double> {
 constexpr NumericReader kPersistence = [](const Device& d) { return boolean(d.persistenceMode()); };
 constexpr NumericReader kMigMode = [](const Device& d) { return boolean(d.migEnabled()); };
 
+// A GPM metric is a rate over the interval between two samples: a one-shot read has only one.
+constexpr NumericReader kGpmOnly = [](const Device&) -> Result<double> {
+  return nvml::nvmlError(NVML_ERROR_NOT_SUPPORTED, "nvmlGpmMetricsGet (needs two samples; the agent keeps them)");
+};
+
+// GPM answers percent where DCGM gives a ratio, and MiB/s where DCGM gives bytes/s.
+constexpr GpmSource gpmPercent(unsigned metric) { return {metric, 0.01}; }
+constexpr GpmSource gpmMiBs(unsigned metric) { return {metric, kMiB}; }
+
 constexpr TextReader kIndexText = [](const ReadContext& c) -> Result<std::string> { return std::to_string(c.index); };
 constexpr TextReader kName = [](const ReadContext& c) { return text(c.device.name()); };
 constexpr TextReader kUuid = [](const ReadContext& c) { return text(c.device.uuid()); };
@@ -463,6 +472,51 @@ const std::array kFields = {
     // counter its type promises (transmitted + received), so rate() over it gives the bandwidth.
     Field{"nvlink_total_kib", 449, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "", "", 0, "", 1, "KiB", C, F, 0,
           "NVLink data transmitted and received over all links (NVML's throughput counters)", kNvlTotal, nullptr},
+
+    // Profiling (GPM, Hopper and newer): DCGM's DCGM_FI_PROF_* from NVML's GPM metrics, per GPU and
+    // per MIG instance. Ratios 0..1 as DCGM gives them (GPM answers percent), rates in bytes/s
+    // (GPM answers MiB/s).
+    Field{"prof_gr_engine_active", 1001, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "", "", 3,
+          "gpuwarden_gpu_prof_graphics_engine_active_ratio", 1, "ratio", G, F, 0,
+          "Fraction of time the graphics or compute engine was active", kGpmOnly, nullptr,
+          gpmPercent(NVML_GPM_METRIC_GRAPHICS_UTIL)},
+    Field{"prof_sm_active", 1002, "DCGM_FI_PROF_SM_ACTIVE", "", "", 3, "gpuwarden_gpu_prof_sm_active_ratio", 1, "ratio",
+          G, F, 0, "Fraction of cycles an SM had at least one warp assigned, averaged over the SMs", kGpmOnly, nullptr,
+          gpmPercent(NVML_GPM_METRIC_SM_UTIL)},
+    Field{"prof_sm_occupancy", 1003, "DCGM_FI_PROF_SM_OCCUPANCY", "", "", 3, "gpuwarden_gpu_prof_sm_occupancy_ratio", 1,
+          "ratio", G, F, 0, "Warps resident on the SMs as a fraction of the most they can hold", kGpmOnly, nullptr,
+          gpmPercent(NVML_GPM_METRIC_SM_OCCUPANCY)},
+    Field{"prof_pipe_tensor_active", 1004, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "", "", 3,
+          "gpuwarden_gpu_prof_tensor_pipe_active_ratio", 1, "ratio", G, F, 0,
+          "Fraction of cycles any tensor pipe was active", kGpmOnly, nullptr,
+          gpmPercent(NVML_GPM_METRIC_ANY_TENSOR_UTIL)},
+    Field{"prof_dram_active", 1005, "DCGM_FI_PROF_DRAM_ACTIVE", "", "", 3, "gpuwarden_gpu_prof_dram_active_ratio", 1,
+          "ratio", G, F, 0, "Fraction of cycles the device memory interface was sending or receiving data", kGpmOnly,
+          nullptr, gpmPercent(NVML_GPM_METRIC_DRAM_BW_UTIL)},
+    Field{"prof_pipe_fp64_active", 1006, "DCGM_FI_PROF_PIPE_FP64_ACTIVE", "", "", 3,
+          "gpuwarden_gpu_prof_fp64_pipe_active_ratio", 1, "ratio", G, F, 0,
+          "Fraction of cycles the FP64 pipe was active", kGpmOnly, nullptr, gpmPercent(NVML_GPM_METRIC_FP64_UTIL)},
+    Field{"prof_pipe_fp32_active", 1007, "DCGM_FI_PROF_PIPE_FP32_ACTIVE", "", "", 3,
+          "gpuwarden_gpu_prof_fp32_pipe_active_ratio", 1, "ratio", G, F, 0,
+          "Fraction of cycles the FP32 pipe was active", kGpmOnly, nullptr, gpmPercent(NVML_GPM_METRIC_FP32_UTIL)},
+    Field{"prof_pipe_fp16_active", 1008, "DCGM_FI_PROF_PIPE_FP16_ACTIVE", "", "", 3,
+          "gpuwarden_gpu_prof_fp16_pipe_active_ratio", 1, "ratio", G, F, 0,
+          "Fraction of cycles the FP16 pipe (not the tensor pipe) was active", kGpmOnly, nullptr,
+          gpmPercent(NVML_GPM_METRIC_FP16_UTIL)},
+    Field{"prof_pcie_tx_bytes", 1009, "DCGM_FI_PROF_PCIE_TX_BYTES", "", "", 0,
+          "gpuwarden_gpu_prof_pcie_transmit_bytes_per_second", 1, "B/s", G, F, 0,
+          "PCIe data sent by the GPU, headers and payload", kGpmOnly, nullptr,
+          gpmMiBs(NVML_GPM_METRIC_PCIE_TX_PER_SEC)},
+    Field{"prof_pcie_rx_bytes", 1010, "DCGM_FI_PROF_PCIE_RX_BYTES", "", "", 0,
+          "gpuwarden_gpu_prof_pcie_receive_bytes_per_second", 1, "B/s", G, F, 0,
+          "PCIe data received by the GPU, headers and payload", kGpmOnly, nullptr,
+          gpmMiBs(NVML_GPM_METRIC_PCIE_RX_PER_SEC)},
+    Field{"prof_nvlink_tx_bytes", 1011, "DCGM_FI_PROF_NVLINK_TX_BYTES", "", "", 0,
+          "gpuwarden_gpu_prof_nvlink_transmit_bytes_per_second", 1, "B/s", G, F, 0, "NVLink data sent over all links",
+          kGpmOnly, nullptr, gpmMiBs(NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC)},
+    Field{"prof_nvlink_rx_bytes", 1012, "DCGM_FI_PROF_NVLINK_RX_BYTES", "", "", 0,
+          "gpuwarden_gpu_prof_nvlink_receive_bytes_per_second", 1, "B/s", G, F, 0,
+          "NVLink data received over all links", kGpmOnly, nullptr, gpmMiBs(NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC)},
 
     // Modes.
     Field{"persistence_mode", 66, "DCGM_FI_DEV_PERSISTENCE_MODE", "", "", 0, "gpuwarden_gpu_persistence_mode", 1,

@@ -26,6 +26,13 @@ struct ReadContext {
 using NumericReader = Result<double> (*)(const nvml::Device&);
 using TextReader = Result<std::string> (*)(const ReadContext&);
 
+// A profiling metric from NVML's GPM API: it needs two samples an interval apart, so no reader can
+// answer it alone; the sampler keeps the samples and asks NVML for `metric` over each interval.
+struct GpmSource {
+  unsigned metric = 0;  // NVML_GPM_METRIC_*; 0: not a GPM field
+  double scale = 1;     // NVML's unit (percent, MiB/s) to the catalog's
+};
+
 struct Field {
   std::string_view key;          // our stable name: config, API, history ("gpu_temp")
   int dcgm_id;                   // DCGM field id, 0 when DCGM has none
@@ -42,6 +49,7 @@ struct Field {
   std::string_view help;
   NumericReader read_number;  // numeric fields (gauges and counters)
   TextReader read_text;       // label fields
+  GpmSource gpm = {};         // profiling fields: read by the sampler, read_number says so
 };
 
 std::span<const Field> all();

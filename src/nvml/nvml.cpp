@@ -487,6 +487,77 @@ Status Device::fieldValues(nvmlFieldValue_t* values, int count) const {
   return r == NVML_SUCCESS ? Status::Ok() : nvmlError(r, "nvmlDeviceGetFieldValues");
 }
 
+GpmSample& GpmSample::operator=(GpmSample&& o) noexcept {
+  if (this != &o) {
+    reset();
+    api_ = o.api_;
+    h_ = o.h_;
+    o.h_ = nullptr;
+  }
+  return *this;
+}
+
+void GpmSample::reset() {
+  if (h_ && api_ && api_->nvmlGpmSampleFree) api_->nvmlGpmSampleFree(h_);
+  h_ = nullptr;
+}
+
+Result<bool> Device::gpmSupported() const {
+  if (!api_) return noHandle("nvmlGpmQueryDeviceSupport");
+  if (!api_->nvmlGpmQueryDeviceSupport) return missing("nvmlGpmQueryDeviceSupport");
+  nvmlGpmSupport_t s{};
+  s.version = NVML_GPM_SUPPORT_VERSION;
+  nvmlReturn_t r = api_->nvmlGpmQueryDeviceSupport(h_, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlGpmQueryDeviceSupport");
+  return s.isSupportedDevice != 0;
+}
+
+Result<GpmSample> Device::gpmAllocSample() const {
+  if (!api_) return noHandle("nvmlGpmSampleAlloc");
+  if (!api_->nvmlGpmSampleAlloc || !api_->nvmlGpmSampleFree) return missing("nvmlGpmSampleAlloc");
+  nvmlGpmSample_t h = nullptr;
+  nvmlReturn_t r = api_->nvmlGpmSampleAlloc(&h);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlGpmSampleAlloc");
+  if (!h) return nvmlError(NVML_ERROR_UNKNOWN, "nvmlGpmSampleAlloc");
+  return GpmSample(api_, h);
+}
+
+Status Device::gpmSampleGet(const GpmSample& sample) const {
+  if (!api_) return noHandle("nvmlGpmSampleGet");
+  if (!api_->nvmlGpmSampleGet) return missing("nvmlGpmSampleGet");
+  nvmlReturn_t r = api_->nvmlGpmSampleGet(h_, sample.handle());
+  return r == NVML_SUCCESS ? Status::Ok() : nvmlError(r, "nvmlGpmSampleGet");
+}
+
+Status Device::gpmMigSampleGet(unsigned gpu_instance_id, const GpmSample& sample) const {
+  if (!api_) return noHandle("nvmlGpmMigSampleGet");
+  if (!api_->nvmlGpmMigSampleGet) return missing("nvmlGpmMigSampleGet");
+  nvmlReturn_t r = api_->nvmlGpmMigSampleGet(h_, gpu_instance_id, sample.handle());
+  return r == NVML_SUCCESS ? Status::Ok() : nvmlError(r, "nvmlGpmMigSampleGet");
+}
+
+Status Device::gpmMetrics(const GpmSample& earlier, const GpmSample& later, nvmlGpmMetric_t* metrics,
+                          unsigned count) const {
+  if (!api_) return noHandle("nvmlGpmMetricsGet");
+  if (!api_->nvmlGpmMetricsGet) return missing("nvmlGpmMetricsGet");
+  if (count > NVML_GPM_METRIC_MAX) return nvmlError(NVML_ERROR_INVALID_ARGUMENT, "nvmlGpmMetricsGet");
+  // About 3 KiB: each worker keeps its own so that a tick allocates nothing.
+  thread_local nvmlGpmMetricsGet_t get;
+  get = nvmlGpmMetricsGet_t{};
+  get.version = NVML_GPM_METRICS_GET_VERSION;
+  get.numMetrics = count;
+  get.sample1 = earlier.handle();
+  get.sample2 = later.handle();
+  for (unsigned i = 0; i < count; ++i) get.metrics[i].metricId = metrics[i].metricId;
+  nvmlReturn_t r = api_->nvmlGpmMetricsGet(&get);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlGpmMetricsGet");
+  for (unsigned i = 0; i < count; ++i) {
+    metrics[i].nvmlReturn = get.metrics[i].nvmlReturn;
+    metrics[i].value = get.metrics[i].value;
+  }
+  return Status::Ok();
+}
+
 // ---- Session ----
 
 Result<std::unique_ptr<Session>> Session::open(const OpenOptions& options) {

@@ -48,6 +48,25 @@ struct Version {
   int major = 0, minor = 0;
 };
 
+// One GPM sample buffer (nvmlGpmSampleAlloc), freed when destroyed. It must not outlive the
+// Session whose library allocated it.
+class GpmSample {
+ public:
+  GpmSample() = default;
+  GpmSample(const NvmlApi* api, nvmlGpmSample_t h) : api_(api), h_(h) {}
+  ~GpmSample() { reset(); }
+  GpmSample(GpmSample&& o) noexcept : api_(o.api_), h_(o.h_) { o.h_ = nullptr; }
+  GpmSample& operator=(GpmSample&& o) noexcept;
+  GpmSample(const GpmSample&) = delete;
+  GpmSample& operator=(const GpmSample&) = delete;
+  nvmlGpmSample_t handle() const { return h_; }
+  void reset();
+
+ private:
+  const NvmlApi* api_ = nullptr;
+  nvmlGpmSample_t h_ = nullptr;
+};
+
 class Device {
  public:
   // A default Device (no handle: a GPU that was lost before it could be opened) answers every
@@ -125,6 +144,16 @@ class Device {
   Result<std::vector<ProcessUtil>> processUtilization(std::uint64_t since_us) const;
   // Fills values[i].nvmlReturn per entry; the Status is the call's own result.
   Status fieldValues(nvmlFieldValue_t* values, int count) const;
+  // GPM (Hopper and newer). A driver without the functions answers FUNCTION_NOT_FOUND, an older
+  // GPU false.
+  Result<bool> gpmSupported() const;
+  Result<GpmSample> gpmAllocSample() const;
+  Status gpmSampleGet(const GpmSample& sample) const;
+  // This (physical) GPU's instance gpu_instance_id, in MIG mode.
+  Status gpmMigSampleGet(unsigned gpu_instance_id, const GpmSample& sample) const;
+  // The metrics over the interval between two samples of this GPU: metrics[i].metricId in,
+  // metrics[i].value and .nvmlReturn out; the Status is the call's own result.
+  Status gpmMetrics(const GpmSample& earlier, const GpmSample& later, nvmlGpmMetric_t* metrics, unsigned count) const;
 
  private:
   const NvmlApi* api_ = nullptr;

@@ -362,6 +362,54 @@ typedef unsigned int nvmlDeviceArchitecture_t;
 #define NVML_FI_DEV_REMAPPED_FAILURE 145
 #define NVML_FI_MAX 167
 
+// GPU Performance Monitoring (GPM, Hopper and newer): two samples an interval apart give the
+// profiling metrics over that interval. A sample is an opaque handle the library allocates.
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+
+typedef unsigned int nvmlGpmMetricId_t;
+enum : nvmlGpmMetricId_t {
+  NVML_GPM_METRIC_GRAPHICS_UTIL = 1,  // percent
+  NVML_GPM_METRIC_SM_UTIL = 2,
+  NVML_GPM_METRIC_SM_OCCUPANCY = 3,
+  NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,
+  NVML_GPM_METRIC_DRAM_BW_UTIL = 10,
+  NVML_GPM_METRIC_FP64_UTIL = 11,
+  NVML_GPM_METRIC_FP32_UTIL = 12,
+  NVML_GPM_METRIC_FP16_UTIL = 13,
+  NVML_GPM_METRIC_PCIE_TX_PER_SEC = 20,  // MiB/s
+  NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21,
+  NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC = 60,
+  NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC = 61,
+  NVML_GPM_METRIC_MAX = 98,  // the size of nvmlGpmMetricsGet_t.metrics, not the largest id
+};
+
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define NVML_GPM_SUPPORT_VERSION 1
+
+typedef struct nvmlGpmMetric_st {
+  unsigned int metricId;    // in: nvmlGpmMetricId_t
+  nvmlReturn_t nvmlReturn;  // out: this metric's own result
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;  // out: strings owned by the library
+} nvmlGpmMetric_t;
+
+typedef struct nvmlGpmMetricsGet_st {
+  unsigned int version;  // NVML_GPM_METRICS_GET_VERSION
+  unsigned int numMetrics;
+  nvmlGpmSample_t sample1;  // the earlier sample
+  nvmlGpmSample_t sample2;
+  nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct nvmlGpmSupport_st {
+  unsigned int version;  // NVML_GPM_SUPPORT_VERSION
+  unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
 }  // extern "C"
 
 // Every NVML entry point we call: X(name, return type, (parameters)).
@@ -503,7 +551,13 @@ typedef unsigned int nvmlDeviceArchitecture_t;
   X(nvmlEventSetWait_v2, nvmlReturn_t, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))          \
   X(nvmlEventSetWait, nvmlReturn_t, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))             \
   X(nvmlDeviceSetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int limit))                       \
-  X(nvmlDeviceSetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t mode))
+  X(nvmlDeviceSetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t mode))                        \
+  X(nvmlGpmQueryDeviceSupport, nvmlReturn_t, (nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport))                    \
+  X(nvmlGpmSampleAlloc, nvmlReturn_t, (nvmlGpmSample_t * gpmSample))                                                  \
+  X(nvmlGpmSampleFree, nvmlReturn_t, (nvmlGpmSample_t gpmSample))                                                     \
+  X(nvmlGpmSampleGet, nvmlReturn_t, (nvmlDevice_t device, nvmlGpmSample_t gpmSample))                                 \
+  X(nvmlGpmMigSampleGet, nvmlReturn_t, (nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample))  \
+  X(nvmlGpmMetricsGet, nvmlReturn_t, (nvmlGpmMetricsGet_t * metricsGet))
 
 // Declarations, so that a library exporting these (the simulator) is checked by the compiler.
 #define GW_NVML_DECLARE(name, ret, params) extern "C" ret name params;

@@ -179,6 +179,26 @@ void GpuPhysics::evaluate(StepState* s) const {
 
   s->nvlink_active = configured_links_ & ~fx.nvlink_down_mask;
   s->nvlink_rate_kibs = kNvlinkKiBs * nvlinkShare(gpu_.workload) * u / 100;
+
+  // GPM: in MIG mode the workload runs on the instances that hold a running process, each on its
+  // own SMs; the whole GPU is their sum weighted by each instance's share of the SMs.
+  if (!gpu_.mig_enabled) {
+    s->gpm_active[0] = u / 100;
+    s->gpm_dram[0] = s->util_mem / 100;
+  } else {
+    s->gpm_active[0] = s->gpm_dram[0] = 0;
+    for (std::size_t i = 0; i < gpu_.mig_instances.size() && i + 1 < kGpmSlots; ++i) {
+      const MigInstanceConfig& m = gpu_.mig_instances[i];
+      bool running = false;
+      for (const auto& p : gpu_.processes)
+        running = running || (p.gpu_instance == m.gpu_instance_id && t >= p.start && t < p.stop);
+      s->gpm_active[i + 1] = running ? u / 100 : 0;
+      s->gpm_dram[i + 1] = running ? s->util_mem / 100 : 0;
+      const double share = static_cast<double>(m.profile->sm_count) / P.sm_count;
+      s->gpm_active[0] += share * s->gpm_active[i + 1];
+      s->gpm_dram[0] += share * s->gpm_dram[i + 1];
+    }
+  }
 }
 
 StepState GpuPhysics::next(const StepState& s) const {
@@ -203,6 +223,12 @@ StepState GpuPhysics::next(const StepState& s) const {
   n.fans_spinning = P.zero_rpm_start_c == 0 || n.temp >= P.zero_rpm_start_c ||
                     (s.fans_spinning && n.temp >= P.zero_rpm_start_c - kZeroRpmHysteresisC);
   n.energy_mj = s.energy_mj + s.power_w * kStepSeconds * 1000;
+  for (unsigned k = 0; k < kGpmSlots; ++k) {
+    n.gpm_active_s[k] = s.gpm_active_s[k] + s.gpm_active[k] * kStepSeconds;
+    n.gpm_dram_s[k] = s.gpm_dram_s[k] + s.gpm_dram[k] * kStepSeconds;
+  }
+  n.pcie_tx_kb = s.pcie_tx_kb + s.pcie_tx_kbs * kStepSeconds;
+  n.pcie_rx_kb = s.pcie_rx_kb + s.pcie_rx_kbs * kStepSeconds;
   for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; ++l) {
     bool on = (s.nvlink_active >> l) & 1u;
     n.nvlink_tx_kib[l] = s.nvlink_tx_kib[l] + (on ? s.nvlink_rate_kibs * kStepSeconds : 0);

@@ -15,6 +15,8 @@
 namespace gw::sim {
 
 constexpr double kStepSeconds = 1.0;
+// GPM activity slots: 0 the whole GPU, 1 + i the scenario's MIG instance i.
+constexpr unsigned kGpmSlots = 8;
 
 struct StepState {
   std::int64_t step = -1;
@@ -35,6 +37,11 @@ struct StepState {
   double nvlink_tx_kib[NVML_NVLINK_MAX_LINKS] = {};  // cumulative at the start of the step
   double nvlink_rx_kib[NVML_NVLINK_MAX_LINKS] = {};
   double nvlink_rate_kibs = 0;  // per active link during the step
+  // GPM: the fraction of each slot's SMs (kGpmSlots) busy during the step and the fraction of its
+  // DRAM cycles active; the integrals of both, and of PCIe traffic, at the start of the step.
+  double gpm_active[kGpmSlots] = {}, gpm_dram[kGpmSlots] = {};
+  double gpm_active_s[kGpmSlots] = {}, gpm_dram_s[kGpmSlots] = {};
+  double pcie_tx_kb = 0, pcie_rx_kb = 0;
 };
 
 class GpuPhysics {

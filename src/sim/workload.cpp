@@ -116,4 +116,19 @@ void pcieShare(const Workload& w, double* tx, double* rx) {
 
 double nvlinkShare(const Workload& w) { return w.preset == WorkloadPreset::kTraining ? 0.35 : 0.05; }
 
+GpmMix gpmMix(const Workload& w) {
+  switch (w.preset) {
+    case WorkloadPreset::kTraining:
+      // Mixed-precision training: matrix multiplies on the tensor cores most of the time.
+      return {0.93, 0.55, 0.62, 0.0, 0.18, 0.12};
+    case WorkloadPreset::kInference:
+      // Smaller batches: less of each SM kept busy, and less of it on the tensor cores.
+      return {0.80, 0.35, 0.38, 0.0, 0.15, 0.20};
+    case WorkloadPreset::kBursty:
+      return {0.85, 0.45, 0.50, 0.0, 0.15, 0.10};
+    default:
+      return {0.85, 0.40, 0.30, 0.02, 0.25, 0.08};
+  }
+}
+
 }  // namespace gw::sim

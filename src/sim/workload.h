@@ -18,4 +18,11 @@ void pcieShare(const Workload& w, double* tx, double* rx);
 // Share of NVLink bandwidth used at 100 % utilisation.
 double nvlinkShare(const Workload& w);
 
+// What a preset's kernels keep busy, as fractions of the GPM activity (the share of SMs with work):
+// SMs with a warp, warp occupancy, and the tensor, FP64, FP32 and FP16 pipes.
+struct GpmMix {
+  double sm, occupancy, tensor, fp64, fp32, fp16;
+};
+GpmMix gpmMix(const Workload& w);
+
 }  // namespace gw::sim

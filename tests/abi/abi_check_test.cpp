@@ -27,7 +27,9 @@ const std::set<std::string> kConstantsNewerThanBindings = {
     // (none)
 };
 const std::set<std::string> kFunctionsNewerThanBindings = {
-    // (none)
+    // NVML 12.0 (driver R525): GPM samples of one MIG GPU instance. Signature from nvml.h:
+    // nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample)
+    "nvmlGpmMigSampleGet",
 };
 
 // ----- Our structs: every field, in order. -----
@@ -37,6 +39,8 @@ const std::set<std::string> kFunctionsNewerThanBindings = {
   OurStruct {                                                        \
 #T, std::is_union_v < T>, sizeof(T), alignof(T), { __VA_ARGS__ } \
   }
+
+using GpmMetricInfo = decltype(nvmlGpmMetric_t::metricInfo);
 
 std::vector<OurStruct> OurStructs() {
   return {
@@ -71,6 +75,17 @@ std::vector<OurStruct> OurStructs() {
       GW_S(nvmlEventData_t, GW_F(nvmlEventData_t, device), GW_F(nvmlEventData_t, eventType),
            GW_F(nvmlEventData_t, eventData), GW_F(nvmlEventData_t, gpuInstanceId),
            GW_F(nvmlEventData_t, computeInstanceId)),
+      GW_S(nvmlGpmMetric_t, GW_F(nvmlGpmMetric_t, metricId), GW_F(nvmlGpmMetric_t, nvmlReturn),
+           GW_F(nvmlGpmMetric_t, value), GW_F(nvmlGpmMetric_t, metricInfo)),
+      // The anonymous struct nvml.h nests in nvmlGpmMetric_t, under the name bindgen gives it.
+      OurStruct{"nvmlGpmMetric_t__bindgen_ty_1",
+                false,
+                sizeof(GpmMetricInfo),
+                alignof(GpmMetricInfo),
+                {GW_F(GpmMetricInfo, shortName), GW_F(GpmMetricInfo, longName), GW_F(GpmMetricInfo, unit)}},
+      GW_S(nvmlGpmMetricsGet_t, GW_F(nvmlGpmMetricsGet_t, version), GW_F(nvmlGpmMetricsGet_t, numMetrics),
+           GW_F(nvmlGpmMetricsGet_t, sample1), GW_F(nvmlGpmMetricsGet_t, sample2), GW_F(nvmlGpmMetricsGet_t, metrics)),
+      GW_S(nvmlGpmSupport_t, GW_F(nvmlGpmSupport_t, version), GW_F(nvmlGpmSupport_t, isSupportedDevice)),
   };
 }
 #undef GW_S
@@ -104,6 +119,8 @@ std::vector<OurTypedef> OurTypedefs() {
       GW_T(nvmlGpuTopologyLevel_t),
       GW_T(nvmlAffinityScope_t),
       GW_T(nvmlDeviceArchitecture_t),
+      GW_T(nvmlGpmSample_t),
+      GW_T(nvmlGpmMetricId_t),
   };
 }
 #undef GW_T
@@ -310,6 +327,22 @@ std::vector<OurConstant> OurConstants() {
       GW_C(NVML_FI_DEV_REMAPPED_PENDING),
       GW_C(NVML_FI_DEV_REMAPPED_FAILURE),
       GW_C(NVML_FI_MAX),
+      // GPM
+      GW_C(NVML_GPM_METRIC_GRAPHICS_UTIL),
+      GW_C(NVML_GPM_METRIC_SM_UTIL),
+      GW_C(NVML_GPM_METRIC_SM_OCCUPANCY),
+      GW_C(NVML_GPM_METRIC_ANY_TENSOR_UTIL),
+      GW_C(NVML_GPM_METRIC_DRAM_BW_UTIL),
+      GW_C(NVML_GPM_METRIC_FP64_UTIL),
+      GW_C(NVML_GPM_METRIC_FP32_UTIL),
+      GW_C(NVML_GPM_METRIC_FP16_UTIL),
+      GW_C(NVML_GPM_METRIC_PCIE_TX_PER_SEC),
+      GW_C(NVML_GPM_METRIC_PCIE_RX_PER_SEC),
+      GW_C(NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC),
+      GW_C(NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC),
+      GW_C(NVML_GPM_METRIC_MAX),
+      GW_C(NVML_GPM_METRICS_GET_VERSION),
+      GW_C(NVML_GPM_SUPPORT_VERSION),
   };
 }
 #undef GW_C
@@ -475,7 +508,8 @@ TEST(NvmlAbi, HeaderCoverage) {
     const std::string body = (*it)[1];
     for (std::sregex_iterator e(body.begin(), body.end(), enumerator); e != end; ++e) constants.insert((*e)[1]);
   }
-  const std::regex record(R"(typedef\s+(?:struct|union)\s+\w*\s*\{[^}]*\}\s*(\w+)\s*;)");
+  // One level of nesting: nvmlGpmMetric_t holds an anonymous struct, as nvml.h declares it.
+  const std::regex record(R"(typedef\s+(?:struct|union)\s+\w*\s*\{(?:[^{}]|\{[^{}]*\})*\}\s*(\w+)\s*;)");
   for (std::sregex_iterator it(text.begin(), text.end(), record), end; it != end; ++it) structs.insert((*it)[1]);
   const std::regex scalar(R"(typedef\s+[^;{}()]*?(\w+)\s*;)");
   for (std::sregex_iterator it(text.begin(), text.end(), scalar), end; it != end; ++it) typedefs.insert((*it)[1]);
@@ -502,7 +536,7 @@ TEST(NvmlAbi, HeaderCoverage) {
   }
   // The scan itself must have found the declarations, or it proves nothing.
   EXPECT_GE(constants.size(), OurConstants().size());
-  EXPECT_EQ(structs.size(), OurStructs().size());
+  EXPECT_EQ(structs.size() + 1, OurStructs().size());  // + the nested nvmlGpmMetric_t__bindgen_ty_1
   EXPECT_EQ(typedefs.size(), OurTypedefs().size());
 }
 

@@ -50,7 +50,10 @@ std::map<std::string, Declared> dcgmExporterTable() {
 class LiveAgent {
  public:
   LiveAgent(const std::string& scenario, const std::string& naming) {
-    ::setenv("GPUWARDEN_SIM_SCENARIO", (GW_SOURCE_DIR "/scenarios/" + scenario + ".yaml").c_str(), 1);
+    // A shipped scenario by name, or a scenario file by path.
+    const std::string file =
+        scenario.find('/') != std::string::npos ? scenario : GW_SOURCE_DIR "/scenarios/" + scenario + ".yaml";
+    ::setenv("GPUWARDEN_SIM_SCENARIO", file.c_str(), 1);
     ::unsetenv("GPUWARDEN_SIM_START");
     ::unsetenv("GPUWARDEN_SIM_SPEED");
     ::unsetenv("GPUWARDEN_SIM_CLOCK");
@@ -226,6 +229,125 @@ TEST(LiveMetrics, PowerLimitKeepsItsFractionInNativeNaming) {
   EXPECT_DOUBLE_EQ(limit["3"], 312.5) << body;
   EXPECT_DOUBLE_EQ(dflt["3"], 450);
   EXPECT_DOUBLE_EQ(limit["2"], 450);
+}
+
+// Profiling metrics (GPM) as a scraper sees them. The ranges come from the simulator's model
+// (src/sim/workload.cpp): training runs at 95 % +- 2.5 before its first checkpoint dip at 600 s,
+// and keeps 0.93 of the busy share's SMs active and 0.62 of it on the tensor pipes; DRAM follows the
+// memory-controller utilisation, 0.45 of the GPU's +- 2 points.
+struct Range {
+  double lo, hi;
+};
+constexpr Range kTrainingGr{0.925, 0.975};
+constexpr Range kTrainingSm{0.93 * 0.925, 0.93 * 0.975};
+constexpr Range kTrainingTensor{0.62 * 0.925, 0.62 * 0.975};
+constexpr Range kTrainingDram{(0.45 * 92.5 - 2) / 100, (0.45 * 97.5 + 2) / 100};
+
+std::map<std::string, double> valuesByGpu(const testing::Parsed& parsed, const std::string& family,
+                                          const std::string& key = "gpu") {
+  std::map<std::string, double> out;
+  for (const auto& s : parsed.samples)
+    if (s.name == family) out[label(s, key)] = std::stod(s.value);
+  return out;
+}
+
+void expectAllIn(const std::map<std::string, double>& values, Range r, std::size_t count, const std::string& what) {
+  EXPECT_EQ(values.size(), count) << what;
+  for (const auto& [gpu, v] : values) {
+    EXPECT_GE(v, r.lo) << what << " gpu " << gpu;
+    EXPECT_LE(v, r.hi) << what << " gpu " << gpu;
+  }
+}
+
+TEST(LiveMetrics, ProfilingMetricsOfATrainingNodeInDcgmNaming) {
+  LiveAgent agent("dgx-h100", "dcgm");
+  ASSERT_GT(agent.port(), 0);
+  const std::string body = agent.metricsWhen(
+      {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_NVLINK_TX_BYTES"}, 8);
+  const auto parsed = testing::parseExposition(body, false);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  expectAllIn(valuesByGpu(parsed, "DCGM_FI_PROF_GR_ENGINE_ACTIVE"), kTrainingGr, 8, "gr engine");
+  expectAllIn(valuesByGpu(parsed, "DCGM_FI_PROF_SM_ACTIVE"), kTrainingSm, 8, "sm active");
+  expectAllIn(valuesByGpu(parsed, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"), kTrainingTensor, 8, "tensor");
+  expectAllIn(valuesByGpu(parsed, "DCGM_FI_PROF_DRAM_ACTIVE"), kTrainingDram, 8, "dram");
+  expectAllIn(valuesByGpu(parsed, "DCGM_FI_PROF_PIPE_FP64_ACTIVE"), {0, 0}, 8, "fp64");
+  // NVLink: 18 links at 0.35 of 25 GB/s each times the utilisation (physics.cpp), in bytes/s.
+  const double nvl = 18 * 0.35 * 25e9;
+  expectAllIn(valuesByGpu(parsed, "DCGM_FI_PROF_NVLINK_TX_BYTES"), {nvl * 0.925, nvl * 0.975}, 8, "nvlink tx");
+  // PCIe: Gen5 x16 (3938400 KB/s a lane) at 0.02 (tx) times utilisation +- 10 %, plus 200 KB/s.
+  const double pcie = 16 * 3938400.0 * 1024 * 0.02;
+  expectAllIn(valuesByGpu(parsed, "DCGM_FI_PROF_PCIE_TX_BYTES"),
+              {pcie * 0.925 * 0.9 + 200 * 1024, pcie * 0.975 * 1.1 + 200 * 1024}, 8, "pcie tx");
+  EXPECT_EQ(parsed.type.at("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"), "gauge");
+}
+
+TEST(LiveMetrics, ProfilingMetricsOfATrainingNodeInNativeNaming) {
+  LiveAgent agent("dgx-h100", "native");
+  ASSERT_GT(agent.port(), 0);
+  const std::string body = agent.metricsWhen(
+      {"gpuwarden_gpu_prof_graphics_engine_active_ratio", "gpuwarden_gpu_prof_tensor_pipe_active_ratio"}, 8);
+  const auto parsed = testing::parseExposition(body, false);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  expectAllIn(valuesByGpu(parsed, "gpuwarden_gpu_prof_graphics_engine_active_ratio"), kTrainingGr, 8, "gr engine");
+  expectAllIn(valuesByGpu(parsed, "gpuwarden_gpu_prof_tensor_pipe_active_ratio"), kTrainingTensor, 8, "tensor");
+  expectAllIn(valuesByGpu(parsed, "gpuwarden_gpu_prof_sm_active_ratio"), kTrainingSm, 8, "sm active");
+  for (const auto& s : parsed.samples) EXPECT_EQ(s.name.rfind("DCGM_FI_PROF_", 0), std::string::npos) << s.name;
+}
+
+TEST(LiveMetrics, ProfilingMetricsOfAnIdleHopperAreNearZero) {
+  test::TempDir dir;
+  const std::string scenario = dir.write("idle-h100.yaml",
+                                         "gpus:\n"
+                                         "  - {profile: H100-SXM5-80GB, bus_id: \"0000:18:00.0\", workload: idle}\n"
+                                         "  - {profile: H100-SXM5-80GB, bus_id: \"0000:2A:00.0\", workload: idle}\n");
+  LiveAgent agent(scenario, "dcgm");
+  ASSERT_GT(agent.port(), 0);
+  const std::string body = agent.metricsWhen({"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"}, 2);
+  const auto parsed = testing::parseExposition(body, false);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  // Idle: 0 %, or 1 % in the seconds its noise is above 0.8 (workload.cpp).
+  expectAllIn(valuesByGpu(parsed, "DCGM_FI_PROF_GR_ENGINE_ACTIVE"), {0, 0.01}, 2, "gr engine");
+  expectAllIn(valuesByGpu(parsed, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"), {0, 0.0062}, 2, "tensor");
+}
+
+// MIG on Hopper (mig-h100): each GPU instance has its own series; the two running training report
+// the training load on their own SMs, the empty one zero, and the whole GPU their SM-weighted sum,
+// 92 of its 132 SMs busy. PCIe belongs to the whole GPU only.
+TEST(LiveMetrics, ProfilingMetricsPerMigInstance) {
+  LiveAgent agent("mig-h100", "dcgm");
+  ASSERT_GT(agent.port(), 0);
+  std::string body;
+  test::eventually(
+      [&] {
+        body = agent.metricsWhen({"DCGM_FI_PROF_GR_ENGINE_ACTIVE"}, 2);
+        return valuesByGpu(testing::parseExposition(body, false), "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "GPU_I_ID").size() ==
+               4;  // three instances, and "<absent>" for the two whole GPUs
+      },
+      20s);
+  const auto parsed = testing::parseExposition(body, false);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  std::map<std::string, double> whole, inst;
+  std::size_t pcie_mig = 0;
+  for (const auto& s : parsed.samples) {
+    const bool is_mig = label(s, "GPU_I_ID") != "<absent>";
+    if (s.name == "DCGM_FI_PROF_PCIE_TX_BYTES" && is_mig) ++pcie_mig;
+    if (s.name != "DCGM_FI_PROF_GR_ENGINE_ACTIVE") continue;
+    if (!is_mig)
+      whole[label(s, "gpu")] = std::stod(s.value);
+    else
+      inst[label(s, "GPU_I_ID")] = std::stod(s.value);
+  }
+  ASSERT_EQ(inst.size(), 3u) << body;
+  EXPECT_GE(inst["2"], kTrainingGr.lo);
+  EXPECT_LE(inst["2"], kTrainingGr.hi);
+  EXPECT_GE(inst["3"], kTrainingGr.lo);
+  EXPECT_LE(inst["3"], kTrainingGr.hi);
+  EXPECT_EQ(inst["9"], 0.0);
+  EXPECT_GE(whole["0"], 92.0 / 132 * kTrainingGr.lo);
+  EXPECT_LE(whole["0"], 92.0 / 132 * kTrainingGr.hi);
+  EXPECT_GE(whole["1"], kTrainingGr.lo);  // GPU1 trains on the whole GPU
+  EXPECT_LE(whole["1"], kTrainingGr.hi);
+  EXPECT_EQ(pcie_mig, 0u) << body;
 }
 
 }  // namespace

@@ -469,6 +469,39 @@ TEST(AgentFiles, FifoKernelLogIsRead) {
   EXPECT_EQ(*rc, 0) << p.log();
 }
 
+// An Ampere node (mig-a100): NVML's GPM profiling is Hopper and newer, so there are no
+// DCGM_FI_PROF_* series, no error, and the agent says so once per GPU however many passes it makes
+// (GPU0's four MIG devices included), not every tick.
+TEST(AgentProfiling, PreHopperGpusHaveNoProfilingMetricsAndSaySoOnce) {
+  Running a("mig-a100", {});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  // Ten passes of both GPUs (and of GPU0's MIG devices: the same worker samples them).
+  ASSERT_TRUE(eventually(
+      [&] {
+        const json j = gpusApi(a.port);
+        if (!j.is_object() || !j["gpus"].is_array() || j["gpus"].size() != 2) return false;
+        for (const auto& g : j["gpus"])
+          if (!g["samples"].is_number_unsigned() || g["samples"].get<unsigned>() < 10) return false;
+        return true;
+      },
+      kStateBound))
+      << a.proc->log();
+  const auto metrics = a.metrics();
+  ASSERT_FALSE(metrics.empty());
+  for (const auto& s : metrics) EXPECT_EQ(s.name.rfind("DCGM_FI_PROF_", 0), std::string::npos) << s.name;
+  EXPECT_GT(a.value(metrics, "DCGM_FI_DEV_GPU_TEMP", {{"gpu", "1"}}), 0);  // the rest is sampled
+  const std::string log = a.proc->log();
+  std::size_t lines = 0;
+  for (std::size_t at = log.find("no profiling metrics"); at != std::string::npos;
+       at = log.find("no profiling metrics", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 2u) << log;
+  // Said as information: a GPU without GPM is not a fault.
+  EXPECT_NE(log.find("gpuwarden info: GPU 0 (GPU-"), std::string::npos) << log;
+  EXPECT_NE(log.find("gpuwarden info: GPU 1 (GPU-"), std::string::npos) << log;
+  EXPECT_NE(log.find("does not support GPM"), std::string::npos) << log;
+}
+
 // One JSON shape per object: /api/v1/gpus nests under each GPU's "inventory" the very object
 // `gpuwarden discovery --json` prints for it, MIG devices included.
 TEST(AgentApi, GpuInventoryHasTheKeysOfDiscovery) {

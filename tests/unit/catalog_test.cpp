@@ -84,6 +84,47 @@ TEST(Catalog, TheSevenCoreMetricsOfR15AndTheirNeighbours) {
   EXPECT_EQ(findByDcgmName("DCGM_FI_DEV_ROW_REMAP_PENDING")->dcgm_id, 396);
 }
 
+// DCGM's profiling field ids (dcgm_fields.h) and the NVML GPM metric each is read from; ratios
+// come from GPM's percent, rates from its MiB/s.
+TEST(Catalog, ProfilingFieldsAreDcgmsIdsReadFromGpm) {
+  struct Expected {
+    const char* dcgm;
+    int id;
+    unsigned gpm;
+    double scale;
+  };
+  const Expected expected[] = {
+      {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", 1001, NVML_GPM_METRIC_GRAPHICS_UTIL, 0.01},
+      {"DCGM_FI_PROF_SM_ACTIVE", 1002, NVML_GPM_METRIC_SM_UTIL, 0.01},
+      {"DCGM_FI_PROF_SM_OCCUPANCY", 1003, NVML_GPM_METRIC_SM_OCCUPANCY, 0.01},
+      {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 1004, NVML_GPM_METRIC_ANY_TENSOR_UTIL, 0.01},
+      {"DCGM_FI_PROF_DRAM_ACTIVE", 1005, NVML_GPM_METRIC_DRAM_BW_UTIL, 0.01},
+      {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", 1006, NVML_GPM_METRIC_FP64_UTIL, 0.01},
+      {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", 1007, NVML_GPM_METRIC_FP32_UTIL, 0.01},
+      {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", 1008, NVML_GPM_METRIC_FP16_UTIL, 0.01},
+      {"DCGM_FI_PROF_PCIE_TX_BYTES", 1009, NVML_GPM_METRIC_PCIE_TX_PER_SEC, 1048576},
+      {"DCGM_FI_PROF_PCIE_RX_BYTES", 1010, NVML_GPM_METRIC_PCIE_RX_PER_SEC, 1048576},
+      {"DCGM_FI_PROF_NVLINK_TX_BYTES", 1011, NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, 1048576},
+      {"DCGM_FI_PROF_NVLINK_RX_BYTES", 1012, NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, 1048576},
+  };
+  std::size_t gpm_fields = 0;
+  for (const auto& f : all()) gpm_fields += f.gpm.metric ? 1 : 0;
+  EXPECT_EQ(gpm_fields, std::size(expected));
+  for (const Expected& e : expected) {
+    const Field* f = findByDcgmName(e.dcgm);
+    ASSERT_NE(f, nullptr) << e.dcgm;
+    EXPECT_EQ(f->dcgm_id, e.id) << e.dcgm;
+    EXPECT_EQ(f->gpm.metric, e.gpm) << e.dcgm;
+    EXPECT_EQ(f->gpm.scale, e.scale) << e.dcgm;
+    EXPECT_EQ(f->type, Type::Gauge) << e.dcgm;
+    EXPECT_EQ(f->cadence, Cadence::Fast) << e.dcgm;
+    // A one-shot read has one sample, not two: it says unsupported instead of inventing a value.
+    auto r = f->read_number(nvml::Device());
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(r.status().nvmlCode(), NVML_ERROR_NOT_SUPPORTED);
+  }
+}
+
 TEST(Catalog, LookupByAnyNameAndAlias) {
   EXPECT_EQ(findAny("temperature.gpu"), findByKey("gpu_temp"));
   EXPECT_EQ(findAny("gpu_temp"), findByKey("gpu_temp"));
