@@ -195,6 +195,26 @@ TEST(Fatbin, NonCudaElfReportsNoFatbin) {
   EXPECT_FALSE(synthetic->has_fatbin);
 }
 
+// ELF's extended numbering (more than 0xff00 sections): e_shnum 0 and e_shstrndx SHN_XINDEX, the
+// real count in section 0's sh_size and the name table's index in its sh_link.
+TEST(Fatbin, ExtendedSectionNumberingIsRead) {
+  const std::string plain = elf(container({{2, 80, 200}, {1, 80, 100}}));
+  auto want = parseFatbinElf(plain);
+  ASSERT_TRUE(want.ok()) << want.error();
+  std::string ext = plain;
+  std::uint64_t shoff = 0;
+  for (int i = 7; i >= 0; --i) shoff = (shoff << 8) | static_cast<unsigned char>(ext[0x28 + i]);
+  put(ext, 0x3C, 0, 2);
+  put(ext, 0x3E, 0xffff, 2);
+  put(ext, shoff + 32, 4, 8);  // four sections
+  put(ext, shoff + 40, 3, 4);  // .shstrtab is the last
+  auto got = parseFatbinElf(ext);
+  ASSERT_TRUE(got.ok()) << got.error();
+  ASSERT_EQ(got->entries.size(), want->entries.size());
+  for (std::size_t i = 0; i < got->entries.size(); ++i) EXPECT_EQ(got->entries[i].name(), want->entries[i].name());
+  EXPECT_EQ(got->sections, std::vector<std::string>{".nv_fatbin"});
+}
+
 TEST(Fatbin, TruncatedAndMalformedInputsGiveClearErrors) {
   const std::string good = elf(container({{2, 80, 200}, {1, 80, 100}}));
   // Cut inside the section header table (at the end of the file).
