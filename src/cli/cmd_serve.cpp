@@ -17,6 +17,7 @@ void addServe(CLI::App& app, Run& run) {
     std::string data_dir;
     std::string naming;
     std::string web_config;
+    std::string pod_resources_socket;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--config", o->config, "Configuration file (YAML, see docs/config.md); SIGHUP re-reads it");
@@ -29,7 +30,10 @@ void addServe(CLI::App& app, Run& run) {
                   "Web configuration (the Prometheus exporters' format): TLS certificate and key, client CA, "
                   "basic_auth_users with bcrypt hashes (see docs/config.md; make a hash with "
                   "`gpuwarden hash-password`); overrides web_config_file in --config");
-  cmd->callback([&run, o]() {
+  auto* pods = cmd->add_option("--pod-resources-socket", o->pod_resources_socket,
+                               "The kubelet's pod-resources socket, read for the pod, namespace and container "
+                               "labels of each GPU (docs/kubernetes.md); \"\" off; overrides the file");
+  cmd->callback([&run, o, pods]() {
     server::AgentOptions ao;
     ao.config_path = o->config;
     if (!o->listen.empty()) {
@@ -47,6 +51,14 @@ void addServe(CLI::App& app, Run& run) {
     }
     if (!o->data_dir.empty()) ao.data_dir = o->data_dir;
     if (!o->web_config.empty()) ao.web_config_file = o->web_config;
+    if (pods->count() > 0) {
+      if (!o->pod_resources_socket.empty() && o->pod_resources_socket.front() != '/') {
+        printError("--pod-resources-socket: must be an absolute path (or \"\" for off)");
+        run.exit_code = kExitUsage;
+        return;
+      }
+      ao.pod_resources_socket = o->pod_resources_socket;
+    }
     if (!o->naming.empty()) ao.naming = exporter::parseNaming(o->naming);
 
     // What Context::nvml() does, as a function the sampler calls again after a driver reload.
