@@ -178,19 +178,24 @@ def needed_packages(binary):
     out = subprocess.run(["objdump", "-p", binary], capture_output=True, text=True, check=True).stdout
     libs = re.findall(r"^\s*NEEDED\s+(\S+)", out, re.M)
     cache = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, check=True).stdout
-    pkgs = {}
+    paths = {}
     for lib in libs:
         m = re.search(r"^\s*" + re.escape(lib) + r" \(libc6,x86-64\) => (\S+)", cache, re.M)
         if not need(m, f"{binary}: {lib} is not in the linker cache"):
             continue
         real = os.path.realpath(m.group(1))
-        candidates = {m.group(1), real, "/usr" + m.group(1), "/usr" + real, real.removeprefix("/usr")}
-        found = None
-        for p in candidates:
-            r = subprocess.run(["dpkg", "-S", p], capture_output=True, text=True)
-            if r.returncode == 0:
-                found = r.stdout.split(":", 1)[0].strip()
-                break
+        # dpkg records a library under /lib or /usr/lib, whichever its package ships.
+        paths[lib] = {m.group(1), real, "/usr" + m.group(1), "/usr" + real, real.removeprefix("/usr")}
+    # One dpkg query for every path: each one reads dpkg's whole database.
+    everything = sorted(set().union(*paths.values())) if paths else []
+    r = subprocess.run(["dpkg", "-S"] + everything, capture_output=True, text=True)
+    owner = {}
+    for line in r.stdout.splitlines():
+        pkg, _, path = line.partition(": ")
+        owner[path.strip()] = pkg.split(":", 1)[0].strip()
+    pkgs = {}
+    for lib, candidates in paths.items():
+        found = next((owner[p] for p in sorted(candidates) if p in owner), None)
         if need(found, f"{binary}: no Debian package holds {lib}"):
             pkgs[lib] = found
     return pkgs
