@@ -28,8 +28,19 @@ std::size_t countSeries(const std::string& text) {
   return n;
 }
 
-void BM_Render(benchmark::State& state, Naming naming, Format format) {
-  const auto node = allUpNode();
+// A node whose every GPU is held by a Kubernetes container (the pod labels of docs/kubernetes.md,
+// names of a realistic length), beside the same node without: the cost of the three labels.
+std::vector<gw::collect::GpuView> podNode() {
+  auto node = allUpNode();
+  for (std::size_t i = 0; i < node.size(); ++i)
+    node[i].workload_labels = {{kContainerLabel, "pytorch-worker"},
+                               {kNamespaceLabel, "ml-training"},
+                               {kPodLabel, "llama-finetune-7b-worker-" + std::to_string(i)}};
+  return node;
+}
+
+void BM_Render(benchmark::State& state, Naming naming, Format format, bool pods = false) {
+  const auto node = pods ? podNode() : allUpNode();
   const auto agent = testing::makeAgent();
   SelfMetrics self;
   self.now_ms = testing::kNowMs;
@@ -54,6 +65,8 @@ BENCHMARK_CAPTURE(BM_Render, dcgm_text, Naming::Dcgm, Format::Text004);
 BENCHMARK_CAPTURE(BM_Render, dcgm_openmetrics, Naming::Dcgm, Format::OpenMetrics);
 BENCHMARK_CAPTURE(BM_Render, native_text, Naming::Native, Format::Text004);
 BENCHMARK_CAPTURE(BM_Render, native_openmetrics, Naming::Native, Format::OpenMetrics);
+BENCHMARK_CAPTURE(BM_Render, dcgm_text_pod_labels, Naming::Dcgm, Format::Text004, true);
+BENCHMARK_CAPTURE(BM_Render, native_text_pod_labels, Naming::Native, Format::Text004, true);
 
 void BM_Gzip(benchmark::State& state) {
   std::string text;

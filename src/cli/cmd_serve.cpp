@@ -18,6 +18,7 @@ void addServe(CLI::App& app, Run& run) {
     std::string naming;
     std::string web_config;
     std::string counters;
+    std::string pod_resources_socket;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--config", o->config, "Configuration file (YAML, see docs/config.md); SIGHUP re-reads it");
@@ -33,7 +34,10 @@ void addServe(CLI::App& app, Run& run) {
   cmd->add_option("-f,--collectors", o->counters,
                   "dcgm-exporter's counters file (CSV: DCGM_FI_..., gauge|counter|label, help): collect and export "
                   "the fields it names, as dcgm-exporter -f does; fields gpuwarden lacks are named in the log");
-  cmd->callback([&run, o]() {
+  auto* pods = cmd->add_option("--pod-resources-socket", o->pod_resources_socket,
+                               "The kubelet's pod-resources socket, read for the pod, namespace and container "
+                               "labels of each GPU (docs/kubernetes.md); \"\" off; overrides the file");
+  cmd->callback([&run, o, pods]() {
     server::AgentOptions ao;
     if (!o->counters.empty()) ao.counters_file = o->counters;
     ao.config_path = o->config;
@@ -52,6 +56,14 @@ void addServe(CLI::App& app, Run& run) {
     }
     if (!o->data_dir.empty()) ao.data_dir = o->data_dir;
     if (!o->web_config.empty()) ao.web_config_file = o->web_config;
+    if (pods->count() > 0) {
+      if (!o->pod_resources_socket.empty() && o->pod_resources_socket.front() != '/') {
+        printError("--pod-resources-socket: must be an absolute path (or \"\" for off)");
+        run.exit_code = kExitUsage;
+        return;
+      }
+      ao.pod_resources_socket = o->pod_resources_socket;
+    }
     if (!o->naming.empty()) ao.naming = exporter::parseNaming(o->naming);
 
     // What Context::nvml() does, as a function the sampler calls again after a driver reload.

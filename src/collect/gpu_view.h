@@ -60,7 +60,7 @@ struct GpuView {
   // Changes whenever the sampler publishes new values or a new state for this GPU; unique across
   // the process, so (version, state) of every view tells a cache whether anything moved.
   std::uint64_t version = 0;
-  // Labels of what runs on the GPU (hpc_job; later pod, namespace, container), added by the node
+  // Labels of what runs on the GPU (hpc_job; pod, namespace, container), added by the node
   // to a copy about to be exported; the sampler leaves it empty.
   std::vector<std::pair<std::string, std::string>> workload_labels;
 };

@@ -322,7 +322,7 @@ const Tables& tables() {
 constexpr std::array<std::string_view, 9> kCommonReserved = {
     "state", "version", "driver_version", "nvml_version", "cuda_driver_version", "severity", "code", "file", "rule"};
 // Set per GPU by the node for what runs on it (dcgm-exporter's names).
-constexpr std::array<std::string_view, 4> kWorkloadLabels = {kHpcJobLabel, "pod", "namespace", "container"};
+constexpr std::array<std::string_view, 4> kWorkloadLabels = {kHpcJobLabel, kPodLabel, kNamespaceLabel, kContainerLabel};
 constexpr std::array<std::string_view, 9> kDcgmLabels = {"gpu",      "UUID",      "pci_bus_id",
                                                          "device",   "modelName", "GPU_I_PROFILE",
                                                          "GPU_I_ID", "Hostname",  "DCGM_FI_DRIVER_VERSION"};

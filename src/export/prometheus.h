@@ -26,6 +26,11 @@ enum class Format { Text004, OpenMetrics };
 // The label a GPU's series carry while a job runs on it (dcgm-exporter's name; the value is the
 // job id, or the ids of several jobs sharing the GPU joined by commas).
 inline constexpr const char* kHpcJobLabel = "hpc_job";
+// The labels a GPU's series carry while a Kubernetes container holds it (dcgm-exporter's names;
+// several containers sharing the GPU: each label's values joined by commas, in the same order).
+inline constexpr const char* kPodLabel = "pod";
+inline constexpr const char* kNamespaceLabel = "namespace";
+inline constexpr const char* kContainerLabel = "container";
 
 struct ExportOptions {
   Naming naming = Naming::Dcgm;

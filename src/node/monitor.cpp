@@ -551,19 +551,41 @@ std::uint64_t Monitor::metricsKey() const {
     const std::int64_t now = opt_.now_ms();
     for (const auto& c : log_->xidCounts()) held += now < xidBornLocked(c, now) + opt_.xid_zero_hold.count();
   }
-  return (((incidents_ ? incidents_->healthDigest() : 0) * 31 + log_->xidTotal()) * 31 + held) * 31 +
-         jobs_->generation();
+  std::uint64_t pods = 0;
+  {
+    std::lock_guard l(pods_mu_);
+    pods = pods_generation_;
+  }
+  return ((((incidents_ ? incidents_->healthDigest() : 0) * 31 + log_->xidTotal()) * 31 + held) * 31 +
+          jobs_->generation()) *
+             31 +
+         pods;
 }
 
 void Monitor::labelWorkloads(std::vector<collect::GpuView>& views) const {
   const auto jobs = jobs_->gpuJobLabels();
-  if (jobs.empty()) return;
   for (auto& v : views) {
     // A MIG device runs what its GPU runs when the job was given the whole GPU.
     auto it = jobs.find(v.id.uuid);
     if (it == jobs.end() && v.id.is_mig) it = jobs.find(v.id.parent_uuid);
     if (it != jobs.end()) v.workload_labels.emplace_back(exporter::kHpcJobLabel, it->second);
   }
+  std::lock_guard l(pods_mu_);
+  if (pod_labels_.empty()) return;
+  for (auto& v : views) {
+    // Likewise a container given a whole GPU in MIG mode (the device plugin's "none" strategy).
+    auto it = pod_labels_.find(v.id.uuid);
+    if (it == pod_labels_.end() && v.id.is_mig) it = pod_labels_.find(v.id.parent_uuid);
+    if (it != pod_labels_.end())
+      v.workload_labels.insert(v.workload_labels.end(), it->second.begin(), it->second.end());
+  }
+}
+
+void Monitor::setPodLabels(GpuLabels labels) {
+  std::lock_guard l(pods_mu_);
+  if (labels == pod_labels_) return;
+  pod_labels_ = std::move(labels);
+  ++pods_generation_;
 }
 
 Result<Monitor::GpuProcesses> Monitor::gpuProcesses(const std::vector<std::string>& uuids) const {

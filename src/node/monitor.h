@@ -126,9 +126,13 @@ class Monitor {
     std::vector<std::string> unread;  // UUIDs whose list NVML did not give
   };
   Result<GpuProcesses> gpuProcesses(const std::vector<std::string>& uuids) const;
-  // Adds the node's workload labels (hpc_job of the job running on a GPU) to views about to be
-  // exported.
+  // Adds the node's workload labels (hpc_job of the job running on a GPU; the pod, namespace and
+  // container holding it) to views about to be exported.
   void labelWorkloads(std::vector<collect::GpuView>& views) const;
+  // The pod labels of each GPU by UUID (cluster/pod_resources.h), replacing the previous ones;
+  // empty: none.
+  using GpuLabels = std::map<std::string, std::vector<std::pair<std::string, std::string>>>;
+  void setPodLabels(GpuLabels labels);
   bool kernelLogFollowed() const { return kmsg_ != nullptr; }
   bool nvmlEventsHealthy() const;
 
@@ -159,6 +163,9 @@ class Monitor {
   std::unique_ptr<health::IncidentStore> incidents_;
   std::unique_ptr<events::KmsgSource> kmsg_;
   std::unique_ptr<JobTracker> jobs_;
+  mutable std::mutex pods_mu_;
+  GpuLabels pod_labels_;
+  std::uint64_t pods_generation_ = 0;      // changes whenever pod_labels_ does (metricsKey)
   std::int64_t next_job_map_poll_ms_ = 0;  // health thread only
   std::string job_map_complaint_;          // health thread only
 

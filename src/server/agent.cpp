@@ -97,6 +97,7 @@ void Agent::applyOverrides(AgentConfig& c) const {
   if (options_.data_dir) c.data_dir = *options_.data_dir;
   if (options_.naming) c.naming = *options_.naming;
   if (options_.web_config_file) c.web_config_file = *options_.web_config_file;
+  if (options_.pod_resources_socket) c.kubernetes.pod_resources_socket = *options_.pod_resources_socket;
 }
 
 collect::SamplerConfig Agent::samplerConfig(const AgentConfig& c) const {
@@ -226,6 +227,7 @@ Status Agent::start() {
   else
     records_ = std::make_shared<node::InstallRecorder>(std::move(rs).value(), options_.root);
   monitor_->start();
+  startPodLabels(cfg);
 
   auto server = HttpServer::create(cfg.http, web_);
   if (!server) {
@@ -274,6 +276,7 @@ void Agent::stop() {
   }
   if (control_) control_->stop();
   if (http_) http_->stop();
+  pods_.reset();  // it publishes into the monitor
   if (monitor_) monitor_->stop();
   if (alerts_) {
     alerts_->flush(std::chrono::seconds(2));  // a moment for what the last evaluation raised
@@ -323,6 +326,7 @@ Status Agent::reload() {
   next.http = cur.http;
   next.alerts = cur.alerts;
   next.xid_zero_hold = cur.xid_zero_hold;
+  next.kubernetes = cur.kubernetes;
   auto exp = exportOptions(next);
   {
     std::lock_guard lock(mu_);
@@ -339,6 +343,24 @@ Status Agent::reload() {
                       std::to_string(next.health.disabled.size()) + " health rules off, expected GPUs " +
                       (next.health.expected_gpus > 0 ? std::to_string(next.health.expected_gpus) : "unchecked") + ")");
   return Status::Ok();
+}
+
+void Agent::startPodLabels(const AgentConfig& cfg) {
+  const auto& k = cfg.kubernetes;
+  std::string socket = k.pod_resources_socket.value_or(cluster::k8s::kDefaultPodResourcesSocket);
+  if (socket.empty()) return;
+  // The default is a guess about the node: where there is no kubelet, pod labels are simply off.
+  // A socket the operator named is watched even while it is missing (a kubelet restarting).
+  if (!k.pod_resources_socket && !std::filesystem::exists(socket)) {
+    logLine("info", "pod labels off: no kubelet pod-resources socket at " + socket);
+    return;
+  }
+  cluster::k8s::PodResourcesOptions po;
+  po.socket = std::move(socket);
+  po.interval = k.refresh_interval;
+  po.timeout = k.timeout;
+  po.publish = [m = monitor_.get()](cluster::k8s::GpuLabels labels) { m->setPodLabels(std::move(labels)); };
+  pods_ = cluster::k8s::PodResourcesWatcher::start(std::move(po));
 }
 
 int Agent::run() {

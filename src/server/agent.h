@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/pod_resources.h"
 #include "collect/sampler.h"
 #include "common/result.h"
 #include "export/prometheus.h"
@@ -41,6 +42,7 @@ struct AgentOptions {
   std::optional<std::string> web_config_file;
   // dcgm-exporter's counters file (`serve -f`): its fields replace the configuration's.
   std::optional<std::string> counters_file;
+  std::optional<std::string> pod_resources_socket;
   collect::SessionOpener opener;  // opens NVML (real driver or simulator)
   std::string root = "/";         // filesystem root of /dev/kmsg and /proc (health)
 };
@@ -80,6 +82,7 @@ class Agent {
   collect::SamplerConfig samplerConfig(const AgentConfig& c) const;
   std::shared_ptr<const exporter::ExportOptions> exportOptions(const AgentConfig& c) const;
   void watchInventory();
+  void startPodLabels(const AgentConfig& c);
   void registerRoutes();
   nlohmann::json control(const std::string& op, const nlohmann::json& args, const node::control::Peer& peer);
   // The job.* operations (agent_jobs.cpp); nullopt when `op` is not one of them.
@@ -106,6 +109,7 @@ class Agent {
   WebConfig web_;
   std::unique_ptr<alert::Dispatcher> alerts_;  // when alerts.sinks are configured
   std::unique_ptr<node::Monitor> monitor_;
+  std::unique_ptr<cluster::k8s::PodResourcesWatcher> pods_;  // when a kubelet socket is in use
   std::unique_ptr<ControlServer> control_;
   std::shared_ptr<node::InstallRecorder> records_;  // null when the records database would not open
 

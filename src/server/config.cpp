@@ -225,7 +225,7 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
   if (!root.IsMap()) return c.error(root, "(top level)", "expected a mapping of settings");
   if (Status s = checkKeys(c, root, "",
                            {"listen", "data_dir", "sampling", "metrics", "history", "http", "alerts", "events",
-                            "web_config_file", "health", "jobs"});
+                            "web_config_file", "health", "jobs", "kubernetes"});
       !s)
     return s;
 
@@ -476,6 +476,31 @@ Status parseRoot(const Checker& c, const YAML::Node& root, AgentConfig& cfg) {
     if (auto n = j["epilog_kill_leftovers"]; n)
       if (Status st = readBool(c, n, "jobs.epilog_kill_leftovers", &cfg.jobs.epilog_kill_leftovers); !st) return st;
   }
+  if (auto k = root["kubernetes"]; k) {
+    if (!k.IsMap()) return c.error(k, "kubernetes", "expected a mapping");
+    if (Status st = checkKeys(c, k, "kubernetes", {"pod_resources_socket", "refresh_interval", "timeout"}); !st)
+      return st;
+    auto& kc = cfg.kubernetes;
+    if (auto n = k["pod_resources_socket"]; n) {
+      if (Status st = needScalar(c, n, "kubernetes.pod_resources_socket"); !st) return st;
+      kc.pod_resources_socket = n.Scalar();
+      if (!kc.pod_resources_socket->empty() && kc.pod_resources_socket->front() != '/')
+        return c.error(n, "kubernetes.pod_resources_socket", "must be an absolute path (or \"\" for off)");
+      // A unix socket address holds at most 107 bytes of path.
+      if (kc.pod_resources_socket->size() > 107)
+        return c.error(n, "kubernetes.pod_resources_socket", "a unix socket path is at most 107 bytes");
+    }
+    if (auto n = k["refresh_interval"]; n) {
+      if (Status st = readDuration(c, n, "kubernetes.refresh_interval", &kc.refresh_interval); !st) return st;
+      if (kc.refresh_interval < Millis(100) || kc.refresh_interval > Millis(3600000))
+        return c.error(n, "kubernetes.refresh_interval", "must be between 100ms and 1h");
+    }
+    if (auto n = k["timeout"]; n) {
+      if (Status st = readDuration(c, n, "kubernetes.timeout", &kc.timeout); !st) return st;
+      if (kc.timeout < Millis(10) || kc.timeout > Millis(60000))
+        return c.error(n, "kubernetes.timeout", "must be between 10ms and 60s");
+    }
+  }
   if (auto h = root["health"]; h) {
     auto r = health::parseRuleConfigNode(h, c.file(), "health");
     if (!r) return r.status();
@@ -647,6 +672,9 @@ std::vector<std::string> restartOnlyChanges(const AgentConfig& a, const AgentCon
   if (describeAlerts(a.alerts) != describeAlerts(b.alerts)) out.emplace_back("alerts");
   if (a.events_max_bytes != b.events_max_bytes) out.emplace_back("events.max_bytes");
   if (a.xid_zero_hold != b.xid_zero_hold) out.emplace_back("metrics.xid_zero_hold");
+  if (a.kubernetes.pod_resources_socket != b.kubernetes.pod_resources_socket ||
+      a.kubernetes.refresh_interval != b.kubernetes.refresh_interval || a.kubernetes.timeout != b.kubernetes.timeout)
+    out.emplace_back("kubernetes");
   return out;
 }
 

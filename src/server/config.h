@@ -76,6 +76,14 @@ struct AgentConfig {
     // `slurm epilog` kills the processes a job left on its GPUs (default: reports them only).
     bool epilog_kill_leftovers = false;
   } jobs;
+  // kubernetes (docs/kubernetes.md)
+  struct Kubernetes {
+    // The kubelet's pod-resources socket. Unset: its default path, used when it is there at
+    // start; "": off.
+    std::optional<std::string> pod_resources_socket;
+    Millis refresh_interval{10000};
+    Millis timeout{2000};  // deadline of each call to the kubelet
+  } kubernetes;
 
   AgentConfig();
 };

@@ -103,6 +103,9 @@ TEST_P(ConfigErrors, NameFileLineAndField) {
   EXPECT_NE(c.error().find(GetParam().contains), std::string::npos) << c.error();
 }
 
+// One byte past the longest path a unix socket address holds.
+const std::string kLongSocket = "kubernetes:\n  pod_resources_socket: /" + std::string(107, 'a') + "\n";
+
 INSTANTIATE_TEST_SUITE_P(
     All, ConfigErrors,
     ::testing::Values(
@@ -167,7 +170,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"health:\n  workload_by_gpu:\n    3: serving\n", "/etc/gpuwarden.yaml:3: health.workload_by_gpu.3:",
                 "expected training, inference, interactive or idle, got 'serving'"},
         BadCase{"health:\n  gpu_temp_c: 80\n  gpu_temp_c: 81\n",
-                "/etc/gpuwarden.yaml:3: health.gpu_temp_c:", "duplicate key (first given on line 2)"}));
+                "/etc/gpuwarden.yaml:3: health.gpu_temp_c:", "duplicate key (first given on line 2)"},
+        BadCase{"kubernetes:\n  pod_resources_socket: kubelet.sock\n",
+                "/etc/gpuwarden.yaml:2: kubernetes.pod_resources_socket:", "must be an absolute path"},
+        BadCase{kLongSocket.c_str(), "/etc/gpuwarden.yaml:2: kubernetes.pod_resources_socket:", "at most 107 bytes"},
+        BadCase{"kubernetes:\n  refresh_interval: 50ms\n",
+                "/etc/gpuwarden.yaml:2: kubernetes.refresh_interval:", "between 100ms and 1h"},
+        BadCase{"kubernetes:\n  timeout: 2m\n", "/etc/gpuwarden.yaml:2: kubernetes.timeout:", "between 10ms and 60s"},
+        BadCase{"kubernetes:\n  socket: /x\n", "/etc/gpuwarden.yaml:2: kubernetes.socket:", "unknown key"}));
+
+TEST(Config, KubernetesSection) {
+  auto d = parseConfig("", "f.yaml");
+  ASSERT_TRUE(d) << d.error();
+  EXPECT_FALSE(d->kubernetes.pod_resources_socket.has_value());  // the default path, when it exists
+  EXPECT_EQ(d->kubernetes.refresh_interval, Millis(10000));
+  EXPECT_EQ(d->kubernetes.timeout, Millis(2000));
+  auto c =
+      parseConfig("kubernetes:\n  pod_resources_socket: \"\"\n  refresh_interval: 30s\n  timeout: 500ms\n", "f.yaml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->kubernetes.pod_resources_socket, std::optional<std::string>(""));
+  EXPECT_EQ(c->kubernetes.refresh_interval, Millis(30000));
+  EXPECT_EQ(c->kubernetes.timeout, Millis(500));
+  EXPECT_EQ(restartOnlyChanges(*d, *c), std::vector<std::string>{"kubernetes"});
+}
 
 // The shipped example with every key must itself be a valid configuration.
 TEST(Config, ShippedExampleIsValid) {
