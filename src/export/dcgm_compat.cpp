@@ -41,7 +41,7 @@ constexpr std::array<std::pair<std::string_view, DcgmMeta>, 42> kShipped = {{
     {"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", {C, "Total number of NVLink data CRC errors."}},
     {"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", {C, "Total number of NVLink retries."}},
     {"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", {C, "Total number of NVLink recovery errors."}},
-    {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", {C, "Total number of NVLink bandwidth counters for all lanes."}},
+    {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", {C, "Total number of NVLink bandwidth counters for all lanes"}},
     {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", {C, "Number of remapped rows for uncorrectable errors"}},
     {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", {C, "Number of remapped rows for correctable errors"}},
     {"DCGM_FI_DEV_ROW_REMAP_FAILURE", {G, "Whether remapping of rows has failed"}},

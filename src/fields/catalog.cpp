@@ -470,8 +470,9 @@ const std::array kFields = {
           "NVLink data received over all links (NVML's throughput counter)", kNvlRx, nullptr},
     // DCGM fills field 449 with a rate although dcgm-exporter declares it a counter; here it is the
     // counter its type promises (transmitted + received), so rate() over it gives the bandwidth.
-    Field{"nvlink_total_kib", 449, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "", "", 0, "", 1, "KiB", C, F, 0,
-          "NVLink data transmitted and received over all links (NVML's throughput counters)", kNvlTotal, nullptr},
+    Field{"nvlink_total_kib", 449, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "", "", 0, "gpuwarden_gpu_nvlink_bytes_total",
+          1024, "KiB", C, F, 0, "NVLink data transmitted and received over all links (NVML's throughput counters)",
+          kNvlTotal, nullptr},
 
     // Profiling (GPM, Hopper and newer): DCGM's DCGM_FI_PROF_* from NVML's GPM metrics, per GPU and
     // per MIG instance. Ratios 0..1 as DCGM gives them (GPM answers percent), rates in bytes/s

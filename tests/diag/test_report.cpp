@@ -53,6 +53,29 @@ TEST(Report, FinalizeAggregates) {
   EXPECT_EQ(err.exitCode(), 2);
 }
 
+// finalize() runs again when a stored report is loaded or a check is added: the verdicts and their
+// reasons are made afresh each time, never appended to.
+TEST(Report, FinalizeTwiceGivesTheSameVerdicts) {
+  DiagReport r;
+  r.level = 1;
+  r.gpus = {GpuSummary{}, GpuSummary{}};
+  r.gpus[0].gpu = 0;
+  r.gpus[1].gpu = 1;
+  Check bad;
+  bad.test = "pcie_link";
+  bad.gpu = 1;
+  bad.verdict = Verdict::Fail;
+  bad.summary = "PCIe link Gen4 x8, expected Gen5 x16";
+  r.checks.push_back(bad);
+  r.finalize();
+  const auto reasons0 = r.gpus[0].reasons, reasons1 = r.gpus[1].reasons;
+  ASSERT_FALSE(reasons1.empty());
+  r.finalize();
+  EXPECT_EQ(r.gpus[0].reasons, reasons0);
+  EXPECT_EQ(r.gpus[1].reasons, reasons1);
+  EXPECT_EQ(r.gpus[1].verdict, Verdict::Fail);
+}
+
 // A GPU with warnings whose GPU tests were all skipped is incomplete (the warning stays among its
 // reasons); a failure anywhere outranks incomplete.
 TEST(Report, AllGpuTestsSkippedIsIncomplete) {

@@ -126,6 +126,29 @@ TEST(RunDiag, R3HealthyFleetPassesAndMapsByBusId) {
   EXPECT_GT(find(r, "targeted_power", 0)->measured["mean_w"].get<double>(), 0);
 }
 
+// A copy between a GPU with NVLink and one without goes over PCIe, and is judged against PCIe's
+// rate: NVLink only when both ends have active links.
+TEST(RunDiag, P2PIsNvlinkOnlyWhenBothEndsHaveActiveLinks) {
+  FakeNvml nvml = fleet(3);
+  nvml.gpus[2].nvlinks = 0;
+  RecordedBackend b(nvml);
+  NullProgress p;
+  auto r = runDiag(opts(3), nvml, &b, p);
+  int checked = 0;
+  for (const auto& c : r.checks) {
+    if (c.test != "p2p_bandwidth" || !c.measured.contains("src")) continue;
+    const int src = c.measured["src"].get<int>(), dst = c.measured["dst"].get<int>();
+    const bool both = src != 2 && dst != 2;
+    EXPECT_EQ(c.measured["nvlink"].get<bool>(), both) << src << " -> " << dst;
+    if (both)
+      EXPECT_EQ(c.measured["expected_gbps"].get<double>(), 360.0) << src;  // the H100 SKU's NVLink rate
+    else
+      EXPECT_LT(c.measured["expected_gbps"].get<double>(), 100.0) << src << " -> " << dst;  // PCIe's rate
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+}
+
 // The mean power of targeted power counts only the samples after the ramp (load >= 0.5): a GPU
 // that draws 100 W while ramping and 600 W after it means 600 W.
 TEST(RunDiag, TargetedPowerMeanLeavesTheRampOut) {

@@ -117,6 +117,9 @@ TEST(Verdicts, GemmBurnMiscompareSlownessAndDisagreement) {
   auto cs = judgeGemmBurn({gemmRun(0, 700000), gemmRun(1, 700000, 2), gemmRun(2, 560000), gemmRun(3, 610000)});
   ASSERT_EQ(cs.size(), 4u);
   EXPECT_EQ(cs[0].verdict, Verdict::Pass) << cs[0].summary;
+  // 700000 GFLOP/s is 700.0 TFLOPS (not 700.7): the summary is what an operator compares.
+  EXPECT_EQ(cs[0].summary, "700.0 TFLOPS fp16 (cuBLAS), 500 GEMMs compared");
+  EXPECT_EQ(cs[3].summary.substr(0, 39), "610.0 TFLOPS fp16 (cuBLAS), 500 GEMMs c");
   EXPECT_EQ(cs[1].verdict, Verdict::Fail);
   EXPECT_TRUE(mentions(cs[1], "MISCOMPARED"));
   EXPECT_EQ(cs[2].verdict, Verdict::Fail);  // ~16 % slower than peers' mean

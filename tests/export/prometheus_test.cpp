@@ -143,7 +143,7 @@ TEST(DcgmNaming, RenamedFieldsUnderBothNamesAndNvlinkBandwidthIsTxPlusRx) {
   EXPECT_LINE(t, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{" + kGpu0Dcgm + "} 4");
   EXPECT_LINE(t, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS{" + kGpu0Dcgm + "} 4");
   EXPECT_LINE(t, "# TYPE DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL counter");
-  EXPECT_LINE(t, "# HELP DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL Total number of NVLink bandwidth counters for all lanes.");
+  EXPECT_LINE(t, "# HELP DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL Total number of NVLink bandwidth counters for all lanes");
   EXPECT_LINE(t, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{" + kGpu0Dcgm + "} 1234");
   EXPECT_EQ(fields::findByDcgmName("DCGM_FI_DEV_CLOCKS_EVENT_REASONS"), fields::findByKey("clock_event_reasons"));
   EXPECT_EQ(fields::currentDcgmName(*fields::findByKey("clock_event_reasons")), "DCGM_FI_DEV_CLOCKS_EVENT_REASONS");

@@ -86,6 +86,32 @@ TEST(RuleConfigKeys, BadValuesNameFileLineAndKey) {
   }
 }
 
+// Ranges pinned at their documented edges (docs/health.md), written here rather than read from the
+// key list so that a range changed in one place fails.
+TEST(RuleConfigKeys, RangesAtTheirEdges) {
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {"leftover_min_gib: 0\n", true},  // 0: any memory a live process holds on an idle GPU
+      {"leftover_min_gib: -0.5\n", false},
+      {"leftover_min_gib: 4096\n", true},
+      {"leftover_min_gib: 4096.5\n", false},
+      {"straggler_min_peers: 1\n", true},
+      {"straggler_min_peers: 0\n", false},
+      {"straggler_min_peers: 1024\n", true},
+      {"straggler_min_peers: 1025\n", false},
+      {"expected_gpus: 0\n", true},
+      {"expected_gpus: 1024\n", true},
+      {"expected_gpus: 1025\n", false},
+      {"gpu_temp_c: 0\n", true},
+      {"gpu_temp_c: 150\n", true},
+      {"gpu_temp_c: 150.5\n", false},
+      {"starvation_window_ms: 10000\n", true},
+      {"starvation_window_ms: 9999\n", false},
+      {"starvation_window_ms: 648000\n", true},
+      {"starvation_window_ms: 648001\n", false},
+  };
+  for (const auto& [yaml, ok] : cases) EXPECT_EQ(parseRuleConfig(yaml, "r.yaml").ok(), ok) << yaml;
+}
+
 // Observes `gpus` once a second from `from` to `to` (seconds), utilisation `util` on every GPU.
 void run(RuleEngine& e, std::vector<Gpu>& gpus, int from, int to, double util) {
   for (int t = from; t <= to; ++t) {

@@ -543,5 +543,22 @@ TEST(Config, ACountersFileBesideTheConfigurationSetsTheFields) {
       << bad.error();
 }
 
+// The sampling intervals at their documented edges (docs/config.md) and one millisecond beyond.
+TEST(Config, SamplingIntervalsAtTheirEdges) {
+  auto ok = [](const std::string& sampling) { return parseConfig("sampling:\n" + sampling, "a.yaml").ok(); };
+  EXPECT_TRUE(ok("  fast_interval: 10ms\n"));
+  EXPECT_FALSE(ok("  fast_interval: 9ms\n"));
+  EXPECT_TRUE(ok("  fast_interval: 3600000ms\n  slow_interval: 24h\n"));
+  EXPECT_FALSE(ok("  fast_interval: 3600001ms\n  slow_interval: 24h\n"));
+  EXPECT_TRUE(ok("  slow_interval: 86400000ms\n"));
+  EXPECT_FALSE(ok("  slow_interval: 86400001ms\n"));
+  EXPECT_TRUE(ok("  fast_interval: 2s\n  slow_interval: 2s\n"));
+  EXPECT_FALSE(ok("  fast_interval: 2s\n  slow_interval: 1999ms\n"));
+  EXPECT_TRUE(ok("  call_deadline: 10ms\n"));
+  EXPECT_FALSE(ok("  call_deadline: 9ms\n"));
+  EXPECT_TRUE(ok("  call_deadline: 60000ms\n"));
+  EXPECT_FALSE(ok("  call_deadline: 60001ms\n"));
+}
+
 }  // namespace
 }  // namespace gw::server
