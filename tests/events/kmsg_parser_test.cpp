@@ -104,6 +104,20 @@ TEST(KmsgParser, DmesgHumanTimeWithYear) {
   EXPECT_FALSE(ev.monotonicUs.has_value());
 }
 
+// A leap second (23:59:60, which UTC inserts) is a time the kernel can print; :61 is not.
+TEST(KmsgParser, ALeapSecondIsATimeSixtyOneIsNot) {
+  auto ev = mustParse("[Wed Dec 31 23:59:60 2025] NVRM: Xid (PCI:0000:5f:00): 79, GPU has fallen off the bus.");
+  ASSERT_TRUE(ev.wallClock.has_value());
+  EXPECT_EQ(ev.wallClock->second, 60);
+  EXPECT_EQ(ev.wallClock->minute, 59);
+  for (const char* line : {"[Wed Dec 31 23:59:61 2025] NVRM: Xid (PCI:0000:5f:00): 79, GPU has fallen off the bus.",
+                           "[Wed Dec 31 24:00:00 2025] NVRM: Xid (PCI:0000:5f:00): 79, GPU has fallen off the bus."}) {
+    auto r = parseKernelLine(line);
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_FALSE(r->has_value() && (*r)->wallClock.has_value()) << line;
+  }
+}
+
 TEST(KmsgParser, DmesgHumanTimeWithoutYear) {
   auto ev = mustParse(
       "[Sun Mar 29 19:20:37] NVRM: Xid (PCI:0000:5f:00): 154, GPU recovery action changed from "
