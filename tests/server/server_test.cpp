@@ -178,8 +178,14 @@ TEST_F(AgentHttp, MetricsGzipAndOpenMetricsAndHead) {
   auto br = httpGet(port_, "/metrics", {{"Accept-Encoding", "br"}});
   EXPECT_EQ(br.headers.count("Content-Encoding"), 0u);
 
-  auto om = httpGet(port_, "/metrics",
-                    {{"Accept", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"}});
+  // The dcgm naming stays on text 0.0.4 whenever the scraper takes it (as Prometheus does), so
+  // dcgm-exporter's counter names are stored as they are; OpenMetrics only for a scraper that
+  // takes nothing else.
+  auto prom = httpGet(port_, "/metrics",
+                      {{"Accept", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"}});
+  ASSERT_EQ(prom.status, 200);
+  EXPECT_NE(prom.headers.find("Content-Type")->second.find("text/plain; version=0.0.4"), std::string::npos);
+  auto om = httpGet(port_, "/metrics", {{"Accept", "application/openmetrics-text;version=1.0.0"}});
   ASSERT_EQ(om.status, 200);
   EXPECT_NE(om.headers.find("Content-Type")->second.find("application/openmetrics-text"), std::string::npos);
   EXPECT_TRUE(om.body.ends_with("# EOF\n"));
