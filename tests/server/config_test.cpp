@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <set>
 
 #include "fields/catalog.h"
@@ -558,6 +559,114 @@ TEST(Config, SamplingIntervalsAtTheirEdges) {
   EXPECT_FALSE(ok("  call_deadline: 9ms\n"));
   EXPECT_TRUE(ok("  call_deadline: 60000ms\n"));
   EXPECT_FALSE(ok("  call_deadline: 60001ms\n"));
+}
+
+}  // namespace
+}  // namespace gw::server
+
+namespace gw::server {
+namespace {
+
+// Every duration limit of the file at its bounds and one millisecond past each, and the value read
+// where it is meant to land (docs/config.md); every duration is positive, so 0 is refused by all.
+// The bounds are written here, not read from the parser, so that moving one is a failing test.
+TEST(Config, DurationLimitsAtTheirEdges) {
+  constexpr std::int64_t kNone = -1;
+  const std::string sink = "alerts:\n  sinks:\n    - type: webhook\n      url: http://a/\n      ";
+  struct Limit {
+    std::string prefix;  // YAML up to the key
+    std::string name;    // as errors name it
+    std::int64_t min_ms, max_ms;
+    std::function<Millis(const AgentConfig&)> read;
+  } limits[] = {
+      {"sampling:\n  call_deadline: ", "sampling.call_deadline", 10, 60000,
+       [](const AgentConfig& c) { return c.call_deadline; }},
+      {"metrics:\n  xid_zero_hold: ", "metrics.xid_zero_hold", 1, 3600000,
+       [](const AgentConfig& c) { return c.xid_zero_hold; }},
+      {"history:\n  flush_interval: ", "history.flush_interval", 100, 10000,
+       [](const AgentConfig& c) { return c.flush_interval; }},
+      {"http:\n  read_timeout: ", "http.read_timeout", 100, 300000,
+       [](const AgentConfig& c) { return c.http.read_timeout; }},
+      {"http:\n  idle_timeout: ", "http.idle_timeout", 1000, 300000,
+       [](const AgentConfig& c) { return c.http.idle_timeout; }},
+      {"kubernetes:\n  refresh_interval: ", "kubernetes.refresh_interval", 100, 3600000,
+       [](const AgentConfig& c) { return c.kubernetes.refresh_interval; }},
+      {"kubernetes:\n  timeout: ", "kubernetes.timeout", 10, 60000,
+       [](const AgentConfig& c) { return c.kubernetes.timeout; }},
+      {"alerts:\n  repeat_interval: ", "alerts.repeat_interval", 10000, kNone,
+       [](const AgentConfig& c) { return c.alerts.effectiveRepeatInterval(); }},
+      {sink + "timeout: ", "alerts.sinks[0].timeout", 1, 300000,
+       [](const AgentConfig& c) { return c.alerts.sinks.at(0).timeout; }},
+  };
+  for (const auto& l : limits) {
+    auto parse = [&](std::int64_t ms) { return parseConfig(l.prefix + std::to_string(ms) + "ms\n", "d.yaml"); };
+    auto accepted = [&](std::int64_t ms) {
+      auto c = parse(ms);
+      ASSERT_TRUE(c) << l.name << " = " << ms << "ms: " << c.error();
+      EXPECT_EQ(l.read(*c), Millis(ms)) << l.name;
+    };
+    auto refused = [&](std::int64_t ms) {
+      auto c = parse(ms);
+      ASSERT_FALSE(c) << l.name << " = " << ms << "ms was accepted";
+      EXPECT_NE(c.error().find("d.yaml:"), std::string::npos) << c.error();
+      EXPECT_NE(c.error().find(l.name + ": "), std::string::npos) << c.error();
+    };
+    accepted(l.min_ms);
+    if (l.min_ms > 0) refused(l.min_ms - 1);
+    if (l.max_ms != kNone) {
+      accepted(l.max_ms);
+      refused(l.max_ms + 1);
+    }
+  }
+}
+
+// Durations in general: at most ten years, so that any deadline computed from one fits a clock.
+TEST(Config, ADurationIsAtMostTenYears) {
+  auto c = parseConfig("alerts:\n  repeat_interval: 3650d\n", "d.yaml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->alerts.effectiveRepeatInterval(), Millis(3650LL * 86400000));
+  auto over = parseConfig("alerts:\n  repeat_interval: 315360000001ms\n", "d.yaml");
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().find("d.yaml:2: alerts.repeat_interval:"), std::string::npos) << over.error();
+}
+
+// Retention: whole hours, the downsampled tier at least as long as the raw one (equal is fine).
+TEST(Config, RetentionsAtTheirEdges) {
+  auto ret = [](const std::string& raw, const std::string& down) {
+    return parseConfig("history:\n  raw_retention: " + raw + "\n  downsampled_retention: " + down + "\n", "r.yaml");
+  };
+  auto same = ret("48h", "48h");
+  ASSERT_TRUE(same) << same.error();
+  EXPECT_EQ(same->raw_retention, std::chrono::hours(48));
+  EXPECT_EQ(same->downsampled_retention, std::chrono::hours(48));
+  auto shorter = ret("48h", "47h");
+  ASSERT_FALSE(shorter);
+  EXPECT_NE(shorter.error().find("history.downsampled_retention: must not be shorter than raw_retention"),
+            std::string::npos)
+      << shorter.error();
+  auto part = ret("3599999ms", "48h");
+  ASSERT_FALSE(part);
+  EXPECT_NE(part.error().find("r.yaml:2: history.raw_retention: must be a whole number of hours"), std::string::npos)
+      << part.error();
+  auto down_part = ret("1h", "3600001ms");
+  ASSERT_FALSE(down_part);
+  EXPECT_NE(down_part.error().find("r.yaml:3: history.downsampled_retention: must be a whole number of hours"),
+            std::string::npos)
+      << down_part.error();
+}
+
+// A sink's rate limit: 0 (unlimited) to a million attempts per interval.
+TEST(Config, SinkRateLimitAtItsEdges) {
+  const std::string sink = "alerts:\n  sinks:\n    - type: webhook\n      url: http://a/\n      rate_limit: ";
+  for (int v : {0, 1000000}) {
+    auto c = parseConfig(sink + std::to_string(v) + "\n", "s.yaml");
+    ASSERT_TRUE(c) << v << ": " << c.error();
+    EXPECT_EQ(c->alerts.sinks.at(0).rate_limit, v);
+  }
+  auto over = parseConfig(sink + "1000001\n", "s.yaml");
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().find("s.yaml:5: alerts.sinks[0].rate_limit: must be between 0 and 1000000"), std::string::npos)
+      << over.error();
 }
 
 }  // namespace
