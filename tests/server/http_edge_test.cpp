@@ -217,5 +217,40 @@ TEST_F(HttpEdge, LeftoverBytesAreNeverAnotherRequest) {
   EXPECT_EQ(count(two.bytes, "HTTP/1.1 200"), 2u) << two.bytes;
 }
 
+// A refused method closes the connection even without a body: what follows it is never parsed.
+TEST_F(HttpEdge, ARefusedMethodClosesTheConnection) {
+  auto post = talk(port_, "POST /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(post.bytes.rfind("HTTP/1.1 405", 0), 0u) << post.bytes.substr(0, 100);
+  EXPECT_EQ(count(post.bytes, "HTTP/1.1 "), 1u) << post.bytes.substr(0, 300);
+  EXPECT_TRUE(post.closed);
+}
+
+// At most 100 request headers (Host is one) and 64 query parameters: at the bound and one past it.
+TEST_F(HttpEdge, HeaderAndParameterCountsAtTheirBounds) {
+  auto headers = [&](int n) {
+    std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    for (int i = 1; i < n; ++i) req += "X-H" + std::to_string(i) + ": v\r\n";
+    return talk(port_, req + "\r\n", 700ms);
+  };
+  auto at = headers(100);
+  EXPECT_EQ(at.bytes.rfind("HTTP/1.1 200", 0), 0u) << at.bytes.substr(0, 200);
+  auto over = headers(101);
+  EXPECT_EQ(over.bytes.rfind("HTTP/1.1 431", 0), 0u) << over.bytes.substr(0, 200);
+  EXPECT_NE(over.bytes.find("more than 100 request headers"), std::string::npos) << over.bytes;
+  EXPECT_TRUE(over.closed);
+
+  auto params = [&](int n) {
+    std::string q;
+    for (int i = 0; i < n; ++i) q += (i ? "&p" : "?p") + std::to_string(i) + "=1";
+    return talk(port_, "GET /healthz" + q + " HTTP/1.1\r\nHost: x\r\n\r\n", 700ms);
+  };
+  auto p_at = params(64);
+  EXPECT_EQ(p_at.bytes.rfind("HTTP/1.1 200", 0), 0u) << p_at.bytes.substr(0, 200);
+  auto p_over = params(65);
+  EXPECT_EQ(p_over.bytes.rfind("HTTP/1.1 400", 0), 0u) << p_over.bytes.substr(0, 200);
+  EXPECT_NE(p_over.bytes.find("more than 64 query parameters"), std::string::npos) << p_over.bytes;
+  EXPECT_TRUE(p_over.closed);
+}
+
 }  // namespace
 }  // namespace gw::test

@@ -53,6 +53,42 @@ TEST(BcryptHash, MadeAndChecked) {
   EXPECT_NE(checkBcryptHash(cost99).message().find("4..31"), std::string::npos);
 }
 
+// Each way a stored hash can be malformed, named by its own sentence; the cost at its bounds.
+TEST(BcryptHash, EachDefectIsNamed) {
+  const std::string good = "$2y$10$" + std::string(53, 'A');
+  ASSERT_TRUE(checkBcryptHash(good)) << checkBcryptHash(good).message();
+  auto with = [&](std::size_t at, char c) {
+    std::string h = good;
+    h[at] = c;
+    return checkBcryptHash(h);
+  };
+  auto message = [](const Status& st) { return st ? std::string("accepted") : st.message(); };
+  for (char variant : {'a', 'b', 'y'}) EXPECT_TRUE(with(2, variant)) << variant;
+  const std::string not_bcrypt = "not a bcrypt hash (it must start with $2a$, $2b$ or $2y$ and a two-digit cost)";
+  EXPECT_EQ(message(with(0, '#')), not_bcrypt);
+  EXPECT_EQ(message(with(1, '1')), not_bcrypt);
+  EXPECT_EQ(message(with(2, 'x')), not_bcrypt);
+  EXPECT_EQ(message(with(3, '1')), not_bcrypt);
+  EXPECT_EQ(message(with(6, 'A')), not_bcrypt);
+  for (std::size_t at : {4, 5})
+    for (char c : {'/', ':', 'a'}) EXPECT_EQ(message(with(at, c)), "the cost must be two digits") << at << c;
+  auto cost = [&](const char* two) {
+    std::string h = good;
+    h[4] = two[0];
+    h[5] = two[1];
+    return checkBcryptHash(h);
+  };
+  EXPECT_TRUE(cost("04"));
+  EXPECT_TRUE(cost("31"));
+  EXPECT_EQ(message(cost("03")), "the cost must be 4..31, not 3");
+  EXPECT_EQ(message(cost("32")), "the cost must be 4..31, not 32");
+  EXPECT_EQ(message(with(7, '+')), "a character outside bcrypt's alphabet in the salt or digest");
+  EXPECT_EQ(message(with(59, '=')), "a character outside bcrypt's alphabet in the salt or digest");
+  EXPECT_TRUE(with(59, '.'));
+  EXPECT_TRUE(with(7, '9'));
+  EXPECT_EQ(message(checkBcryptHash(good + "A")), "a bcrypt hash has 60 characters, this one 61");
+}
+
 TEST(BasicAuth, VerdictsForRightWrongUnknownAndMalformed) {
   auto auth = BasicAuth::create({{"prom", *bcryptHash("s3cret", 4)}, {"ops", *bcryptHash("other", 4)}});
   ASSERT_TRUE(auth) << auth.error();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -123,6 +124,91 @@ TEST(Catalog, ProfilingFieldsAreDcgmsIdsReadFromGpm) {
     EXPECT_FALSE(r.ok());
     EXPECT_EQ(r.status().nvmlCode(), NVML_ERROR_NOT_SUPPORTED);
   }
+}
+
+// Every DCGM field id, written from DCGM's dcgm_fields.h (the DCGM_FI_* defines), not from the
+// table: `fields --json` and the value style of the dcgm naming key on them, and a dcgm-exporter
+// user looks fields up by them. A field not listed here has no DCGM id (0).
+TEST(Catalog, EveryDcgmIdIsDcgmsOwn) {
+  const std::map<std::string, int> want{{"name", 50},
+                                        {"uuid", 54},
+                                        {"serial", 53},
+                                        {"pci_bus_id", 57},
+                                        {"pci_device_id", 58},
+                                        {"driver_version", 1},
+                                        {"vbios_version", 85},
+                                        {"compute_cap", 63},
+                                        {"gpu_util", 203},
+                                        {"mem_copy_util", 204},
+                                        {"enc_util", 206},
+                                        {"dec_util", 207},
+                                        {"fb_total", 250},
+                                        {"fb_used", 252},
+                                        {"fb_free", 251},
+                                        {"fb_reserved", 253},
+                                        {"gpu_temp", 150},
+                                        {"memory_temp", 140},
+                                        {"power_usage", 155},
+                                        {"total_energy", 156},
+                                        {"power_limit", 160},
+                                        {"enforced_power_limit", 164},
+                                        {"power_default_limit", 163},
+                                        {"power_min_limit", 161},
+                                        {"power_max_limit", 162},
+                                        {"sm_clock", 100},
+                                        {"mem_clock", 101},
+                                        {"video_clock", 102},
+                                        {"max_sm_clock", 113},
+                                        {"max_mem_clock", 114},
+                                        {"app_sm_clock", 110},
+                                        {"app_mem_clock", 111},
+                                        {"pstate", 190},
+                                        {"fan_speed", 191},
+                                        {"clock_event_reasons", 112},
+                                        {"slowdown_temp", 158},
+                                        {"shutdown_temp", 159},
+                                        {"pcie_link_gen", 237},
+                                        {"pcie_link_width", 238},
+                                        {"pcie_max_link_gen", 235},
+                                        {"pcie_max_link_width", 236},
+                                        {"pcie_tx_throughput", 200},
+                                        {"pcie_rx_throughput", 201},
+                                        {"pcie_replay_counter", 202},
+                                        {"ecc_mode", 300},
+                                        {"ecc_sbe_volatile", 310},
+                                        {"ecc_dbe_volatile", 311},
+                                        {"ecc_sbe_aggregate", 312},
+                                        {"ecc_dbe_aggregate", 313},
+                                        {"retired_pages_sbe", 390},
+                                        {"retired_pages_dbe", 391},
+                                        {"retired_pages_pending", 392},
+                                        {"remapped_rows_correctable", 394},
+                                        {"remapped_rows_uncorrectable", 393},
+                                        {"row_remap_pending", 396},
+                                        {"row_remap_failure", 395},
+                                        {"nvlink_crc_flit_errors", 409},
+                                        {"nvlink_crc_data_errors", 419},
+                                        {"nvlink_replay_errors", 429},
+                                        {"nvlink_recovery_errors", 439},
+                                        {"nvlink_total_kib", 449},
+                                        {"prof_gr_engine_active", 1001},
+                                        {"prof_sm_active", 1002},
+                                        {"prof_sm_occupancy", 1003},
+                                        {"prof_pipe_tensor_active", 1004},
+                                        {"prof_dram_active", 1005},
+                                        {"prof_pipe_fp64_active", 1006},
+                                        {"prof_pipe_fp32_active", 1007},
+                                        {"prof_pipe_fp16_active", 1008},
+                                        {"prof_pcie_tx_bytes", 1009},
+                                        {"prof_pcie_rx_bytes", 1010},
+                                        {"prof_nvlink_tx_bytes", 1011},
+                                        {"prof_nvlink_rx_bytes", 1012},
+                                        {"persistence_mode", 66},
+                                        {"mig_mode", 67}};
+  std::map<std::string, int> got;
+  for (const auto& f : all())
+    if (f.dcgm_id) got.emplace(std::string(f.key), f.dcgm_id);
+  EXPECT_EQ(got, want);
 }
 
 TEST(Catalog, LookupByAnyNameAndAlias) {
