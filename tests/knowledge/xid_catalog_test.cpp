@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <set>
+#include <string>
+#include <vector>
 
 namespace gw::knowledge {
 namespace {
@@ -150,6 +154,37 @@ TEST(XidCatalog, HeadlinesAreShortClauses) {
     EXPECT_FALSE(h.empty()) << x.code;
     EXPECT_EQ(x.meaning.substr(0, h.size()), h) << x.code;
     EXPECT_NE(h.back(), '.') << x.code;
+  }
+}
+
+// Every entry's facts as NVIDIA's catalog gives them (code, mnemonic, the vendor's resolution
+// buckets) and as gpuwarden judges them (category, actions, severity, application fault, legacy),
+// pinned in xid-catalog.tsv. A changed fact must be a deliberate edit of that file, checked against
+// NVIDIA's catalog: nothing regenerates it. docs/xid.md is rendered from the same table.
+std::string factsLine(const XidInfo& x) {
+  std::string l = std::to_string(x.code);
+  for (std::string_view f : {x.mnemonic, toString(x.category), toString(x.action), toString(x.escalation),
+                             toString(x.severity), std::string_view(x.applicationFault ? "app" : "-"),
+                             std::string_view(x.legacy ? "legacy" : "-"), x.vendorImmediate, x.vendorInvestigatory}) {
+    l += '\t';
+    l += f;
+  }
+  return l;
+}
+
+TEST(XidCatalog, EveryEntrysFactsArePinned) {
+  std::ifstream in(std::string(GW_TEST_SOURCE_DIR) + "/tests/knowledge/xid-catalog.tsv");
+  ASSERT_TRUE(in) << "tests/knowledge/xid-catalog.tsv is missing";
+  std::vector<std::string> want;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') want.push_back(line);
+  std::vector<std::string> got;
+  for (const auto& x : xidCatalog()) got.push_back(factsLine(x));
+  EXPECT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
+    const std::string g = i < got.size() ? got[i] : "(none)";
+    const std::string w = i < want.size() ? want[i] : "(none)";
+    EXPECT_EQ(g, w) << "entry " << i;
   }
 }
 
