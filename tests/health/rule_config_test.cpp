@@ -3,6 +3,7 @@
 // configuration (a reload) and a scheduler's workload class without losing what it has learnt.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,114 @@ TEST(RuleConfigKeys, RangesAtTheirEdges) {
       {"starvation_window_ms: 648001\n", false},
   };
   for (const auto& [yaml, ok] : cases) EXPECT_EQ(parseRuleConfig(yaml, "r.yaml").ok(), ok) << yaml;
+}
+
+// Every numeric key of the health section: its default, its range's edges and one step past each,
+// and the value landing in the member the rules compare. Written out from docs/health.md's table
+// (not read from the key list or the struct), so that a default or a bound moved in one place fails.
+template <typename T>
+struct KeyRow {
+  const char* name;
+  T RuleConfig::*member;
+  T def, min, max;
+  // Other keys that let an edge stand against the cross-key rules (idle_util < load_util ≤
+  // full_load_util, swing_low < swing_high ≤ starvation_util_max), and the edges those rules
+  // forbid whatever the others say: there only the step past is checked.
+  const char* context = "";
+  bool min_reachable = true, max_reachable = true;
+};
+
+template <typename T>
+void checkRows(const std::vector<KeyRow<T>>& rows, T step) {
+  const RuleConfig defaults = *parseRuleConfig("", "r.yaml");
+  for (const auto& r : rows) {
+    EXPECT_EQ(defaults.*r.member, r.def) << r.name << " default";
+    auto text = [](T v) {
+      std::ostringstream o;
+      o.precision(17);
+      o << v;
+      return o.str();
+    };
+    auto parse = [&](T v) {
+      return parseRuleConfig(std::string(r.context) + r.name + ": " + text(v) + "\n", "r.yaml");
+    };
+    for (T v : {r.min, r.max}) {
+      if ((v == r.min && !r.min_reachable) || (v == r.max && !r.max_reachable)) continue;
+      auto c = parse(v);
+      ASSERT_TRUE(c) << r.name << " = " << text(v) << ": " << c.error();
+      EXPECT_EQ((*c).*r.member, v) << r.name;
+    }
+    for (T v : {r.min - step, r.max + step}) {
+      auto c = parse(v);
+      ASSERT_FALSE(c) << r.name << " = " << text(v) << " was accepted";
+      EXPECT_NE(c.error().find(std::string(r.name) + ": must be between "), std::string::npos) << c.error();
+    }
+  }
+}
+
+TEST(RuleConfigKeys, EveryDefaultAndRangeAsDocumented) {
+  checkRows<double>(
+      {
+          {"load_util", &RuleConfig::load_util, 60, 0, 100, "full_load_util: 100\n", false, true},
+          {"full_load_util", &RuleConfig::full_load_util, 90, 0, 100, "", false, true},
+          {"idle_util", &RuleConfig::idle_util, 2, 0, 100, "", true, false},
+          {"gpu_temp_c", &RuleConfig::gpu_temp_c, 85, 0, 150},
+          {"memory_temp_c", &RuleConfig::memory_temp_c, 95, 0, 150},
+          {"thermal_clock_drop", &RuleConfig::thermal_clock_drop, 0.1, 0, 1},
+          {"low_power_fraction", &RuleConfig::low_power_fraction, 0.65, 0, 1},
+          {"idle_power_w", &RuleConfig::idle_power_w, 100, 0, 2000},
+          {"power_cap_fraction", &RuleConfig::power_cap_fraction, 0.9, 0, 1},
+          {"retired_pages_max", &RuleConfig::retired_pages_max, 63, 0, 1000000},
+          {"remap_uncorrectable_max", &RuleConfig::remap_uncorrectable_max, 512, 0, 1000000},
+          {"sbe_rise_max", &RuleConfig::sbe_rise_max, 100, 0, 1000000000},
+          {"nvlink_error_max", &RuleConfig::nvlink_error_max, 10, 0, 1000000000},
+          {"pstate_slow", &RuleConfig::pstate_slow, 8, 1, 15},
+          {"fan_min_temp_c", &RuleConfig::fan_min_temp_c, 65, 0, 150},
+          {"starvation_util_max", &RuleConfig::starvation_util_max, 70, 0, 100, "", false, true},
+          {"swing_low", &RuleConfig::swing_low, 3, 0, 100, "", true, false},
+          {"swing_high", &RuleConfig::swing_high, 20, 0, 100, "starvation_util_max: 100\n", false, true},
+          {"starvation_fraction", &RuleConfig::starvation_fraction, 0.9, 0, 1},
+          {"inference_spread", &RuleConfig::inference_spread, 25, 0, 100},
+          {"straggler_idle_util", &RuleConfig::straggler_idle_util, 5, 0, 100},
+          {"straggler_peer_util", &RuleConfig::straggler_peer_util, 50, 0, 100},
+          {"leftover_min_gib", &RuleConfig::leftover_min_gib, 1, 0, 4096},
+      },
+      0.001);
+  checkRows<std::int64_t>(
+      {
+          {"temperature_hold_ms", &RuleConfig::temperature_hold_ms, 30000, 0, 604800000},
+          {"thermal_hold_ms", &RuleConfig::thermal_hold_ms, 15000, 0, 604800000},
+          {"low_power_hold_ms", &RuleConfig::low_power_hold_ms, 60000, 0, 604800000},
+          {"idle_power_hold_ms", &RuleConfig::idle_power_hold_ms, 120000, 0, 604800000},
+          {"power_slowdown_hold_ms", &RuleConfig::power_slowdown_hold_ms, 10000, 0, 604800000},
+          {"power_cap_hold_ms", &RuleConfig::power_cap_hold_ms, 60000, 0, 604800000},
+          {"memory_hold_ms", &RuleConfig::memory_hold_ms, 0, 0, 604800000},
+          {"sbe_window_ms", &RuleConfig::sbe_window_ms, 600000, 10000, 648000},
+          {"pcie_hold_ms", &RuleConfig::pcie_hold_ms, 30000, 0, 604800000},
+          {"pcie_replay_window_ms", &RuleConfig::pcie_replay_window_ms, 60000, 10000, 648000},
+          {"nvlink_hold_ms", &RuleConfig::nvlink_hold_ms, 10000, 0, 604800000},
+          {"nvlink_window_ms", &RuleConfig::nvlink_window_ms, 300000, 10000, 648000},
+          {"pstate_hold_ms", &RuleConfig::pstate_hold_ms, 30000, 0, 604800000},
+          {"fan_hold_ms", &RuleConfig::fan_hold_ms, 30000, 0, 604800000},
+          {"starvation_window_ms", &RuleConfig::starvation_window_ms, 300000, 10000, 648000},
+          {"straggler_hold_ms", &RuleConfig::straggler_hold_ms, 60000, 0, 604800000},
+          {"zombie_hold_ms", &RuleConfig::zombie_hold_ms, 30000, 0, 604800000},
+          {"leftover_window_ms", &RuleConfig::leftover_window_ms, 600000, 10000, 648000},
+          {"lost_hold_ms", &RuleConfig::lost_hold_ms, 0, 0, 604800000},
+          {"stalled_hold_ms", &RuleConfig::stalled_hold_ms, 30000, 0, 604800000},
+          {"gpu_count_hold_ms", &RuleConfig::gpu_count_hold_ms, 30000, 0, 604800000},
+          {"persistence_hold_ms", &RuleConfig::persistence_hold_ms, 10000, 0, 604800000},
+          {"xid_active_ms", &RuleConfig::xid_active_ms, 600000, 0, 604800000},
+      },
+      1);
+  checkRows<int>(
+      {
+          {"straggler_min_peers", &RuleConfig::straggler_min_peers, 2, 1, 1024},
+          {"expected_gpus", &RuleConfig::expected_gpus, 0, 0, 1024},
+          {"app_xid_repeat", &RuleConfig::app_xid_repeat, 3, 1, 1000000},
+      },
+      1);
+  EXPECT_TRUE(parseRuleConfig("", "r.yaml")->require_persistence);
 }
 
 // Observes `gpus` once a second from `from` to `to` (seconds), utilisation `util` on every GPU.

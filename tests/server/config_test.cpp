@@ -671,3 +671,57 @@ TEST(Config, SinkRateLimitAtItsEdges) {
 
 }  // namespace
 }  // namespace gw::server
+
+namespace gw::server {
+namespace {
+
+// Every default of an empty file as docs/config.md's tables give it, written out here (not read
+// from the structs), so that a default moved in the code and not in the docs fails.
+TEST(Config, EveryDefaultIsTheDocumentedOne) {
+  auto c = parseConfig("", "agent.yaml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->data_dir, "/var/lib/gpuwarden");
+  EXPECT_EQ(c->call_deadline, Millis(2000));
+  EXPECT_EQ(c->xid_zero_hold, Millis(120000));
+  EXPECT_FALSE(c->host_label.has_value());
+  EXPECT_TRUE(c->extra_labels.empty());
+  EXPECT_TRUE(c->dcgm_driver_version_label);
+  EXPECT_EQ(c->events_max_bytes, std::size_t{16} << 20);
+  EXPECT_TRUE(c->history_enabled);
+  EXPECT_EQ(c->raw_retention, std::chrono::hours(24));
+  EXPECT_EQ(c->downsampled_retention, std::chrono::hours(24 * 30));
+  EXPECT_EQ(c->flush_interval, Millis(5000));
+  EXPECT_EQ(c->http.read_timeout, Millis(5000));
+  EXPECT_EQ(c->http.idle_timeout, Millis(10000));
+  EXPECT_EQ(c->http.max_header_bytes, 8192u);
+  EXPECT_EQ(c->http.max_body_bytes, 4096u);
+  EXPECT_EQ(c->http.max_connections, 8192u);
+  EXPECT_EQ(c->http.max_connections_per_ip, 2048u);
+  EXPECT_EQ(c->http.max_requests_per_connection, 1000u);
+  EXPECT_EQ(c->http.threads, 4u);
+  EXPECT_TRUE(c->web_config_file.empty());
+  EXPECT_TRUE(c->alerts.sinks.empty());
+  EXPECT_EQ(c->alerts.min_severity, "warning");
+  EXPECT_EQ(c->alerts.runbook_base, "file:///usr/share/doc/gpuwarden/knowledge-base.md");
+  EXPECT_EQ(c->alerts.effectiveRepeatInterval(), Millis(4LL * 3600000));
+  EXPECT_TRUE(c->jobs.hpc_job_mapping_dir.empty());
+  EXPECT_FALSE(c->jobs.epilog_kill_leftovers);
+  EXPECT_FALSE(c->kubernetes.pod_resources_socket.has_value());
+  EXPECT_EQ(c->kubernetes.refresh_interval, Millis(10000));
+  EXPECT_EQ(c->kubernetes.timeout, Millis(2000));
+
+  // A sink's own defaults; an alertmanager sink re-sends every minute.
+  auto s = parseConfig("alerts:\n  sinks:\n    - type: alertmanager\n      url: http://am:9093/\n", "agent.yaml");
+  ASSERT_TRUE(s) << s.error();
+  ASSERT_EQ(s->alerts.sinks.size(), 1u);
+  const auto& sink = s->alerts.sinks[0];
+  EXPECT_EQ(sink.name, "alertmanager");
+  EXPECT_EQ(sink.timeout, Millis(5000));
+  EXPECT_EQ(sink.rate_limit, 60);
+  EXPECT_EQ(sink.rate_interval, Millis(60000));
+  EXPECT_TRUE(sink.verify_tls);
+  EXPECT_EQ(s->alerts.effectiveRepeatInterval(), Millis(60000));
+}
+
+}  // namespace
+}  // namespace gw::server
