@@ -289,5 +289,33 @@ TEST(EventLog, JsonLineRoundTrip) {
   EXPECT_FALSE(eventFromJsonLine("{}").ok());
 }
 
+// A counters file with more distinct pairs than max_counters (written with a larger limit, or by
+// hand) loads exactly max_counters of them; one with exactly that many loads all.
+TEST(EventLog, CountersFileLoadsAtMostMaxCounters) {
+  testing::TempDir dir;
+  EventLogOptions opt;
+  opt.persist_path = dir.path() + "/events.jsonl";
+  opt.counters_path = dir.path() + "/xid-counters.json";
+  {
+    std::ofstream out(opt.counters_path);
+    out << R"({"through_id":0,"dropped":0,"xids":[)"
+        << R"({"gpu":0,"uuid":"GPU-a","code":13,"count":2,"last_ms":5},)"
+        << R"({"gpu":0,"uuid":"GPU-a","code":31,"count":3,"last_ms":6},)"
+        << R"({"gpu":1,"uuid":"GPU-b","code":48,"count":4,"last_ms":7},)"
+        << R"({"gpu":1,"uuid":"GPU-b","code":79,"count":5,"last_ms":8}]})"
+        << "\n";
+  }
+  opt.max_counters = 4;
+  EventLog all(opt);
+  EXPECT_TRUE(all.loadError().empty()) << all.loadError();
+  EXPECT_EQ(all.xidCounts().size(), 4U);
+  EXPECT_EQ(all.xidTotal(), 14U);
+  opt.max_counters = 3;
+  EventLog capped(opt);
+  EXPECT_EQ(capped.xidCounts().size(), 3U);
+  EXPECT_EQ(capped.xidTotal(), 9U);  // the first three in the file
+  EXPECT_EQ(countOf(capped, 79), 0U);
+}
+
 }  // namespace
 }  // namespace gw::events
