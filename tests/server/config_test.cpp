@@ -725,3 +725,56 @@ TEST(Config, EveryDefaultIsTheDocumentedOne) {
 
 }  // namespace
 }  // namespace gw::server
+
+namespace gw::server {
+namespace {
+
+// A reload names every setting that only a restart applies, each on its own, and nothing for the
+// settings a reload applies (sampling, metrics naming and labels, health).
+TEST(Config, EachRestartOnlySettingIsNamedOnItsOwn) {
+  auto base = parseConfig("", "a.yaml");
+  ASSERT_TRUE(base) << base.error();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"listen: 127.0.0.1:1\n", "listen"},
+      {"data_dir: /tmp/elsewhere\n", "data_dir"},
+      {"jobs:\n  hpc_job_mapping_dir: /run/jobs\n", "jobs.hpc_job_mapping_dir"},
+      {"history:\n  enabled: false\n", "history.enabled"},
+      {"history:\n  raw_retention: 48h\n", "history.raw_retention"},
+      {"history:\n  downsampled_retention: 60d\n", "history.downsampled_retention"},
+      {"history:\n  flush_interval: 1s\n", "history.flush_interval"},
+      {"http:\n  read_timeout: 6s\n", "http"},
+      {"http:\n  idle_timeout: 11s\n", "http"},
+      {"http:\n  max_header_bytes: 9KiB\n", "http"},
+      {"http:\n  max_body_bytes: 1KiB\n", "http"},
+      {"http:\n  max_connections: 100\n", "http"},
+      {"http:\n  max_connections_per_ip: 100\n", "http"},
+      {"http:\n  max_requests_per_connection: 10\n", "http"},
+      {"http:\n  threads: 2\n", "http"},
+      {"web_config_file: /etc/web.yml\n", "web_config_file"},
+      {"alerts:\n  min_severity: critical\n", "alerts"},
+      {"alerts:\n  repeat_interval: 1h\n", "alerts"},
+      {"alerts:\n  runbook_base: https://wiki/kb\n", "alerts"},
+      {"alerts:\n  sinks:\n    - type: webhook\n      url: http://a/\n", "alerts"},
+      {"events:\n  max_bytes: 1MiB\n", "events.max_bytes"},
+      {"metrics:\n  xid_zero_hold: 1m\n", "metrics.xid_zero_hold"},
+      {"kubernetes:\n  pod_resources_socket: \"\"\n", "kubernetes"},
+      {"kubernetes:\n  refresh_interval: 5s\n", "kubernetes"},
+      {"kubernetes:\n  timeout: 1s\n", "kubernetes"},
+  };
+  for (const auto& [yaml, name] : cases) {
+    auto changed = parseConfig(yaml, "b.yaml");
+    ASSERT_TRUE(changed) << yaml << changed.error();
+    EXPECT_EQ(restartOnlyChanges(*base, *changed), std::vector<std::string>{name}) << yaml;
+    EXPECT_EQ(restartOnlyChanges(*changed, *base), std::vector<std::string>{name}) << yaml;
+  }
+  for (const char* reloadable : {"sampling:\n  fast_interval: 2s\n", "metrics:\n  naming: native\n",
+                                 "metrics:\n  extra_labels:\n    cluster: a\n", "health:\n  gpu_temp_c: 80\n"}) {
+    auto changed = parseConfig(reloadable, "b.yaml");
+    ASSERT_TRUE(changed) << reloadable << changed.error();
+    EXPECT_TRUE(restartOnlyChanges(*base, *changed).empty()) << reloadable;
+  }
+  EXPECT_TRUE(restartOnlyChanges(*base, *base).empty());
+}
+
+}  // namespace
+}  // namespace gw::server
