@@ -2,6 +2,9 @@
 // R15 core metrics present, docs/fields.md in sync with the table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -223,6 +226,47 @@ TEST(Catalog, LookupByAnyNameAndAlias) {
   EXPECT_EQ(mem->smi_unit, "MiB");
   EXPECT_DOUBLE_EQ(mem->native_scale, 1024.0 * 1024.0);
   EXPECT_EQ(indexOf(*mem), static_cast<std::size_t>(mem - all().data()));
+}
+
+// Every field's facts (names in each namespace, nvidia-smi's unit and decimals, the native base
+// unit and scale, type, cadence, NVML field id, GPM metric and scale), pinned in
+// field-catalog.tsv. The catalog is their home; this file is the test's own statement of them,
+// checked against nvidia-smi's and DCGM's documentation when a field was added, and nothing
+// regenerates it: a changed fact is a deliberate edit of both. (Help texts are free to change.)
+std::string factsLine(const Field& f) {
+  auto num = [](double v) {
+    std::ostringstream o;
+    o.precision(17);
+    o << v;
+    return o.str();
+  };
+  const char* type = f.type == Type::Gauge ? "gauge" : f.type == Type::Counter ? "counter" : "label";
+  const char* cadence = f.cadence == Cadence::Fast ? "fast" : f.cadence == Cadence::Slow ? "slow" : "static";
+  std::string l(f.key);
+  for (const std::string& c : {std::to_string(f.dcgm_id), std::string(f.dcgm_name), std::string(f.smi_name),
+                               std::string(f.smi_unit), std::to_string(f.decimals), std::string(f.native_name),
+                               num(f.native_scale), std::string(f.unit), std::string(type), std::string(cadence),
+                               std::to_string(f.nvml_fi), std::to_string(f.gpm.metric), num(f.gpm.scale)}) {
+    l += '\t';
+    l += c;
+  }
+  return l;
+}
+
+TEST(Catalog, EveryFieldsFactsArePinned) {
+  std::ifstream in(std::string(GW_SOURCE_DIR) + "/tests/unit/field-catalog.tsv");
+  ASSERT_TRUE(in) << "tests/unit/field-catalog.tsv is missing";
+  std::vector<std::string> want;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') want.push_back(line);
+  std::vector<std::string> got;
+  for (const auto& f : all()) got.push_back(factsLine(f));
+  EXPECT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
+    const std::string g = i < got.size() ? got[i] : "(none)";
+    const std::string w = i < want.size() ? want[i] : "(none)";
+    EXPECT_EQ(g, w) << "field " << i;
+  }
 }
 
 TEST(Catalog, DocsAreRenderedFromTheTable) {
