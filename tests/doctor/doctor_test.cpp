@@ -4,6 +4,7 @@
 
 #include "doctor/cuda_toolkits.h"
 #include "doctor/doctor.h"
+#include "doctor/doctor_internal.h"
 #include "fixture.h"
 
 namespace gw::doctor {
@@ -664,6 +665,21 @@ TEST(Doctor, EmptyRootDoesNotCrash) {
   expectCheck(checks, "cuda_driver.nvml", Layer::kCudaDriver, Verdict::kFail);
   std::string text = renderText(checks, false);
   EXPECT_HAS(text, "Summary:");
+}
+
+// NVML's bus id (8-digit domain) in sysfs's spelling (at least 4 digits, more when needed): what
+// the hardware checks match sysfs devices against NVML's GPUs with. A longer domain than NVML
+// prints, or one that is not hex, is left as it was (lower case).
+TEST(BusId, NvmlsSpellingBecomesSysfss) {
+  using detail::normalizeBusId;
+  EXPECT_EQ(normalizeBusId("00000000:3B:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(normalizeBusId("00000001:18:00.0"), "0001:18:00.0");
+  EXPECT_EQ(normalizeBusId("00010000:18:00.0"), "10000:18:00.0");
+  EXPECT_EQ(normalizeBusId(" 0000:3b:00.0 "), "0000:3b:00.0");
+  EXPECT_EQ(normalizeBusId("100000000:18:00.0"), "100000000:18:00.0");
+  EXPECT_EQ(normalizeBusId("0000000G:18:00.0"), "0000000g:18:00.0");
+  EXPECT_EQ(normalizeBusId(":18:00.0"), ":18:00.0");
+  EXPECT_EQ(normalizeBusId("18.0"), "18.0");
 }
 
 }  // namespace

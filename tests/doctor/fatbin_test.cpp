@@ -338,19 +338,27 @@ std::vector<Sec> dynamicNeeding(const std::vector<std::string>& libs) {
 
 // A cubin whose toolkit note (owner "NVIDIA Corp", type 2000) holds the strings NVIDIA's linker
 // writes there, as seen in nvcc 13.0's output: tool, version line, build, options.
-std::string cubinWithToolkitNote(const std::string& version_line) {
+// One ELF note: owner (with its NUL), type and the toolkit's strings as its descriptor.
+std::string toolkitNote(const std::string& version_line, const std::string& owner = std::string("NVIDIA Corp\0", 12),
+                        std::uint32_t type = 2000) {
   std::string desc(24, '\0');
   put(desc, 0, 2, 4);
   std::string strings =
       std::string("\0nvlink\0", 8) + version_line + '\0' + "Build cuda_x" + '\0' + "-arch sm_90" + '\0';
   desc += strings;
   std::string note(12, '\0');
-  put(note, 0, 12, 4);
+  put(note, 0, owner.size(), 4);
   put(note, 4, desc.size(), 4);
-  put(note, 8, 2000, 4);
-  note += std::string("NVIDIA Corp\0", 12) + desc;
+  put(note, 8, type, 4);
+  note += owner;
   while (note.size() % 4) note += '\0';
-  return elfWith({{".note.nv.tkinfo", 7, 0, note}});
+  note += desc;
+  while (note.size() % 4) note += '\0';
+  return note;
+}
+
+std::string cubinWithToolkitNote(const std::string& version_line) {
+  return elfWith({{".note.nv.tkinfo", 7, 0, toolkitNote(version_line)}});
 }
 
 // A fatbin container with one entry whose payload is `payload`.
@@ -481,6 +489,25 @@ TEST(CudaRuntime, StaticRuntimeVersionFromTheCubinNote) {
   EXPECT_EQ(skip.verdict, Verdict::kSkip) << skip.found;
   EXPECT_NE(skip.found.find("not readable"), std::string::npos) << skip.found;
   std::filesystem::remove(hpath);
+}
+
+// Only NVIDIA's toolkit note (owner "NVIDIA Corp", type 2000) names the toolkit: another owner's
+// note of that type, or NVIDIA's of another type, is stepped over (owners of every padding).
+TEST(CudaRuntime, OnlyNvidiasToolkitNoteIsRead) {
+  const std::string line = "Cuda compilation tools, release 12.4, V12.4.131";
+  const std::string notes =
+      toolkitNote("Cuda compilation tools, release 9.0, V9.0.1", std::string("GNU\0", 4)) +
+      toolkitNote("Cuda compilation tools, release 10.1, V10.1.1", std::string("Xy\0", 3)) +
+      toolkitNote("Cuda compilation tools, release 11.2, V11.2.1", std::string("NVIDIA Corp\0", 12), 1) +
+      toolkitNote(line, std::string("NVIDIA Corpor\0", 14), 7) + toolkitNote(line);
+  auto secs = dynamicNeeding({"libc.so.6"});
+  secs.push_back({".nv_fatbin", 1, 0, containerOf(2, 90, elfWith({{".note.nv.tkinfo", 7, 0, notes}}))});
+  const std::string path = writeTemp(elfWith(secs));
+  auto rep = readFatbinFile(path);
+  ASSERT_TRUE(rep.ok()) << rep.error();
+  EXPECT_EQ(rep->toolkit_line, line);
+  EXPECT_EQ(rep->toolkit_release, "12.4");
+  std::filesystem::remove(path);
 }
 
 // Neither libcudart nor GPU code: nothing to compare.
