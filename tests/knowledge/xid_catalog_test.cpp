@@ -1,6 +1,8 @@
 // Invariants of the Xid catalog and the vendor facts operators rely on.
 #include "knowledge/xid_catalog.h"
 
+#include "../support/pinned_lines.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -173,19 +175,9 @@ std::string factsLine(const XidInfo& x) {
 }
 
 TEST(XidCatalog, EveryEntrysFactsArePinned) {
-  std::ifstream in(std::string(GW_TEST_SOURCE_DIR) + "/tests/knowledge/xid-catalog.tsv");
-  ASSERT_TRUE(in) << "tests/knowledge/xid-catalog.tsv is missing";
-  std::vector<std::string> want;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#') want.push_back(line);
   std::vector<std::string> got;
   for (const auto& x : xidCatalog()) got.push_back(factsLine(x));
-  EXPECT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
-    const std::string g = i < got.size() ? got[i] : "(none)";
-    const std::string w = i < want.size() ? want[i] : "(none)";
-    EXPECT_EQ(g, w) << "entry " << i;
-  }
+  testsupport::expectLinesAsPinned(std::string(GW_TEST_SOURCE_DIR) + "/tests/knowledge/xid-catalog.tsv", got);
 }
 
 }  // namespace
