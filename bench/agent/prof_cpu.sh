@@ -10,18 +10,7 @@ BUILD=${1:?usage: prof_cpu.sh BUILD_DIR}
 GW=$BUILD/bin/gpuwarden
 DURATION=${DURATION:-60}
 ROUNDS=${ROUNDS:-2}
-TICKS=$(getconf CLK_TCK)
-WORK=$(mktemp -d)
-PID=""
-cleanup() {
-  [[ -n $PID ]] && kill "$PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+source "$(dirname "$0")/lib.sh"
 
 # Every numeric field but the profiling ones, by key, from the catalog itself.
 without=$("$GW" fields --json | python3 -c '
@@ -32,22 +21,16 @@ keys = [f["dcgm_name"] or f["key"] for f in json.load(sys.stdin)
 print("[" + ", ".join(keys) + "]")')
 
 run() {  # NAME FIELDS_YAML → percent of one core
-  local port
-  port=$(free_port)
-  printf 'listen: 127.0.0.1:%s\nsampling: {fast_interval: 1s%s}\n' "$port" "$2" >"$WORK/$1.yaml"
-  GPUWARDEN_RUNTIME_DIR="$WORK/run-$1" "$GW" serve --simulate dgx-h100 --config "$WORK/$1.yaml" \
-    --data-dir "$WORK/data-$1" 2>"$WORK/$1.log" &
-  PID=$!
+  AGENT_PORT=$(free_port)
+  printf 'listen: 127.0.0.1:%s\nsampling: {fast_interval: 1s%s}\n' "$AGENT_PORT" "$2" >"$WORK/$1.yaml"
+  start_agent "$1" dgx-h100 --config "$WORK/$1.yaml"
   sleep 5
-  local a b
-  a=$(cpu_ticks "$PID")
-  sleep "$DURATION"
-  b=$(cpu_ticks "$PID")
-  kill "$PID"
-  wait "$PID" 2>/dev/null || true
-  PID=""
-  rm -rf "$WORK/data-$1" "$WORK/run-$1"
-  python3 -c "print(round(100.0 * ($b - $a) / $TICKS / $DURATION, 3))"
+  local pct
+  pct=$(cpu_percent "$AGENT_PID" "$DURATION")
+  kill "$AGENT_PID"
+  wait "$AGENT_PID" 2>/dev/null || true
+  rm -rf "${WORK:?}/$1"
+  echo "$pct"
 }
 
 for r in $(seq "$ROUNDS"); do

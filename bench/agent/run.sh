@@ -13,30 +13,15 @@ BUILD=${1:?usage: run.sh BUILD_DIR}
 GW=$BUILD/bin/gpuwarden
 DURATION=${DURATION:-30}
 WRK_SECONDS=${WRK_SECONDS:-10}
-TICKS=$(getconf CLK_TCK)
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib.sh"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
-wait_http() { for _ in $(seq 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; return 1; }
-
-start_agent() {  # FAST_INTERVAL PORT → pid in AGENT_PID
+start_at() {  # FAST_INTERVAL PORT → pid in AGENT_PID
   cat >"$WORK/agent-$1.yaml" <<YAML
 listen: 127.0.0.1:$2
 sampling: {fast_interval: $1}
 YAML
-  "$GW" serve --simulate dgx-h100 --config "$WORK/agent-$1.yaml" --data-dir "$WORK/data-$1" 2>"$WORK/agent-$1.log" &
-  AGENT_PID=$!
-  PIDS+=("$AGENT_PID")
-  wait_http "http://127.0.0.1:$2/healthz"
+  AGENT_PORT=$2
+  start_agent "agent-$1" dgx-h100 --config "$WORK/agent-$1.yaml"
 }
 
 sim_us_per_pass=""
@@ -56,7 +41,7 @@ fi
 echo "== agent CPU and memory, 8 GPUs x every numeric field, ${DURATION}s each"
 for interval in 1s 100ms; do
   port=$(free_port)
-  start_agent "$interval" "$port"
+  start_at "$interval" "$port"
   sleep 3  # past start-up and the first enumeration
   t0=$(cpu_ticks "$AGENT_PID")
   sleep "$DURATION"
@@ -106,7 +91,7 @@ series_of() { curl -s "$1" | grep -vc '^#'; }
 
 echo "== /metrics under load (wrk, ${WRK_SECONDS}s per run; the server and wrk share this machine's $(nproc) CPUs)"
 port=$(free_port)
-start_agent 1s "$port"
+start_at 1s "$port"
 sleep 2
 n=$(series_of "http://127.0.0.1:$port/metrics")
 for c in 1 16 64; do wrk_run "http://127.0.0.1:$port/metrics" "$c" "$AGENT_PID" "$n" gpuwarden; done

@@ -11,35 +11,18 @@ BUILD=${1:?usage: slurm_hooks.sh BUILD_DIR}
 GW=$(readlink -f "$BUILD/bin/gpuwarden")
 DURATION=${DURATION:-30}
 RUNS=${RUNS:-200}
-TICKS=$(getconf CLK_TCK)
-WORK=$(mktemp -d)
-AGENT_PID=
-cleanup() {
-  [[ -n $AGENT_PID ]] && kill "$AGENT_PID" 2>/dev/null
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-export GPUWARDEN_RUNTIME_DIR=$WORK/run GPUWARDEN_DATA_DIR=$WORK/data
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$GW" serve --simulate dgx-h100 --data-dir "$WORK/data" --listen "127.0.0.1:$PORT" 2>"$WORK/agent.log" &
-AGENT_PID=$!
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
+source "$(dirname "$0")/lib.sh"
+export GPUWARDEN_DATA_DIR=$WORK/data
+start_agent data dgx-h100
 
 echo "== prolog, and prolog + epilog (hyperfine, $RUNS runs)"
 hyperfine --warmup 10 --runs "$RUNS" -S bash \
   -n prolog "SLURM_JOB_ID=p\$RANDOM\$RANDOM SLURM_JOB_GPUS=0,1 $GW slurm prolog" \
   -n prolog+epilog "id=e\$RANDOM\$RANDOM; SLURM_JOB_ID=\$id SLURM_JOB_GPUS=0,1 $GW slurm prolog && SLURM_JOB_ID=\$id SLURM_JOB_GPUS=0,1 $GW slurm epilog 2>/dev/null"
 
-cpu_per_s() {
-  local a b
-  a=$(awk '{print $14 + $15}' "/proc/$AGENT_PID/stat")
-  sleep "$DURATION"
-  b=$(awk '{print $14 + $15}' "/proc/$AGENT_PID/stat")
-  awk -v a="$a" -v b="$b" -v t="$TICKS" -v d="$DURATION" 'BEGIN { printf "%.2f %% of a core", (b - a) / t / d * 100 }'
-}
+cpu_per_s() { echo "$(cpu_percent "$AGENT_PID" "$DURATION") % of a core"; }
 # The prolog runs above left jobs running: end them all for the baseline.
-for id in $("$GW" job list --limit 10000 --json | python3 -c 'import json,sys; print(" ".join(j["job_id"] for j in json.load(sys.stdin)["jobs"] if j["state"]=="running"))'); do
+for id in $("$GW" job list --data-dir "$WORK/data" --limit 10000 --json | python3 -c 'import json,sys; print(" ".join(j["job_id"] for j in json.load(sys.stdin)["jobs"] if j["state"]=="running"))'); do
   SLURM_JOB_ID=$id SLURM_JOB_GPUS=0 "$GW" slurm epilog 2>/dev/null
 done
 echo "== agent CPU, ${DURATION} s each"
