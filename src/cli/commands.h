@@ -37,11 +37,12 @@ void addDiag(CLI::App& app, Run& run);
 void addHealth(CLI::App& app, Run& run);
 void addIncidents(CLI::App& app, Run& run);
 void addEvents(CLI::App& app, Run& run);
-void addJob(CLI::App& app, Run& run);      // job list|show|compare
-void addSlurm(CLI::App& app, Run& run);    // slurm gres|healthcheck|prolog|epilog
-void addCluster(CLI::App& app, Run& run);  // cluster diag
-void addFleet(CLI::App& app, Run& run);    // fleet (over Prometheus)
-void addRecords(CLI::App& app, Run& run);  // records (cmd_job.cpp)
+void addJob(CLI::App& app, Run& run);         // job list|show|compare
+void addSlurm(CLI::App& app, Run& run);       // slurm gres|healthcheck|prolog|epilog
+void addCluster(CLI::App& app, Run& run);     // cluster diag
+void addFleet(CLI::App& app, Run& run);       // fleet (over Prometheus)
+void addRecords(CLI::App& app, Run& run);     // records (cmd_job.cpp)
+void addCompletion(CLI::App& app, Run& run);  // completion bash
 
 // The node's health verdict (node::Monitor::healthReport's document): from the agent that owns
 // data_dir when one answers (and `standalone` is false), else from a standalone run of the same

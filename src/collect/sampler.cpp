@@ -580,6 +580,7 @@ void Sampler::supervise() {
       wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return !running_.load(); });
     }
     if (!running_) break;
+    heartbeat_.fetch_add(1, std::memory_order_relaxed);
     const std::int64_t now = monoMs();
     bool driver_gone = false, all_lost = true, any = false;
     {
@@ -623,6 +624,7 @@ void Sampler::supervise() {
       }
       std::unique_lock lock(wake_mu_);
       wake_.wait_for(lock, backoff, [&] { return !running_.load(); });
+      heartbeat_.fetch_add(1, std::memory_order_relaxed);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(10000));
     }
     if (!running_) break;

@@ -63,6 +63,9 @@ class Sampler {
   // Changes whenever anything snapshot() or agentStats() return may have changed (a pass
   // published, a GPU stalled, the driver went or came back). Process-wide and monotonic.
   std::uint64_t generation() const;
+  // Goes up every time the supervising loop goes round (about ten times a second), also while
+  // the driver is away and while a GPU hangs in a call: what the service watchdog keeps alive.
+  std::uint64_t heartbeat() const { return heartbeat_.load(std::memory_order_relaxed); }
   // The session, for inventory and events; may be null while the driver is down. Callers must
   // treat it as possibly re-created: hold it only for the duration of one request.
   std::shared_ptr<nvml::Session> session() const;
@@ -90,6 +93,7 @@ class Sampler {
   AgentStats stats_;
 
   std::atomic<bool> running_{false};
+  std::atomic<std::uint64_t> heartbeat_{0};
   std::mutex wake_mu_;
   std::condition_variable wake_;
   std::thread supervisor_;

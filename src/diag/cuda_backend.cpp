@@ -34,8 +34,10 @@ std::vector<std::string> cudaPartCandidates(const std::string& explicit_path) {
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = 0;
-    c.push_back(
-        (std::filesystem::path(exe).parent_path() / ".." / "lib" / "libgpuwarden-cuda.so").lexically_normal().string());
+    // Installed (lib/gpuwarden beside bin/, deploy/CMakeLists.txt), then a build tree's lib/.
+    const auto bin = std::filesystem::path(exe).parent_path();
+    c.push_back((bin / ".." / "lib" / "gpuwarden" / "libgpuwarden-cuda.so").lexically_normal().string());
+    c.push_back((bin / ".." / "lib" / "libgpuwarden-cuda.so").lexically_normal().string());
   }
   std::string built = cudaPartBuildPath();
   if (!built.empty() && (c.empty() || c[0] != built)) c.push_back(built);

@@ -19,6 +19,7 @@
 #include "server/api_params.h"
 #include "server/history_query.h"
 #include "server/routes_health.h"
+#include "server/service_notify.h"
 #include "platform/log.h"
 #include "platform/thread_guard.h"
 
@@ -369,15 +370,39 @@ int Agent::run() {
   sigaddset(&set, SIGHUP);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  std::string where;
+  for (const auto& a : boundAddresses()) where += (where.empty() ? "" : ", ") + a;
+  service::ready("serving on " + where);
+  // The watchdog is kept alive while the sampler's supervising loop goes round (or while there is
+  // no NVML to sample): one stuck for a whole WatchdogSec gets the agent restarted by systemd. A
+  // GPU hung in a call does not stop that loop (its deadline marks the GPU stalled).
+  const auto period = service::watchdogPeriod();
+  std::uint64_t last_beat = ~std::uint64_t{0};
   for (;;) {
     int sig = 0;
-    if (sigwait(&set, &sig) != 0) continue;
+    if (period.count() > 0) {
+      const timespec wait{static_cast<time_t>(period.count() / 1000),
+                          static_cast<long>(period.count() % 1000) * 1000000};
+      sig = sigtimedwait(&set, nullptr, &wait);
+      if (sig < 0) {
+        auto s = sampler();
+        const std::uint64_t beat = s ? s->heartbeat() : last_beat + 1;
+        if (beat != last_beat) service::watchdog();
+        last_beat = beat;
+        continue;
+      }
+    } else if (sigwait(&set, &sig) != 0) {
+      continue;
+    }
     if (sig == SIGHUP) {
       logLine("info", "SIGHUP: reloading configuration");
+      service::reloading();
       (void)reload();
+      service::ready("serving on " + where);
       continue;
     }
     logLine("info", std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": stopping");
+    service::stopping();
     stop();
     return 0;
   }

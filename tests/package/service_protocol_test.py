@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""The agent under systemd's protocol, with the real binary and real sockets:
+- sd_notify: READY=1 (with a STATUS naming where it serves) once /healthz answers, RELOADING=1 then
+  READY=1 around a SIGHUP, STOPPING=1 on SIGTERM, and WATCHDOG=1 at least twice per WATCHDOG_USEC
+  while it runs; and it runs as before without $NOTIFY_SOCKET.
+- journald: with $JOURNAL_STREAM naming its stderr, each log line starts with its syslog priority
+  (<6> info, <4> warning); without it, no prefix.
+Usage: service_protocol_test.py GPUWARDEN_BINARY"""
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+GW = sys.argv[1]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_for(pred, seconds, what):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    failures.append("timed out waiting for " + what)
+    print("FAIL: timed out waiting for", what)
+    return None
+
+
+def healthz(port):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
+            return r.status == 200
+    except Exception:
+        return False
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    sock_path = os.path.join(tmp, "notify")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    srv.bind(sock_path)
+    srv.settimeout(0.2)
+    messages = []
+
+    def drain():
+        while True:
+            try:
+                messages.append(srv.recv(4096).decode())
+            except socket.timeout:
+                return
+
+    def ready_after_reload():
+        drain()
+        at = [i for i, m in enumerate(messages) if "RELOADING=1" in m.split("\n")]
+        return bool(at) and any("READY=1" in m.split("\n") for m in messages[at[0] + 1:])
+
+    def seen(state):
+        drain()
+        return any(state in m.split("\n") for m in messages)
+
+    port = free_port()
+    env = dict(os.environ, NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="1000000",
+               GPUWARDEN_RUNTIME_DIR=os.path.join(tmp, "run"))
+    err = open(os.path.join(tmp, "agent.log"), "w+")
+    agent = subprocess.Popen([GW, "serve", "--simulate", "dgx-h100", "--listen", f"127.0.0.1:{port}",
+                              "--data-dir", os.path.join(tmp, "data")], env=env, stderr=err)
+    try:
+        wait_for(lambda: seen("READY=1"), 60, "READY=1")
+        check(healthz(port), "READY=1 came before /healthz answered")
+        status = [l for m in messages for l in m.split("\n") if l.startswith("STATUS=")]
+        check(status and f"127.0.0.1:{port}" in status[0], f"STATUS names the address: {status}")
+        # WATCHDOG_USEC=1 s: a ping at least every half second, so three within 2 s.
+        messages.clear()
+        time.sleep(2)
+        drain()
+        pings = sum(1 for m in messages if "WATCHDOG=1" in m.split("\n"))
+        check(pings >= 3, f"{pings} watchdog pings in 2 s at WatchdogSec=1s")
+        messages.clear()
+        agent.send_signal(1)  # SIGHUP
+        wait_for(ready_after_reload, 20, "READY=1 after RELOADING=1")
+        agent.terminate()
+        check(agent.wait(timeout=60) == 0, "the agent did not stop with 0")
+        check(seen("STOPPING=1"), "no STOPPING=1 on SIGTERM")
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+    err.seek(0)
+    plain_log = err.read()
+    check(plain_log and not plain_log.startswith("<"), "a priority prefix without $JOURNAL_STREAM")
+
+    # Without $NOTIFY_SOCKET the agent runs as before.
+    port = free_port()
+    env = dict(os.environ, GPUWARDEN_RUNTIME_DIR=os.path.join(tmp, "run2"))
+    env.pop("NOTIFY_SOCKET", None)
+    # journald: stderr is a pipe systemd would have handed it; $JOURNAL_STREAM names it.
+    r, w = os.pipe()
+    st = os.fstat(w)
+    env["JOURNAL_STREAM"] = f"{st.st_dev}:{st.st_ino}"
+    agent = subprocess.Popen([GW, "serve", "--simulate", "dgx-h100", "--listen", f"127.0.0.1:{port}",
+                              "--data-dir", os.path.join(tmp, "data2")], env=env, stderr=w)
+    os.close(w)
+    try:
+        wait_for(lambda: healthz(port), 60, "/healthz without systemd")
+        agent.terminate()
+        agent.wait(timeout=60)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+    lines = os.read(r, 1 << 20).decode().splitlines()
+    os.close(r)
+    check(lines and all(l[:3] in ("<3>", "<4>", "<6>", "<7>") for l in lines), f"unprefixed journal lines: {lines[:3]}")
+    check(any(l.startswith("<6>") and " info: " in l for l in lines), "no info line with <6>")
+    check(all((" warning: " not in l) or l.startswith("<4>") for l in lines), "a warning without <4>")
+
+print("service_protocol: " + ("ok" if not failures else f"{len(failures)} failures"))
+sys.exit(1 if failures else 0)
