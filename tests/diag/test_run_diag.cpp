@@ -893,3 +893,167 @@ TEST(RunDiagExact, DeploymentHookNamesAndDurations) {
   EXPECT_GT(r.checks[1].seconds, 0);
   EXPECT_EQ(r.checks[1].gpu, -1);
 }
+
+// ---- What a value-initialised struct of the diag API means: the headers' defaults are part of
+// the contract (-1 is node-wide or unknown, 0 is unknown or none), and the run's sizes are what
+// docs/diag.md states.
+namespace {
+class ArgsBackend : public RecordedBackend {
+ public:
+  using RecordedBackend::RecordedBackend;
+  std::vector<std::string> args;
+  void note(const std::string& s) {
+    std::lock_guard<std::mutex> lk(mu);
+    args.push_back(s);
+  }
+  static std::string g(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return b;
+  }
+  Result<GwMemtestResult> memtest(int dev, double fraction, unsigned patterns, double min_seconds,
+                                  const ProgressFn& pf) override {
+    note("memtest " + g(fraction) + " " + std::to_string(patterns) + " " + g(min_seconds));
+    return RecordedBackend::memtest(dev, fraction, patterns, min_seconds, pf);
+  }
+  Result<GwBandwidthResult> hostBandwidth(int dev, size_t bytes, int it) override {
+    note("bw " + std::to_string(bytes) + " " + std::to_string(it));
+    return RecordedBackend::hostBandwidth(dev, bytes, it);
+  }
+  Result<GwP2PResult> p2pBandwidth(int src, int dst, size_t bytes, int it) override {
+    note("p2p " + std::to_string(bytes) + " " + std::to_string(it));
+    return RecordedBackend::p2pBandwidth(src, dst, bytes, it);
+  }
+  Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const ProgressFn& pf) override {
+    note("gemm " + g(seconds) + " " + std::to_string(precision));
+    return RecordedBackend::gemmBurn(dev, seconds, precision, pf);
+  }
+  Result<GwTriadResult> streamTriad(int dev, size_t bytes, int it) override {
+    note("triad " + std::to_string(bytes) + " " + std::to_string(it));
+    return RecordedBackend::streamTriad(dev, bytes, it);
+  }
+  Result<GwPowerResult> targetedPower(int dev, double seconds, int precision, const PowerControlFn& c) override {
+    note("power " + g(seconds) + " " + std::to_string(precision));
+    return RecordedBackend::targetedPower(dev, seconds, precision, c);
+  }
+};
+}  // namespace
+
+// docs/diag.md: host copies of 256 MiB, best of 10; peer copies of 256 MiB, best of 5; triad
+// arrays of 1 GiB, best of 20; memtest over memtest_fraction (0.90) of free memory with every
+// pattern; each timed step for its plan's seconds, scaled by --duration; GEMM and power in FP16.
+TEST(RunDiagExact, TheBackendIsAskedForTheDocumentedSizes) {
+  FakeNvml nvml = fleet(2);
+  ArgsBackend b(nvml);
+  NullProgress p;
+  DiagOptions o;
+  o.level = 3;
+  o.watch_interval_seconds = 3600;
+  ASSERT_EQ(runDiag(o, nvml, &b, p).exitCode(), 0);
+  EXPECT_EQ(b.args,
+            (std::vector<std::string>{"memtest 0.9 15 60", "memtest 0.9 15 60", "bw 268435456 10", "bw 268435456 10",
+                                      "p2p 268435456 5", "p2p 268435456 5", "gemm 600 2", "gemm 600 2",
+                                      "triad 1073741824 20", "triad 1073741824 20", "power 120 2", "power 120 2"}));
+  b.args.clear();
+  o.duration_seconds = 78;  // a tenth of the nominal 780 s
+  o.gemm_precision = "bf16";
+  o.level = 3;
+  o.gpus = {1};
+  ASSERT_EQ(runDiag(o, nvml, &b, p).exitCode(), 0);
+  EXPECT_EQ(b.args, (std::vector<std::string>{"memtest 0.9 15 6", "bw 268435456 10", "gemm 60 3", "triad 1073741824 20",
+                                              "power 12 3"}));
+}
+
+TEST(DiagDefaults, OptionsAndPlanStep) {
+  const DiagOptions o;
+  EXPECT_EQ(o.level, 1);
+  EXPECT_TRUE(o.gpus.empty());
+  EXPECT_FALSE(o.duration_seconds);
+  EXPECT_EQ(o.gemm_precision, "fp16");
+  EXPECT_EQ(o.vector_add_elements, size_t(4) << 20);
+  EXPECT_EQ(o.bandwidth_bytes, size_t(256) << 20);
+  EXPECT_EQ(o.bandwidth_iterations, 10);
+  EXPECT_EQ(o.p2p_bytes, size_t(256) << 20);
+  EXPECT_EQ(o.p2p_iterations, 5);
+  EXPECT_EQ(o.triad_max_bytes_per_array, size_t(1) << 30);
+  EXPECT_EQ(o.triad_iterations, 20);
+  const PlanStep s;
+  EXPECT_FALSE(s.needs_cuda);
+  EXPECT_FALSE(s.timed);
+  EXPECT_EQ(s.seconds, 0);
+  EXPECT_EQ(s.kind, StepKind::Node);
+  EXPECT_EQ(DiagPlan{}.level, 1);
+}
+
+TEST(DiagDefaults, NvmlValuesAreUnknownOrNone) {
+  EXPECT_EQ(kNvmlNotSupported, 3);
+  const PcieLink l;
+  EXPECT_EQ(l.cur_gen + l.cur_width + l.max_gen + l.max_width, 0);
+  const Clocks c;
+  EXPECT_EQ(c.sm_mhz + c.mem_mhz, 0u);
+  const EccCounts e;
+  EXPECT_EQ(e.volatile_dbe + e.aggregate_dbe, 0u);
+  const RetiredPages rp;
+  EXPECT_EQ(rp.sbe + rp.dbe, 0u);
+  EXPECT_FALSE(rp.pending);
+  const RowRemap rr;
+  EXPECT_EQ(rr.correctable + rr.uncorrectable, 0u);
+  EXPECT_FALSE(rr.pending);
+  EXPECT_FALSE(rr.failure);
+  const GpuProcess gp;
+  EXPECT_EQ(gp.pid, 0u);
+  EXPECT_EQ(gp.used_bytes, 0u);
+  const XidEvent x;
+  EXPECT_EQ(x.gpu, -1);
+  EXPECT_EQ(x.xid, 0u);
+}
+
+TEST(DiagDefaults, ReportValues) {
+  EXPECT_EQ(static_cast<int>(Verdict::Skip), 0);
+  EXPECT_EQ(static_cast<int>(Verdict::Pass), 1);
+  EXPECT_EQ(static_cast<int>(Verdict::Warn), 2);
+  EXPECT_EQ(static_cast<int>(Verdict::Incomplete), 3);
+  EXPECT_EQ(static_cast<int>(Verdict::Fail), 4);
+  EXPECT_EQ(kExitPassed, 0);
+  EXPECT_EQ(kExitFailed, 1);
+  EXPECT_EQ(kExitCouldNotRun, 2);
+  EXPECT_EQ(kExitNoDriver, 3);
+  EXPECT_EQ(kExitIncomplete, 4);
+  const Check c;
+  EXPECT_EQ(c.gpu, -1);
+  EXPECT_EQ(c.verdict, Verdict::Pass);
+  EXPECT_EQ(c.seconds, 0);
+  EXPECT_TRUE(c.measured.is_object());
+  const GpuSummary g;
+  EXPECT_EQ(g.gpu, -1);
+  EXPECT_EQ(g.verdict, Verdict::Pass);
+  const SoftwareStack st;
+  EXPECT_EQ(st.cuda_driver_version + st.cuda_runtime_version, 0);
+  const DiagReport r;
+  EXPECT_EQ(r.level, 1);
+  EXPECT_EQ(r.seconds, 0);
+  EXPECT_EQ(r.overall, Verdict::Pass);
+}
+
+TEST(DiagDefaults, VerdictInputs) {
+  const PeerStanding ps;
+  EXPECT_FALSE(ps.has_peers);
+  EXPECT_EQ(ps.peer_mean + ps.slower_pct, 0);
+  EXPECT_EQ(ps.verdict, Verdict::Pass);
+  const GemmInput gi;
+  EXPECT_EQ(gi.gpu, -1);
+  EXPECT_EQ(gi.sku.key, "generic");
+  EXPECT_EQ(gi.sku.max_temp_c, 87);  // the built-in defaults, not a zeroed struct
+  EXPECT_FALSE(gi.result.ok());
+  const PowerRun pr;
+  EXPECT_EQ(pr.limit_w + pr.target_w + pr.mean_w + pr.max_w, 0);
+  EXPECT_EQ(pr.samples, 0);
+  const WatchSummary w;
+  EXPECT_EQ(w.samples, 0);
+  EXPECT_FALSE(w.temp_known);
+  EXPECT_FALSE(w.dbe_known);
+  EXPECT_EQ(w.max_temp_c + w.min_sm_mhz + w.max_sm_mhz, 0u);
+  EXPECT_EQ(w.max_power_w, 0);
+  EXPECT_EQ(w.reasons_seen + w.dbe_start + w.dbe_end, 0u);
+  EXPECT_EQ(w.best_cur_gen + w.best_cur_width, 0);
+}
