@@ -126,14 +126,9 @@ std::string num(const std::optional<double>& v, const char* unit) {
   return v ? fmt::format("{:.0f}{}", *v, unit) : std::string("-");
 }
 
-std::string shortName(const std::string& name) {
-  static constexpr std::string_view kVendor = "NVIDIA ";
-  return name.rfind(kVendor, 0) == 0 ? name.substr(kVendor.size()) : name;
-}
-
 // Which of the optional GPU columns fit on `width`, and the width of each bar.
 struct GpuColumns {
-  static constexpr int kIndex = 4, kName = 21, kTemp = 5, kPower = 10, kClocks = 14, kMinBars = 33;
+  static constexpr int kIndex = 4, kName = 23, kTemp = 5, kPower = 10, kClocks = 14, kMinBars = 33;
   bool name = false, temp = false, power = false, clocks = false;
   int util_bar = 0, mem_bar = 0;
   explicit GpuColumns(int width) {
@@ -166,7 +161,7 @@ std::string gpuHeader(const GpuColumns& c) {
 
 Line gpuRow(const Gpu& g, const GpuColumns& c) {
   std::string s = fmt::format("{:>3} ", g.index);
-  if (c.name) s += fmt::format("{:<{}} ", fit(shortName(g.name), GpuColumns::kName - 1), GpuColumns::kName - 1);
+  if (c.name) s += fmt::format("{:<{}} ", fit(g.name, GpuColumns::kName - 1), GpuColumns::kName - 1);
   if (g.state != "up") return {s + g.state, Line::Style::Alert};
   const double util = g.util.value_or(0) / 100.0;
   s += bar(util, g.util ? fmt::format("{:.0f}%", *g.util) : "-", c.util_bar);
