@@ -185,6 +185,17 @@ def test_tmux():
         again = re.compile(r"^top-again=(\d+)$", re.M)
         text = wait_for("top's second exit", lambda: (again.search(pane()), pane()), 15)[1]
         check(again.search(text).group(1) == "0", "top did not exit 0 the second time:\n" + text)
+
+        # Ctrl-C (SIGINT) ends it as q does: exit 0, the terminal given back.
+        t("send-keys", "-t", "top", "clear", "Enter")
+        t("send-keys", "-t", "top", f"'{GW}' top --simulate dgx-h100 -d 30; echo top-int=$?", "Enter")
+        wait_for("every GPU, third run", every_gpu, 60)
+        t("send-keys", "-t", "top", "C-c")
+        interrupted = re.compile(r"^top-int=(\d+)$", re.M)
+        text = wait_for("top's exit on Ctrl-C", lambda: (interrupted.search(pane()), pane()), 15)[1]
+        check(interrupted.search(text).group(1) == "0", "Ctrl-C: top did not exit 0:\n" + text)
+        check(t("display-message", "-p", "-t", "top", "#{alternate_on}").stdout.strip() == "0",
+              "the terminal is still on curses' alternate screen after Ctrl-C")
     finally:
         t("kill-server")
 
@@ -205,6 +216,9 @@ def test_once():
     procs = re.findall(r"^\s+(4100\d) -\s+(\d) +C +\d+ +71680 MiB  python3$", r.stdout, re.M)
     check(len(procs) == 8, "process rows:\n" + r.stdout)
     check("q quit" not in r.stdout, "keys in a one-shot frame")
+    h = gw("top", "--help")
+    check(h.returncode == 0 and "Keys: q quit" in h.stdout and "GPUWARDEN_AGENT_AUTH" in h.stdout
+          and "Exit codes" in h.stdout, "top --help:\n" + h.stdout)
     narrow = gw("top", "--simulate", "dgx-h100", "--once", "--width", "60")
     check(narrow.returncode == 0 and all(len(line) <= 60 for line in narrow.stdout.splitlines()),
           "--width 60:\n" + narrow.stdout)
