@@ -291,12 +291,16 @@ struct Screen {
   top::View view;
   unsigned selected_pid = 0;  // follows the process across re-sorts
   unsigned pending_kill = 0;  // waiting for y/n
+  std::string read_error;     // the last read's failure, shown until a read succeeds
 
   void apply(Reading r, bool keep_history) {
     if (!r.error.empty()) {
-      view.message = r.error;
+      view.message = r.error;  // the last frame stays, with why it is not refreshed
+      read_error = r.error;
       return;
     }
+    if (!read_error.empty() && view.message == read_error) view.message.clear();
+    read_error.clear();
     if (keep_history) {
       if (view.history.size() != r.gpus.size()) view.history.assign(r.gpus.size(), {});
       for (std::size_t i = 0; i < r.gpus.size(); ++i) view.history[i].push(r.gpus[i]);
@@ -488,7 +492,8 @@ void addTop(CLI::App& app, Run& run) {
       run.exit_code = kExitUsage;
       return;
     }
-    if (!o->once && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+    const char* term = std::getenv("TERM");
+    if (!o->once && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO) || !term || !*term)) {
       printError("top needs a terminal; use --once for one plain-text frame");
       run.exit_code = kExitUsage;
       return;

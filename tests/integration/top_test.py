@@ -280,6 +280,32 @@ def test_agent():
         check_inventory(wide_rows(text), gpus, "--agent")
         check("processes: not in the agent's API" in text, "no word on processes:\n" + text)
 
+        # On screen (tmux): kill is refused as a local-only action; an agent that goes away is
+        # said on screen, the last frame stays, and q still exits 0.
+        tmux = shutil.which("tmux")
+        check(tmux is not None, "tmux is not installed (scripts/setup installs it)")
+        sock = os.path.join(WORK, "tmux.sock")
+        t = lambda *a: subprocess.run([tmux, "-S", sock, *a], capture_output=True, text=True, env=ENV, timeout=10)
+        pane = lambda: t("capture-pane", "-p", "-t", "top").stdout
+        try:
+            t("new-session", "-d", "-s", "top", "-x", "120", "-y", "40", "env", "PS1=gw-shell$ ", "bash", "--norc",
+              "--noprofile")
+            t("send-keys", "-t", "top", f"'{GW}' top --agent {url} -d 0.5; echo top-exit=$?", "Enter")
+            wait_for("every GPU from the agent on screen", lambda: (len(wide_rows(pane())) == len(gpus), pane()), 60)
+            t("send-keys", "-t", "top", "k")
+            wait_for("kill refused with --agent", lambda: ("kill is a local-only action" in pane(), pane()), 10)
+            plain.terminate()
+            plain.wait(30)
+            wait_for("the lost agent on screen",
+                     lambda: (f"cannot reach the agent at {url}" in pane() and len(wide_rows(pane())) == len(gpus),
+                              pane()), 15)
+            t("send-keys", "-t", "top", "q")
+            exited = re.compile(r"^top-exit=(\d+)$", re.M)
+            text = wait_for("top's exit", lambda: (exited.search(pane()), pane()), 15)[1]
+            check(exited.search(text).group(1) == "0", "top did not exit 0:\n" + text)
+        finally:
+            t("kill-server")
+
         # TLS and basic authentication (the agent's web configuration).
         for tool in ("openssl",):
             check(shutil.which(tool) is not None, f"{tool} is not installed (scripts/setup installs it)")
