@@ -230,6 +230,15 @@ def test_once():
     # Without a terminal and without --once: exit 2, pointing at --once.
     r = gw("top", "--simulate", "dgx-h100")
     check(r.returncode == 2 and "--once" in r.stderr, f"no terminal: exit {r.returncode} {r.stderr}")
+    # A hung GPU is shown stalled without waiting out its hang (30 s), a lost one lost: exit 1.
+    t0 = time.monotonic()
+    r = gw("top", "--once", "--simulate", "fault-hang", env=dict(ENV, GPUWARDEN_SIM_START="15"))
+    check(time.monotonic() - t0 < 20, "--once waited for the hung GPU")
+    check(r.returncode == 1 and re.search(r"^  5 +stalled: no answer within \d+ ms$", r.stdout, re.M)
+          and len(wide_rows(r.stdout)) == 7, f"hung GPU: exit {r.returncode}\n{r.stdout}")
+    r = gw("top", "--once", "--simulate", "fault-gpu-lost", env=dict(ENV, GPUWARDEN_SIM_START="60"))
+    check(r.returncode == 1 and re.search(r"^  3 +lost: .*GPU is lost", r.stdout, re.M)
+          and len(wide_rows(r.stdout)) == 7, f"lost GPU: exit {r.returncode}\n{r.stdout}")
     # No NVML: exit 3.
     r = gw("top", "--once", "--nvml-lib", os.path.join(WORK, "missing.so"))
     check(r.returncode == 3 and r.stderr.count("\n") == 1, f"no NVML: exit {r.returncode} {r.stderr}")
