@@ -3,11 +3,10 @@
 
 #include <chrono>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "platform/deadline.h"
+#include "cli/gpu_processes.h"
 
 namespace gw::cli {
 namespace {
@@ -17,18 +16,6 @@ struct PmonOptions {
   double delay = 1;
   std::string ids;
 };
-
-// The command name as the kernel knows it, read under the filesystem root; NVML's name when the
-// process is not visible there (another PID namespace, a container).
-std::string commandName(Context& ctx, const nvml::Session& s, unsigned pid) {
-  if (auto comm = ctx.root().readLine("/proc/" + std::to_string(pid) + "/comm"); comm && !comm->empty()) return *comm;
-  if (auto n = s.processName(pid); n && !n->empty()) {
-    std::string name = *n;
-    if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
-    return name;
-  }
-  return "-";
-}
 
 }  // namespace
 
@@ -73,83 +60,46 @@ void addPmon(CLI::App& app, Run& run) {
       nlohmann::json sample = nlohmann::json::array();
       std::uint64_t now = nowUs();
       // Each GPU read on its own thread under the call deadline; a hung one is reported, not waited for.
-      struct Read {
-        bool matched = false;
-        std::string lost;  // why the GPU is lost, when it is
-        std::vector<nvml::ProcessInfo> procs;
-        std::map<unsigned, nvml::ProcessUtil> util;
-      };
-      auto reads = platform::runEachWithDeadline<Read>(
-          *count,
-          [s, sel, since](std::size_t idx) {
-            const unsigned i = static_cast<unsigned>(idx);
-            Read r;
-            auto d = s->deviceByIndex(i);
-            if (!d) {
-              r.matched = sel.empty() || sel.matches(i, "", "");
-              r.lost = d.error();
-              return r;
-            }
-            std::string uuid, bus;
-            if (!sel.empty()) {
-              uuid = d->uuid().value_or("");
-              if (auto p = d->pciInfo()) bus = p->bus_id;
-            }
-            if (!sel.matches(i, uuid, bus)) return r;
-            r.matched = true;
-            auto procs = d->computeProcesses();
-            if (!procs) {
-              if (nvml::isLost(procs.status().nvmlCode())) r.lost = procs.error();
-              return r;
-            }
-            r.procs = std::move(procs).value();
-            if (auto g = d->graphicsProcesses()) r.procs.insert(r.procs.end(), g->begin(), g->end());
-            if (auto u = d->processUtilization(since))
-              for (const auto& p : *u) r.util[p.pid] = p;
-            return r;
-          },
-          kCallDeadline);
+      const auto reads = readGpuProcesses(
+          *s, *count, run.ctx.root(), since,
+          [sel](unsigned i, const std::string& uuid, const std::string& bus) { return sel.matches(i, uuid, bus); },
+          !sel.empty(), kCallDeadline);
       for (unsigned i = 0; i < *count; ++i) {
-        if (!reads[i]) {
+        const GpuProcessRead& r = reads[i];
+        if (r.stalled) {
           any_error = true;
           if (!json)
             std::cout << fmt::format("  {:>3} GPU stalled: no answer within {} ms\n", i, kCallDeadline.count());
           continue;
         }
-        const Read& r = *reads[i];
         if (!r.matched) continue;
         if (!r.lost.empty()) {
           any_error = true;
           if (!json) std::cout << fmt::format("  {:>3} GPU is lost: {}\n", i, r.lost);
           continue;
         }
-        const auto* procs = &r.procs;
-        const auto& util = r.util;
-        if (procs->empty() && !json) {
+        if (r.procs.empty() && !json) {
           std::cout << fmt::format("  {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", i, "-", "-", "-", "-",
                                    "-", "-", "-", "-");
         }
-        for (const auto& p : *procs) {
-          auto u = util.find(p.pid);
-          auto pct = [&](unsigned nvml::ProcessUtil::*m) -> std::string {
-            return u == util.end() ? "-" : std::to_string(u->second.*m);
-          };
-          std::string name = commandName(run.ctx, *s, p.pid);
+        for (const auto& p : r.procs) {
+          auto pct = [](const std::optional<unsigned>& v) -> std::string { return v ? std::to_string(*v) : "-"; };
+          auto num = [](const std::optional<unsigned>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
           unsigned long long mb = p.used_bytes / (1024 * 1024);
           if (json) {
             sample.push_back({{"gpu", i},
                               {"pid", p.pid},
                               {"type", p.graphics ? "G" : "C"},
-                              {"sm", u == util.end() ? nlohmann::json(nullptr) : nlohmann::json(u->second.sm)},
-                              {"mem", u == util.end() ? nlohmann::json(nullptr) : nlohmann::json(u->second.mem)},
-                              {"enc", u == util.end() ? nlohmann::json(nullptr) : nlohmann::json(u->second.enc)},
-                              {"dec", u == util.end() ? nlohmann::json(nullptr) : nlohmann::json(u->second.dec)},
+                              {"sm", num(p.sm)},
+                              {"mem", num(p.mem)},
+                              {"enc", num(p.enc)},
+                              {"dec", num(p.dec)},
                               {"fb_mb", mb},
-                              {"command", name}});
+                              {"command", p.command}});
           } else {
             std::cout << fmt::format("  {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", i, p.pid,
-                                     p.graphics ? "G" : "C", pct(&nvml::ProcessUtil::sm), pct(&nvml::ProcessUtil::mem),
-                                     pct(&nvml::ProcessUtil::enc), pct(&nvml::ProcessUtil::dec), mb, name);
+                                     p.graphics ? "G" : "C", pct(p.sm), pct(p.mem), pct(p.enc), pct(p.dec), mb,
+                                     p.command);
           }
         }
       }

@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   addCluster(app, run);
   addFleet(app, run);
   addRecords(app, run);
+  addTop(app, run);
   addCompletion(app, run);
 
   try {
