@@ -8,14 +8,9 @@ BUILD=${1:?usage: top_cpu.sh BUILD_DIR}
 GW=$(cd "$BUILD/bin" && pwd)/gpuwarden
 DURATION=${DURATION:-60}
 DELAY=${DELAY:-1}
-TICKS=$(getconf CLK_TCK)
-WORK=$(mktemp -d)
+source "$(dirname "$0")/lib.sh"
 SOCK=$WORK/tmux.sock
-cleanup() {
-  tmux -S "$SOCK" kill-server 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'tmux -S "$SOCK" kill-server 2>/dev/null || true; cleanup' EXIT
 command -v tmux >/dev/null || { echo "tmux is missing (scripts/setup installs it)" >&2; exit 1; }
 
 tmux -S "$SOCK" new-session -d -s top -x 120 -y 40 "exec '$GW' top --simulate dgx-h100 -d $DELAY"
@@ -26,9 +21,6 @@ until tmux -S "$SOCK" capture-pane -p -t top | grep -q 'q quit'; do
   sleep 0.2
 done
 [[ $(cat "/proc/$PID/comm") == gpuwarden ]] || { echo "pane process $PID is not gpuwarden" >&2; exit 1; }
-a=$(awk '{print $14 + $15}' "/proc/$PID/stat")
-sleep "$DURATION"
-b=$(awk '{print $14 + $15}' "/proc/$PID/stat")
+pct=$(cpu_percent "$PID" "$DURATION")
 tmux -S "$SOCK" send-keys -t top q
-pct=$(python3 -c "print(round(100.0 * ($b - $a) / $TICKS / $DURATION, 3))")
 echo "gpuwarden top: ${pct} % of one core (8 GPUs, every ${DELAY} s, 120x40, ${DURATION} s, $(basename "$BUILD"))"

@@ -9,7 +9,7 @@ BUILD=${1:?usage: mig_scrape.sh BUILD_DIR}
 GW=$(readlink -f "$BUILD/bin/gpuwarden")
 RUNS=${RUNS:-200}
 DURATION=${DURATION:-20}
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 start_agent plain dgx-h100
 start_agent mig "$(dirname "$0")/../../scenarios/dgx-h100-mig56.yaml"
 sleep 3  # a few sampling passes

@@ -10,7 +10,7 @@ BUILD=${1:?usage: prof_cpu.sh BUILD_DIR}
 GW=$BUILD/bin/gpuwarden
 DURATION=${DURATION:-60}
 ROUNDS=${ROUNDS:-2}
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 # Every numeric field but the profiling ones, by key, from the catalog itself.
 without=$("$GW" fields --json | python3 -c '

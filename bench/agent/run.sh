@@ -13,7 +13,7 @@ BUILD=${1:?usage: run.sh BUILD_DIR}
 GW=$BUILD/bin/gpuwarden
 DURATION=${DURATION:-30}
 WRK_SECONDS=${WRK_SECONDS:-10}
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 start_at() {  # FAST_INTERVAL PORT → pid in AGENT_PID
   cat >"$WORK/agent-$1.yaml" <<YAML

@@ -11,7 +11,7 @@ BUILD=${1:?usage: slurm_hooks.sh BUILD_DIR}
 GW=$(readlink -f "$BUILD/bin/gpuwarden")
 DURATION=${DURATION:-30}
 RUNS=${RUNS:-200}
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 export GPUWARDEN_DATA_DIR=$WORK/data
 start_agent data dgx-h100
 

@@ -1,6 +1,7 @@
-# Shared by the agent's whole-process benchmarks (sourced): a scratch folder removed at exit with
-# every process in PIDS, a free local port, waiting for an endpoint, a process's CPU, and an agent
-# started on a simulated scenario. GW must be set to the gpuwarden binary before start_agent.
+# Shared by the whole-process benchmarks (sourced by bench/top_cpu.sh and bench/agent/*.sh): a
+# scratch folder removed at exit with every process in PIDS, a free local port, waiting for an
+# endpoint, a process's CPU, and an agent started on a simulated scenario. GW must be set to the
+# gpuwarden binary before start_agent.
 WORK=$(mktemp -d)
 PIDS=()
 TICKS=$(getconf CLK_TCK)
