@@ -57,11 +57,11 @@ json identityJson(const collect::GpuView& v, std::int64_t now) {
 }
 
 // One GPU's latest values: the document of /api/v1/gpus/{id}/latest, and each element of
-// /api/v1/latest.
-json latestJson(const collect::GpuView& v, std::int64_t now) {
+// /api/v1/latest (there with only the fields in `only`, when given).
+json latestJson(const collect::GpuView& v, std::int64_t now, const std::set<const fields::Field*>* only = nullptr) {
   json fields = json::array();
   for (const auto& f : fields::all()) {
-    if (f.type == fields::Type::Label) continue;
+    if (f.type == fields::Type::Label || (only && !only->contains(&f))) continue;
     const std::size_t i = fields::indexOf(f);
     if (i >= v.values.size()) continue;
     const auto& fv = v.values[i];
@@ -616,7 +616,24 @@ void Agent::registerRoutes() {
   // Every GPU's and MIG device's latest values in one answer, with the sampling interval a poller
   // should follow and each full GPU's "idle while peers busy" mark: what the dashboard polls.
   h.get("/api/v1/latest", [this](const HttpRequest& req, HttpResponse& res) {
-    if (!onlyParams(req, res, {})) return;
+    if (!onlyParams(req, res, {"fields"})) return;
+    // fields=gpu_util,fb_used,...: only these (catalog key, nvidia-smi or DCGM name); a poller
+    // that draws a few fields should not make the agent render every one of them every second.
+    std::set<const fields::Field*> only;
+    if (req.hasParam("fields")) {
+      const std::string list = req.param("fields");
+      std::size_t at = 0;
+      while (at <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string name = list.substr(at, comma - at);
+        const fields::Field* f = fields::findAny(name);
+        if (!f || f->type == fields::Type::Label)
+          return jsonError(res, 400, "unknown numeric field '" + name.substr(0, 64) + "' (see `gpuwarden fields`)",
+                           "fields");
+        only.insert(f);
+        at = comma + 1;
+      }
+    }
     auto s = sampler();
     if (!s) {
       jsonError(res, 503, "NVML is not available: " + (monitor_ ? monitor_->samplerError() : std::string()));
@@ -630,7 +647,7 @@ void Agent::registerRoutes() {
     const auto now = wallMs();
     json gpus = json::array();
     for (std::size_t i = 0; i < views.size(); ++i) {
-      json g = latestJson(views[i], now);
+      json g = latestJson(views[i], now, only.empty() ? nullptr : &only);
       g["idle_while_peers_busy"] = idle[i];
       gpus.push_back(std::move(g));
     }

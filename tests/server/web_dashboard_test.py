@@ -217,6 +217,12 @@ def test_http(a):
     one = a.json("/api/v1/gpus/0/latest")
     check(set(latest["gpus"][0]) == set(one) | {"idle_while_peers_busy"} and
           set(latest["gpus"][0]["gpu"]) == set(one["gpu"]), "/api/v1/latest elements are the per-GPU documents")
+    some = a.json("/api/v1/latest?fields=gpu_util,temperature.gpu,DCGM_FI_DEV_POWER_USAGE")
+    check(all(sorted(f["key"] for f in g["fields"]) == ["gpu_temp", "gpu_util", "power_usage"]
+              for g in some["gpus"]), "/api/v1/latest?fields= keeps only those fields")
+    for bad in ("nope", "gpu_util,", "uuid"):
+        status, _, body = a.request("/api/v1/latest?fields=" + bad)
+        check(status == 400 and json.loads(body)["field"] == "fields", f"fields={bad}: {status}")
     topo = wait_for(lambda: a.json("/api/v1/topology"), 20, "/api/v1/topology")
     cli = subprocess.run([BINARY, "--simulate", "dgx-h100", "--json", "topo", "-m"], capture_output=True,
                          env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
@@ -291,6 +297,12 @@ def test_straggler(binary):
                                       if g["idle_while_peers_busy"]], 20, "/api/v1/latest marks the straggler")
         check(idle_uuid and len(idle_uuid) == 1 and a.json("/api/v1/gpus/5/latest")["gpu"]["uuid"] == idle_uuid[0],
               f"only GPU 5 is idle while its peers are busy: {idle_uuid}")
+        # The same rule marks the same GPU in `gpuwarden dmon` (one home: health/idle_peers.h).
+        dmon = subprocess.run([BINARY, "--simulate", "fault-straggler", "dmon", "-c", "1", "--format", "json"],
+                              capture_output=True, text=True,
+                              env=dict(os.environ, GPUWARDEN_SIM_START="40", ASAN_OPTIONS="detect_leaks=0"))
+        rows = json.loads(dmon.stdout.splitlines()[-1])["gpus"] if dmon.stdout.strip() else []
+        check([r["gpu"] for r in rows if r["straggler"]] == [5], f"dmon marks GPU 5 too: {dmon.stdout[-400:]}")
         d = browser()
         try:
             d.get(a.url + "/")

@@ -12,6 +12,9 @@ const CARD_FIELDS = [
   { key: 'gpu_temp', label: 'temperature °C' },
   { key: 'power_usage', label: 'power W', min: 0 },
 ];
+// What the cards show: after one full poll (every field, for the history view's choices) the
+// polls ask for these only.
+const POLL_FIELDS = 'gpu_util,fb_used,fb_total,gpu_temp,power_usage,sm_clock,mem_clock';
 const RANGES = { '1h': 3600, '6h': 6 * 3600, '24h': 86400, '7d': 7 * 86400, '30d': 30 * 86400 };
 
 const state = {
@@ -24,6 +27,7 @@ const state = {
   incidentsShown: '',
   topologyShown: false,
   historyAt: 0,
+  full: false, // the last poll asked for every field
 };
 
 // --- DOM helpers: text only ------------------------------------------------------------------
@@ -189,12 +193,13 @@ function makeCard(entry) {
   }
   root.append(head, uuid, metrics, charts);
   if (g.parent_uuid) root.classList.add('mig');
-  return { root, refs, series: {}, latest: null, loaded: false };
+  return { root, refs, series: {}, latest: null, loaded: false, allFields: [] };
 }
 
 function updateCard(card, entry) {
   const g = entry.gpu, v = fieldMap(entry);
   card.latest = entry;
+  if (state.full) card.allFields = (entry.fields || []).map((f) => ({ key: f.key, unit: f.unit }));
   card.refs.st.textContent = g.state;
   card.refs.st.className = 'badge ' + cls(g.state);
   card.root.classList.toggle('down', g.state !== 'up');
@@ -258,7 +263,8 @@ async function loadCardHistory(card) {
 }
 
 async function pollLatest() {
-  const d = await api('api/v1/latest');
+  state.full = !state.cards.size || [...state.cards.values()].some((c) => !c.allFields.length);
+  const d = await api(state.full ? 'api/v1/latest' : 'api/v1/latest?fields=' + POLL_FIELDS);
   state.interval = Math.min(60000, Math.max(250, d.sample_interval_ms || 1000));
   state.history = d.history !== false;
   byId('host').textContent = d.hostname || '';
@@ -270,6 +276,7 @@ async function pollLatest() {
     seen.add(uuid);
     let card = state.cards.get(uuid);
     if (!card) {
+      if (!state.full) continue; // a new device: shown after the next (full) poll
       card = makeCard(entry);
       state.cards.set(uuid, card);
       box.appendChild(card.root);
@@ -455,17 +462,16 @@ function fillHistoryChoices(d) {
     }
     sel.dataset.list = want;
     if (keep && want.split(',').includes(keep)) sel.value = keep;
-    fillFields(d);
+    fillFields();
   }
 }
 
-function fillFields(d) {
-  const uuid = byId('history-gpu').value;
-  const entry = d.gpus.find((e) => e.gpu.uuid === uuid) || d.gpus[0];
+function fillFields() {
+  const card = state.cards.get(byId('history-gpu').value);
   const sel = byId('history-field');
   const keep = sel.value || 'gpu_util';
   clear(sel);
-  for (const f of (entry && entry.fields) || []) {
+  for (const f of (card && card.allFields) || []) {
     const o = el('option', null, f.key + (f.unit ? ' (' + f.unit + ')' : ''));
     o.value = f.key;
     sel.appendChild(o);
@@ -514,10 +520,7 @@ function setupHistory() {
     });
     ranges.appendChild(b);
   }
-  byId('history-gpu').addEventListener('change', () => {
-    const cards = [...state.cards.values()].map((c) => c.latest).filter(Boolean);
-    fillFields({ gpus: cards });
-  });
+  byId('history-gpu').addEventListener('change', fillFields);
   byId('history-field').addEventListener('change', drawHistory);
 }
 
