@@ -448,9 +448,15 @@ void Agent::watchInventory() {
     inventory_thread_ = std::thread([session, slot, records = records_, deadline = config().call_deadline] {
       auto inv = nvml::readInventory(*session, deadline);
       if (inv) {
-        auto topo = std::make_shared<const nvml::Topology>(nvml::readTopology(*inv));
+        auto shared = std::make_shared<const nvml::Inventory>(std::move(inv).value());
+        {
+          std::lock_guard l(slot->mu);
+          slot->inventory = shared;
+        }
+        // After the inventory is published: a GPU that hangs in a topology call holds back only
+        // the matrix (the previous one stays served).
+        auto topo = std::make_shared<const nvml::Topology>(nvml::readTopology(*shared));
         std::lock_guard l(slot->mu);
-        slot->inventory = std::make_shared<const nvml::Inventory>(std::move(inv).value());
         slot->topology = std::move(topo);
       }
       if (records) {

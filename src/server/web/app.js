@@ -59,7 +59,7 @@ function isIndex(v) {
 }
 function fmtNum(v, digits) {
   if (v === null || v === undefined || !isFinite(v)) return '–';
-  const d = digits === undefined ? (Math.abs(v) >= 100 ? 0 : 1) : digits;
+  const d = digits === undefined ? (Math.abs(v) >= 100 || Number.isInteger(v) ? 0 : 1) : digits;
   return Number(v).toFixed(d);
 }
 function fmtTime(ms) {
@@ -93,9 +93,11 @@ function setStatus(text, bad) {
 // --- charts ----------------------------------------------------------------------------------
 
 // Draws series (arrays of [t_ms, value]) into a new <svg>. opts: width, height, t0, t1, min, max,
-// marks (t_ms of dashed vertical lines), gap (ms: a longer pause between points breaks the line).
+// marks (t_ms of dashed vertical lines), gap (ms: a longer pause between points breaks the line),
+// compact (a card's small chart: no time labels, the caption says the window).
 function chart(seriesList, opts) {
-  const W = opts.width || 300, H = opts.height || 90, L = 34, R = 4, T = 6, B = 16;
+  const W = opts.width || 300, H = opts.height || 90, R = 4, T = 6;
+  const L = opts.compact ? 30 : 34, B = opts.compact ? 4 : 16;
   const svg = svgEl('svg', { class: 'plot', viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
   if (opts.title) {
     const t = svgEl('title', {});
@@ -123,10 +125,14 @@ function chart(seriesList, opts) {
     e.textContent = text;
     svg.appendChild(e);
   };
-  tick(L - 3, T + 8, fmtNum(hi), 'end');
-  tick(L - 3, H - B, fmtNum(lo), 'end');
-  tick(L, H - 3, fmtClock(t0, t1 - t0), 'start');
-  tick(W - R, H - 3, fmtClock(t1, t1 - t0), 'end');
+  // Axis labels short enough for a card: 81559 is 82k.
+  const short = (v) => (Math.abs(v) >= 10000 ? fmtNum(v / 1000, 0) + 'k' : fmtNum(v));
+  tick(L - 3, T + 8, short(hi), 'end');
+  tick(L - 3, H - B, short(lo), 'end');
+  if (!opts.compact) {
+    tick(L, H - 3, fmtClock(t0, t1 - t0), 'start');
+    tick(W - R, H - 3, fmtClock(t1, t1 - t0), 'end');
+  }
   seriesList.forEach((s, i) => {
     if (!s.length) return;
     let d = '', prev = null;
@@ -234,7 +240,8 @@ function drawCardCharts(card) {
     holder.appendChild(
       chart([s], {
         t0: now - LIVE_WINDOW_MS, t1: now, min: f.min, max: f.maxKey ? v[f.maxKey] : f.max,
-        gap: Math.max(5000, state.interval * 5), title: f.label,
+        gap: Math.max(5000, state.interval * 5), title: f.label + ', last 10 minutes',
+        width: 160, height: 60, compact: true,
       })
     );
   }
@@ -499,6 +506,7 @@ async function drawHistory() {
     if (box.dataset.asked !== ask) return; // a newer choice won
     clear(box).appendChild(chart([h.points], {
       width: 900, height: 220, t0: h.since_ms, t1: h.until_ms, gap: Math.ceil(range / 600) * 3000,
+      min: h.points.some((p) => p[1] < 0) ? undefined : 0,
       title: field + ' over ' + state.historyRange,
     }));
     if (!h.points.length) box.appendChild(el('p', 'empty', 'No samples in this range.'));
