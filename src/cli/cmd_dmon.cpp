@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "platform/deadline.h"
 #include "fields/catalog.h"
+#include "health/idle_peers.h"
 
 namespace gw::cli {
 namespace {
@@ -217,22 +218,11 @@ void addDmon(CLI::App& app, Run& run) {
         errors[g] = reads[g]->error;
         util[g] = reads[g]->util;
       }
-      double busy_peers = 0;
-      int peers = 0;
-      for (double u : util)
-        if (u >= 0) {
-          busy_peers += u;
-          ++peers;
-        }
+      const std::vector<bool> idle = health::idleWhilePeersBusy(util);
       nlohmann::json sample;
       for (std::size_t g = 0; g < gpus.size(); ++g) {
         if (!errors[g].empty()) any_error = true;
-        // A straggler: at most 10 % busy while the others average 60 % or more.
-        bool straggler = false;
-        if (peers >= 2 && util[g] >= 0) {
-          double others = (busy_peers - util[g]) / (peers - 1);
-          straggler = util[g] <= 10 && others >= 60;
-        }
+        const bool straggler = idle[g];
         if (table) {
           std::string line = fmt::format("{:>5}", gpus[g].first);
           for (const auto& v : values[g]) line += v ? fmt::format(" {:>6.0f}", *v) : fmt::format(" {:>6}", "-");

@@ -15,11 +15,14 @@
 #include "node/health_json.h"
 #include "node/storage_status.h"
 #include "platform/clock.h"
+#include "health/idle_peers.h"
 #include "nvml/inventory_json.h"
+#include "nvml/topology.h"
 #include "server/api_params.h"
 #include "server/history_query.h"
 #include "server/routes_health.h"
 #include "server/service_notify.h"
+#include "server/routes_web.h"
 #include "platform/log.h"
 #include "platform/thread_guard.h"
 
@@ -54,6 +57,35 @@ json identityJson(const collect::GpuView& v, std::int64_t now) {
   return j;
 }
 
+// One GPU's latest values: the document of /api/v1/gpus/{id}/latest, and each element of
+// /api/v1/latest (there with only the fields in `only`, when given).
+json latestJson(const collect::GpuView& v, std::int64_t now, const std::set<const fields::Field*>* only = nullptr) {
+  json fields = json::array();
+  for (const auto& f : fields::all()) {
+    if (f.type == fields::Type::Label || (only && !only->contains(&f))) continue;
+    const std::size_t i = fields::indexOf(f);
+    if (i >= v.values.size()) continue;
+    const auto& fv = v.values[i];
+    if (!fv.valid) continue;
+    fields.push_back(json{{"key", f.key},
+                          {"dcgm_name", f.dcgm_name},
+                          {"smi_name", f.smi_name},
+                          {"unit", f.unit},
+                          {"value", fv.value},
+                          {"timestamp_ms", fv.timestamp_ms},
+                          {"timestamp", platform::formatRfc3339(fv.timestamp_ms)},
+                          {"stale", v.state != collect::GpuState::Up}});
+  }
+  return json{{"gpu", identityJson(v, now)}, {"fields", fields}};
+}
+
+// The utilisation idleWhilePeersBusy judges: a full GPU that is up with a valid value, else -1.
+double utilOf(const collect::GpuView& v) {
+  static const std::size_t k = fields::indexOf(*fields::findByKey("gpu_util"));
+  if (v.id.is_mig || v.state != collect::GpuState::Up || k >= v.values.size() || !v.values[k].valid) return -1;
+  return v.values[k].value;
+}
+
 }  // namespace
 
 // The inventory, read by a thread of its own: readInventory calls NVML and a hung GPU may hold
@@ -62,6 +94,7 @@ json identityJson(const collect::GpuView& v, std::int64_t now) {
 struct InventorySlot {
   std::mutex mu;
   std::shared_ptr<const nvml::Inventory> inventory;
+  std::shared_ptr<const nvml::Topology> topology;  // read with the inventory, on the same thread
   std::atomic<bool> busy{false};
 };
 
@@ -440,8 +473,16 @@ void Agent::watchInventory() {
     inventory_thread_ = std::thread([session, slot, records = records_, deadline = config().call_deadline] {
       auto inv = nvml::readInventory(*session, deadline);
       if (inv) {
+        auto shared = std::make_shared<const nvml::Inventory>(std::move(inv).value());
+        {
+          std::lock_guard l(slot->mu);
+          slot->inventory = shared;
+        }
+        // After the inventory is published: a GPU that hangs in a topology call holds back only
+        // the matrix (the previous one stays served).
+        auto topo = std::make_shared<const nvml::Topology>(nvml::readTopology(*shared));
         std::lock_guard l(slot->mu);
-        slot->inventory = std::make_shared<const nvml::Inventory>(std::move(inv).value());
+        slot->topology = std::move(topo);
       }
       if (records) {
         const std::int64_t before = records->latestId();
@@ -600,24 +641,70 @@ void Agent::registerRoutes() {
       jsonError(res, 404, "no GPU '" + id + "' (give an index or a UUID; see /api/v1/gpus)", "id");
       return;
     }
-    const auto now = wallMs();
-    json fields = json::array();
-    for (const auto& f : fields::all()) {
-      if (f.type == fields::Type::Label) continue;
-      const std::size_t i = fields::indexOf(f);
-      if (i >= v->values.size()) continue;
-      const auto& fv = v->values[i];
-      if (!fv.valid) continue;
-      fields.push_back(json{{"key", f.key},
-                            {"dcgm_name", f.dcgm_name},
-                            {"smi_name", f.smi_name},
-                            {"unit", f.unit},
-                            {"value", fv.value},
-                            {"timestamp_ms", fv.timestamp_ms},
-                            {"timestamp", platform::formatRfc3339(fv.timestamp_ms)},
-                            {"stale", v->state != collect::GpuState::Up}});
+    sendJson(res, latestJson(*v, wallMs()));
+  });
+
+  // Every GPU's and MIG device's latest values in one answer, with the sampling interval a poller
+  // should follow and each full GPU's "idle while peers busy" mark: what the dashboard polls.
+  h.get("/api/v1/latest", [this](const HttpRequest& req, HttpResponse& res) {
+    if (!onlyParams(req, res, {"fields"})) return;
+    // fields=gpu_util,fb_used,...: only these (catalog key, nvidia-smi or DCGM name); a poller
+    // that draws a few fields should not make the agent render every one of them every second.
+    std::set<const fields::Field*> only;
+    if (req.hasParam("fields")) {
+      const std::string list = req.param("fields");
+      std::size_t at = 0;
+      while (at <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string name = list.substr(at, comma - at);
+        const fields::Field* f = fields::findAny(name);
+        if (!f || f->type == fields::Type::Label)
+          return jsonError(res, 400, "unknown numeric field '" + name.substr(0, 64) + "' (see `gpuwarden fields`)",
+                           "fields");
+        only.insert(f);
+        at = comma + 1;
+      }
     }
-    sendJson(res, json{{"gpu", identityJson(*v, now)}, {"fields", fields}});
+    auto s = sampler();
+    if (!s) {
+      jsonError(res, 503, "NVML is not available: " + (monitor_ ? monitor_->samplerError() : std::string()));
+      return;
+    }
+    const auto views = s->snapshot();
+    const auto stats = s->agentStats();
+    std::vector<double> util;
+    for (const auto& v : views) util.push_back(utilOf(v));
+    const std::vector<bool> idle = health::idleWhilePeersBusy(util);
+    const auto now = wallMs();
+    json gpus = json::array();
+    for (std::size_t i = 0; i < views.size(); ++i) {
+      json g = latestJson(views[i], now, only.empty() ? nullptr : &only);
+      g["idle_while_peers_busy"] = idle[i];
+      gpus.push_back(std::move(g));
+    }
+    const AgentConfig cfg = config();
+    sendJson(res, json{{"hostname", stats.hostname},
+                       {"driver_up", stats.driver_up},
+                       {"timestamp_ms", now},
+                       {"sample_interval_ms", cfg.fast_interval.count()},
+                       {"slow_interval_ms", cfg.slow_interval.count()},
+                       {"history", store_ != nullptr},
+                       {"count", gpus.size()},
+                       {"gpus", gpus}});
+  });
+
+  h.get("/api/v1/topology", [this](const HttpRequest& req, HttpResponse& res) {
+    if (!onlyParams(req, res, {})) return;
+    std::shared_ptr<const nvml::Topology> topo;
+    {
+      std::lock_guard l(inventory_->mu);
+      topo = inventory_->topology;
+    }
+    if (!topo) {
+      res.setHeader("Retry-After", "1");
+      return jsonError(res, 503, "the topology has not been read yet (it is read with the inventory, after start)");
+    }
+    sendJson(res, nvml::topologyJson(*topo));
   });
 
   h.get("/api/v1/history", [this](const HttpRequest& req, HttpResponse& res) {
@@ -634,13 +721,13 @@ void Agent::registerRoutes() {
   auto index = [](const HttpRequest&, HttpResponse& res) {
     sendJson(res, json{{"endpoints",
                         {"/metrics", "/healthz", "/health", "/api/v1/gpus", "/api/v1/gpus/{index|uuid}/latest",
-                         "/api/v1/history?gpu=&field=&since=&until=&step=&agg=", "/api/v1/health",
-                         "/api/v1/incidents?state=open|all", "/api/v1/incidents/{id}",
+                         "/api/v1/latest", "/api/v1/topology", "/api/v1/history?gpu=&field=&since=&until=&step=&agg=",
+                         "/api/v1/health", "/api/v1/incidents?state=open|all", "/api/v1/incidents/{id}",
                          "/api/v1/events?since=", "/api/v1/diag", "/api/v1/diag/{name}"}}});
   };
   if (monitor_) registerHealthRoutes(h, *monitor_);
   registerDiagRoutes();
-  h.get("/", index);
+  registerWebRoutes(h, index);  // `/`: the dashboard for a browser, the index for the rest
   h.get("/api/v1", index);
 }
 
