@@ -110,6 +110,10 @@ struct GpuHistory {
   std::array<Sample, RuleEngine::kRingCapacity> ring{};
   std::size_t head = 0;  // next write
   std::size_t count = 0;
+  // When the newest slot's first observation came: observations closer than kMinSampleGapMs to it
+  // merge into it (its time and values become the newest), so a pass faster than that fills one
+  // slot per kMinSampleGapMs and never stalls the ring on one slot.
+  std::int64_t slot_start = 0;
   struct XidSeen {
     std::int64_t first = 0, last = 0;
     int count = 0;

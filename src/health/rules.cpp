@@ -139,10 +139,11 @@ const Sample* GpuHistory::firstSince(std::int64_t since) const {
 
 void GpuHistory::push(const Sample& s) {
   const Sample* last = latest();
-  if (last && s.t - last->t < RuleEngine::kMinSampleGapMs && s.t >= last->t) {
+  if (last && s.t - slot_start < RuleEngine::kMinSampleGapMs && s.t >= last->t) {
     ring[(head + ring.size() - 1) % ring.size()] = s;  // merge: keep the newest values
     return;
   }
+  slot_start = s.t;
   ring[head] = s;
   head = (head + 1) % ring.size();
   if (count < ring.size()) ++count;

@@ -679,5 +679,33 @@ TEST(LimitBoundaries, SamplesCloserThanTheMinimumGapAreMerged) {
   EXPECT_EQ(g.latest()->v[kUtil], 30);
 }
 
+// The gap counts from a slot's first observation, not its newest: sampling every 500 ms fills one
+// slot a second (it once merged every pass into one slot for ever, the rules seeing one sample).
+TEST(LimitBoundaries, FastSamplingStillFillsTheRing) {
+  GpuHistory g;
+  for (std::int64_t t = 0; t < 10'000; t += 500) {
+    Sample s;
+    s.t = kT0 + t;
+    s.v[kUtil] = static_cast<double>(t);
+    g.push(s);
+  }
+  EXPECT_EQ(g.count, 10u);  // slots begun at 0, 1000, ..., 9000 ms; each half-second merged in
+  EXPECT_EQ(g.latest()->t, kT0 + 9'500);
+  EXPECT_EQ(g.latest()->v[kUtil], 9'500);
+  // 899 ms after a slot began still merges, 900 ms begins the next.
+  GpuHistory h;
+  Sample a;
+  a.t = kT0;
+  h.push(a);
+  a.t = kT0 + 450;
+  h.push(a);
+  a.t = kT0 + 899;
+  h.push(a);
+  EXPECT_EQ(h.count, 1u);
+  a.t = kT0 + 900;
+  h.push(a);
+  EXPECT_EQ(h.count, 2u);
+}
+
 }  // namespace
 }  // namespace gw::health

@@ -394,6 +394,31 @@ def test_auth(binary):
         shutil.rmtree(wdir, ignore_errors=True)
 
 
+def test_mig(binary):
+    """A MIG node: one card per MIG device besides the GPUs' own, each naming its parent's profile."""
+    a = Agent(binary, "mig-h100")
+    try:
+        gpus = a.json("/api/v1/gpus")["gpus"]
+        migs = sorted(m["uuid"] for g in gpus for m in g["mig_devices"])
+        check(migs, "mig-h100 has MIG devices in /api/v1/gpus")
+        d = browser()
+        try:
+            d.get(a.url + "/")
+            shown = wait_for(lambda: sorted(c.get_attribute("data-uuid")
+                                            for c in d.find_elements(By.CSS_SELECTOR, "#gpus article.card.mig"))
+                             or None, 30, "MIG cards drawn")
+            check(shown == migs, f"one card per MIG device: {shown} vs {migs}")
+            check(len(full_cards(d)) == len(gpus), f"one card per GPU besides: {len(full_cards(d))} vs {len(gpus)}")
+            labels = [c.text for c in d.find_elements(By.CSS_SELECTOR, "#gpus article.card.mig")]
+            check(all("MIG " in t for t in labels), f"MIG cards say so: {labels[:2]}")
+            errors = severe(d)
+            check(not errors, f"no console errors on a MIG node: {errors}")
+        finally:
+            d.quit()
+    finally:
+        a.stop()
+
+
 def main():
     global SOURCE_WEB, BINARY
     binary = BINARY = sys.argv[1]
@@ -405,6 +430,7 @@ def main():
     finally:
         a.stop()
     test_straggler(binary)
+    test_mig(binary)
     test_incident(binary)
     test_auth(binary)
     if FAILURES:
