@@ -114,24 +114,17 @@ void addDmon(CLI::App& app, Run& run) {
       run.exit_code = kExitUsage;
       return;
     }
-    auto* s = run.ctx.nvml();
-    if (!s) {
-      run.exit_code = run.ctx.failureExit();
-      return;
-    }
-    auto count = s->deviceCount();
-    if (!count) {
-      printError(count.error());
-      run.exit_code = kExitNoDriver;
-      return;
-    }
+    auto devices = run.ctx.devices(&run.exit_code);
+    if (!devices) return;
+    nvml::Session* s = devices->session;
+    const unsigned count = devices->count;
     const GpuSelection sel = parseSelection(o->ids);
     std::vector<std::pair<unsigned, nvml::Device>> gpus;
     std::vector<char> unopened;  // per entry of gpus: stalled before it could be opened
     {
       // Opened in parallel under the call deadline; a GPU that does not answer is shown stalled.
       auto opened = platform::runEachWithDeadline<std::pair<bool, nvml::Device>>(
-          *count,
+          count,
           [s, sel](std::size_t idx) {
             const unsigned i = static_cast<unsigned>(idx);
             auto d = s->deviceByIndex(i);
@@ -143,7 +136,7 @@ void addDmon(CLI::App& app, Run& run) {
             return std::make_pair(sel.matches(i, uuid, bus), d ? *d : nvml::Device());
           },
           kCallDeadline);
-      for (unsigned i = 0; i < *count; ++i) {
+      for (unsigned i = 0; i < count; ++i) {
         if (!(opened[i] ? opened[i]->first : sel.empty() || sel.matches(i, "", ""))) continue;
         gpus.emplace_back(i, opened[i] ? opened[i]->second : nvml::Device());
         unopened.push_back(!opened[i]);

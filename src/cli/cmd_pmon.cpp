@@ -27,17 +27,10 @@ void addPmon(CLI::App& app, Run& run) {
   cmd->add_option("-d,--delay", o->delay, "Seconds between samples (default 1)");
   cmd->add_option("-i,--id", o->ids, "GPUs to show: indexes, UUIDs or PCI bus ids");
   cmd->callback([&run, o]() {
-    auto* s = run.ctx.nvml();
-    if (!s) {
-      run.exit_code = run.ctx.failureExit();
-      return;
-    }
-    auto count = s->deviceCount();
-    if (!count) {
-      printError(count.error());
-      run.exit_code = kExitNoDriver;
-      return;
-    }
+    auto devices = run.ctx.devices(&run.exit_code);
+    if (!devices) return;
+    nvml::Session* s = devices->session;
+    const unsigned count = devices->count;
     const GpuSelection sel = parseSelection(o->ids);
     const bool json = run.ctx.options.json;
     if (!json) {
@@ -61,10 +54,10 @@ void addPmon(CLI::App& app, Run& run) {
       std::uint64_t now = nowUs();
       // Each GPU read on its own thread under the call deadline; a hung one is reported, not waited for.
       const auto reads = readGpuProcesses(
-          *s, *count, run.ctx.root(), since,
+          *s, count, run.ctx.root(), since,
           [sel](unsigned i, const std::string& uuid, const std::string& bus) { return sel.matches(i, uuid, bus); },
           !sel.empty(), kCallDeadline);
-      for (unsigned i = 0; i < *count; ++i) {
+      for (unsigned i = 0; i < count; ++i) {
         const GpuProcessRead& r = reads[i];
         if (r.stalled) {
           any_error = true;

@@ -99,17 +99,10 @@ void addQuery(CLI::App& app, Run& run) {
         }
       }
     }
-    auto* s = run.ctx.nvml();
-    if (!s) {
-      run.exit_code = run.ctx.failureExit();
-      return;
-    }
-    auto count = s->deviceCount();
-    if (!count) {
-      printError(count.error());
-      run.exit_code = kExitNoDriver;
-      return;
-    }
+    auto devices = run.ctx.devices(&run.exit_code);
+    if (!devices) return;
+    nvml::Session* s = devices->session;
+    const unsigned count = devices->count;
     const GpuSelection sel = parseSelection(o->ids);
     installStopHandlers();
     int rounds = 0;
@@ -133,7 +126,7 @@ void addQuery(CLI::App& app, Run& run) {
         std::vector<std::string> values;
       };
       auto rowsRead = platform::runEachWithDeadline<Row>(
-          *count,
+          count,
           [s, sel, selected, units](std::size_t idx) {
             const unsigned i = static_cast<unsigned>(idx);
             Row row;
@@ -159,7 +152,7 @@ void addQuery(CLI::App& app, Run& run) {
           },
           kCallDeadline);
       bool matched = false;
-      for (unsigned i = 0; i < *count; ++i) {
+      for (unsigned i = 0; i < count; ++i) {
         Row row;
         if (rowsRead[i]) {
           row = std::move(*rowsRead[i]);

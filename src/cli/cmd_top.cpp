@@ -511,19 +511,12 @@ void addTop(CLI::App& app, Run& run) {
       sc.view.source = "agent " + (*a)->shown();
       src = std::move(a).value();
     } else {
-      auto* s = run.ctx.nvml();
-      if (!s) {
-        run.exit_code = run.ctx.failureExit();
-        return;
-      }
-      auto count = s->deviceCount();
-      if (!count) {
-        printError(count.error());
-        run.exit_code = kExitNoDriver;
-        return;
-      }
+      auto devices = run.ctx.devices(&run.exit_code);
+      if (!devices) return;
+      nvml::Session* s = devices->session;
+      const unsigned count = devices->count;
       sc.view.source = run.ctx.options.simulate.empty() ? "local" : "simulated " + run.ctx.options.simulate;
-      src = std::make_unique<LocalSource>(s, *count, run.ctx.root());
+      src = std::make_unique<LocalSource>(s, count, run.ctx.root());
     }
     Reading first = src->read();
     if (!first.error.empty()) {

@@ -140,4 +140,19 @@ const platform::FsRoot& Context::root() {
 
 void printError(const std::string& message) { std::cerr << "gpuwarden: " << message << "\n"; }
 
+std::optional<Context::Devices> Context::devices(int* exit_code) {
+  nvml::Session* s = nvml();
+  if (!s) {
+    *exit_code = failureExit();
+    return std::nullopt;
+  }
+  auto count = s->deviceCount();
+  if (!count) {
+    printError(count.error());
+    *exit_code = kExitNoDriver;
+    return std::nullopt;
+  }
+  return Devices{s, *count};
+}
+
 }  // namespace gw::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -42,6 +43,13 @@ class Context {
   const Status& nvmlStatus() const { return nvml_status_; }
   // Exit code after nvml() failed: usage for a bad --simulate, else "no driver".
   int failureExit() const { return usage_error_ ? kExitUsage : kExitNoDriver; }
+  // NVML and how many GPUs it sees: how the inventory commands (query, dmon, pmon, top) start. On
+  // failure one sentence is printed, *exit_code set (usage, or no driver) and nullopt returned.
+  struct Devices {
+    nvml::Session* session;
+    unsigned count;
+  };
+  std::optional<Devices> devices(int* exit_code);
 
  private:
   std::unique_ptr<nvml::Session> session_;
