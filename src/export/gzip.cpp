@@ -82,47 +82,20 @@ std::string gzipCompress(std::string_view data, int level) {
   return out;
 }
 
-namespace {
-
+using detail::forEachElement;
 using detail::iequals;
-using detail::trim;
-
-// q of an element's parameters ("q=0.5"); 1 when absent. "q=0", "q=0.0", "q=0.000" are refusals.
-double qOf(std::string_view params) {
-  while (!params.empty()) {
-    const std::size_t semi = params.find(';');
-    std::string_view p = trim(params.substr(0, semi));
-    params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
-    const std::size_t eq = p.find('=');
-    if (eq == std::string_view::npos || !iequals(trim(p.substr(0, eq)), "q")) continue;
-    std::string_view v = trim(p.substr(eq + 1));
-    // RFC 9110 qvalue: 0(.ddd) or 1(.000); anything else unparsable counts as 0.
-    if (v.empty()) return 0;
-    if (v[0] == '1') return 1;
-    for (char c : v.substr(1))
-      if (c != '.' && c != '0') return c >= '0' && c <= '9' ? 0.5 : 0;
-    return 0;
-  }
-  return 1;
-}
-
-}  // namespace
+using detail::weightOf;
 
 bool acceptsGzip(std::string_view header) {
   double gzip = -1, star = -1;
-  while (!header.empty()) {
-    const std::size_t comma = header.find(',');
-    std::string_view elem = header.substr(0, comma);
-    header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
-    const std::size_t semi = elem.find(';');
-    const std::string_view coding = trim(elem.substr(0, semi));
-    const double q = qOf(semi == std::string_view::npos ? std::string_view{} : elem.substr(semi + 1));
+  forEachElement(header, [&](std::string_view coding, std::string_view params) {
+    const double q = weightOf(params).value_or(0);  // a malformed q refuses
     if (iequals(coding, "gzip") || iequals(coding, "x-gzip")) {
       gzip = std::max(gzip, q);
     } else if (coding == "*") {
       star = std::max(star, q);
     }
-  }
+  });
   if (gzip >= 0) return gzip > 0;  // named explicitly: its q decides
   return star > 0;
 }

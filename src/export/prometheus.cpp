@@ -888,50 +888,9 @@ void renderHealthMetrics(std::string& out, const HealthSeries& h, const std::vec
 // ---------------------------------------------------------------------------------------------
 // Negotiation.
 
-namespace {
-
+using detail::forEachElement;
+using detail::forEachParam;
 using detail::iequals;
-using detail::trim;
-
-double parseQ(std::string_view v) {
-  double q = 1;
-  std::string s(trim(v));
-  auto r = std::from_chars(s.data(), s.data() + s.size(), q);
-  if (r.ec != std::errc() || q < 0) return 0;
-  return std::min(q, 1.0);
-}
-
-// Calls fn(token, params) for each comma-separated element of an HTTP list header, where params
-// is the text after the first ';'.
-template <typename Fn>
-void forEachElement(std::string_view header, Fn&& fn) {
-  while (!header.empty()) {
-    const std::size_t comma = header.find(',');
-    std::string_view elem = header.substr(0, comma);
-    header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
-    const std::size_t semi = elem.find(';');
-    const std::string_view token = trim(elem.substr(0, semi));
-    const std::string_view params = semi == std::string_view::npos ? std::string_view{} : elem.substr(semi + 1);
-    if (!token.empty()) fn(token, params);
-  }
-}
-
-// Calls fn(name, value) for each ;-separated parameter.
-template <typename Fn>
-void forEachParam(std::string_view params, Fn&& fn) {
-  while (!params.empty()) {
-    const std::size_t semi = params.find(';');
-    std::string_view p = params.substr(0, semi);
-    params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
-    const std::size_t eq = p.find('=');
-    if (eq == std::string_view::npos) continue;
-    std::string_view value = trim(p.substr(eq + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
-    fn(trim(p.substr(0, eq)), value);
-  }
-}
-
-}  // namespace
 
 Format negotiateFormat(std::string_view accept, Naming naming) {
   double q_om = -1, q_text = -1;
@@ -939,7 +898,7 @@ Format negotiateFormat(std::string_view accept, Naming naming) {
     double q = 1;
     std::string_view version;
     forEachParam(params, [&](std::string_view k, std::string_view v) {
-      if (iequals(k, "q")) q = parseQ(v);
+      if (iequals(k, "q")) q = detail::qvalue(v).value_or(0);  // a malformed q refuses
       if (iequals(k, "version")) version = v;
     });
     if (iequals(type, "application/openmetrics-text")) {

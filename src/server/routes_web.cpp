@@ -5,58 +5,20 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "export/header_tokens.h"
 #include "server/web_assets.h"
 
 namespace gw::server {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  return true;
-}
-
-// The weight of one media range's parameters ("q=0.8"); 1 without one, -1 when malformed.
-double weightOf(std::string_view params) {
-  double q = 1;
-  while (!params.empty()) {
-    const std::size_t semi = params.find(';');
-    std::string_view p = trim(params.substr(0, semi));
-    params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
-    if (p.size() < 2 || !(p[0] == 'q' || p[0] == 'Q') || p[1] != '=') continue;
-    p.remove_prefix(2);
-    if (p.empty() || p.size() > 5) return -1;
-    double v = 0, scale = 1;
-    bool dot = false;
-    for (char c : p) {
-      if (c == '.' && !dot) {
-        dot = true;
-      } else if (c >= '0' && c <= '9') {
-        if (dot) {
-          scale /= 10;
-          v += (c - '0') * scale;
-        } else {
-          v = v * 10 + (c - '0');
-        }
-      } else {
-        return -1;
-      }
-    }
-    if (v > 1) return -1;
-    q = v;
-  }
-  return q;
-}
+using exporter::detail::forEachElement;
+using exporter::detail::iequals;
+using exporter::detail::trim;
+using exporter::detail::weightOf;
 
 struct Asset {
   const WebAsset* asset;
@@ -122,22 +84,21 @@ void serve(const Asset& a, const HttpRequest& req, HttpResponse& res) {
 
 bool prefersHtml(std::string_view accept) {
   double html = 0, json = 0;
-  bool named_html = false;
-  while (!accept.empty()) {
-    const std::size_t comma = accept.find(',');
-    std::string_view item = trim(accept.substr(0, comma));
-    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
-    const std::size_t semi = item.find(';');
-    const std::string_view range = trim(item.substr(0, semi));
-    const double q = weightOf(semi == std::string_view::npos ? std::string_view() : item.substr(semi + 1));
-    if (q < 0) return false;
+  bool named_html = false, malformed = false;
+  forEachElement(accept, [&](std::string_view range, std::string_view params) {
+    const std::optional<double> q = weightOf(params);
+    if (!q) {
+      malformed = true;  // an API client with a broken header keeps its JSON
+      return;
+    }
     if (iequals(range, "text/html") || iequals(range, "application/xhtml+xml")) {
       named_html = true;
-      html = std::max(html, q);
+      html = std::max(html, *q);
     } else if (iequals(range, "application/json") || iequals(range, "application/*") || range == "*/*") {
-      json = std::max(json, q);
+      json = std::max(json, *q);
     }
-  }
+  });
+  if (malformed) return false;
   return named_html && html > 0 && html > json;
 }
 

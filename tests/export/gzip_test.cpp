@@ -5,6 +5,7 @@
 #include "../support/gunzip.h"
 #include "export/export_fixture.h"
 #include "export/gzip.h"
+#include "export/header_tokens.h"
 #include "export/prometheus.h"
 
 namespace gw::exporter {
@@ -113,6 +114,39 @@ TEST(Gzip, AcceptEncoding) {
   EXPECT_FALSE(acceptsGzip("gzip;q=0, *"));  // explicit refusal wins over the wildcard
   EXPECT_FALSE(acceptsGzip("*;q=0"));
   EXPECT_FALSE(acceptsGzip("gzipper"));
+}
+
+// The one q-value reading (export/header_tokens.h) that Accept-Encoding, /metrics' Accept and the
+// web routes' Accept all use: RFC 9110's grammar at its edges.
+TEST(HeaderTokens, QValueGrammarAtItsEdges) {
+  using detail::qvalue;
+  EXPECT_EQ(qvalue("0"), 0.0);
+  EXPECT_EQ(qvalue("1"), 1.0);
+  EXPECT_EQ(qvalue("0.5"), 0.5);
+  EXPECT_EQ(qvalue("0.001"), 0.001);
+  EXPECT_EQ(qvalue("0.999"), 0.999);
+  EXPECT_EQ(qvalue("1.000"), 1.0);
+  EXPECT_EQ(qvalue("0."), 0.0);  // "0" "." 0*3DIGIT: no digits is allowed
+  EXPECT_EQ(qvalue("1."), 1.0);
+  for (const char* bad : {"", "0.1234", "1.001", "1.5", "2", "-0", ".5", "0,5", "x", "0.5x", "00", "01", " 1"})
+    EXPECT_EQ(qvalue(bad), std::nullopt) << bad;
+}
+
+TEST(HeaderTokens, WeightIsOneWithoutAQAndAbsentWhenMalformed) {
+  using detail::weightOf;
+  EXPECT_EQ(weightOf(""), 1.0);
+  EXPECT_EQ(weightOf("level=1"), 1.0);
+  EXPECT_EQ(weightOf(" Q = 0.25 "), 0.25);
+  EXPECT_EQ(weightOf("version=\"0.0.4\"; q=0.3"), 0.3);
+  EXPECT_EQ(weightOf("q=1.5"), std::nullopt);
+  EXPECT_EQ(weightOf("q=0.5;q=x"), std::nullopt);  // any malformed q spoils the element
+}
+
+TEST(Gzip, AMalformedQRefusesGzip) {
+  EXPECT_FALSE(acceptsGzip("gzip;q=1.5"));  // was read as 1: not a qvalue, so a refusal
+  EXPECT_FALSE(acceptsGzip("gzip;q=x, *"));
+  EXPECT_TRUE(acceptsGzip("gzip;q=0.001"));
+  EXPECT_TRUE(acceptsGzip("br, gzip ; q=1.000"));
 }
 
 }  // namespace
