@@ -1,18 +1,17 @@
-// gpuwarden: one program that sees every GPU in the machine. This file only wires the commands.
+// gpuwarden-full: every command (the front, front_main.cpp, executes this program for all but the
+// few it answers itself). This file only wires the commands.
+#include <sys/prctl.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "cli/app.h"
 #include "cli/commands.h"
-#include "platform/deadline.h"
 
 namespace {
-
-constexpr const char* kDescription =
-    "gpuwarden - GPU server operations: inventory, live monitoring, health, diagnostics.\n"
-    "Talks to the NVIDIA driver through NVML; --simulate NAME runs on a simulated fleet instead.";
 
 // Slurm runs Prolog=, Epilog= and HealthCheckProgram= without arguments: a link to the binary
 // under one of these names runs that command (docs/slurm.md).
@@ -37,22 +36,11 @@ int main(int argc, char** argv) {
     argc = static_cast<int>(args.size());
     argv = args.data();
   }
-  CLI::App app{kDescription, "gpuwarden"};
-  app.set_version_flag("--version", std::string("gpuwarden ") + GW_VERSION);
-  app.require_subcommand(1);
-  // Global options are accepted before or after the command name.
-  app.fallthrough();
+  CLI::App app;
   Run run;
-  auto& o = run.ctx.options;
-  app.add_option("--simulate", o.simulate,
-                 "Use the NVML simulator with this scenario (name or YAML path); see `gpuwarden scenarios`")
-      ->group("Global options");
-  app.add_option("--nvml-lib", o.nvml_lib,
-                 "Path of the NVML library (default libnvidia-ml.so.1, or $GPUWARDEN_NVML_LIB)")
-      ->group("Global options");
-  app.add_option("--root", o.root, "Filesystem root that /proc, /sys, /dev and /etc are read under (default /)")
-      ->group("Global options");
-  app.add_flag("--json", o.json, "Print JSON instead of tables")->group("Global options");
+  configureApp(app, run.ctx.options);
+  // The name the process has in ps and pidof: the front's, whose place this program took.
+  ::prctl(PR_SET_NAME, "gpuwarden", 0, 0, 0);
 
   addDiscovery(app, run);
   addQuery(app, run);
@@ -81,25 +69,5 @@ int main(int argc, char** argv) {
   addTop(app, run);
   addCompletion(app, run);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    // Never an abort: every answer from elsewhere is read defensively, and whatever still throws
-    // ends here with a sentence and the "no data" exit (for `health`: unknown, never healthy).
-    printError(std::string("internal error: ") + e.what());
-    return kExitNoAgent;
-  }
-  // A command that gave up on a hung GPU leaves a thread inside NVML: end without tearing the
-  // library down under it (which could crash or wait out the hang).
-  if (gw::platform::abandonedThreads() > 0) gw::platform::exitProcess(run.exit_code);
-  return run.exit_code;
+  return parseAndRun(app, argc, argv, run.exit_code);
 }

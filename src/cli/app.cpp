@@ -1,0 +1,54 @@
+#include "cli/app.h"
+
+#include <string>
+
+#include "platform/deadline.h"
+
+namespace gw::cli {
+
+void configureApp(CLI::App& app, GlobalOptions& o) {
+  app.description(
+      "gpuwarden - GPU server operations: inventory, live monitoring, health, diagnostics.\n"
+      "Talks to the NVIDIA driver through NVML; --simulate NAME runs on a simulated fleet instead.");
+  app.name("gpuwarden");
+  app.set_version_flag("--version", std::string("gpuwarden ") + GW_VERSION);
+  app.require_subcommand(1);
+  // Global options are accepted before or after the command name.
+  app.fallthrough();
+  // front_route.cpp skips these (and their values) to find the command: keep the two in step.
+  app.add_option("--simulate", o.simulate,
+                 "Use the NVML simulator with this scenario (name or YAML path); see `gpuwarden scenarios`")
+      ->group("Global options");
+  app.add_option("--nvml-lib", o.nvml_lib,
+                 "Path of the NVML library (default libnvidia-ml.so.1, or $GPUWARDEN_NVML_LIB)")
+      ->group("Global options");
+  app.add_option("--root", o.root, "Filesystem root that /proc, /sys, /dev and /etc are read under (default /)")
+      ->group("Global options");
+  app.add_flag("--json", o.json, "Print JSON instead of tables")->group("Global options");
+}
+
+int parseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    // Never an abort: every answer from elsewhere is read defensively, and whatever still throws
+    // ends here with a sentence and the "no data" exit (for `health`: unknown, never healthy).
+    printError(std::string("internal error: ") + e.what());
+    return kExitNoAgent;
+  }
+  // A command that gave up on a hung GPU leaves a thread inside NVML: end without tearing the
+  // library down under it (which could crash or wait out the hang).
+  if (platform::abandonedThreads() > 0) platform::exitProcess(exit_code);
+  return exit_code;
+}
+
+}  // namespace gw::cli

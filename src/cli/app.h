@@ -1,0 +1,18 @@
+// What both programs (the front and gpuwarden-full, see front_route.h) put on their command line
+// the same way: the description, the version and the global options.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace gw::cli {
+
+// The app with its description, --version and the global options bound to `options`.
+void configureApp(CLI::App& app, GlobalOptions& options);
+
+// Runs app.parse and turns CLI11's exceptions into the exit codes both programs give; `exit_code`
+// is the command's own when parsing and the callback succeed.
+int parseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code);
+
+}  // namespace gw::cli
