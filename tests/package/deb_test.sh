@@ -40,7 +40,7 @@ touch "$ROOT/var/lib/dpkg/status"
 dpkg --root="$ROOT" --force-depends --force-script-chrootless -i "$deb" >"$WORK/dpkg.log" 2>&1 ||
   { cat "$WORK/dpkg.log"; fail "dpkg -i failed"; }
 [[ $(dpkg --root="$ROOT" -s gpuwarden | awk '/^Status:/ {print $4}') == installed ]] || fail "dpkg does not list it installed"
-for f in usr/bin/gpuwarden usr/lib/gpuwarden/libnvml-sim.so usr/lib/systemd/system/gpuwarden.service \
+for f in usr/bin/gpuwarden usr/libexec/gpuwarden-full usr/lib/gpuwarden/libnvml-sim.so usr/lib/systemd/system/gpuwarden.service \
   etc/gpuwarden/gpuwarden.yaml usr/share/man/man1/gpuwarden.1.gz usr/share/bash-completion/completions/gpuwarden \
   usr/share/doc/gpuwarden/config.md usr/share/doc/gpuwarden/knowledge-base.md usr/share/doc/gpuwarden/README.md \
   usr/share/gpuwarden/prometheus/gpuwarden-rules.yml usr/share/gpuwarden/grafana/gpuwarden-dashboard.json \
@@ -55,6 +55,9 @@ done
 n=$("$ROOT/usr/bin/gpuwarden" --simulate dgx-h100 discovery --json 2>"$WORK/disc.err" |
   python3 -c 'import json,sys; print(len(json.load(sys.stdin)["gpus"]))') || { cat "$WORK/disc.err"; fail "discovery from the install"; }
 [[ $n == 8 ]] || fail "discovery from the install saw $n GPUs, not 8"
+# The front answers query itself (src/cli/front_route.h): the simulator is found from bin/ as well.
+n=$("$ROOT/usr/bin/gpuwarden" --simulate dgx-h100 query --query-gpu=index --format=csv,noheader | wc -l)
+[[ $n == 8 ]] || fail "query from the install gave $n rows, not 8"
 for hook in prolog epilog healthcheck; do
   [[ $(readlink "$ROOT/usr/bin/gpuwarden-slurm-$hook") == gpuwarden ]] || fail "gpuwarden-slurm-$hook is not a link to gpuwarden"
 done
