@@ -164,6 +164,23 @@ TEST(Doctor, NvmlInitReturnsLibRmVersionMismatch) {
   EXPECT_HAS(n.fix, "kernel.version_match");
 }
 
+// Older drivers have two-part versions (390.87); the soname link (libnvidia-ml.so.1) is no version.
+TEST(Doctor, UserspaceVersionOfTwoPartsIsReadAndTheSonameLinkIsNot) {
+  auto m = Machine::healthy();
+  m->nvml.init_return = 18;
+  m->nvml.init_error = "Driver/library version mismatch";
+  m->nvml.driver_version.clear();
+  m->nvml.cuda_driver_version = 0;
+  m->nvml.gpus.clear();
+  m->fx.remove("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15");
+  m->fx.write("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "");
+  m->fx.write("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.390.87", "");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.version_match", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(c.found, "userspace 390.87");
+  EXPECT_EQ(c.found.find("userspace 1"), std::string::npos) << c.found;
+}
+
 TEST(Doctor, DevicesOnPciButNoModuleNoDevicesFound) {
   auto m = Machine::healthy();
   m->modules("drm");
