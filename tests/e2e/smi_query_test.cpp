@@ -10,6 +10,9 @@
 
 namespace {
 
+using gw::test::describe;
+using gw::test::runGw;
+
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -84,8 +87,9 @@ TEST(SmiQuery, EveryPinnedNameIsAccepted) {
   ASSERT_EQ(header.size(), names.size());
   ASSERT_EQ(values.size(), names.size()) << lines[1];
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!names[i].alias)
+    if (!names[i].alias) {
       EXPECT_EQ(header[i], names[i].unit.empty() ? names[i].name : names[i].name + " [" + names[i].unit + "]");
+    }
     EXPECT_NE(values[i], "[Unknown Error]") << names[i].name;
     EXPECT_FALSE(values[i].empty()) << names[i].name;
   }

@@ -51,7 +51,9 @@ TEST(SmiQuery, TheTableHoldsNoNameTheDriverLacks) {
   for (const auto& p : gpuProperties()) {
     EXPECT_TRUE(pinned.count(std::string(p.name))) << p.name << " is not in the driver's list";
     std::istringstream aliases{std::string(p.aliases)};
-    for (std::string a; aliases >> a;) EXPECT_TRUE(pinned.count(a)) << a << " is not in the driver's list";
+    for (std::string a; aliases >> a;) {
+      EXPECT_TRUE(pinned.count(a)) << a << " is not in the driver's list";
+    }
   }
 }
 
@@ -60,7 +62,9 @@ TEST(SmiQuery, NamesAndAliasesAreUnique) {
   for (const auto& p : gpuProperties()) {
     EXPECT_TRUE(seen.insert(std::string(p.name)).second) << p.name;
     std::istringstream aliases{std::string(p.aliases)};
-    for (std::string a; aliases >> a;) EXPECT_TRUE(seen.insert(a).second) << a;
+    for (std::string a; aliases >> a;) {
+      EXPECT_TRUE(seen.insert(a).second) << a;
+    }
   }
 }
 
@@ -68,8 +72,11 @@ TEST(SmiQuery, NamesAndAliasesAreUnique) {
 // itself after nvidia-smi is reachable by that name.
 TEST(SmiQuery, SampledPropertiesReadTheirCatalogField) {
   for (const auto& p : gpuProperties()) {
-    if (!p.read) EXPECT_NE(catalogField(p), nullptr) << p.name << " reads nothing";
-    if (p.read) EXPECT_EQ(catalogField(p), nullptr) << p.name;
+    if (p.read) {
+      EXPECT_EQ(catalogField(p), nullptr) << p.name;
+    } else {
+      EXPECT_NE(catalogField(p), nullptr) << p.name << " reads nothing";
+    }
   }
   for (const auto& f : all()) {
     if (f.smi_name.empty()) continue;
