@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "fields/smi_query.h"
+
 namespace gw::fields {
 namespace {
 
@@ -386,9 +388,8 @@ const std::array kFields = {
           "Active clock event (throttle) reasons: 1 idle, 4 SW power cap, 8 HW slowdown, 32 SW thermal, 64 HW thermal, "
           "128 power brake",
           kReasons, nullptr},
-    Field{"slowdown_temp", 158, "DCGM_FI_DEV_SLOWDOWN_TEMP", "temperature.gpu.tlimit", "", 0,
-          "gpuwarden_gpu_slowdown_temperature_celsius", 1, "C", G, X, 0, "Temperature at which the GPU slows down",
-          kSlowdownTemp, nullptr},
+    Field{"slowdown_temp", 158, "DCGM_FI_DEV_SLOWDOWN_TEMP", "", "", 0, "gpuwarden_gpu_slowdown_temperature_celsius", 1,
+          "C", G, X, 0, "Temperature at which the GPU slows down", kSlowdownTemp, nullptr},
     Field{"shutdown_temp", 159, "DCGM_FI_DEV_SHUTDOWN_TEMP", "", "", 0, "gpuwarden_gpu_shutdown_temperature_celsius", 1,
           "C", G, X, 0, "Temperature at which the GPU shuts down", kShutdownTemp, nullptr},
 
@@ -572,24 +573,8 @@ std::string_view currentDcgmName(const Field& f) {
 }
 
 const Field* findAny(std::string_view name) {
-  static const std::unordered_map<std::string_view, std::string_view> aliases = {
-      {"clocks.current.sm", "clocks.sm"},
-      {"clocks.current.memory", "clocks.mem"},
-      {"clocks.current.graphics", "clocks.gr"},
-      {"clocks.current.video", "clocks.video"},
-      {"clocks.max.memory", "clocks.max.mem"},
-      {"clocks_throttle_reasons.active", "clocks_event_reasons.active"},
-      {"gpu_name", "name"},
-      {"gpu_uuid", "uuid"},
-      {"gpu_serial", "serial"},
-      {"gpu_bus_id", "pci.bus_id"},
-      {"power.draw.instant", "power.draw"},
-      {"power.draw.average", "power.draw"},
-      {"retired_pages.sbe", "retired_pages.single_bit_ecc.count"},
-      {"retired_pages.dbe", "retired_pages.double_bit.count"},
-      {"persistence_mode", "persistence_mode"},
-  };
-  if (auto a = aliases.find(name); a != aliases.end()) name = a->second;
+  if (const smi::Property* p = smi::findGpuProperty(name))
+    if (const Field* f = smi::catalogField(*p)) return f;
   if (const Field* f = findBySmiName(name)) return f;
   if (const Field* f = findByKey(name)) return f;
   return findByDcgmName(name);
@@ -598,12 +583,7 @@ const Field* findAny(std::string_view name) {
 std::size_t indexOf(const Field& f) { return static_cast<std::size_t>(&f - kFields.data()); }
 
 std::string formatForSmi(const Field& f, const ReadContext& ctx, bool with_units) {
-  auto describe = [](const Status& s) -> std::string {
-    if (nvml::isUnsupported(s.nvmlCode())) return "[N/A]";
-    if (s.nvmlCode() == NVML_ERROR_GPU_IS_LOST) return "[GPU is lost]";
-    if (s.nvmlCode() == NVML_ERROR_NO_PERMISSION) return "[Insufficient Permissions]";
-    return "[Unknown Error]";
-  };
+  const auto describe = smi::describeError;
   if (f.read_text) {
     auto r = f.read_text(ctx);
     return r ? *r : describe(r.status());
@@ -642,7 +622,7 @@ std::string renderMarkdown() {
            (f.native_name.empty() ? "" : scale) + " | " + (f.nvml_fi ? std::to_string(f.nvml_fi) : "") + " | " +
            std::string(f.help) + " |\n";
   }
-  return out;
+  return out + "\n" + smi::renderMarkdown();
 }
 
 }  // namespace gw::fields

@@ -21,6 +21,9 @@ struct ReadContext {
   const nvml::Session& session;
   const nvml::Device& device;
   unsigned index;  // gpuwarden's index for this device (NVML index, or parent index for MIG)
+  // When the query was made, as nvidia-smi prints it ("2023/08/19 14:53:46.783"): one instant for
+  // every GPU of a round, so the caller takes it once.
+  std::string_view timestamp = {};
 };
 
 using NumericReader = Result<double> (*)(const nvml::Device&);
@@ -60,8 +63,8 @@ const Field* findBySmiName(std::string_view smi_name);
 const Field* findByDcgmName(std::string_view dcgm_name);
 // The current DCGM name of a field whose catalog name is the older one DCGM renamed; "" if none.
 std::string_view currentDcgmName(const Field& f);
-// Accepts nvidia-smi's name, our key or the DCGM name; also nvidia-smi's aliases
-// ("clocks.current.sm" for "clocks.sm", "clocks_throttle_reasons.active").
+// Accepts nvidia-smi's name or one of its aliases (smi_query.h holds them: "clocks.current.sm" for
+// "clocks.sm", "clocks_throttle_reasons.active"), our key or the DCGM name.
 const Field* findAny(std::string_view name);
 // Index of a field in all(), for fixed-size per-GPU value tables.
 std::size_t indexOf(const Field& f);
@@ -70,7 +73,7 @@ std::size_t indexOf(const Field& f);
 // "[N/A]" when unsupported, "[GPU is lost]" / "[Unknown Error]" on errors.
 std::string formatForSmi(const Field& f, const ReadContext& ctx, bool with_units);
 
-// The Markdown table of docs/fields.md.
+// docs/fields.md: the catalog's table, then nvidia-smi's query properties (smi_query.h).
 std::string renderMarkdown();
 
 }  // namespace gw::fields

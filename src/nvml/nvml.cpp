@@ -1,5 +1,6 @@
 #include "nvml/nvml.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -264,6 +265,90 @@ Result<unsigned> Device::retiredPages(nvmlPageRetirementCause_t cause) const {
   if (r != NVML_SUCCESS && r != NVML_ERROR_INSUFFICIENT_SIZE) return nvmlError(r, "nvmlDeviceGetRetiredPages");
   return count;
 }
+
+// --- nvidia-smi's query properties (gpuwarden smi --query-*) ---
+namespace {
+bool enabled(nvmlEnableState_t s) { return s == NVML_FEATURE_ENABLED; }
+}  // namespace
+
+Result<std::pair<bool, bool>> Device::eccModes() const {
+  if (!api_) return noHandle("nvmlDeviceGetEccMode");
+  if (!api_->nvmlDeviceGetEccMode) return missing("nvmlDeviceGetEccMode");
+  nvmlEnableState_t cur = 0, pending = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetEccMode(h_, &cur, &pending);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetEccMode");
+  return std::pair{enabled(cur), enabled(pending)};
+}
+
+Result<std::pair<bool, bool>> Device::migModes() const {
+  if (!api_) return noHandle("nvmlDeviceGetMigMode");
+  if (!api_->nvmlDeviceGetMigMode) return missing("nvmlDeviceGetMigMode");
+  unsigned cur = 0, pending = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetMigMode(h_, &cur, &pending);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetMigMode");
+  return std::pair{cur == NVML_DEVICE_MIG_ENABLE, pending == NVML_DEVICE_MIG_ENABLE};
+}
+
+Result<bool> Device::displayMode() const {
+  if (!api_) return noHandle("nvmlDeviceGetDisplayMode");
+  if (!api_->nvmlDeviceGetDisplayMode) return missing("nvmlDeviceGetDisplayMode");
+  nvmlEnableState_t s = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetDisplayMode(h_, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDisplayMode");
+  return enabled(s);
+}
+
+Result<bool> Device::powerManagementMode() const {
+  if (!api_) return noHandle("nvmlDeviceGetPowerManagementMode");
+  if (!api_->nvmlDeviceGetPowerManagementMode) return missing("nvmlDeviceGetPowerManagementMode");
+  nvmlEnableState_t s = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetPowerManagementMode(h_, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetPowerManagementMode");
+  return enabled(s);
+}
+
+Result<std::string> Device::inforomVersion(nvmlInforomObject_t object) const {
+  if (!api_) return noHandle("nvmlDeviceGetInforomVersion");
+  if (!api_->nvmlDeviceGetInforomVersion) return missing("nvmlDeviceGetInforomVersion");
+  char buf[NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE] = {};
+  nvmlReturn_t r = api_->nvmlDeviceGetInforomVersion(h_, object, buf, static_cast<unsigned>(sizeof buf));
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetInforomVersion");
+  return std::string(buf);
+}
+
+Result<std::uint64_t> Device::supportedClockEventReasons() const {
+  GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetSupportedClocksThrottleReasons,
+              "nvmlDeviceGetSupportedClocksThrottleReasons", h_);
+}
+
+Result<unsigned> Device::defaultAppClock(nvmlClockType_t t) const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetDefaultApplicationsClock, "nvmlDeviceGetDefaultApplicationsClock", h_, t);
+}
+
+Result<std::uint64_t> Device::memoryErrorCounter(nvmlMemoryErrorType_t t, nvmlEccCounterType_t c,
+                                                 nvmlMemoryLocation_t l) const {
+  GW_CALL_OUT(unsigned long long, api_->nvmlDeviceGetMemoryErrorCounter, "nvmlDeviceGetMemoryErrorCounter", h_, t, c,
+              l);
+}
+
+Result<std::vector<std::uint64_t>> Device::retiredPageAddresses(nvmlPageRetirementCause_t cause) const {
+  if (!api_) return noHandle("nvmlDeviceGetRetiredPages");
+  if (!api_->nvmlDeviceGetRetiredPages) return missing("nvmlDeviceGetRetiredPages");
+  // Pages can be retired between the two calls: ask again, a bounded number of times.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    unsigned count = 0;
+    nvmlReturn_t r = api_->nvmlDeviceGetRetiredPages(h_, cause, &count, nullptr);
+    if (r != NVML_SUCCESS && r != NVML_ERROR_INSUFFICIENT_SIZE) return nvmlError(r, "nvmlDeviceGetRetiredPages");
+    std::vector<unsigned long long> pages(count);
+    if (count == 0) return std::vector<std::uint64_t>{};
+    r = api_->nvmlDeviceGetRetiredPages(h_, cause, &count, pages.data());
+    if (r == NVML_ERROR_INSUFFICIENT_SIZE) continue;
+    if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetRetiredPages");
+    return std::vector<std::uint64_t>(pages.begin(), pages.begin() + std::min<std::size_t>(count, pages.size()));
+  }
+  return nvmlError(NVML_ERROR_INSUFFICIENT_SIZE, "nvmlDeviceGetRetiredPages");
+}
+// --- end of nvidia-smi's query properties ---
 
 Result<bool> Device::retiredPagesPending() const {
   if (!api_) return noHandle("nvmlDeviceGetRetiredPagesPendingStatus");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -144,6 +145,21 @@ class Device {
   Result<std::vector<ProcessUtil>> processUtilization(std::uint64_t since_us) const;
   // Fills values[i].nvmlReturn per entry; the Status is the call's own result.
   Status fieldValues(nvmlFieldValue_t* values, int count) const;
+
+  // --- nvidia-smi's query properties (gpuwarden smi --query-*; src/fields/smi_query.cpp) ---
+  // {current, pending}: nvidia-smi shows both halves of NVML's mode pairs.
+  Result<std::pair<bool, bool>> eccModes() const;
+  Result<std::pair<bool, bool>> migModes() const;
+  Result<bool> displayMode() const;  // a display is attached to a connector
+  Result<bool> powerManagementMode() const;
+  Result<std::string> inforomVersion(nvmlInforomObject_t object) const;
+  Result<std::uint64_t> supportedClockEventReasons() const;
+  Result<unsigned> defaultAppClock(nvmlClockType_t type) const;  // MHz
+  Result<std::uint64_t> memoryErrorCounter(nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,
+                                           nvmlMemoryLocation_t location) const;
+  // The addresses of the pages retired for `cause` (the count alone is retiredPages()).
+  Result<std::vector<std::uint64_t>> retiredPageAddresses(nvmlPageRetirementCause_t cause) const;
+  // --- end of nvidia-smi's query properties ---
   // GPM (Hopper and newer). A driver without the functions answers FUNCTION_NOT_FOUND, an older
   // GPU false.
   Result<bool> gpmSupported() const;
