@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   addFleet(app, run);
   addRecords(app, run);
   addTop(app, run);
+  addSmi(app, run);
   addCompletion(app, run);
 
   try {
