@@ -102,15 +102,19 @@ void migTable(const std::vector<const nvml::GpuInfo*>& gpus, std::ostream& out) 
       };
       const std::string ecc = orNA(m.device.eccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC),
                                    [](std::uint64_t v) { return std::to_string(v); });
+      // A total wider than nvidia-smi's 8 columns takes from the padding after it, not the box.
+      auto total = [](const std::string& v, std::size_t room) {
+        return fmt::format("{:<{}}", fmt::format("{:>8}", v), room);
+      };
       out << fmt::format(
-          "|{:>3}{:>5}{:>4}{:>4}  |{:>19} / {:>8}    |{:>3}{:>7} |{:>3}{:>4}{:>5}{:>5}{:>5} |\n", g->index,
-          m.gpu_instance_id, m.compute_instance_id, m.index, mem ? mib(mem->used) : "N/A",
-          mem ? mib(mem->total) : "N/A", count(&nvmlDeviceAttributes_t::multiprocessorCount), ecc,
+          "|{:>3}{:>5}{:>4}{:>4}  |{:>19} / {}|{:>3}{:>7} |{:>3}{:>4}{:>5}{:>5}{:>5} |\n", g->index, m.gpu_instance_id,
+          m.compute_instance_id, m.index, mem ? mib(mem->used) : "N/A", total(mem ? mib(mem->total) : "N/A", 12),
+          count(&nvmlDeviceAttributes_t::multiprocessorCount), ecc,
           count(&nvmlDeviceAttributes_t::sharedCopyEngineCount), count(&nvmlDeviceAttributes_t::sharedEncoderCount),
           count(&nvmlDeviceAttributes_t::sharedDecoderCount), count(&nvmlDeviceAttributes_t::sharedOfaCount),
           count(&nvmlDeviceAttributes_t::sharedJpegCount));
-      out << fmt::format("|{:18}|{:>21} / {:>8}  |{:11}|{:23}|\n", "", bar1 ? mib(bar1->used) : "N/A",
-                         bar1 ? mib(bar1->total) : "N/A", "", "");
+      out << fmt::format("|{:18}|{:>21} / {}|{:11}|{:23}|\n", "", bar1 ? mib(bar1->used) : "N/A",
+                         total(bar1 ? mib(bar1->total) : "N/A", 10), "", "");
       out << "+------------------+----------------------------------+-----------+-----------------------+\n";
     }
   }
