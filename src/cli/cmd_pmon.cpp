@@ -1,23 +1,130 @@
-// gpuwarden pmon: processes on each GPU with their utilisation and memory (R22).
+// gpuwarden pmon: processes on each GPU with their utilisation and memory (R22), in nvidia-smi
+// pmon's columns (`gpuwarden smi pmon` prints the same through runPmon).
 #include <fmt/format.h>
 
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
 #include "cli/gpu_processes.h"
+#include "cli/views.h"
 
 namespace gw::cli {
 namespace {
 
-struct PmonOptions {
-  int count = 0;
-  double delay = 1;
-  std::string ids;
+// nvidia-smi pmon's layout: "# gpu" then the pid (11 wide, its header one wider, as nvidia-smi
+// prints it), the type (6) and each metric 7 wide, then four spaces and the command (15 at most).
+constexpr std::size_t kCommandWidth = 15;
+
+struct Metric {
+  const char* name;
+  const char* unit;
 };
+constexpr Metric kUtil[] = {{"sm", "%"}, {"mem", "%"}, {"enc", "%"}, {"dec", "%"}};
+constexpr Metric kMem[] = {{"fb", "MB"}};
 
 }  // namespace
+
+int runPmon(Context& ctx, const PmonOptions& o, std::ostream& out, std::ostream& err) {
+  int exit_code = kExitOk;
+  auto devices = ctx.devices(&exit_code);
+  if (!devices) return exit_code;
+  nvml::Session* s = devices->session;
+  const unsigned count = devices->count;
+  const GpuSelection sel = parseSelection(o.ids);
+  if (!o.json) {
+    std::string h1 = "# gpu         pid   type", h2 = "# Idx           #    C/G";
+    for (char g : o.groups) {
+      if (g == 'u')
+        for (const auto& m : kUtil) {
+          h1 += fmt::format("{:>7}", m.name);
+          h2 += fmt::format("{:>7}", m.unit);
+        }
+      if (g == 'm')
+        for (const auto& m : kMem) {
+          h1 += fmt::format("{:>7}", m.name);
+          h2 += fmt::format("{:>7}", m.unit);
+        }
+    }
+    out << h1 << "    command\n" << h2 << "    name\n";
+  }
+  installStopHandlers();
+  bool any_error = false;
+  // Utilisation samples are asked for "since the last look", one second back the first time.
+  auto nowUs = [] {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+  };
+  std::uint64_t since = nowUs() - 1'000'000;
+  for (int n = 0; o.count == 0 || n < o.count; ++n) {
+    if (n > 0 && !sleepInterruptible(o.delay)) break;
+    nlohmann::json sample = nlohmann::json::array();
+    std::uint64_t now = nowUs();
+    // Each GPU read on its own thread under the call deadline; a hung one is reported, not waited for.
+    const auto reads = readGpuProcesses(
+        *s, count, ctx.root(), since,
+        [sel](unsigned i, const std::string& uuid, const std::string& bus) { return sel.matches(i, uuid, bus); },
+        !sel.empty(), kCallDeadline);
+    // A GPU that did not answer: a line of its own on a terminal, a note on `err` for a pipe
+    // (where nvidia-smi's parsers expect only rows).
+    auto note = [&](unsigned i, const std::string& what) {
+      any_error = true;
+      if (o.json) return;
+      if (o.markers)
+        out << fmt::format("{:>5} GPU {}\n", i, what);
+      else
+        err << fmt::format("gpuwarden: GPU {} {}\n", i, what);
+    };
+    for (unsigned i = 0; i < count; ++i) {
+      const GpuProcessRead& r = reads[i];
+      if (r.stalled) {
+        note(i, fmt::format("stalled: no answer within {} ms", kCallDeadline.count()));
+        continue;
+      }
+      if (!r.matched) continue;
+      if (!r.lost.empty()) {
+        note(i, "is lost: " + r.lost);
+        continue;
+      }
+      auto row = [&](const std::string& pid, const std::string& type, const GpuProcess* p) {
+        std::string line = fmt::format("{:>5}{:>11}{:>6}", i, pid, type);
+        auto pct = [](const std::optional<unsigned>& v) -> std::string { return v ? std::to_string(*v) : "-"; };
+        for (char g : o.groups) {
+          if (g == 'u') {
+            for (const auto& v :
+                 {p ? pct(p->sm) : "-", p ? pct(p->mem) : "-", p ? pct(p->enc) : "-", p ? pct(p->dec) : "-"})
+              line += fmt::format("{:>7}", v);
+          }
+          if (g == 'm') line += fmt::format("{:>7}", p ? std::to_string(p->used_bytes / (1024 * 1024)) : "-");
+        }
+        const std::string command = p ? p->command.substr(0, kCommandWidth) : "-";
+        out << line << "    " << command << "\n";
+      };
+      if (r.procs.empty() && !o.json) row("-", "-", nullptr);
+      for (const auto& p : r.procs) {
+        if (o.json) {
+          auto num = [](const std::optional<unsigned>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+          sample.push_back({{"gpu", i},
+                            {"pid", p.pid},
+                            {"type", p.graphics ? "G" : "C"},
+                            {"sm", num(p.sm)},
+                            {"mem", num(p.mem)},
+                            {"enc", num(p.enc)},
+                            {"dec", num(p.dec)},
+                            {"fb_mb", p.used_bytes / (1024 * 1024)},
+                            {"command", p.command}});
+        } else {
+          row(std::to_string(p.pid), p.graphics ? "G" : "C", &p);
+        }
+      }
+    }
+    since = now;
+    if (o.json) out << sample.dump() << "\n";
+    out.flush();
+  }
+  return any_error ? kExitPartial : kExitOk;
+}
 
 void addPmon(CLI::App& app, Run& run) {
   auto o = std::make_shared<PmonOptions>();
@@ -26,81 +133,17 @@ void addPmon(CLI::App& app, Run& run) {
   cmd->add_option("-c,--count", o->count, "Stop after COUNT samples (default: until interrupted)");
   cmd->add_option("-d,--delay", o->delay, "Seconds between samples (default 1)");
   cmd->add_option("-i,--id", o->ids, "GPUs to show: indexes, UUIDs or PCI bus ids");
+  cmd->add_option("-s,--select", o->groups, "Metric groups: u utilisation, m memory (default um)");
   cmd->callback([&run, o]() {
-    auto devices = run.ctx.devices(&run.exit_code);
-    if (!devices) return;
-    nvml::Session* s = devices->session;
-    const unsigned count = devices->count;
-    const GpuSelection sel = parseSelection(o->ids);
-    const bool json = run.ctx.options.json;
-    if (!json) {
-      std::cout << fmt::format("# {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", "gpu", "pid", "type", "sm",
-                               "mem", "enc", "dec", "fb", "command");
-      std::cout << fmt::format("# {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", "Idx", "#", "C/G", "%", "%",
-                               "%", "%", "MB", "name");
-    }
-    installStopHandlers();
-    bool any_error = false;
-    // Utilisation samples are asked for "since the last look", one second back the first time.
-    auto nowUs = [] {
-      return static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count());
-    };
-    std::uint64_t since = nowUs() - 1'000'000;
-    for (int n = 0; o->count == 0 || n < o->count; ++n) {
-      if (n > 0 && !sleepInterruptible(o->delay)) break;
-      nlohmann::json sample = nlohmann::json::array();
-      std::uint64_t now = nowUs();
-      // Each GPU read on its own thread under the call deadline; a hung one is reported, not waited for.
-      const auto reads = readGpuProcesses(
-          *s, count, run.ctx.root(), since,
-          [sel](unsigned i, const std::string& uuid, const std::string& bus) { return sel.matches(i, uuid, bus); },
-          !sel.empty(), kCallDeadline);
-      for (unsigned i = 0; i < count; ++i) {
-        const GpuProcessRead& r = reads[i];
-        if (r.stalled) {
-          any_error = true;
-          if (!json)
-            std::cout << fmt::format("  {:>3} GPU stalled: no answer within {} ms\n", i, kCallDeadline.count());
-          continue;
-        }
-        if (!r.matched) continue;
-        if (!r.lost.empty()) {
-          any_error = true;
-          if (!json) std::cout << fmt::format("  {:>3} GPU is lost: {}\n", i, r.lost);
-          continue;
-        }
-        if (r.procs.empty() && !json) {
-          std::cout << fmt::format("  {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", i, "-", "-", "-", "-",
-                                   "-", "-", "-", "-");
-        }
-        for (const auto& p : r.procs) {
-          auto pct = [](const std::optional<unsigned>& v) -> std::string { return v ? std::to_string(*v) : "-"; };
-          auto num = [](const std::optional<unsigned>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-          unsigned long long mb = p.used_bytes / (1024 * 1024);
-          if (json) {
-            sample.push_back({{"gpu", i},
-                              {"pid", p.pid},
-                              {"type", p.graphics ? "G" : "C"},
-                              {"sm", num(p.sm)},
-                              {"mem", num(p.mem)},
-                              {"enc", num(p.enc)},
-                              {"dec", num(p.dec)},
-                              {"fb_mb", mb},
-                              {"command", p.command}});
-          } else {
-            std::cout << fmt::format("  {:>3} {:>8} {:>4} {:>4} {:>4} {:>4} {:>4} {:>8}  {}\n", i, p.pid,
-                                     p.graphics ? "G" : "C", pct(p.sm), pct(p.mem), pct(p.enc), pct(p.dec), mb,
-                                     p.command);
-          }
-        }
+    for (char g : o->groups)
+      if (g != 'u' && g != 'm') {
+        printError(fmt::format("unknown metric group '{}' in -s (valid: um)", g));
+        run.exit_code = kExitUsage;
+        return;
       }
-      since = now;
-      if (json) std::cout << sample.dump() << "\n";
-      std::cout.flush();
-    }
-    run.exit_code = any_error ? kExitPartial : kExitOk;
+    o->json = run.ctx.options.json;
+    o->markers = stdoutIsTerminal();
+    run.exit_code = runPmon(run.ctx, *o, std::cout, std::cerr);
   });
 }
 

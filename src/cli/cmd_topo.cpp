@@ -1,58 +1,58 @@
 // gpuwarden topo -m: the GPU interconnect matrix with nvidia-smi's legend, CPU and NUMA affinity,
 // and a warning wherever peer traffic has to cross the CPU (R3). The matrix itself is
-// nvml::readTopology, which the agent's /api/v1/topology serves too.
+// nvml::readTopology, which the agent's /api/v1/topology serves too; its text is runTopoMatrix,
+// which `gpuwarden smi topo -m` prints as well.
 #include <fmt/format.h>
 
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
+#include "cli/views.h"
 #include "nvml/inventory.h"
 #include "nvml/topology.h"
 
 namespace gw::cli {
+
+int runTopoMatrix(Context& ctx, bool json, bool warnings, std::ostream& out) {
+  auto* s = ctx.nvml();
+  if (!s) return ctx.failureExit();
+  auto inv = nvml::readInventory(*s, kCallDeadline);
+  if (!inv) {
+    printError(inv.error());
+    return kExitNoDriver;
+  }
+  const nvml::Topology topo = nvml::readTopology(*inv);
+  const auto& rows = topo.gpus;
+  if (json) {
+    out << nvml::topologyJson(topo).dump(2) << "\n";
+  } else {
+    // nvidia-smi separates the columns with tabs (scripts split on them) and writes its own cell
+    // as " X ".
+    std::string h;
+    for (std::size_t j = 0; j < rows.size(); ++j) h += "\tGPU" + std::to_string(j);
+    out << h << "\tCPU Affinity\tNUMA Affinity\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      std::string line = "GPU" + std::to_string(i);
+      for (const auto& cell : rows[i].links) line += "\t" + (cell == "X" ? std::string(" X ") : cell);
+      line += "\t" + (rows[i].cpus.empty() ? std::string("N/A") : nvml::formatIdRanges(rows[i].cpus));
+      line += "\t" + (rows[i].numa_nodes.empty() ? std::string("N/A") : nvml::formatIdRanges(rows[i].numa_nodes));
+      out << line << "\n";
+    }
+    out << "\n" << nvml::kTopologyLegend;
+    if (warnings && !topo.warnings.empty()) {
+      out << "\nWarnings:\n";
+      for (const auto& w : topo.warnings) out << "  " << w << "\n";
+    }
+  }
+  return inv->anyLost() ? kExitPartial : kExitOk;
+}
 
 void addTopo(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand("topo", "GPU interconnect topology, like nvidia-smi topo -m");
   auto matrix = std::make_shared<bool>(false);
   cmd->add_flag("-m,--matrix", *matrix, "Print the connection matrix (the default)");
   // The flag's storage must outlive parsing: the callback owns it.
-  cmd->callback([&run, matrix]() {
-    auto* s = run.ctx.nvml();
-    if (!s) {
-      run.exit_code = run.ctx.failureExit();
-      return;
-    }
-    auto inv = nvml::readInventory(*s, kCallDeadline);
-    if (!inv) {
-      printError(inv.error());
-      run.exit_code = kExitNoDriver;
-      return;
-    }
-    const nvml::Topology topo = nvml::readTopology(*inv);
-    const auto& rows = topo.gpus;
-    if (run.ctx.options.json) {
-      std::cout << nvml::topologyJson(topo).dump(2) << "\n";
-    } else {
-      std::string h = fmt::format("{:<8}", "");
-      for (std::size_t j = 0; j < rows.size(); ++j) h += fmt::format("{:<8}", "GPU" + std::to_string(j));
-      h += fmt::format("{:<20}{:<16}", "CPU Affinity", "NUMA Affinity");
-      std::cout << h << "\n";
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        std::string line = fmt::format("{:<8}", "GPU" + std::to_string(i));
-        for (const auto& cell : rows[i].links) line += fmt::format("{:<8}", cell);
-        line += fmt::format("{:<20}{:<16}", rows[i].cpus.empty() ? "N/A" : nvml::formatIdRanges(rows[i].cpus),
-                            rows[i].numa_nodes.empty() ? "N/A" : nvml::formatIdRanges(rows[i].numa_nodes));
-        std::cout << line << "\n";
-      }
-      std::cout << "\n" << nvml::kTopologyLegend;
-      if (!topo.warnings.empty()) {
-        std::cout << "\nWarnings:\n";
-        for (const auto& w : topo.warnings) std::cout << "  " << w << "\n";
-      }
-    }
-    run.exit_code = inv->anyLost() ? kExitPartial : kExitOk;
-  });
+  cmd->callback([&run, matrix]() { run.exit_code = runTopoMatrix(run.ctx, run.ctx.options.json, true, std::cout); });
 }
 
 }  // namespace gw::cli

@@ -44,6 +44,7 @@ void addFleet(CLI::App& app, Run& run);       // fleet (over Prometheus)
 void addRecords(CLI::App& app, Run& run);     // records (cmd_job.cpp)
 void addCompletion(CLI::App& app, Run& run);  // completion bash
 void addTop(CLI::App& app, Run& run);         // top (nvtop-like screen)
+void addSmi(CLI::App& app, Run& run);         // smi: nvidia-smi's command line (cli/smi/)
 
 // The node's health verdict (node::Monitor::healthReport's document): from the agent that owns
 // data_dir when one answers (and `standalone` is false), else from a standalone run of the same

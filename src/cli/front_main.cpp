@@ -48,5 +48,6 @@ int main(int argc, char** argv) {
   Run run;
   configureApp(app, run.ctx.options);
   addQuery(app, run);
+  addSmi(app, run);
   return parseAndRun(app, argc, argv, run.exit_code);
 }

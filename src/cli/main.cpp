@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   addFleet(app, run);
   addRecords(app, run);
   addTop(app, run);
+  addSmi(app, run);
   addCompletion(app, run);
 
   return parseAndRun(app, argc, argv, run.exit_code);

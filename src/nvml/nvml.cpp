@@ -162,6 +162,23 @@ Result<unsigned> Device::maxClock(nvmlClockType_t t) const {
 Result<unsigned> Device::appClock(nvmlClockType_t t) const {
   GW_CALL_OUT(unsigned, api_->nvmlDeviceGetApplicationsClock, "nvmlDeviceGetApplicationsClock", h_, t);
 }
+// --- For `gpuwarden smi -q` (nvidia-smi's log). ---
+Result<unsigned> Device::brand() const {
+  GW_CALL_OUT(nvmlBrandType_t, api_->nvmlDeviceGetBrand, "nvmlDeviceGetBrand", h_);
+}
+Result<unsigned> Device::defaultAppClock(nvmlClockType_t t) const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetDefaultApplicationsClock, "nvmlDeviceGetDefaultApplicationsClock", h_, t);
+}
+Result<bool> Device::displayMode() const {
+  if (!api_) return noHandle("nvmlDeviceGetDisplayMode");
+  if (!api_->nvmlDeviceGetDisplayMode) return missing("nvmlDeviceGetDisplayMode");
+  nvmlEnableState_t s = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetDisplayMode(h_, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDisplayMode");
+  return s == NVML_FEATURE_ENABLED;
+}
+// --- end smi -q ---
+
 Result<unsigned> Device::pcieGen() const {
   GW_CALL_OUT(unsigned, api_->nvmlDeviceGetCurrPcieLinkGeneration, "nvmlDeviceGetCurrPcieLinkGeneration", h_);
 }
@@ -776,6 +793,31 @@ const char* architectureName(unsigned arch) {
       return "Hopper";
     case 10:
       return "Blackwell";
+    default:
+      return "Unknown";
+  }
+}
+
+const char* brandName(unsigned brand) {
+  switch (brand) {
+    case NVML_BRAND_QUADRO:
+      return "Quadro";
+    case NVML_BRAND_TESLA:
+      return "Tesla";
+    case NVML_BRAND_NVS:
+      return "NVS";
+    case NVML_BRAND_GRID:
+      return "Grid";
+    case NVML_BRAND_GEFORCE:
+      return "GeForce";
+    case NVML_BRAND_TITAN:
+      return "Titan";
+    case NVML_BRAND_NVIDIA_RTX:
+      return "NVIDIA RTX";
+    case NVML_BRAND_NVIDIA:
+      return "NVIDIA";
+    case NVML_BRAND_GEFORCE_RTX:
+      return "GeForce RTX";
     default:
       return "Unknown";
   }

@@ -171,6 +171,11 @@ class Device {
   // metrics[i].value and .nvmlReturn out; the Status is the call's own result.
   Status gpmMetrics(const GpmSample& earlier, const GpmSample& later, nvmlGpmMetric_t* metrics, unsigned count) const;
 
+  // --- For `gpuwarden smi -q` (nvidia-smi's log): facts only that view shows. ---
+  Result<unsigned> brand() const;                                // NVML_BRAND_*
+  Result<unsigned> defaultAppClock(nvmlClockType_t type) const;  // MHz
+  Result<bool> displayMode() const;                              // a display can be attached
+
  private:
   const NvmlApi* api_ = nullptr;
   nvmlDevice_t h_ = nullptr;
@@ -217,6 +222,8 @@ class Session {
 std::string cudaVersionString(int v);
 // Architecture name ("Hopper") from NVML_DEVICE_ARCH_*.
 const char* architectureName(unsigned arch);
+// nvidia-smi's brand name ("NVIDIA", "Tesla", "GeForce RTX") from NVML_BRAND_*.
+const char* brandName(unsigned brand);
 // Peak memory bandwidth in GB/s from the max memory clock (MHz) and bus width (bits): NVML
 // reports the data clock such that two transfers per clock give the datasheet figure for HBM
 // and GDDR alike.

@@ -1,0 +1,290 @@
+// gpuwarden smi ARGS...: nvidia-smi's command line and outputs (issue 15, R23), so that
+// `alias nvidia-smi='gpuwarden smi'` keeps operators' scripts working. This file dispatches; the
+// argument grammar is smi_args.cpp, the -q views smi_log.cpp, the --query-* views smi_query.cpp,
+// and dmon, pmon and topo -m are the views `gpuwarden dmon|pmon|topo` print (cli/views.h).
+#include <fmt/format.h>
+
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+#include "cli/smi/smi.h"
+#include "cli/smi/smi_args.h"
+#include "cli/smi/smi_internal.h"
+#include "cli/views.h"
+#include "nvml/inventory.h"
+
+namespace gw::cli {
+namespace smi {
+
+OpenResult openNvml(Context& ctx, std::ostream& err) {
+  OpenResult r;
+  r.session = ctx.tryNvml();
+  if (r.session) return r;
+  const Status& st = ctx.nvmlStatus();
+  // nvidia-smi's sentences for the failures scripts meet, then ours naming the cause.
+  switch (st.nvmlCode()) {
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      err << "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA "
+             "Display Driver is properly installed and present in your system.\nPlease also try adding directory "
+             "that contains libnvidia-ml.so to your system PATH.\n";
+      r.exit = kSmiLibraryNotFound;
+      break;
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      err << "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
+             "latest NVIDIA driver is installed and running.\n";
+      r.exit = kSmiDriverNotLoaded;
+      break;
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      err << "Failed to initialize NVML: Driver/library version mismatch\n";
+      r.exit = kSmiLibraryMismatch;
+      break;
+    case NVML_ERROR_NO_PERMISSION:
+      err << "Failed to initialize NVML: Insufficient Permissions\n";
+      r.exit = kSmiNoPermission;
+      break;
+    default:
+      // A --simulate that names no scenario is the user's argument, not the machine.
+      r.exit = ctx.failureExit() == kExitUsage ? kSmiInvalidArgument : kSmiOther;
+      if (r.exit == kSmiOther) err << "Failed to initialize NVML: Unknown Error\n";
+      break;
+  }
+  err << "gpuwarden: " << st.message() << "\n";
+  return r;
+}
+
+int selectGpus(const nvml::Inventory& inv, const std::string& ids, std::vector<const nvml::GpuInfo*>* out,
+               std::ostream& err) {
+  const GpuSelection sel = parseSelection(ids);
+  for (const auto& g : inv.gpus)
+    if (sel.matches(g.index, g.uuid, g.pci.bus_id)) out->push_back(&g);
+  if (out->empty()) {
+    err << "No devices were found\n";
+    if (!ids.empty()) err << "gpuwarden: no GPU matches -i " << ids << "\n";
+    return kSmiNotFound;
+  }
+  return kSmiOk;
+}
+
+void reportLost(const nvml::GpuInfo& g, std::ostream& err) {
+  const std::string where = g.pci.bus_id.empty() ? std::to_string(g.index) : g.pci.bus_id;
+  err << "Unable to determine the device handle for GPU" << where << ": "
+      << (g.state == "lost" ? "GPU is lost.  Reboot the system to recover this GPU" : g.error) << "\n";
+}
+
+int lostExit(const std::vector<const nvml::GpuInfo*>& gpus) {
+  for (const auto* g : gpus)
+    if (g->state == "lost") return kSmiGpuLost;
+  for (const auto* g : gpus)
+    if (g->state != "ok") return kSmiOther;
+  return kSmiOk;
+}
+
+namespace {
+
+// -L: nvidia-smi's list, MIG devices indented under their GPU.
+int listGpus(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err) {
+  auto open = openNvml(ctx, err);
+  if (!open.session) return open.exit;
+  auto inv = nvml::readInventory(*open.session, kCallDeadline);
+  if (!inv) {
+    err << "gpuwarden: " << inv.error() << "\n";
+    return kSmiOther;
+  }
+  std::vector<const nvml::GpuInfo*> gpus;
+  if (int rc = selectGpus(*inv, a.ids, &gpus, err)) return rc;
+  for (const auto* g : gpus) {
+    if (g->state != "ok") {
+      reportLost(*g, err);
+      continue;
+    }
+    out << "GPU " << g->index << ": " << g->name << " (UUID: " << g->uuid << ")\n";
+    for (const auto& m : g->mig_devices)
+      out << fmt::format("  MIG {:<12}Device {:>2}: (UUID: {})\n", m.profile, m.index, m.uuid);
+  }
+  return lostExit(gpus);
+}
+
+std::string helpText() {
+  return "gpuwarden smi - nvidia-smi's command line over gpuwarden's NVML access.\n\n"
+         "    gpuwarden smi [OPTION1 [ARG1]] [OPTION2 [ARG2]] ...\n\n"
+         "    -h,   --help                Print usage information and exit.\n"
+         "          --version             Print version information and exit.\n\n"
+         "  LIST OPTIONS:\n\n"
+         "    -L,   --list-gpus           Display a list of GPUs connected to the system.\n\n"
+         "  SUMMARY OPTIONS (no option): the table of GPUs, MIG devices and processes.\n\n"
+         "    -i,   --id=                 Target a specific GPU: index, UUID or PCI bus id; a comma list.\n"
+         "    -f,   --filename=           Log to a specified file, rather than to stdout.\n"
+         "    -l,   --loop=               Probe until Ctrl+C at specified second interval (default 5).\n"
+         "    -lms, --loop-ms=            Probe until Ctrl+C at specified millisecond interval.\n\n"
+         "  QUERY OPTIONS:\n\n"
+         "    -q,   --query               Display GPU or Unit info.\n"
+         "    -x,   --xml-format          Produce XML output (with -q).\n"
+         "    -d,   --display=            Display only selected information: MEMORY, UTILIZATION, ECC,\n"
+         "                                TEMPERATURE, POWER, CLOCK, COMPUTE, PIDS, PERFORMANCE,\n"
+         "                                PAGE_RETIREMENT, ROW_REMAPPER (comma-separated; with -q).\n\n"
+         "  SELECTIVE QUERY OPTIONS:\n\n"
+         "    --query-gpu=, --query-compute-apps=, --query-retired-pages=, --query-remapped-rows=\n"
+         "    --format=                   csv, noheader, nounits (comma-separated).\n"
+         "    --help-query-gpu (and the other --help-query-*) list the fields.\n\n"
+         "  SUBCOMMANDS:\n\n"
+         "    dmon [-i ID] [-s pucvmet] [-d SEC] [-c COUNT] [-f FILE]   Device monitoring.\n"
+         "    pmon [-i ID] [-s um] [-d SEC] [-c COUNT] [-f FILE]        Process monitoring.\n"
+         "    topo -m                                                   GPU interconnect matrix.\n\n"
+         "  Settings (-pm, -pl, -lgc, -rgc, -lmc, -rmc, -ac, -rac, -c, -e, -r, mig ...) are refused:\n"
+         "  this build cannot change settings yet.\n\n"
+         "  Return codes are nvidia-smi's: 0 success, 2 invalid argument, 3 not supported, 6 -i not\n"
+         "  found, 9 driver not loaded, 12 NVML library not found, 15 GPU lost, 255 other error.\n";
+}
+
+int version(Context& ctx, std::ostream& out, std::ostream& err) {
+  auto open = openNvml(ctx, err);
+  if (!open.session) return open.exit;
+  const auto driver = open.session->driverVersion().value_or("N/A");
+  const auto nvml_version = open.session->nvmlVersion().value_or("N/A");
+  const auto cuda = open.session->cudaDriverVersion();
+  out << "NVIDIA-SMI version  : " << driver << "\n"
+      << "NVML version        : " << nvml_version << "\n"
+      << "DRIVER version      : " << driver << "\n"
+      << "CUDA Version        : " << (cuda ? nvml::cudaVersionString(*cuda) : std::string("N/A")) << "\n";
+  return kSmiOk;
+}
+
+// dmon, pmon and topo -m: nvidia-smi's exits around the shared views.
+int fromGpuwardenExit(int code) {
+  switch (code) {
+    case kExitOk:
+      return kSmiOk;
+    case kExitPartial:
+      return kSmiGpuLost;
+    case kExitUsage:
+      return kSmiInvalidArgument;
+    default:
+      return kSmiOther;
+  }
+}
+
+int monitor(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err, bool terminal) {
+  auto open = openNvml(ctx, err);
+  if (!open.session) return open.exit;
+  if (!a.ids.empty()) {
+    auto inv = nvml::readInventory(*open.session, kCallDeadline);
+    if (!inv) return kSmiOther;
+    std::vector<const nvml::GpuInfo*> gpus;
+    if (int rc = selectGpus(*inv, a.ids, &gpus, err)) return rc;
+  }
+  if (a.mode == SmiArgs::Mode::Topo) return fromGpuwardenExit(runTopoMatrix(ctx, false, false, out));
+  if (a.mode == SmiArgs::Mode::Dmon) {
+    DmonOptions o;
+    o.groups = a.select.empty() ? "puc" : a.select;
+    o.delay = a.delay_s;
+    o.count = static_cast<int>(a.count);
+    o.ids = a.ids;
+    o.markers = terminal;
+    return fromGpuwardenExit(runDmon(ctx, o, out, err));
+  }
+  PmonOptions o;
+  o.groups = a.select.empty() ? "u" : a.select;
+  o.delay = a.delay_s;
+  o.count = static_cast<int>(a.count);
+  o.ids = a.ids;
+  o.markers = terminal;
+  return fromGpuwardenExit(runPmon(ctx, o, out, err));
+}
+
+// The views that -l/-lms repeat: the summary, -q and --query-*.
+int looped(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err) {
+  installStopHandlers();
+  int rc = kSmiOk;
+  for (unsigned round = 0;; ++round) {
+    switch (a.mode) {
+      case SmiArgs::Mode::Query:
+        rc = a.xml ? queryXml(ctx, a, out, err) : queryText(ctx, a, out, err);
+        break;
+      case SmiArgs::Mode::Select: {
+        QueryRequest q = a.query;
+        q.header = round == 0;  // nvidia-smi prints the CSV header once per run
+        rc = runQuery(ctx, q, out, err);
+        break;
+      }
+      default:
+        rc = summary(ctx, a, out, err);
+        break;
+    }
+    out.flush();
+    // A loop goes on through a lost GPU (that is what it watches for), not through bad arguments
+    // or a missing library.
+    if (!a.loop_ms || rc == kSmiInvalidArgument || rc == kSmiLibraryNotFound || rc == kSmiNotFound) break;
+    if (!sleepInterruptible(*a.loop_ms / 1000.0)) break;
+  }
+  return rc;
+}
+
+}  // namespace
+
+int dispatch(Context& ctx, const std::vector<std::string>& words, std::ostream& stdout_stream, std::ostream& err,
+             bool terminal) {
+  const SmiParse p = parseSmiArgs(words);
+  if (!p.ok()) {
+    err << p.error << "\n";
+    return p.exit;
+  }
+  const SmiArgs& a = p.args;
+  // -f: nvidia-smi writes the file anew on each run.
+  std::ofstream file;
+  if (!a.filename.empty()) {
+    file.open(a.filename, std::ios::out | std::ios::trunc);
+    if (!file) {
+      err << "Failed to open file " << a.filename << " for writing.\n";
+      return kSmiOperatingSystem;
+    }
+  }
+  std::ostream& out = a.filename.empty() ? stdout_stream : file;
+  const bool on_terminal = terminal && a.filename.empty();
+  switch (a.mode) {
+    case SmiArgs::Mode::Help:
+      out << helpText();
+      return kSmiOk;
+    case SmiArgs::Mode::HelpQuery:
+      out << queryHelp(a.help_kind);
+      return kSmiOk;
+    case SmiArgs::Mode::Version:
+      return version(ctx, out, err);
+    case SmiArgs::Mode::ListGpus:
+      return listGpus(ctx, a, out, err);
+    case SmiArgs::Mode::Dmon:
+    case SmiArgs::Mode::Pmon:
+    case SmiArgs::Mode::Topo:
+      return monitor(ctx, a, out, err, on_terminal);
+    case SmiArgs::Mode::Select: {
+      auto open = openNvml(ctx, err);  // nvidia-smi's sentences when NVML is missing
+      if (!open.session) return open.exit;
+      return looped(ctx, a, out, err);
+    }
+    case SmiArgs::Mode::Query:
+    case SmiArgs::Mode::Summary:
+      return looped(ctx, a, out, err);
+  }
+  return kSmiOther;
+}
+
+}  // namespace smi
+
+void addSmi(CLI::App& app, Run& run) {
+  auto* cmd = app.add_subcommand("smi", "nvidia-smi's command line and outputs (alias nvidia-smi='gpuwarden smi')");
+  // Every word after `smi` is nvidia-smi's, parsed by its grammar: CLI11 must neither take -h nor
+  // reject -L, -lms or --query-gpu=.
+  cmd->prefix_command();
+  cmd->allow_extras();
+  cmd->set_help_flag();
+  // Not handed up to gpuwarden's own options either: `--version` and `-l` are nvidia-smi's here.
+  cmd->fallthrough(false);
+  cmd->footer("Run `gpuwarden smi -h` for nvidia-smi's options.");
+  cmd->callback([&run, cmd]() {
+    run.exit_code = smi::dispatch(run.ctx, cmd->remaining(), std::cout, std::cerr, stdoutIsTerminal());
+  });
+}
+
+}  // namespace gw::cli

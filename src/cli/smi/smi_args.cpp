@@ -1,0 +1,338 @@
+#include "cli/smi/smi_args.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <set>
+
+namespace gw::cli::smi {
+namespace {
+
+const std::vector<std::string> kSections = {"MEMORY",
+                                            "UTILIZATION",
+                                            "ECC",
+                                            "TEMPERATURE",
+                                            "POWER",
+                                            "CLOCK",
+                                            "COMPUTE",
+                                            "PIDS",
+                                            "PERFORMANCE",
+                                            "SUPPORTED_CLOCKS",
+                                            "PAGE_RETIREMENT",
+                                            "ACCOUNTING",
+                                            "ENCODER_STATS",
+                                            "SUPPORTED_GPU_TARGET_TEMP",
+                                            "VOLTAGE",
+                                            "FBC_STATS",
+                                            "ROW_REMAPPER",
+                                            "RESET_STATUS",
+                                            "GSP_FIRMWARE_VERSION"};
+
+// Flags that change a GPU's settings. Recognised so that none is silently taken for something
+// else; refused until the settings work (R41) goes through the agent's control socket.
+const std::set<std::string> kSettingFlags = {"-pm",  "--persistence-mode",
+                                             "-pl",  "--power-limit",
+                                             "-lgc", "--lock-gpu-clocks",
+                                             "-rgc", "--reset-gpu-clocks",
+                                             "-lmc", "--lock-memory-clocks",
+                                             "-rmc", "--reset-memory-clocks",
+                                             "-ac",  "--applications-clocks",
+                                             "-rac", "--reset-applications-clocks",
+                                             "-c",   "--compute-mode",
+                                             "-e",   "--ecc-config",
+                                             "-r",   "--gpu-reset",
+                                             "-am",  "--accounting-mode",
+                                             "-caa", "--clear-accounted-apps",
+                                             "-p",   "--reset-ecc-errors",
+                                             "-mig", "--multi-instance-gpu",
+                                             "-cc",  "--cuda-clocks",
+                                             "-dm",  "--driver-model",
+                                             "-fdm", "--force-driver-model",
+                                             "-gom", "--gpu-operation-mode",
+                                             "-acp", "--applications-clocks-permission",
+                                             "-t",   "--toggle-led"};
+// Subcommands that change settings (mig) or that this build does not show yet.
+const std::set<std::string> kSettingSubcommands = {"mig", "drain", "conf-compute", "gpm-config"};
+const std::set<std::string> kUnsupportedSubcommands = {"nvlink",       "clocks",     "encodersessions",
+                                                       "fbcsessions",  "vgpu",       "c2c",
+                                                       "boost-slider", "power-hint", "power-smoothing"};
+
+struct Token {
+  std::string name;                  // "-i", "--id"
+  std::optional<std::string> value;  // from "--id=0"
+};
+
+Token split(const std::string& word) {
+  if (word.starts_with("--")) {
+    auto eq = word.find('=');
+    if (eq != std::string::npos) return {word.substr(0, eq), word.substr(eq + 1)};
+  }
+  return {word, std::nullopt};
+}
+
+bool isNumber(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+std::optional<unsigned> toUnsigned(const std::string& s) {
+  if (!isNumber(s)) return std::nullopt;
+  unsigned v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+class Parser {
+ public:
+  explicit Parser(const std::vector<std::string>& argv) : argv_(argv) {}
+
+  SmiParse run() {
+    if (!argv_.empty()) {
+      const std::string& first = argv_[0];
+      if (first == "dmon") return monitor(SmiArgs::Mode::Dmon);
+      if (first == "pmon") return monitor(SmiArgs::Mode::Pmon);
+      if (first == "topo") return topo();
+      if (kSettingSubcommands.contains(first)) return settings("nvidia-smi " + first);
+      if (kUnsupportedSubcommands.contains(first))
+        return fail(kSmiNotSupported, "gpuwarden smi: the '" + first + "' view is not available in this build.");
+    }
+    return main();
+  }
+
+ private:
+  const std::vector<std::string>& argv_;
+  std::size_t pos_ = 0;
+  SmiParse out_;
+
+  SmiParse fail(int code, std::string message) {
+    SmiParse p;
+    p.exit = code;
+    p.error = std::move(message);
+    return p;
+  }
+  SmiParse invalid(const std::string& what) {
+    return fail(kSmiInvalidArgument, "gpuwarden smi: " + what + "\n" + kInvalidCombination);
+  }
+  SmiParse settings(const std::string& flag) {
+    return fail(kSmiNotSupported, "gpuwarden smi: " + flag +
+                                      " changes a GPU setting, and this build of gpuwarden cannot change settings "
+                                      "yet; nothing was changed.");
+  }
+
+  // The value of an option that needs one: after '=' or the next word.
+  std::optional<std::string> value(const Token& t) {
+    if (t.value) return t.value;
+    if (pos_ < argv_.size()) return argv_[pos_++];
+    return std::nullopt;
+  }
+  // The value of an option whose value may be left out (-l, -lms): only a number is taken.
+  std::optional<std::string> optionalValue(const Token& t) {
+    if (t.value) return t.value;
+    if (pos_ < argv_.size() && isNumber(argv_[pos_])) return argv_[pos_++];
+    return std::nullopt;
+  }
+
+  SmiParse main() {
+    SmiArgs& a = out_.args;
+    bool list = false, query = false, help = false, version = false;
+    std::optional<QueryRequest::Kind> select, help_query;
+    std::string format;
+    bool have_format = false, have_sections = false;
+    while (pos_ < argv_.size()) {
+      const std::string word = argv_[pos_++];
+      const Token t = split(word);
+      const std::string& n = t.name;
+      if (kSettingFlags.contains(n)) return settings(n);
+      if (n == "-h" || n == "--help") {
+        help = true;
+      } else if (n == "--version") {
+        version = true;
+      } else if (n == "-L" || n == "--list-gpus") {
+        list = true;
+      } else if (n == "-q" || n == "--query") {
+        query = true;
+      } else if (n == "-x" || n == "--xml-format") {
+        a.xml = true;
+      } else if (n == "-i" || n == "--id") {
+        auto v = value(t);
+        if (!v || v->empty()) return invalid(n + " needs a GPU index, UUID or PCI bus id");
+        a.ids = *v;
+      } else if (n == "-f" || n == "--filename") {
+        auto v = value(t);
+        if (!v || v->empty()) return invalid(n + " needs a file name");
+        a.filename = *v;
+      } else if (n == "-d" || n == "--display") {
+        auto v = value(t);
+        if (!v || v->empty()) return invalid(n + " needs a list of sections");
+        have_sections = true;
+        std::size_t start = 0;
+        while (start <= v->size()) {
+          std::size_t comma = v->find(',', start);
+          std::string s = v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+          std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+          if (std::find(kSections.begin(), kSections.end(), s) == kSections.end())
+            return invalid("unknown section '" + s + "' in " + n);
+          a.sections.push_back(s);
+          if (comma == std::string::npos) break;
+          start = comma + 1;
+        }
+      } else if (n == "-l" || n == "--loop") {
+        auto v = optionalValue(t);
+        // nvidia-smi's documented default interval.
+        unsigned seconds = 5;
+        if (v) {
+          auto s = toUnsigned(*v);
+          if (!s || *s == 0) return invalid(n + " needs a whole number of seconds above 0, not '" + *v + "'");
+          seconds = *s;
+        }
+        a.loop_ms = seconds * 1000;
+      } else if (n == "-lms" || n == "--loop-ms") {
+        auto v = optionalValue(t);
+        // No default is documented for -lms; -l's five seconds keeps the two alike.
+        unsigned ms = 5000;
+        if (v) {
+          auto s = toUnsigned(*v);
+          if (!s || *s == 0) return invalid(n + " needs a whole number of milliseconds above 0, not '" + *v + "'");
+          ms = *s;
+        }
+        a.loop_ms = ms;
+      } else if (n == "--query-gpu" || n == "--query-compute-apps" || n == "--query-retired-pages" ||
+                 n == "--query-remapped-rows") {
+        auto v = value(t);
+        if (!v || v->empty()) return invalid(n + " needs a list of fields");
+        if (select) return invalid("only one --query-* view at a time");
+        select = n == "--query-gpu"             ? QueryRequest::Kind::Gpu
+                 : n == "--query-compute-apps"  ? QueryRequest::Kind::ComputeApps
+                 : n == "--query-retired-pages" ? QueryRequest::Kind::RetiredPages
+                                                : QueryRequest::Kind::RemappedRows;
+        a.query.fields = *v;
+      } else if (n == "--format" || n == "-u") {
+        auto v = value(t);
+        if (!v || v->empty()) return invalid(n + " needs a format such as csv,noheader");
+        format = *v;
+        have_format = true;
+      } else if (n == "--help-query-gpu" || n == "--help-query-compute-apps" || n == "--help-query-retired-pages" ||
+                 n == "--help-query-remapped-rows") {
+        help_query = n == "--help-query-gpu"             ? QueryRequest::Kind::Gpu
+                     : n == "--help-query-compute-apps"  ? QueryRequest::Kind::ComputeApps
+                     : n == "--help-query-retired-pages" ? QueryRequest::Kind::RetiredPages
+                                                         : QueryRequest::Kind::RemappedRows;
+      } else {
+        return invalid("unknown option '" + word + "'");
+      }
+    }
+    if (help) {
+      a.mode = SmiArgs::Mode::Help;
+      return out_;
+    }
+    if (version) {
+      a.mode = SmiArgs::Mode::Version;
+      return out_;
+    }
+    if (help_query) {
+      a.mode = SmiArgs::Mode::HelpQuery;
+      a.help_kind = *help_query;
+      return out_;
+    }
+    const int views = int(list) + int(query) + int(select.has_value());
+    if (views > 1) return invalid("-L, -q and --query-* cannot be combined");
+    if (a.xml && !query) return invalid("-x goes with -q");
+    if (have_sections && !query) return invalid("-d goes with -q");
+    if (have_format && !select) return invalid("--format goes with a --query-* option");
+    if (list && a.loop_ms) return invalid("-L does not loop");
+    if (list) {
+      a.mode = SmiArgs::Mode::ListGpus;
+    } else if (query) {
+      a.mode = SmiArgs::Mode::Query;
+    } else if (select) {
+      a.mode = SmiArgs::Mode::Select;
+      a.query.kind = *select;
+      a.query.format = format;
+      a.query.ids = a.ids;
+    }
+    return out_;
+  }
+
+  // dmon and pmon: -i, -d, -c, -s, -f. Both accept only their own metric groups.
+  SmiParse monitor(SmiArgs::Mode mode) {
+    SmiArgs& a = out_.args;
+    a.mode = mode;
+    const std::string name = mode == SmiArgs::Mode::Dmon ? "dmon" : "pmon";
+    const std::string groups = mode == SmiArgs::Mode::Dmon ? "pucvmet" : "um";
+    pos_ = 1;
+    while (pos_ < argv_.size()) {
+      const std::string word = argv_[pos_++];
+      const Token t = split(word);
+      const std::string& n = t.name;
+      if (n == "-h" || n == "--help") {
+        a.mode = SmiArgs::Mode::Help;
+        return out_;
+      }
+      if (n == "-i" || n == "--id") {
+        auto v = value(t);
+        if (!v || v->empty()) return invalid(name + " " + n + " needs a GPU index, UUID or PCI bus id");
+        a.ids = *v;
+      } else if (n == "-f" || n == "--filename") {
+        auto v = value(t);
+        if (!v || v->empty()) return invalid(name + " " + n + " needs a file name");
+        a.filename = *v;
+      } else if (n == "-d" || n == "--delay") {
+        auto v = value(t);
+        auto s = v ? toUnsigned(*v) : std::nullopt;
+        // nvidia-smi's range for the sampling interval.
+        if (!s || *s < 1 || *s > 10)
+          return invalid(name + " " + n + " needs a whole number of seconds from 1 to 10, not '" + v.value_or("") +
+                         "'");
+        a.delay_s = *s;
+      } else if (n == "-c" || n == "--count") {
+        auto v = value(t);
+        auto s = v ? toUnsigned(*v) : std::nullopt;
+        if (!s || *s == 0)
+          return invalid(name + " " + n + " needs a number of samples above 0, not '" + v.value_or("") + "'");
+        a.count = *s;
+      } else if (n == "-s" || n == "--select") {
+        auto v = value(t);
+        if (!v || v->empty()) return invalid(name + " " + n + " needs metric groups (" + groups + ")");
+        for (char g : *v)
+          if (groups.find(g) == std::string::npos)
+            return invalid(name + " " + n + ": unknown metric group '" + std::string(1, g) + "' (valid: " + groups +
+                           ")");
+        a.select = *v;
+      } else {
+        return invalid("unknown " + name + " option '" + word + "'");
+      }
+    }
+    return out_;
+  }
+
+  SmiParse topo() {
+    SmiArgs& a = out_.args;
+    a.mode = SmiArgs::Mode::Topo;
+    bool matrix = false;
+    for (pos_ = 1; pos_ < argv_.size(); ++pos_) {
+      const std::string& w = argv_[pos_];
+      if (w == "-m" || w == "--matrix") {
+        matrix = true;
+      } else if (w == "-h" || w == "--help") {
+        a.mode = SmiArgs::Mode::Help;
+        return out_;
+      } else if (w == "-mp" || w == "--matrix_pci" || w == "-p2p" || w == "-p" || w == "-n" || w == "-c" || w == "-i" ||
+                 w == "--nearest_cpu") {
+        return fail(kSmiNotSupported, "gpuwarden smi: topo " + w + " is not available in this build; topo -m is.");
+      } else {
+        return invalid("unknown topo option '" + w + "'");
+      }
+    }
+    // nvidia-smi prints topo's help without -m; the matrix is the one view this build has.
+    if (!matrix) return invalid("topo needs -m");
+    return out_;
+  }
+};
+
+}  // namespace
+
+const std::vector<std::string>& querySections() { return kSections; }
+
+SmiParse parseSmiArgs(const std::vector<std::string>& argv) { return Parser(argv).run(); }
+
+}  // namespace gw::cli::smi

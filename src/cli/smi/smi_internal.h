@@ -1,0 +1,39 @@
+// What the smi views share inside src/cli/smi: opening NVML and choosing GPUs with nvidia-smi's
+// sentences and exit codes.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/smi/smi.h"
+#include "cli/smi/smi_args.h"
+#include "nvml/inventory.h"
+
+namespace gw::cli::smi {
+
+struct OpenResult {
+  nvml::Session* session = nullptr;
+  int exit = kSmiOk;  // when session is null
+};
+// NVML (or the simulator); on failure nvidia-smi's sentence and exit code, then gpuwarden's reason.
+OpenResult openNvml(Context& ctx, std::ostream& err);
+
+// The GPUs of `inv` that -i names (all when empty); none: "No devices were found", kSmiNotFound.
+int selectGpus(const nvml::Inventory& inv, const std::string& ids, std::vector<const nvml::GpuInfo*>* out,
+               std::ostream& err);
+// nvidia-smi's line for a GPU it cannot open.
+void reportLost(const nvml::GpuInfo& g, std::ostream& err);
+// kSmiGpuLost when one of `gpus` is lost, kSmiOther when one did not answer, else kSmiOk.
+int lostExit(const std::vector<const nvml::GpuInfo*>& gpus);
+
+// The views, one round each; each returns an SmiExit.
+int summary(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err);
+int queryText(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err);
+int queryXml(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err);
+
+// Parses `words` (everything after `smi`) and runs the view; `terminal`: stdout is a terminal.
+int dispatch(Context& ctx, const std::vector<std::string>& words, std::ostream& out, std::ostream& err, bool terminal);
+
+}  // namespace gw::cli::smi
