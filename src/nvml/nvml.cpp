@@ -166,17 +166,6 @@ Result<unsigned> Device::appClock(nvmlClockType_t t) const {
 Result<unsigned> Device::brand() const {
   GW_CALL_OUT(nvmlBrandType_t, api_->nvmlDeviceGetBrand, "nvmlDeviceGetBrand", h_);
 }
-Result<unsigned> Device::defaultAppClock(nvmlClockType_t t) const {
-  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetDefaultApplicationsClock, "nvmlDeviceGetDefaultApplicationsClock", h_, t);
-}
-Result<bool> Device::displayMode() const {
-  if (!api_) return noHandle("nvmlDeviceGetDisplayMode");
-  if (!api_->nvmlDeviceGetDisplayMode) return missing("nvmlDeviceGetDisplayMode");
-  nvmlEnableState_t s = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetDisplayMode(h_, &s);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDisplayMode");
-  return s == NVML_FEATURE_ENABLED;
-}
 // --- end smi -q ---
 
 Result<unsigned> Device::pcieGen() const {

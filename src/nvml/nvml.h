@@ -172,9 +172,7 @@ class Device {
   Status gpmMetrics(const GpmSample& earlier, const GpmSample& later, nvmlGpmMetric_t* metrics, unsigned count) const;
 
   // --- For `gpuwarden smi -q` (nvidia-smi's log): facts only that view shows. ---
-  Result<unsigned> brand() const;                                // NVML_BRAND_*
-  Result<unsigned> defaultAppClock(nvmlClockType_t type) const;  // MHz
-  Result<bool> displayMode() const;                              // a display can be attached
+  Result<unsigned> brand() const;  // NVML_BRAND_*
 
  private:
   const NvmlApi* api_ = nullptr;
