@@ -55,6 +55,19 @@ OpenResult openNvml(Context& ctx, std::ostream& err) {
   return r;
 }
 
+int openAndSelect(Context& ctx, const std::string& ids, Selection* out, std::ostream& err) {
+  auto open = openNvml(ctx, err);
+  if (!open.session) return open.exit;
+  out->session = open.session;
+  auto inv = nvml::readInventory(*open.session, kCallDeadline);
+  if (!inv) {
+    err << "gpuwarden: " << inv.error() << "\n";
+    return kSmiOther;
+  }
+  out->inv = std::move(inv).value();
+  return selectGpus(out->inv, ids, &out->gpus, err);
+}
+
 int selectGpus(const nvml::Inventory& inv, const std::string& ids, std::vector<const nvml::GpuInfo*>* out,
                std::ostream& err) {
   const GpuSelection sel = parseSelection(ids);
@@ -86,15 +99,9 @@ namespace {
 
 // -L: nvidia-smi's list, MIG devices indented under their GPU.
 int listGpus(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err) {
-  auto open = openNvml(ctx, err);
-  if (!open.session) return open.exit;
-  auto inv = nvml::readInventory(*open.session, kCallDeadline);
-  if (!inv) {
-    err << "gpuwarden: " << inv.error() << "\n";
-    return kSmiOther;
-  }
-  std::vector<const nvml::GpuInfo*> gpus;
-  if (int rc = selectGpus(*inv, a.ids, &gpus, err)) return rc;
+  Selection sel;
+  if (int rc = openAndSelect(ctx, a.ids, &sel, err)) return rc;
+  const auto& gpus = sel.gpus;
   for (const auto* g : gpus) {
     if (g->state != "ok") {
       reportLost(*g, err);
@@ -167,14 +174,8 @@ int fromGpuwardenExit(int code) {
 }
 
 int monitor(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err, bool terminal) {
-  auto open = openNvml(ctx, err);
-  if (!open.session) return open.exit;
-  if (!a.ids.empty()) {
-    auto inv = nvml::readInventory(*open.session, kCallDeadline);
-    if (!inv) return kSmiOther;
-    std::vector<const nvml::GpuInfo*> gpus;
-    if (int rc = selectGpus(*inv, a.ids, &gpus, err)) return rc;
-  }
+  Selection sel;  // nvidia-smi's answers for no driver and an -i that names no GPU
+  if (int rc = openAndSelect(ctx, a.ids, &sel, err)) return rc;
   if (a.mode == SmiArgs::Mode::Topo) return fromGpuwardenExit(runTopoMatrix(ctx, false, false, out));
   if (a.mode == SmiArgs::Mode::Dmon) {
     DmonOptions o;

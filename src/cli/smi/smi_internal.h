@@ -23,6 +23,14 @@ OpenResult openNvml(Context& ctx, std::ostream& err);
 // The GPUs of `inv` that -i names (all when empty); none: "No devices were found", kSmiNotFound.
 int selectGpus(const nvml::Inventory& inv, const std::string& ids, std::vector<const nvml::GpuInfo*>* out,
                std::ostream& err);
+// NVML opened, the inventory read and -i applied: what -L, the summary, -q and the monitors start
+// from. On failure the sentence is written to `err` and the SmiExit returned; `gpus` point into `inv`.
+struct Selection {
+  nvml::Session* session = nullptr;
+  nvml::Inventory inv;
+  std::vector<const nvml::GpuInfo*> gpus;
+};
+int openAndSelect(Context& ctx, const std::string& ids, Selection* out, std::ostream& err);
 // nvidia-smi's line for a GPU it cannot open.
 void reportLost(const nvml::GpuInfo& g, std::ostream& err);
 // kSmiGpuLost when one of `gpus` is lost, kSmiOther when one did not answer, else kSmiOk.

@@ -387,16 +387,11 @@ std::string timestamp() {
 }
 
 int query(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err, bool xml) {
-  auto open = openNvml(ctx, err);
-  if (!open.session) return open.exit;
-  const nvml::Session& s = *open.session;
-  auto inv = nvml::readInventory(s, kCallDeadline);
-  if (!inv) {
-    err << "gpuwarden: " << inv.error() << "\n";
-    return kSmiOther;
-  }
-  std::vector<const nvml::GpuInfo*> gpus;
-  if (int rc = selectGpus(*inv, a.ids, &gpus, err)) return rc;
+  Selection sel;
+  if (int rc = openAndSelect(ctx, a.ids, &sel, err)) return rc;
+  const nvml::Session& s = *sel.session;
+  const nvml::Inventory* inv = &sel.inv;
+  const std::vector<const nvml::GpuInfo*>& gpus = sel.gpus;
   const std::string driver = inv->driver_version.empty() ? "N/A" : inv->driver_version;
   const std::string cuda = inv->cuda_driver_version ? nvml::cudaVersionString(inv->cuda_driver_version) : "N/A";
   const std::string stamp = timestamp();

@@ -171,16 +171,12 @@ void processTable(Context& ctx, const nvml::Session& s, const std::vector<const 
 }  // namespace
 
 int summary(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err) {
-  auto open = openNvml(ctx, err);
-  if (!open.session) return open.exit;
-  const nvml::Session& s = *open.session;
-  auto inv = nvml::readInventory(s, kCallDeadline);
-  if (!inv) {
-    err << "gpuwarden: " << inv.error() << "\n";
-    return kSmiOther;
-  }
-  std::vector<const nvml::GpuInfo*> selected, gpus;
-  if (int rc = selectGpus(*inv, a.ids, &selected, err)) return rc;
+  Selection sel;
+  if (int rc = openAndSelect(ctx, a.ids, &sel, err)) return rc;
+  const nvml::Session& s = *sel.session;
+  const nvml::Inventory* inv = &sel.inv;
+  const std::vector<const nvml::GpuInfo*>& selected = sel.gpus;
+  std::vector<const nvml::GpuInfo*> gpus;
   for (const auto* g : selected) {
     if (g->state == "ok")
       gpus.push_back(g);
