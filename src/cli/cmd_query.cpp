@@ -93,7 +93,7 @@ void addQuery(CLI::App& app, Run& run) {
         run.exit_code = gwExit(smi_exit);
         return;
       }
-      any_error = any_error || table->any_lost || table->any_error;
+      any_error = any_error || table->any_lost || table->any_stalled || table->any_error;
       if (run.ctx.options.json) {
         nlohmann::json rows = nlohmann::json::array();
         for (const auto& row : table->rows) {

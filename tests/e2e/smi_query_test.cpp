@@ -152,6 +152,22 @@ TEST(SmiQuery, LostGpuPrintsGpuIsLost) {
   EXPECT_EQ(split(lines[4]).at(1), "NVIDIA H100 80GB HBM3");
 }
 
+// nvidia-smi's exit through smi: 15 for a GPU fallen off the bus, 255 for one that did not answer
+// (the same rule as -L and the summary), and the hung GPU's row still there with its index.
+TEST(SmiQuery, LostIs15AndHungIs255LikeTheOtherViews) {
+  auto lost = runGw({"--simulate", "fault-gpu-lost", "smi", "--query-gpu=index", "--format=csv,noheader"},
+                    {{"GPUWARDEN_SIM_START", "60"}});
+  EXPECT_EQ(lost.code, 15) << describe(lost);
+  auto hung = runGw({"--simulate", "fault-hang", "smi", "--query-gpu=index,name", "--format=csv,noheader"},
+                    {{"GPUWARDEN_SIM_START", "15"}});
+  EXPECT_EQ(hung.code, 255) << describe(hung);
+  auto lines = hung.lines();
+  ASSERT_EQ(lines.size(), 8u) << hung.out;
+  EXPECT_EQ(lines[5], "5, [N/A]");
+  auto list = runGw({"--simulate", "fault-hang", "smi", "-L"}, {{"GPUWARDEN_SIM_START", "15"}});
+  EXPECT_EQ(list.code, hung.code) << describe(list);
+}
+
 TEST(SmiQuery, SelectionByBusIdAndJson) {
   auto r = runGw(
       {"--simulate", "dgx-h100", "query", "--query-gpu=index", "--format=csv,noheader", "-i", "00000000:9A:00.0"});

@@ -292,7 +292,7 @@ std::optional<QueryTable> queryTable(Context& ctx, const QueryRequest& request, 
       // Stalled past the deadline: only what needs no call is known.
       if (!sel.empty() && !sel.matches(i, "", "")) continue;
       matched = true;
-      t.any_lost = true;
+      t.any_stalled = true;
       if (kind == Kind::Gpu) {
         std::vector<std::string> row;
         for (const auto* p : gpu_props) row.push_back(p->name == "index" ? std::to_string(i) : "[N/A]");
@@ -312,7 +312,7 @@ std::optional<QueryTable> queryTable(Context& ctx, const QueryRequest& request, 
       continue;
     }
     if (i >= procs.size() || procs[i].stalled) {
-      t.any_lost = true;
+      t.any_stalled = true;
       continue;
     }
     if (!procs[i].lost.empty()) t.any_lost = true;
@@ -350,7 +350,8 @@ std::optional<QueryTable> queryTable(Context& ctx, const QueryRequest& request, 
     *exit = kSmiNotFound;
     return std::nullopt;
   }
-  *exit = t.any_lost ? kSmiGpuLost : kSmiOk;
+  // As for -L and the summary (lostExit): fallen off the bus is 15, a GPU that did not answer 255.
+  *exit = t.any_lost ? kSmiGpuLost : t.any_stalled ? kSmiOther : kSmiOk;
   return t;
 }
 

@@ -16,7 +16,8 @@ struct QueryTable {
   std::vector<std::string> header;  // names with " [unit]" unless nounits
   std::vector<std::vector<std::string>> rows;
   bool header_wanted = true;  // false with --format=csv,noheader
-  bool any_lost = false;      // a GPU fell off the bus (or stalled past the call deadline)
+  bool any_lost = false;      // a GPU fell off the bus
+  bool any_stalled = false;   // a GPU did not answer within the call deadline
   bool any_error = false;     // some value could not be read ([GPU is lost], [Unknown Error])
 };
 
