@@ -69,44 +69,6 @@ std::vector<diag::Check> deploymentChecks(Context& ctx, nvml::Session& s) {
   return out;
 }
 
-bool allDigits(const std::string& s) {
-  if (s.empty()) return false;
-  for (char ch : s)
-    if (!std::isdigit(static_cast<unsigned char>(ch))) return false;
-  return true;
-}
-
-// -i 0,2,GPU-xxxx,00000000:18:00.0 -> NVML indices. Plain indices pass through (runDiag checks
-// the range); a UUID or bus id that matches no GPU is an error.
-bool resolveIds(nvml::Session& s, const std::string& spec, std::vector<int>& out) {
-  auto sel = parseSelection(spec);
-  unsigned count = s.deviceCount().value_or(0);
-  for (const auto& id : sel.ids) {
-    if (allDigits(id)) {
-      out.push_back(std::atoi(id.c_str()));
-      continue;
-    }
-    GpuSelection one{{id}};
-    bool found = false;
-    for (unsigned i = 0; i < count && !found; ++i) {
-      auto d = s.deviceByIndex(i);
-      if (!d) continue;
-      std::string uuid = d->uuid().value_or("");
-      std::string bus;
-      if (auto p = d->pciInfo()) bus = p->bus_id;
-      if (one.matches(i, uuid, bus)) {
-        out.push_back(static_cast<int>(i));
-        found = true;
-      }
-    }
-    if (!found) {
-      printError("-i: no GPU matches '" + id + "'");
-      return false;
-    }
-  }
-  return true;
-}
-
 // Keeps the JSON report with the agent (served at /api/v1/diag): handed to the agent that owns
 // the data folder over its control socket, or, with no agent, written there under the folder's
 // lock. A data folder that is missing or not writable is skipped with a note: diag works without
@@ -134,7 +96,43 @@ void storeReport(const diag::DiagReport& report, const std::string& data_dir) {
   if (!name) std::cerr << "note: report not stored (" << name.error() << ")\n";
 }
 
+bool allDigits(const std::string& s) {
+  if (s.empty()) return false;
+  for (char ch : s)
+    if (!std::isdigit(static_cast<unsigned char>(ch))) return false;
+  return true;
+}
+
 }  // namespace
+
+bool resolveGpuIds(nvml::Session& s, const std::string& spec, std::vector<int>& out) {
+  auto sel = parseSelection(spec);
+  unsigned count = s.deviceCount().value_or(0);
+  for (const auto& id : sel.ids) {
+    if (allDigits(id)) {
+      out.push_back(std::atoi(id.c_str()));
+      continue;
+    }
+    GpuSelection one{{id}};
+    bool found = false;
+    for (unsigned i = 0; i < count && !found; ++i) {
+      auto d = s.deviceByIndex(i);
+      if (!d) continue;
+      std::string uuid = d->uuid().value_or("");
+      std::string bus;
+      if (auto p = d->pciInfo()) bus = p->bus_id;
+      if (one.matches(i, uuid, bus)) {
+        out.push_back(static_cast<int>(i));
+        found = true;
+      }
+    }
+    if (!found) {
+      printError("-i: no GPU matches '" + id + "'");
+      return false;
+    }
+  }
+  return true;
+}
 
 void addDiag(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand("diag", "Run levelled diagnostics on the GPUs (like dcgmi diag -r 1/2/3)");
@@ -166,7 +164,7 @@ void addDiag(CLI::App& app, Run& run) {
     }
     diag::DiagOptions opt;
     opt.level = *level;
-    if (!ids->empty() && !resolveIds(*s, *ids, opt.gpus)) {
+    if (!ids->empty() && !resolveGpuIds(*s, *ids, opt.gpus)) {
       run.exit_code = kExitUsage;
       return;
     }

@@ -34,6 +34,7 @@ void addCuda(CLI::App& app, Run& run);
 void addXid(CLI::App& app, Run& run);  // xid scan
 void addExplain(CLI::App& app, Run& run);
 void addDiag(CLI::App& app, Run& run);
+void addBurn(CLI::App& app, Run& run);  // burn (cmd_burn.cpp)
 void addHealth(CLI::App& app, Run& run);
 void addIncidents(CLI::App& app, Run& run);
 void addEvents(CLI::App& app, Run& run);
@@ -66,6 +67,9 @@ struct GpuSelection {
   bool matches(unsigned index, const std::string& uuid, const std::string& bus_id) const;
 };
 GpuSelection parseSelection(const std::string& spec);
+// -i 0,2,GPU-xxxx,00000000:18:00.0 -> NVML indices (diag, burn). Plain indices pass through (the
+// command checks the range); a UUID or bus id that matches no GPU prints an error, returns false.
+bool resolveGpuIds(nvml::Session& s, const std::string& spec, std::vector<int>& out);
 
 // Sleeps for `seconds`, waking early on SIGINT/SIGTERM; returns false when interrupted.
 bool sleepInterruptible(double seconds);

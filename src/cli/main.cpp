@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   addXid(app, run);
   addExplain(app, run);
   addDiag(app, run);
+  addBurn(app, run);
   addHealth(app, run);
   addIncidents(app, run);
   addEvents(app, run);

@@ -4,7 +4,9 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
+#include "diag/diag.h"
 #include "diag/gpu_backend.h"
 #include "platform/dynlib.h"
 
@@ -48,6 +50,20 @@ std::string describeError(const GwError& e) {
   std::string s = e.call[0] ? std::string(e.call) + ": " : std::string();
   s += e.message[0] ? e.message : ("error " + std::to_string(e.code));
   return s;
+}
+
+Result<CudaMapping> mapCudaDevices(GpuBackend& backend, const std::vector<Result<std::string>>& nvml_bus_ids) {
+  auto devs = backend.devices();
+  if (!devs.ok()) return Status::Error("cannot list CUDA devices: " + devs.error());
+  std::map<std::string, int> by_bus;
+  for (size_t d = 0; d < devs->size(); ++d) by_bus[normalizePciBusId((*devs)[d].pci_bus_id)] = static_cast<int>(d);
+  CudaMapping m;
+  for (const auto& bus : nvml_bus_ids) {
+    auto it = bus.ok() ? by_bus.find(normalizePciBusId(*bus)) : by_bus.end();
+    m.ordinal.push_back(it == by_bus.end() ? -1 : it->second);
+    m.props.push_back(it == by_bus.end() ? GwDeviceProps{} : (*devs)[it->second]);
+  }
+  return m;
 }
 
 namespace {
@@ -110,10 +126,10 @@ class CudaPartBackend : public GpuBackend {
     return call<GwP2PResult>(
         [&](auto* o, GwError* e) { return fn_.gwcuda_p2p_bandwidth(src, dst, bytes, iterations, o, e); });
   }
-  Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const ProgressFn& progress) override {
+  Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const GemmProgressFn& progress) override {
     return call<GwGemmResult>([&](auto* o, GwError* e) {
-      return fn_.gwcuda_gemm_burn(dev, seconds, precision, &CudaPartBackend::onProgress,
-                                  const_cast<ProgressFn*>(&progress), o, e);
+      return fn_.gwcuda_gemm_burn(dev, seconds, precision, &CudaPartBackend::onGemmProgress,
+                                  const_cast<GemmProgressFn*>(&progress), o, e);
     });
   }
   Result<GwTriadResult> streamTriad(int dev, size_t bytes_per_array, int iterations) override {
@@ -131,6 +147,10 @@ class CudaPartBackend : public GpuBackend {
   static int onProgress(void* user, double f) {
     auto* fn = static_cast<ProgressFn*>(user);
     return (*fn && !(*fn)(f)) ? 1 : 0;
+  }
+  static int onGemmProgress(void* user, double f, const GwGemmResult* so_far) {
+    auto* fn = static_cast<GemmProgressFn*>(user);
+    return (*fn && so_far && !(*fn)(f, *so_far)) ? 1 : 0;
   }
   static double onControl(void* user, double f) {
     auto* fn = static_cast<PowerControlFn*>(user);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "diag/diag_nvml.h"
+#include "diag/gemm_precision.h"
 #include "diag/gpu_backend.h"
 #include "diag/plan.h"
 #include "diag/progress.h"
@@ -29,7 +30,7 @@ struct DiagOptions {
   std::vector<int> gpus;                   // -i, NVML indices; empty = every GPU
   std::optional<double> duration_seconds;  // --duration: total of the timed tests
   std::string thresholds_path;             // --thresholds FILE; empty = the built-in table
-  std::string gemm_precision = "fp16";     // fp32 | tf32 | fp16 | bf16 (GEMM burn, power load)
+  std::string gemm_precision = "fp16";     // a name of gemm_precision.h (GEMM burn, power load)
   double watch_interval_seconds = 1.0;     // watcher sampling period during GPU tests
   std::string cuda_part_path;              // explicit libgpuwarden-cuda.so (when backend is null)
   std::string gpuwarden_version;           // recorded in the report (DiagReport::stack)
@@ -49,8 +50,6 @@ struct DiagOptions {
   size_t triad_max_bytes_per_array = size_t(1) << 30;
   int triad_iterations = 20;
 };
-
-int gemmPrecisionFromName(const std::string& name);  // -1 when unknown
 
 DiagReport runDiag(const DiagOptions& options, DiagNvml& nvml, GpuBackend* backend, ProgressSink& progress);
 

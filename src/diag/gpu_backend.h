@@ -24,6 +24,8 @@ enum class BackendState {
 
 // Returns true to continue, false to stop early.
 using ProgressFn = std::function<bool(double fraction)>;
+// The GEMM burn's progress: also the counts and GFLOP/s so far (a live display shows them).
+using GemmProgressFn = std::function<bool(double fraction, const GwGemmResult& so_far)>;
 // Returns the duty cycle in [0,1] for the next ~100 ms, or a negative value to stop.
 using PowerControlFn = std::function<double(double fraction)>;
 
@@ -41,7 +43,7 @@ class GpuBackend {
                                           const ProgressFn& progress) = 0;
   virtual Result<GwBandwidthResult> hostBandwidth(int dev, size_t bytes, int iterations) = 0;
   virtual Result<GwP2PResult> p2pBandwidth(int src, int dst, size_t bytes, int iterations) = 0;
-  virtual Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const ProgressFn& progress) = 0;
+  virtual Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const GemmProgressFn& progress) = 0;
   virtual Result<GwTriadResult> streamTriad(int dev, size_t bytes_per_array, int iterations) = 0;
   virtual Result<GwPowerResult> targetedPower(int dev, double seconds, int precision,
                                               const PowerControlFn& control) = 0;
@@ -57,6 +59,14 @@ std::string cudaPartBuildPath();
 
 // Loads the part and asks it for devices. Never fails: a backend that cannot run says why.
 std::unique_ptr<GpuBackend> openCudaBackend(const std::string& explicit_path = "");
+
+// Each NVML GPU's CUDA ordinal, matched by PCI bus id (-1: not visible to CUDA), with its
+// properties (zeroed when not visible). Fails when the part cannot list its devices.
+struct CudaMapping {
+  std::vector<int> ordinal;
+  std::vector<GwDeviceProps> props;
+};
+Result<CudaMapping> mapCudaDevices(GpuBackend& backend, const std::vector<Result<std::string>>& nvml_bus_ids);
 
 // "cudaMalloc(...): out of memory" from the part's error record.
 std::string describeError(const GwError& e);

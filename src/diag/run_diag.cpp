@@ -10,18 +10,11 @@
 #include <thread>
 
 #include "diag/diag.h"
+#include "diag/gemm_precision.h"
 #include "diag/verdicts.h"
 #include "diag/watcher.h"
 
 namespace gw::diag {
-
-int gemmPrecisionFromName(const std::string& name) {
-  if (name == "fp32") return GW_GEMM_FP32;
-  if (name == "tf32") return GW_GEMM_TF32;
-  if (name == "fp16") return GW_GEMM_FP16;
-  if (name == "bf16") return GW_GEMM_BF16;
-  return -1;
-}
 
 std::string normalizePciBusId(const std::string& id) {
   unsigned dom = 0, bus = 0, dev = 0, fn = 0;
@@ -130,7 +123,7 @@ class Runner {
     plan_ = *plan;
     precision_ = gemmPrecisionFromName(opt_.gemm_precision);
     if (precision_ < 0) {
-      report_.error = "unknown GEMM precision '" + opt_.gemm_precision + "' (fp32, tf32, fp16, bf16)";
+      report_.error = "unknown GEMM precision '" + opt_.gemm_precision + "' (" + gemmPrecisionList() + ")";
       return false;
     }
     if (!opt_.thresholds_path.empty()) {
@@ -206,20 +199,15 @@ class Runner {
         backend_ = owned_.get();
       }
       if (backend_->state() == BackendState::Ready) {
-        auto devs = backend_->devices();
-        if (!devs.ok()) {
-          map_error_ = "cannot list CUDA devices: " + devs.error();
+        std::vector<Result<std::string>> buses;
+        for (const auto& g : gpus_) buses.push_back(nvml_.pciBusId(g.index));
+        auto m = mapCudaDevices(*backend_, buses);
+        if (!m.ok()) {
+          map_error_ = m.error();
         } else {
-          std::map<std::string, int> by_bus;
-          for (size_t d = 0; d < devs->size(); ++d)
-            by_bus[normalizePciBusId((*devs)[d].pci_bus_id)] = static_cast<int>(d);
-          for (auto& g : gpus_) {
-            auto bus = nvml_.pciBusId(g.index);
-            auto it = bus.ok() ? by_bus.find(normalizePciBusId(*bus)) : by_bus.end();
-            if (it != by_bus.end()) {
-              g.cuda_dev = it->second;
-              g.props = (*devs)[it->second];
-            }
+          for (size_t i = 0; i < gpus_.size(); ++i) {
+            gpus_[i].cuda_dev = m->ordinal[i];
+            gpus_[i].props = m->props[i];
           }
         }
       }
@@ -383,7 +371,7 @@ class Runner {
       }
     } else if (s.id == "gemm_burn") {
       auto rs = parallel<Result<GwGemmResult>>(gs, s.title, [&](GpuCtx& g, const ProgressFn& pf) {
-        return b->gemmBurn(g.cuda_dev, s.seconds, precision_, pf);
+        return b->gemmBurn(g.cuda_dev, s.seconds, precision_, [&pf](double f, const GwGemmResult&) { return pf(f); });
       });
       std::vector<GemmInput> in;
       for (size_t i = 0; i < gs.size(); ++i)

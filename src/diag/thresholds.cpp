@@ -1,5 +1,7 @@
 #include "diag/thresholds.h"
 
+#include "diag/gemm_precision.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -126,8 +128,8 @@ void apply(const YAML::Node& m, SkuThresholds& t, const std::string& where, bool
       if (!v.IsMap()) throw ParseError{at + ": expected a mapping of precision: TFLOPS"};
       for (const auto& p : v) {
         std::string prec = lower(as<std::string>(p.first, at));
-        if (prec != "fp32" && prec != "tf32" && prec != "fp16" && prec != "bf16")
-          throw ParseError{at + ": unknown precision '" + prec + "' (fp32, tf32, fp16, bf16)"};
+        if (gemmPrecisionFromName(prec) < 0)
+          throw ParseError{at + ": unknown precision '" + prec + "' (" + gemmPrecisionList() + ")"};
         t.gemm_tflops[prec] = nonNegative(p.second, at + "." + prec);
       }
     } else if (sku && key == "key")

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "knowledge/clock_events.h"
+#include "diag/gemm_precision.h"
 #include "knowledge/xid_catalog.h"
 
 namespace gw::diag {
@@ -68,19 +69,6 @@ Check cudaFailed(Check c, const Status& s) {
 constexpr const char* kReplace =
     "hardware failure: drain the node and replace (RMA) the card; do not work around it in "
     "software";
-
-const char* precisionName(int p) {
-  switch (p) {
-    case GW_GEMM_TF32:
-      return "tf32";
-    case GW_GEMM_FP16:
-      return "fp16";
-    case GW_GEMM_BF16:
-      return "bf16";
-    default:
-      return "fp32";
-  }
-}
 
 }  // namespace
 
@@ -447,7 +435,7 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
       continue;
     }
     const GwGemmResult& g = *in.result;
-    const char* prec = precisionName(g.precision);
+    const char* prec = gemmPrecisionName(g.precision);
     c.measured = {{"precision", prec},
                   {"engine", g.used_cublas ? "cublas" : "builtin"},
                   {"n", g.n},
@@ -524,6 +512,8 @@ std::vector<Check> judgeGemmBurn(const std::vector<GemmInput>& runs) {
           c.action = kReplace;
         } else if (mine * 2 <= static_cast<int>(members.size())) {
           c.verdict = std::max(c.verdict, Verdict::Warn);
+          // One side of the split is wrong: a burn must not end in "all OK" (burn.h, suspect).
+          c.measured["checksum_disputed"] = true;
           c.evidence.push_back(
               "its result differs from other GPUs of the same model; with no "
               "majority the wrong one cannot be named");
@@ -596,6 +586,11 @@ Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t) {
         "a GPU that raises an Xid under test is not fit for production: drain it, see "
         "gpuwarden explain xid " +
         std::to_string(x) + ", replace if hardware";
+  }
+  if (!w.lost_during.empty()) {
+    c.verdict = Verdict::Fail;
+    c.evidence.push_back("the GPU stopped answering NVML during " + w.lost_during + " (" + w.lost_error + ")");
+    c.action = "drain the node; reset the GPU (nvidia-smi -r) or reboot, and replace it if it falls off the bus again";
   }
   if (w.dbe_known && w.dbe_end > w.dbe_start) {
     c.verdict = Verdict::Fail;

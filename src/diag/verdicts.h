@@ -83,6 +83,13 @@ struct WatchSummary {
   std::vector<std::pair<std::string, uint64_t>> xids;  // (step, xid) - new during the tests
   int best_cur_gen = 0, best_cur_width = 0;            // PCIe link seen under load
   std::vector<std::string> read_errors;
+  // The GPU stopped answering NVML (lost, reset required): the step during which, and the error.
+  std::string lost_during, lost_error;
+  // The latest sample, for a live display (burn): unknown = false / negative / 0.
+  bool cur_temp_known = false;
+  unsigned cur_temp_c = 0;
+  double cur_power_w = -1;
+  unsigned cur_sm_mhz = 0, cur_mem_mhz = 0;
 };
 Check judgeWatch(int gpu, const WatchSummary& w, const SkuThresholds& t);
 

@@ -77,10 +77,20 @@ void Watcher::sampleNow() {
     s.samples++;
     auto noteErr = [&](const char* what, const Status& st) {
       if (isNotSupported(st)) return;
+      // NVML_ERROR_GPU_IS_LOST / RESET_REQUIRED: the card fell off the bus, not a read hiccup.
+      if ((st.nvmlCode() == 15 || st.nvmlCode() == 16) && s.lost_during.empty()) {
+        s.lost_during = step;
+        s.lost_error = st.message();
+      }
       std::string e = std::string(what) + ": " + st.message();
       if (std::find(s.read_errors.begin(), s.read_errors.end(), e) == s.read_errors.end() && s.read_errors.size() < 8)
         s.read_errors.push_back(e);
     };
+    s.cur_temp_known = temp.ok();
+    s.cur_temp_c = temp.ok() ? *temp : 0;
+    s.cur_power_w = pw.ok() ? *pw : -1;
+    s.cur_sm_mhz = clk.ok() ? clk->sm_mhz : 0;
+    s.cur_mem_mhz = clk.ok() ? clk->mem_mhz : 0;
     if (temp.ok()) {
       if (!s.temp_known || *temp > s.max_temp_c) s.hottest_during = step;
       s.max_temp_c = s.temp_known ? std::max(s.max_temp_c, *temp) : *temp;

@@ -79,11 +79,12 @@ TEST(CudaBackend, CallbacksReachThePart) {
   EXPECT_EQ(m->seconds, 6);
   EXPECT_EQ(b->memtest(0, 0.9, 1, 6, [](double) { return false; }).error(), "memtest: cancelled");
   EXPECT_TRUE(b->memtest(0, 0.9, 1, 6, ProgressFn{}).ok());
-  const auto g = b->gemmBurn(0, 60, GW_GEMM_BF16, [](double) { return true; });
+  const auto g = b->gemmBurn(0, 60, GW_GEMM_BF16, [](double, const GwGemmResult&) { return true; });
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g->precision, GW_GEMM_BF16);
   EXPECT_EQ(g->seconds, 60);
-  EXPECT_EQ(b->gemmBurn(0, 60, GW_GEMM_BF16, [](double) { return false; }).error(), "gemm: cancelled");
+  EXPECT_EQ(b->gemmBurn(0, 60, GW_GEMM_BF16, [](double, const GwGemmResult&) { return false; }).error(),
+            "gemm: cancelled");
   double asked = -1;
   const auto p = b->targetedPower(1, 12, GW_GEMM_FP16, [&](double f) {
     asked = f;
@@ -105,7 +106,7 @@ TEST(CudaBackend, ANotReadyPartRefusesEveryCallWithItsReason) {
   EXPECT_EQ(b->hostBandwidth(0, 1, 1).error(), why);
   EXPECT_EQ(b->p2pBandwidth(0, 1, 1, 1).error(), why);
   EXPECT_EQ(b->streamTriad(0, 1, 1).error(), why);
-  EXPECT_EQ(b->gemmBurn(0, 1, 0, ProgressFn{}).error(), why);
+  EXPECT_EQ(b->gemmBurn(0, 1, 0, GemmProgressFn{}).error(), why);
   EXPECT_EQ(b->targetedPower(0, 1, 0, PowerControlFn{}).error(), why);
   EXPECT_EQ(b->memtest(0, 0.5, 1, 1, ProgressFn{}).error(), why);
 }

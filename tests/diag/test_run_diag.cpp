@@ -562,6 +562,9 @@ TEST(RunDiagExact, GemmPrecisionNamesAndPciBusIds) {
   EXPECT_EQ(gemmPrecisionFromName("tf32"), GW_GEMM_TF32);
   EXPECT_EQ(gemmPrecisionFromName("fp16"), GW_GEMM_FP16);
   EXPECT_EQ(gemmPrecisionFromName("bf16"), GW_GEMM_BF16);
+  EXPECT_EQ(gemmPrecisionFromName("fp64"), GW_GEMM_FP64);
+  EXPECT_EQ(gemmPrecisionFromName("tensor"), GW_GEMM_TENSOR);
+  EXPECT_STREQ(gemmPrecisionName(GW_GEMM_TENSOR), "tensor");
   EXPECT_EQ(gemmPrecisionFromName("fp8"), -1);
   EXPECT_EQ(gemmPrecisionFromName("FP16"), -1);
   EXPECT_EQ(normalizePciBusId("00000000:17:00.0"), "0000:17:00.0");
@@ -576,8 +579,8 @@ TEST(RunDiagExact, GemmPrecisionNamesAndPciBusIds) {
   DiagOptions o = still(1);
   o.gemm_precision = "fp32";
   EXPECT_EQ(runDiag(o, nvml, &b, p).exitCode(), 0);
-  o.gemm_precision = "fp64";
-  EXPECT_EQ(runDiag(o, nvml, &b, p).error, "unknown GEMM precision 'fp64' (fp32, tf32, fp16, bf16)");
+  o.gemm_precision = "fp8";
+  EXPECT_EQ(runDiag(o, nvml, &b, p).error, "unknown GEMM precision 'fp8' (fp16, bf16, tf32, fp32, fp64, tensor)");
   o = still(4);
   EXPECT_EQ(runDiag(o, nvml, &b, p).error,
             "invalid level or duration: -r takes 1, 2 or 3 and --duration a positive number of seconds");
@@ -924,7 +927,7 @@ class ArgsBackend : public RecordedBackend {
     note("p2p " + std::to_string(bytes) + " " + std::to_string(it));
     return RecordedBackend::p2pBandwidth(src, dst, bytes, it);
   }
-  Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const ProgressFn& pf) override {
+  Result<GwGemmResult> gemmBurn(int dev, double seconds, int precision, const GemmProgressFn& pf) override {
     note("gemm " + g(seconds) + " " + std::to_string(precision));
     return RecordedBackend::gemmBurn(dev, seconds, precision, pf);
   }

@@ -212,7 +212,7 @@ TEST(Thresholds, ShapeErrorsNameThePlace) {
   EXPECT_EQ(parseError("version: 1\nskus: [{key: a, gemm_tflops: 5}]\n"),
             "t.yaml: skus[0].gemm_tflops: expected a mapping of precision: TFLOPS");
   EXPECT_EQ(parseError("version: 1\nskus: [{key: a, gemm_tflops: {fp8: 1}}]\n"),
-            "t.yaml: skus[0].gemm_tflops: unknown precision 'fp8' (fp32, tf32, fp16, bf16)");
+            "t.yaml: skus[0].gemm_tflops: unknown precision 'fp8' (fp16, bf16, tf32, fp32, fp64, tensor)");
   EXPECT_EQ(parseError("version: 1\nskus: [{key: a}, {key: a}]\n"), "t.yaml: duplicate sku key 'a'");
   EXPECT_EQ(parseError("version: 1\nskus: [{name: x}]\n"), "t.yaml: every sku needs a 'key'");
   // The SKU-only keys are not defaults.

@@ -751,6 +751,10 @@ TEST(VerdictsExact, GemmChecksumVotes) {
       tie[0].evidence,
       (std::vector<std::string>{
           "its result differs from other GPUs of the same model; with no majority the wrong one cannot be named"}));
+  EXPECT_EQ(tie[0].measured.value("checksum_disputed", false), true);
+  EXPECT_EQ(tie[1].measured.value("checksum_disputed", false), true);
+  EXPECT_FALSE(cs[2].measured.contains("checksum_disputed"));
+  EXPECT_FALSE(cs[0].measured.contains("checksum_disputed"));
 }
 
 // Targeted power: miscompares fail; an unjudgeable draw warns; the mean against the target at

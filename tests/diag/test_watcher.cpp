@@ -250,3 +250,38 @@ TEST(Watcher, XidsAreAttributedToTheStepAndGpu) {
   EXPECT_EQ(w.summary(1).xids, (std::vector<std::pair<std::string, uint64_t>>{{"memtest", 79}}));
   EXPECT_EQ(w.summary(0).xids, (std::vector<std::pair<std::string, uint64_t>>{{"gemm_burn", 48}}));
 }
+
+// A GPU that stops answering NVML (lost, reset required) is failed, naming the step; the latest
+// sample is kept for a live display and says "unknown" once the reads fail.
+TEST(Watcher, AGpuThatStopsAnsweringFailsAndTheLatestSampleIsKept) {
+  ScriptedNvml n;
+  Tick ok, lost;
+  ok.temp = 71u;
+  ok.power = 612.0;
+  ok.clocks = Clocks{1980, 2619};
+  lost.temp = Status::Nvml(15, "GPU is lost");
+  lost.clocks = Status::Nvml(15, "GPU is lost");
+  lost.power = Status::Nvml(15, "GPU is lost");
+  n.script[0] = {ok, lost};
+  Watcher w(n, {0}, kNever);
+  w.beginStep("burn");
+  WatchSummary s = w.summary(0);
+  EXPECT_TRUE(s.cur_temp_known);
+  EXPECT_EQ(s.cur_temp_c, 71u);
+  EXPECT_EQ(s.cur_power_w, 612.0);
+  EXPECT_EQ(s.cur_sm_mhz, 1980u);
+  EXPECT_EQ(s.cur_mem_mhz, 2619u);
+  EXPECT_TRUE(s.lost_during.empty());
+  n.tick = 1;
+  w.endStep();
+  s = w.summary(0);
+  EXPECT_FALSE(s.cur_temp_known);
+  EXPECT_LT(s.cur_power_w, 0);
+  EXPECT_EQ(s.cur_sm_mhz, 0u);
+  EXPECT_EQ(s.lost_during, "burn");
+  EXPECT_EQ(s.lost_error, "GPU is lost");
+  const Check c = judgeWatch(0, s, ThresholdTable::builtin().generic());
+  EXPECT_EQ(c.verdict, Verdict::Fail);
+  ASSERT_FALSE(c.evidence.empty());
+  EXPECT_EQ(c.evidence[0], "the GPU stopped answering NVML during burn (GPU is lost)");
+}

@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define GWCUDA_ABI_VERSION 1
+#define GWCUDA_ABI_VERSION 2 /* 2: FP64 and TENSOR precisions; the GEMM burn reports progress with its counts */
 
 #if defined(__GNUC__)
 #define GWCUDA_API __attribute__((visibility("default")))
@@ -45,6 +45,11 @@ typedef struct GwError {
 
 /* Returns non-zero to ask the running test to stop. fraction in [0,1]. */
 typedef int (*GwProgressFn)(void* user, double fraction);
+
+/* The GEMM burn's progress, after each batch of GEMMs: so_far holds the counts, checksum and
+ * GFLOP/s of the run up to now (seconds = elapsed), so a caller can show them live. */
+struct GwGemmResult;
+typedef int (*GwGemmProgressFn)(void* user, double fraction, const struct GwGemmResult* so_far);
 
 /* Targeted power: called about every 100 ms with the elapsed fraction; returns the desired busy
  * duty cycle in [0,1] for the next window, or a negative value to stop. */
@@ -115,10 +120,14 @@ typedef struct GwP2PResult {
 #define GW_GEMM_TF32 1
 #define GW_GEMM_FP16 2
 #define GW_GEMM_BF16 3
+#define GW_GEMM_FP64 4 /* double: cuBLAS (GemmEx, 64F compute) or the part's own FP64 kernel */
+#define GW_GEMM_TENSOR                                                 \
+  5 /* FP32 matrices on the tensor cores: inputs rounded to FP16, FP32 \
+       accumulate (cuBLAS CUBLAS_COMPUTE_32F_FAST_16F); needs cuBLAS */
 
 typedef struct GwGemmResult {
-  int precision;              /* GW_GEMM_*: what ran (builtin kernel is always FP32) */
-  int used_cublas;            /* 1: cuBLAS (dlopen'd), 0: the part's own FP32 kernel */
+  int precision;              /* GW_GEMM_*: what ran (builtin kernels: FP64 for FP64, else FP32) */
+  int used_cublas;            /* 1: cuBLAS (dlopen'd), 0: the part's own kernel */
   int n;                      /* square matrix size */
   uint64_t iterations;        /* GEMMs computed and compared */
   uint64_t failed_iterations; /* GEMMs whose result differed from the first one */
@@ -152,7 +161,7 @@ GWCUDA_API int gwcuda_memtest(int dev, double fraction, unsigned patterns_mask, 
                               GwProgressFn progress, void* user, GwMemtestResult* out, GwError* err);
 GWCUDA_API int gwcuda_h2d_d2h_bandwidth(int dev, size_t bytes, int iterations, GwBandwidthResult* out, GwError* err);
 GWCUDA_API int gwcuda_p2p_bandwidth(int src, int dst, size_t bytes, int iterations, GwP2PResult* out, GwError* err);
-GWCUDA_API int gwcuda_gemm_burn(int dev, double seconds, int precision, GwProgressFn progress, void* user,
+GWCUDA_API int gwcuda_gemm_burn(int dev, double seconds, int precision, GwGemmProgressFn progress, void* user,
                                 GwGemmResult* out, GwError* err);
 GWCUDA_API int gwcuda_stream_triad(int dev, size_t bytes_per_array, int iterations, GwTriadResult* out, GwError* err);
 GWCUDA_API int gwcuda_targeted_power(int dev, double seconds, int precision, GwPowerControlFn control, void* user,

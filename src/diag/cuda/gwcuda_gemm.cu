@@ -2,7 +2,8 @@
 // targeted-power run. Every GEMM multiplies the same A and B, so every result must be
 // bit-identical to the first one; each result is compared on the device and any difference
 // counts as a miscompare. cuBLAS is used when libcublas can be dlopen'd (tensor cores for
-// TF32/FP16/BF16); otherwise the part's own tiled FP32 kernel carries the load.
+// TF32/FP16/BF16/TENSOR); otherwise the part's own tiled kernel carries the load: FP64 for FP64,
+// FP32 for everything else (the result says what ran).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <dlfcn.h>
@@ -68,12 +69,14 @@ void checkBlas(cublasStatus_t s, const char* call, GwError* err) {
 constexpr int kTile = 64, kTileK = 16;
 
 // C = A * B, row-major, n a multiple of 64; 256 threads compute a 64x64 tile, 4x4 each.
-__global__ __launch_bounds__(256) void sgemmTiled(int n, const float* A, const float* B, float* C) {
-  __shared__ float As[kTileK][kTile + 1];
-  __shared__ float Bs[kTileK][kTile];
+// T is float or double; fma() keeps the rounding identical from run to run for both.
+template <typename T>
+__global__ __launch_bounds__(256) void gemmTiled(int n, const T* A, const T* B, T* C) {
+  __shared__ T As[kTileK][kTile + 1];
+  __shared__ T Bs[kTileK][kTile];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
-  float acc[4][4] = {};
+  T acc[4][4] = {};
   for (int k0 = 0; k0 < n; k0 += kTileK) {
     for (int l = threadIdx.x; l < kTile * kTileK; l += 256) {
       int r = l / kTileK, k = l % kTileK;
@@ -84,7 +87,7 @@ __global__ __launch_bounds__(256) void sgemmTiled(int n, const float* A, const f
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < kTileK; ++k) {
-      float a[4], b[4];
+      T a[4], b[4];
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         a[i] = As[k][ty + 16 * i];
@@ -93,7 +96,7 @@ __global__ __launch_bounds__(256) void sgemmTiled(int n, const float* A, const f
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        for (int j = 0; j < 4; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
     }
     __syncthreads();
   }
@@ -103,11 +106,13 @@ __global__ __launch_bounds__(256) void sgemmTiled(int n, const float* A, const f
     for (int j = 0; j < 4; ++j) C[static_cast<size_t>(row0 + ty + 16 * i) * n + col0 + tx + 16 * j] = acc[i][j];
 }
 
-__global__ void initMatrix(float* f, __half* h, __nv_bfloat16* b, size_t count, unsigned long long seed) {
+// The same values in every precision (24 random bits in [-1, 1)), so every GPU starts alike.
+__global__ void initMatrix(float* f, __half* h, __nv_bfloat16* b, double* d, size_t count, unsigned long long seed) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     float v = static_cast<float>(splitmix64(seed ^ i) >> 40) / static_cast<float>(1ull << 24) * 2.0f - 1.0f;
     if (f) f[i] = v;
+    if (d) d[i] = static_cast<double>(v);
     if (h) h[i] = __float2half(v);
     if (b) b[i] = __float2bfloat16(v);
   }
@@ -156,22 +161,25 @@ class GemmLoad {
 #if GW_WITH_CUBLAS
     use_cublas_ = cublas().ok;
 #endif
-    if (!use_cublas_) precision_ = GW_GEMM_FP32;
+    if (!use_cublas_ && precision_ != GW_GEMM_FP64) precision_ = GW_GEMM_FP32;
     size_t count = static_cast<size_t>(n_) * n_;
-    bool half = precision_ == GW_GEMM_FP16, bf = precision_ == GW_GEMM_BF16;
-    GW_CHECK(cudaMalloc(&A_, count * (half || bf ? 2 : 4)));
-    GW_CHECK(cudaMalloc(&B_, count * (half || bf ? 2 : 4)));
-    GW_CHECK(cudaMalloc(&ref_, count * 4));
-    GW_CHECK(cudaMalloc(&work_, count * 4));
+    bool half = precision_ == GW_GEMM_FP16, bf = precision_ == GW_GEMM_BF16, dbl = precision_ == GW_GEMM_FP64;
+    const size_t in_size = half || bf ? 2 : dbl ? 8 : 4;
+    out_size_ = dbl ? 8 : 4;
+    GW_CHECK(cudaMalloc(&A_, count * in_size));
+    GW_CHECK(cudaMalloc(&B_, count * in_size));
+    GW_CHECK(cudaMalloc(&ref_, count * out_size_));
+    GW_CHECK(cudaMalloc(&work_, count * out_size_));
     GW_CHECK(cudaMalloc(&counters_, 3 * sizeof(unsigned long long)));
     GW_CHECK(cudaMemset(counters_, 0, 3 * sizeof(unsigned long long)));
     GW_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     unsigned grid = gridFor(count, 256, sms_);
     for (int m = 0; m < 2; ++m) {
       void* p = m == 0 ? A_ : B_;
-      initMatrix<<<grid, 256, 0, stream_>>>(half || bf ? nullptr : static_cast<float*>(p),
+      initMatrix<<<grid, 256, 0, stream_>>>(half || bf || dbl ? nullptr : static_cast<float*>(p),
                                             half ? static_cast<__half*>(p) : nullptr,
-                                            bf ? static_cast<__nv_bfloat16*>(p) : nullptr, count, 0x5EED0000ull + m);
+                                            bf ? static_cast<__nv_bfloat16*>(p) : nullptr,
+                                            dbl ? static_cast<double*>(p) : nullptr, count, 0x5EED0000ull + m);
       GW_CHECK(cudaGetLastError());
     }
 #if GW_WITH_CUBLAS
@@ -182,7 +190,7 @@ class GemmLoad {
 #endif
     multiply(ref_);
     GW_CHECK(cudaStreamSynchronize(stream_));
-    std::vector<unsigned char> host(count * 4);
+    std::vector<unsigned char> host(count * out_size_);
     GW_CHECK(cudaMemcpy(host.data(), ref_, host.size(), cudaMemcpyDeviceToHost));
     unsigned long long h = 1469598103934665603ull;  // FNV-1a
     for (unsigned char c : host) h = (h ^ c) * 1099511628211ull;
@@ -207,7 +215,7 @@ class GemmLoad {
   void iterate() {
     GwError* err = err_;
     multiply(work_);
-    size_t words = static_cast<size_t>(n_) * n_;
+    size_t words = static_cast<size_t>(n_) * n_ * (out_size_ / 4);
     compareKernel<<<gridFor(words, 256, sms_), 256, 0, stream_>>>(
         static_cast<const unsigned*>(ref_), static_cast<const unsigned*>(work_), words, counters_);
     GW_CHECK(cudaGetLastError());
@@ -229,37 +237,67 @@ class GemmLoad {
     *failed_iters = h[2];
   }
 
-  int n() const { return n_; }
-  int precision() const { return precision_; }
+  // The counts so far, for a progress report; waits for the queued GEMMs.
+  void snapshot(GwGemmResult* r, double elapsed) {
+    unsigned long long bad = 0, failed = 0;
+    counters(&bad, &failed);
+    r->precision = precision_;
+    r->used_cublas = use_cublas_ ? 1 : 0;
+    r->n = n_;
+    r->iterations = iterations_;
+    r->miscompared_elements = bad;
+    r->failed_iterations = failed;
+    r->checksum = checksum_;
+    const double n = n_;
+    r->gflops = elapsed > 0 ? 2.0 * n * n * n * static_cast<double>(iterations_) / elapsed / 1e9 : 0;
+    r->seconds = elapsed;
+  }
+
   bool usedCublas() const { return use_cublas_; }
   unsigned long long iterations() const { return iterations_; }
-  unsigned long long checksum() const { return checksum_; }
 
  private:
   void multiply(void* C) {
     GwError* err = err_;
 #if GW_WITH_CUBLAS
     if (use_cublas_) {
+      // alpha and beta take the compute type's width: double for 64F, float otherwise.
       const float alpha = 1.0f, beta = 0.0f;
-      cudaDataType_t t = CUDA_R_32F;
+      const double alpha_d = 1.0, beta_d = 0.0;
+      const void* a = &alpha;
+      const void* b = &beta;
+      cudaDataType_t t = CUDA_R_32F, out = CUDA_R_32F;
       cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
       if (precision_ == GW_GEMM_TF32) ct = CUBLAS_COMPUTE_32F_FAST_TF32;
+      if (precision_ == GW_GEMM_TENSOR) ct = CUBLAS_COMPUTE_32F_FAST_16F;
       if (precision_ == GW_GEMM_FP16) t = CUDA_R_16F;
       if (precision_ == GW_GEMM_BF16) t = CUDA_R_16BF;
-      checkBlas(cublas().gemm_ex(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n_, n_, n_, &alpha, A_, t, n_, B_, t, n_, &beta, C,
-                                 CUDA_R_32F, n_, ct, CUBLAS_GEMM_DEFAULT),
+      if (precision_ == GW_GEMM_FP64) {
+        // GemmEx with 64F types and compute is cublasDgemm; one dlsym'd entry serves all.
+        t = out = CUDA_R_64F;
+        ct = CUBLAS_COMPUTE_64F;
+        a = &alpha_d;
+        b = &beta_d;
+      }
+      checkBlas(cublas().gemm_ex(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n_, n_, n_, a, A_, t, n_, B_, t, n_, b, C, out, n_,
+                                 ct, CUBLAS_GEMM_DEFAULT),
                 "cublasGemmEx", err);
       return;
     }
 #endif
     dim3 grid(n_ / kTile, n_ / kTile);
-    sgemmTiled<<<grid, 256, 0, stream_>>>(n_, static_cast<const float*>(A_), static_cast<const float*>(B_),
-                                          static_cast<float*>(C));
+    if (precision_ == GW_GEMM_FP64)
+      gemmTiled<double><<<grid, 256, 0, stream_>>>(n_, static_cast<const double*>(A_), static_cast<const double*>(B_),
+                                                   static_cast<double*>(C));
+    else
+      gemmTiled<float><<<grid, 256, 0, stream_>>>(n_, static_cast<const float*>(A_), static_cast<const float*>(B_),
+                                                  static_cast<float*>(C));
     GW_CHECK(cudaGetLastError());
   }
 
   GwError* err_;
   int sms_ = 0, n_ = 0, precision_ = GW_GEMM_FP32;
+  size_t out_size_ = 4;  // bytes per result element
   bool use_cublas_ = false;
   void *A_ = nullptr, *B_ = nullptr, *ref_ = nullptr, *work_ = nullptr;
   unsigned long long* counters_ = nullptr;
@@ -275,10 +313,10 @@ class GemmLoad {
 
 using namespace gwcuda;
 
-extern "C" int gwcuda_gemm_burn(int dev, double seconds, int precision, GwProgressFn progress, void* user,
+extern "C" int gwcuda_gemm_burn(int dev, double seconds, int precision, GwGemmProgressFn progress, void* user,
                                 GwGemmResult* out, GwError* err) {
   return guarded(err, [&] {
-    if (!out || seconds <= 0 || precision < GW_GEMM_FP32 || precision > GW_GEMM_BF16)
+    if (!out || seconds <= 0 || precision < GW_GEMM_FP32 || precision > GW_GEMM_TENSOR)
       fail(err, GWCUDA_E_BAD_ARGUMENT, "gwcuda_gemm_burn", "bad argument");
     std::memset(out, 0, sizeof *out);
     GemmLoad load(dev, precision, err);
@@ -293,29 +331,21 @@ extern "C" int gwcuda_gemm_burn(int dev, double seconds, int precision, GwProgre
       // Aim for ~250 ms per batch so progress and the deadline stay responsive.
       if (took < 0.15 && batch < 4096) batch *= 2;
       elapsed = nowSeconds() - t0;
-      if (progress && progress(user, std::min(elapsed / seconds, 0.999)) != 0) break;
+      if (progress) {
+        GwGemmResult so_far{};
+        load.snapshot(&so_far, elapsed);
+        if (progress(user, std::min(elapsed / seconds, 0.999), &so_far) != 0) break;
+      }
     }
-    elapsed = nowSeconds() - t0;
-    out->precision = load.precision();
-    out->used_cublas = load.usedCublas() ? 1 : 0;
-    out->n = load.n();
-    out->iterations = load.iterations();
-    unsigned long long bad = 0, failed = 0;
-    load.counters(&bad, &failed);
-    out->miscompared_elements = bad;
-    out->failed_iterations = failed;
-    out->checksum = load.checksum();
-    double n = load.n();
-    out->gflops = elapsed > 0 ? 2.0 * n * n * n * out->iterations / elapsed / 1e9 : 0;
-    out->seconds = elapsed;
-    if (progress) progress(user, 1.0);
+    load.snapshot(out, nowSeconds() - t0);
+    if (progress) progress(user, 1.0, out);
   });
 }
 
 extern "C" int gwcuda_targeted_power(int dev, double seconds, int precision, GwPowerControlFn control, void* user,
                                      GwPowerResult* out, GwError* err) {
   return guarded(err, [&] {
-    if (!out || seconds <= 0 || precision < GW_GEMM_FP32 || precision > GW_GEMM_BF16)
+    if (!out || seconds <= 0 || precision < GW_GEMM_FP32 || precision > GW_GEMM_TENSOR)
       fail(err, GWCUDA_E_BAD_ARGUMENT, "gwcuda_targeted_power", "bad argument");
     std::memset(out, 0, sizeof *out);
     GemmLoad load(dev, precision, err);
