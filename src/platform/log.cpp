@@ -47,4 +47,24 @@ void logLine(const std::string& level, const std::string& message) {
   (void)r;
 }
 
+LogLimiter::Admit LogLimiter::admit(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  Admit a;
+  // A window lasts `window_` from its first line; the line after it opens the next one.
+  if (!started_ || now - window_start_ > window_) {
+    a.suppressed_now = suppressed_;
+    started_ = true;
+    window_start_ = now;
+    in_window_ = 0;
+    suppressed_ = 0;
+  }
+  if (++in_window_ > burst_) {
+    ++suppressed_;
+    a.suppressed_now = 0;  // reported with the next line that is let through
+    return a;
+  }
+  a.log = true;
+  return a;
+}
+
 }  // namespace gw::platform

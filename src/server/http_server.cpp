@@ -82,25 +82,15 @@ struct ResponseHold {
 // libmicrohttpd's messages (a client that vanished, a failed handshake) say little to an operator
 // and a hostile client could make them flood the log: at most a few a minute.
 void mhdLogger(void*, const char* fmt, va_list ap) {
-  static std::mutex mu;
-  static std::chrono::steady_clock::time_point window{};
-  static int in_window = 0, suppressed = 0;
+  static platform::LogLimiter limiter(5, std::chrono::minutes(1));
+  const auto admit = limiter.admit(platform::LogLimiter::Clock::now());
+  if (admit.suppressed_now > 0)
+    logLine("warning", "http: " + std::to_string(admit.suppressed_now) + " more messages suppressed");
+  if (!admit.log) return;
   char buf[512];
   std::vsnprintf(buf, sizeof buf, fmt, ap);
   std::string msg(buf);
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r')) msg.pop_back();
-  std::lock_guard lock(mu);
-  const auto now = std::chrono::steady_clock::now();
-  if (now - window > std::chrono::minutes(1)) {
-    if (suppressed > 0) logLine("warning", "http: " + std::to_string(suppressed) + " more messages suppressed");
-    window = now;
-    in_window = 0;
-    suppressed = 0;
-  }
-  if (++in_window > 5) {
-    ++suppressed;
-    return;
-  }
   logLine("warning", "http: " + msg);
 }
 
