@@ -6,12 +6,14 @@
 
 namespace gw::cli {
 
+const char* versionLine() { return "gpuwarden " GW_VERSION; }
+
 void configureApp(CLI::App& app, GlobalOptions& o) {
   app.description(
       "gpuwarden - GPU server operations: inventory, live monitoring, health, diagnostics.\n"
       "Talks to the NVIDIA driver through NVML; --simulate NAME runs on a simulated fleet instead.");
   app.name("gpuwarden");
-  app.set_version_flag("--version", std::string("gpuwarden ") + GW_VERSION);
+  app.set_version_flag("--version", versionLine());
   app.require_subcommand(1);
   // Global options are accepted before or after the command name.
   app.fallthrough();

@@ -8,6 +8,9 @@
 
 namespace gw::cli {
 
+// "gpuwarden 0.1.0": what --version prints.
+const char* versionLine();
+
 // The app with its description, --version and the global options bound to `options`.
 void configureApp(CLI::App& app, GlobalOptions& options);
 

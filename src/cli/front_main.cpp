@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <span>
@@ -44,6 +45,13 @@ int main(int argc, char** argv) {
   const std::span<const char* const> args(const_cast<const char* const*>(argv) + (argc > 0 ? 1 : 0),
                                           argc > 0 ? static_cast<std::size_t>(argc - 1) : 0);
   if (route(argc > 0 ? argv[0] : "", args) == Program::Full) runFullProgram(argv);
+  // `gpuwarden --version` alone, the probe scripts and package checks run, before the command
+  // line's tables are built (most of what is left of its start-up); what CLI11 would print.
+  if (args.size() == 1 && std::strcmp(args[0], "--version") == 0) {
+    std::fputs(versionLine(), stdout);
+    std::fputc('\n', stdout);
+    return std::fflush(stdout) == 0 ? kExitOk : 1;  // a failed write, as coreutils say it
+  }
   CLI::App app;
   Run run;
   configureApp(app, run.ctx.options);

@@ -166,6 +166,11 @@ TEST(SmiQuery, LostIs15AndHungIs255LikeTheOtherViews) {
   EXPECT_EQ(lines[5], "5, [N/A]");
   auto list = runGw({"--simulate", "fault-hang", "smi", "-L"}, {{"GPUWARDEN_SIM_START", "15"}});
   EXPECT_EQ(list.code, hung.code) << describe(list);
+  // The monitors say the same: 255 for the GPU that did not answer, 15 for the one lost.
+  auto pmon = runGw({"--simulate", "fault-hang", "smi", "pmon", "-c", "1"}, {{"GPUWARDEN_SIM_START", "15"}});
+  EXPECT_EQ(pmon.code, 255) << describe(pmon);
+  auto dmon = runGw({"--simulate", "fault-gpu-lost", "smi", "dmon", "-c", "1"}, {{"GPUWARDEN_SIM_START", "60"}});
+  EXPECT_EQ(dmon.code, 15) << describe(dmon);
 }
 
 TEST(SmiQuery, SelectionByBusIdAndJson) {

@@ -42,6 +42,16 @@ const std::vector<Command>& commands() {
       {"pmon", {"pmon", "-c", "1"}, {0, 1, 3}},
       {"topo", {"topo", "-m"}, {0, 1, 3}},
       {"health", {"health", "--seconds", "1"}, {0, 1, 2, 3}},
+      // nvidia-smi's codes (docs/cli.md, smi): 9 no driver, 12 no library, 15 a GPU fell off the bus,
+      // 18 driver and library versions differ, 255 a GPU that did not answer.
+      {"smi", {"smi"}, {0, 9, 12, 15, 18, 255}},
+      {"smi -q -x", {"smi", "-q", "-x"}, {0, 9, 12, 15, 18, 255}},
+      {"smi --query-gpu",
+       {"smi",
+        "--query-gpu=index,pci.bus_id,temperature.gpu,clocks_event_reasons.active,ecc.errors.uncorrected.volatile."
+        "total",
+        "--format=csv"},
+       {0, 9, 12, 15, 18, 255}},
   };
   return c;
 }

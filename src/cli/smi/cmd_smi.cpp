@@ -176,7 +176,13 @@ int fromGpuwardenExit(int code) {
 int monitor(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err, bool terminal) {
   Selection sel;  // nvidia-smi's answers for no driver and an -i that names no GPU
   if (int rc = openAndSelect(ctx, a.ids, &sel, err)) return rc;
-  if (a.mode == SmiArgs::Mode::Topo) return fromGpuwardenExit(runTopoMatrix(ctx, false, false, out));
+  // gpuwarden's "partial" does not say why a GPU was missing; the inventory read at the start
+  // does: one that did not answer is 255 as in -L and the summary, one lost (then or later) 15.
+  auto exitOf = [&](int code) {
+    if (code == kExitPartial && lostExit(sel.gpus) == kSmiOther) return static_cast<int>(kSmiOther);
+    return fromGpuwardenExit(code);
+  };
+  if (a.mode == SmiArgs::Mode::Topo) return exitOf(runTopoMatrix(ctx, false, false, out));
   if (a.mode == SmiArgs::Mode::Dmon) {
     DmonOptions o;
     o.groups = a.select.empty() ? "puc" : a.select;
@@ -184,7 +190,7 @@ int monitor(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err
     o.count = static_cast<int>(a.count);
     o.ids = a.ids;
     o.markers = terminal;
-    return fromGpuwardenExit(runDmon(ctx, o, out, err));
+    return exitOf(runDmon(ctx, o, out, err));
   }
   PmonOptions o;
   o.groups = a.select.empty() ? "u" : a.select;
@@ -192,7 +198,7 @@ int monitor(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err
   o.count = static_cast<int>(a.count);
   o.ids = a.ids;
   o.markers = terminal;
-  return fromGpuwardenExit(runPmon(ctx, o, out, err));
+  return exitOf(runPmon(ctx, o, out, err));
 }
 
 // The views that -l/-lms repeat: the summary, -q and --query-*.
