@@ -88,6 +88,8 @@ class Agent {
   // The job.* operations (agent_jobs.cpp); nullopt when `op` is not one of them.
   std::optional<nlohmann::json> controlJobs(const std::string& op, const nlohmann::json& args,
                                             const node::control::Peer& peer);
+  // The op settings.apply (smi's setting flags).
+  nlohmann::json controlSettings(const nlohmann::json& args, const node::control::Peer& peer);
   void registerDiagRoutes();
   // GET /api/v1/history and the control op `history`: one query, on the sampler's GPUs now.
   HistoryAnswer history(const HistoryQuery& query) const;
