@@ -404,7 +404,8 @@ TEST(ControlSocketSettings, SmiPowerLimitGoesThroughTheAgentAndIsRecorded) {
   auto limit = [&]() -> double {
     auto r = httpGet(a.port, "/api/v1/gpus/0/latest");
     if (r.status != 200) return -1;
-    for (const auto& f : json::parse(r.body)["fields"])
+    const json latest = json::parse(r.body);
+    for (const auto& f : latest["fields"])
       if (f["key"] == "power_limit") return f["value"].get<double>();
     return -1;
   };
