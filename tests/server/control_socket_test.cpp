@@ -448,5 +448,32 @@ TEST(ControlSocketSettings, SmiPowerLimitGoesThroughTheAgentAndIsRecorded) {
   EXPECT_EQ(limit(), 250.0);
 }
 
+// Anyone but root is refused by the agent, by uid, and nothing changes: the agent runs as root and
+// would otherwise lend a local user its privilege. The socket is opened to everyone here so that
+// the request reaches the agent (its 0660 mode alone would stop the connection first).
+TEST(ControlSocketSettings, AnotherUserIsRefusedByUid) {
+  if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "needs root and setpriv";
+  Agent a;
+  a.start("dgx-h100", "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  const std::string sock = socketOf(*a.proc);
+  ASSERT_FALSE(sock.empty()) << a.proc->log();
+  ASSERT_EQ(::chmod(a.dir.path().c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(a.runtime.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(sock.c_str(), 0666), 0);
+  auto [rc, out] = runShell("GPUWARDEN_RUNTIME_DIR=" + a.runtime + " GPUWARDEN_DATA_DIR=" + a.data +
+                            " setpriv --reuid 65534 --regid 65534 --clear-groups " + std::string(GW_BINARY) +
+                            " --simulate dgx-h100 smi -i 0 -pl 250");
+  EXPECT_EQ(rc, 4) << out;
+  EXPECT_NE(out.find("Insufficient Permissions"), std::string::npos) << out;
+  EXPECT_NE(out.find("the agent's control socket refused: uid 65534 is not allowed to change GPU settings"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(
+      eventually([&] { return a.proc->log().find("settings change refused for uid 65534") != std::string::npos; }, 10s))
+      << a.proc->log();
+  EXPECT_EQ(a.proc->log().find("setting changed by"), std::string::npos) << a.proc->log();
+}
+
 }  // namespace
 }  // namespace gw::test

@@ -50,9 +50,11 @@ int runSettings(Context& ctx, const std::string& ids, const SettingRequest& requ
       return kSmiOther;
     }
     if (!a.ok) {
-      err << "Insufficient Permissions\n"
-          << "gpuwarden: " << a.refusal << "\n";
-      if (a.code == "forbidden") return kSmiNoPermission;
+      if (a.code == "forbidden") {
+        err << "Insufficient Permissions\ngpuwarden: " << a.refusal << "\n";
+        return kSmiNoPermission;
+      }
+      err << "gpuwarden: the agent refused: " << a.refusal << "\n";
       return a.code == "bad_request" ? kSmiInvalidArgument : kSmiOther;
     }
     const auto& r = a.result;
