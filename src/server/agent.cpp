@@ -10,7 +10,6 @@
 #include <fstream>
 #include <set>
 
-#include "cli/smi/smi_settings.h"
 #include "diag/report.h"
 #include "export/gzip.h"
 #include "node/health_json.h"
@@ -795,58 +794,39 @@ HistoryAnswer Agent::history(const HistoryQuery& query) const {
   return runHistoryQuery(query, store_.get(), sink_.get(), views, wallMs());
 }
 
-// `gpuwarden smi -pl …` and the other setting flags, sent by a CLI that finds this agent: the
-// words after `smi`, parsed by smi's own grammar, applied with the agent's NVML session (root) and
-// recorded with the caller the kernel named.
+// `gpuwarden smi -pl …` and the other setting flags, sent by a CLI that finds this agent: applied
+// with the agent's NVML session (root) by the handler `serve` installed, and recorded here with
+// the caller the kernel named.
 json Agent::controlSettings(const json& args, const control::Peer& peer) {
-  if (std::string why = cli::smi::settingsRefusal(peer); !why.empty()) {
-    logLine("warning", "settings change refused for " + peer.describe());
-    return control::errorReply(why, "forbidden");
-  }
-  const auto words_arg = args.find("words");
-  if (words_arg == args.end() || !words_arg->is_array() || words_arg->size() > cli::smi::kMaxSettingWords)
-    return control::errorReply(
-        "args.words must be the words after `smi` (at most " + std::to_string(cli::smi::kMaxSettingWords) + ")",
-        "bad_request");
-  std::vector<std::string> words;
-  for (const auto& w : *words_arg) {
-    if (!w.is_string() || w.get_ref<const std::string&>().size() > cli::smi::kMaxSettingWordBytes)
-      return control::errorReply(
-          "args.words must be strings of at most " + std::to_string(cli::smi::kMaxSettingWordBytes) + " bytes",
-          "bad_request");
-    words.push_back(w.get<std::string>());
-  }
-  const auto simulated = args.find("simulated");
-  if (simulated == args.end() || !simulated->is_boolean())
-    return control::errorReply("args.simulated (a boolean) is required", "bad_request");
-  const cli::smi::SmiParse p = cli::smi::parseSmiArgs(words);
-  if (!p.ok()) return control::okReply(json{{"exit", p.exit}, {"stdout", ""}, {"stderr", p.error + "\n"}});
-  if (p.args.mode != cli::smi::SmiArgs::Mode::Setting)
-    return control::errorReply("args.words change no setting", "bad_request");
+  if (!options_.settings) return control::errorReply("this agent does not change GPU settings", "unknown_op");
   auto s = sampler();
   auto session = s ? s->session() : nullptr;
   if (!session) return control::errorReply("this agent has no NVML session (is the driver loaded?)", "failed");
-  // A change meant for simulated GPUs must never reach real ones, nor the reverse.
-  if (simulated->get<bool>() != session->isSimulator())
-    return control::errorReply(std::string("this agent drives ") +
-                                   (session->isSimulator() ? "the simulator" : "real GPUs") +
-                                   ", the command line the other; nothing was changed",
-                               "bad_request");
   const platform::FsRoot root(options_.root);
-  auto o = cli::smi::applySetting(*session, root, p.args.ids, p.args.setting, peer.describe(), wallMs());
+  std::vector<node::Record> changed;
+  json reply = options_.settings(args, peer, *session, root, &changed);
+  if (reply.value("code", "") == "forbidden") logLine("warning", "settings change refused for " + peer.describe());
+  if (!reply.value("ok", false) || !reply.contains("result") || !reply["result"].is_object()) return reply;
+  json& result = reply["result"];
   json ids = json::array();
-  for (const auto& r : o.records) {
+  std::string unrecorded;
+  for (const auto& r : changed) {
     logLine("info", "setting changed by " + peer.describe() + ": " + r.summary);
     if (!records_) {
-      o.err += "gpuwarden: the change stands but is not recorded: the agent's records database did not open\n";
+      unrecorded = "the agent's records database did not open";
       continue;
     }
     if (auto id = records_->append(r); id)
       ids.push_back(*id);
     else
-      o.err += "gpuwarden: the change stands but is not recorded: " + id.error() + "\n";
+      unrecorded = id.error();
   }
-  return control::okReply(json{{"exit", o.exit}, {"stdout", o.out}, {"stderr", o.err}, {"records", ids}});
+  result["records"] = ids;
+  // The change stands: a record that could not be written is said, not undone.
+  if (!unrecorded.empty() && result.contains("stderr") && result["stderr"].is_string())
+    result["stderr"] =
+        result["stderr"].get<std::string>() + "gpuwarden: the change stands but is not recorded: " + unrecorded + "\n";
+  return reply;
 }
 
 // The control socket's operations (docs/api.md, "Control socket"). Every change names its caller,

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "node/control_protocol.h"
 #include "nvml/errors.h"
+#include "platform/clock.h"
 
 namespace gw::cli::smi {
 namespace {
@@ -356,6 +357,39 @@ class Applier {
 SettingOutcome applySetting(const nvml::Session& session, const platform::FsRoot& root, const std::string& ids,
                             const SettingRequest& request, const std::string& who, std::int64_t now_ms) {
   return Applier(session, root, request, who, now_ms).run(ids);
+}
+
+nlohmann::json settingsRequest(const nlohmann::json& args, const node::control::Peer& peer,
+                               const nvml::Session& session, const platform::FsRoot& root,
+                               std::vector<node::Record>* records) {
+  namespace control = node::control;
+  if (std::string why = settingsRefusal(peer); !why.empty()) return control::errorReply(why, "forbidden");
+  const auto words_arg = args.find("words");
+  if (words_arg == args.end() || !words_arg->is_array() || words_arg->size() > kMaxSettingWords)
+    return control::errorReply(
+        "args.words must be the words after `smi` (at most " + std::to_string(kMaxSettingWords) + ")", "bad_request");
+  std::vector<std::string> words;
+  for (const auto& w : *words_arg) {
+    if (!w.is_string() || w.get_ref<const std::string&>().size() > kMaxSettingWordBytes)
+      return control::errorReply(
+          "args.words must be strings of at most " + std::to_string(kMaxSettingWordBytes) + " bytes", "bad_request");
+    words.push_back(w.get<std::string>());
+  }
+  const auto simulated = args.find("simulated");
+  if (simulated == args.end() || !simulated->is_boolean())
+    return control::errorReply("args.simulated (a boolean) is required", "bad_request");
+  const SmiParse p = parseSmiArgs(words);
+  if (!p.ok()) return control::okReply(json{{"exit", p.exit}, {"stdout", ""}, {"stderr", p.error + "\n"}});
+  if (p.args.mode != SmiArgs::Mode::Setting) return control::errorReply("args.words change no setting", "bad_request");
+  // A change meant for simulated GPUs must never reach real ones, nor the reverse.
+  if (simulated->get<bool>() != session.isSimulator())
+    return control::errorReply(std::string("this agent drives ") +
+                                   (session.isSimulator() ? "the simulator" : "real GPUs") +
+                                   ", the command line the other; nothing was changed",
+                               "bad_request");
+  SettingOutcome o = applySetting(session, root, p.args.ids, p.args.setting, peer.describe(), platform::wallMs());
+  *records = std::move(o.records);
+  return control::okReply(json{{"exit", o.exit}, {"stdout", o.out}, {"stderr", o.err}});
 }
 
 std::string settingsRefusal(const node::control::Peer& peer) {

@@ -39,6 +39,14 @@ SettingOutcome applySetting(const nvml::Session& session, const platform::FsRoot
 // when `peer` may; otherwise the refusal, naming the caller's uid.
 std::string settingsRefusal(const node::control::Peer& peer);
 
+// The agent's op settings.apply (server/agent.h SettingsHandler; `gpuwarden serve` installs it):
+// args {"words": the words after `smi`, "simulated": the command line ran with --simulate}. Root
+// alone may; the words are parsed with smi's grammar and applied through `session`. Returns the
+// control reply, result {"exit", "stdout", "stderr"}; what changed goes to *records.
+nlohmann::json settingsRequest(const nlohmann::json& args, const node::control::Peer& peer,
+                               const nvml::Session& session, const platform::FsRoot& root,
+                               std::vector<node::Record>* records);
+
 // Makes `gpuwarden smi` apply settings (smi_settings_client.cpp; gpuwarden-full's main() calls it).
 void installSettingsRunner();
 
