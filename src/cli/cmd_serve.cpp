@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/smi/smi_settings.h"
 #include "server/agent.h"
 
 namespace gw::cli {
@@ -78,6 +79,7 @@ void addServe(CLI::App& app, Run& run) {
     const std::string library = target->library;
     ao.opener = [library]() { return nvml::Session::open({library}); };
     ao.root = run.ctx.options.root;
+    ao.settings = &smi::settingsRequest;
 
     auto agent = server::Agent::create(std::move(ao));
     if (!agent) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cli/smi/smi_args.h"
+
 namespace gw::cli {
 namespace {
 
@@ -34,6 +36,9 @@ Program route(std::string_view argv0, std::span<const char* const> args) {
     if (word == "--version") return Program::Front;
     const bool front =
         std::find(std::begin(kFrontCommands), std::end(kFrontCommands), word) != std::end(kFrontCommands);
+    if (front && word == "smi")
+      for (std::size_t j = i + 1; j < args.size(); ++j)
+        if (args[j] && smi::changesSettings(args[j])) return Program::Full;
     return front ? Program::Front : Program::Full;
   }
   return Program::Full;

@@ -21,7 +21,9 @@ inline constexpr std::string_view kFrontCommands[] = {"query", "smi"};
 
 // Decides from the arguments after argv[0]: the global options that take a value are skipped
 // with it; the first other word picks. `--version` first is the front's; anything unknown,
-// `--help`, a bare program name or a Slurm hook name (argv[0]) goes to the full program.
+// `--help`, a bare program name or a Slurm hook name (argv[0]) goes to the full program, and so
+// does an `smi` line that changes a setting (-pm, -pl, ...: smi_args.h changesSettings), which
+// needs the agent's control socket and the records database the front does not link.
 Program route(std::string_view argv0, std::span<const char* const> args);
 
 }  // namespace gw::cli

@@ -10,6 +10,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/smi/smi_settings.h"
 
 namespace {
 
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   addRecords(app, run);
   addTop(app, run);
   addSmi(app, run);
+  smi::installSettingsRunner();
   addCompletion(app, run);
 
   return parseAndRun(app, argc, argv, run.exit_code);

@@ -256,6 +256,11 @@ std::int64_t InstallRecorder::latestId() const {
   return latest_id_;
 }
 
+Result<std::int64_t> InstallRecorder::append(const Record& r) {
+  std::lock_guard lock(mu_);
+  return store_->append(r);
+}
+
 Result<std::vector<Record>> InstallRecorder::list(std::size_t limit, const std::string& kind) {
   std::lock_guard lock(mu_);
   return store_->list(limit, kind);

@@ -72,6 +72,8 @@ class InstallRecorder {
   std::int64_t latestId() const;
   nlohmann::json latestState() const;
   std::string latestSummary() const;
+  // Appends a record of another kind (a "setting" the agent applied) under the same lock.
+  Result<std::int64_t> append(const Record& r);
   // The records, newest first (the store is only used under this recorder's lock).
   Result<std::vector<Record>> list(std::size_t limit, const std::string& kind = "");
 

@@ -374,6 +374,50 @@ Result<RemappedRows> Device::remappedRows() const {
   return RemappedRows{corr, unc, pending != 0, failure != 0};
 }
 
+// Calls an NVML setter: OK or NVML's code, named after the function.
+#define GW_CALL_SET(fnptr, fname, ...)                 \
+  do {                                                 \
+    if (!api_) return noHandle(fname);                 \
+    if (!(fnptr)) return missing(fname);               \
+    nvmlReturn_t r = (fnptr)(__VA_ARGS__);             \
+    if (r != NVML_SUCCESS) return nvmlError(r, fname); \
+    return Status::Ok();                               \
+  } while (0)
+
+Status Device::setPersistenceMode(bool enabled) const {
+  GW_CALL_SET(api_->nvmlDeviceSetPersistenceMode, "nvmlDeviceSetPersistenceMode", h_,
+              enabled ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED);
+}
+Status Device::setPowerLimitMw(unsigned milliwatts) const {
+  GW_CALL_SET(api_->nvmlDeviceSetPowerManagementLimit, "nvmlDeviceSetPowerManagementLimit", h_, milliwatts);
+}
+Status Device::setGpuLockedClocks(unsigned min_mhz, unsigned max_mhz) const {
+  GW_CALL_SET(api_->nvmlDeviceSetGpuLockedClocks, "nvmlDeviceSetGpuLockedClocks", h_, min_mhz, max_mhz);
+}
+Status Device::resetGpuLockedClocks() const {
+  GW_CALL_SET(api_->nvmlDeviceResetGpuLockedClocks, "nvmlDeviceResetGpuLockedClocks", h_);
+}
+Status Device::setMemoryLockedClocks(unsigned min_mhz, unsigned max_mhz) const {
+  GW_CALL_SET(api_->nvmlDeviceSetMemoryLockedClocks, "nvmlDeviceSetMemoryLockedClocks", h_, min_mhz, max_mhz);
+}
+Status Device::resetMemoryLockedClocks() const {
+  GW_CALL_SET(api_->nvmlDeviceResetMemoryLockedClocks, "nvmlDeviceResetMemoryLockedClocks", h_);
+}
+Status Device::setApplicationsClocks(unsigned mem_mhz, unsigned graphics_mhz) const {
+  GW_CALL_SET(api_->nvmlDeviceSetApplicationsClocks, "nvmlDeviceSetApplicationsClocks", h_, mem_mhz, graphics_mhz);
+}
+Status Device::resetApplicationsClocks() const {
+  GW_CALL_SET(api_->nvmlDeviceResetApplicationsClocks, "nvmlDeviceResetApplicationsClocks", h_);
+}
+Status Device::setComputeMode(unsigned mode) const {
+  GW_CALL_SET(api_->nvmlDeviceSetComputeMode, "nvmlDeviceSetComputeMode", h_, static_cast<nvmlComputeMode_t>(mode));
+}
+Status Device::setEccMode(bool enabled) const {
+  GW_CALL_SET(api_->nvmlDeviceSetEccMode, "nvmlDeviceSetEccMode", h_,
+              enabled ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED);
+}
+#undef GW_CALL_SET
+
 Result<bool> Device::persistenceMode() const {
   if (!api_) return noHandle("nvmlDeviceGetPersistenceMode");
   if (!api_->nvmlDeviceGetPersistenceMode) return missing("nvmlDeviceGetPersistenceMode");

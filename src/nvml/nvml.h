@@ -171,6 +171,19 @@ class Device {
   // metrics[i].value and .nvmlReturn out; the Status is the call's own result.
   Status gpmMetrics(const GpmSample& earlier, const GpmSample& later, nvmlGpmMetric_t* metrics, unsigned count) const;
 
+  // --- Setters (`gpuwarden smi -pm/-pl/-lgc/...`; they need root, as in NVML). Each answers NVML's
+  // own code: NO_PERMISSION without the privilege, INVALID_ARGUMENT outside the board's range. ---
+  Status setPersistenceMode(bool enabled) const;
+  Status setPowerLimitMw(unsigned milliwatts) const;
+  Status setGpuLockedClocks(unsigned min_mhz, unsigned max_mhz) const;
+  Status resetGpuLockedClocks() const;
+  Status setMemoryLockedClocks(unsigned min_mhz, unsigned max_mhz) const;
+  Status resetMemoryLockedClocks() const;
+  Status setApplicationsClocks(unsigned mem_mhz, unsigned graphics_mhz) const;
+  Status resetApplicationsClocks() const;
+  Status setComputeMode(unsigned mode) const;  // NVML_COMPUTEMODE_*
+  Status setEccMode(bool enabled) const;       // pending until the next reboot
+
   // --- For `gpuwarden smi -q` (nvidia-smi's log): facts only that view shows. ---
   Result<unsigned> brand() const;  // NVML_BRAND_*
 

@@ -552,6 +552,17 @@ typedef struct nvmlGpmSupport_st {
   X(nvmlEventSetWait, nvmlReturn_t, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))             \
   X(nvmlDeviceSetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int limit))                       \
   X(nvmlDeviceSetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t mode))                        \
+  X(nvmlDeviceSetGpuLockedClocks, nvmlReturn_t,                                                                       \
+    (nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz))                                  \
+  X(nvmlDeviceResetGpuLockedClocks, nvmlReturn_t, (nvmlDevice_t device))                                              \
+  X(nvmlDeviceSetMemoryLockedClocks, nvmlReturn_t,                                                                    \
+    (nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz))                                  \
+  X(nvmlDeviceResetMemoryLockedClocks, nvmlReturn_t, (nvmlDevice_t device))                                           \
+  X(nvmlDeviceSetApplicationsClocks, nvmlReturn_t,                                                                    \
+    (nvmlDevice_t device, unsigned int memClockMHz, unsigned int graphicsClockMHz))                                   \
+  X(nvmlDeviceResetApplicationsClocks, nvmlReturn_t, (nvmlDevice_t device))                                           \
+  X(nvmlDeviceSetComputeMode, nvmlReturn_t, (nvmlDevice_t device, nvmlComputeMode_t mode))                            \
+  X(nvmlDeviceSetEccMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t ecc))                                 \
   X(nvmlGpmQueryDeviceSupport, nvmlReturn_t, (nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport))                    \
   X(nvmlGpmSampleAlloc, nvmlReturn_t, (nvmlGpmSample_t * gpmSample))                                                  \
   X(nvmlGpmSampleFree, nvmlReturn_t, (nvmlGpmSample_t gpmSample))                                                     \

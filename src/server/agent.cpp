@@ -794,6 +794,41 @@ HistoryAnswer Agent::history(const HistoryQuery& query) const {
   return runHistoryQuery(query, store_.get(), sink_.get(), views, wallMs());
 }
 
+// `gpuwarden smi -pl …` and the other setting flags, sent by a CLI that finds this agent: applied
+// with the agent's NVML session (root) by the handler `serve` installed, and recorded here with
+// the caller the kernel named.
+json Agent::controlSettings(const json& args, const control::Peer& peer) {
+  if (!options_.settings) return control::errorReply("this agent does not change GPU settings", "unknown_op");
+  auto s = sampler();
+  auto session = s ? s->session() : nullptr;
+  if (!session) return control::errorReply("this agent has no NVML session (is the driver loaded?)", "failed");
+  const platform::FsRoot root(options_.root);
+  std::vector<node::Record> changed;
+  json reply = options_.settings(args, peer, *session, root, &changed);
+  if (reply.value("code", "") == "forbidden") logLine("warning", "settings change refused for " + peer.describe());
+  if (!reply.value("ok", false) || !reply.contains("result") || !reply["result"].is_object()) return reply;
+  json& result = reply["result"];
+  json ids = json::array();
+  std::string unrecorded;
+  for (const auto& r : changed) {
+    logLine("info", "setting changed by " + peer.describe() + ": " + r.summary);
+    if (!records_) {
+      unrecorded = "the agent's records database did not open";
+      continue;
+    }
+    if (auto id = records_->append(r); id)
+      ids.push_back(*id);
+    else
+      unrecorded = id.error();
+  }
+  result["records"] = ids;
+  // The change stands: a record that could not be written is said, not undone.
+  if (!unrecorded.empty() && result.contains("stderr") && result["stderr"].is_string())
+    result["stderr"] =
+        result["stderr"].get<std::string>() + "gpuwarden: the change stands but is not recorded: " + unrecorded + "\n";
+  return reply;
+}
+
 // The control socket's operations (docs/api.md, "Control socket"). Every change names its caller,
 // identified by the kernel (SO_PEERCRED), in the log and in what it records.
 json Agent::control(const std::string& op, const json& args, const control::Peer& peer) {
@@ -833,6 +868,7 @@ json Agent::control(const std::string& op, const json& args, const control::Peer
     e["field"] = a.param;  // the parameter at fault, as in the HTTP error document
     return e;
   }
+  if (op == "settings.apply") return controlSettings(args, peer);
   if (op == "config.reload") {
     logLine("info", "reload requested by " + peer.describe());
     Status st = reload();

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,7 +23,10 @@
 #include "server/config.h"
 #include "node/data_dir.h"
 #include "node/monitor.h"
+#include "node/control_protocol.h"
 #include "node/records.h"
+#include "nvml/nvml.h"
+#include "platform/fs_root.h"
 #include "server/control_server.h"
 #include "server/history_query.h"
 #include "server/history_sink.h"
@@ -32,6 +36,14 @@
 #include "store/store.h"
 
 namespace gw::server {
+
+// The control op settings.apply (gpuwarden smi's setting flags): from the request's args, the
+// caller and the agent's NVML session and filesystem root, the reply, and in *records what
+// changed, which the agent records. `gpuwarden serve` installs smi's (cli/smi/smi_settings.h), so
+// the agent holds no copy of smi's grammar or messages; none installed: the op is refused.
+using SettingsHandler = std::function<nlohmann::json(const nlohmann::json& args, const node::control::Peer& peer,
+                                                     const nvml::Session& session, const platform::FsRoot& root,
+                                                     std::vector<node::Record>* records)>;
 
 struct AgentOptions {
   std::string config_path;  // empty: built-in defaults
@@ -45,6 +57,7 @@ struct AgentOptions {
   std::optional<std::string> pod_resources_socket;
   collect::SessionOpener opener;  // opens NVML (real driver or simulator)
   std::string root = "/";         // filesystem root of /dev/kmsg and /proc (health)
+  SettingsHandler settings;       // the op settings.apply
 };
 
 struct InventorySlot;
@@ -88,6 +101,8 @@ class Agent {
   // The job.* operations (agent_jobs.cpp); nullopt when `op` is not one of them.
   std::optional<nlohmann::json> controlJobs(const std::string& op, const nlohmann::json& args,
                                             const node::control::Peer& peer);
+  // The op settings.apply (smi's setting flags).
+  nlohmann::json controlSettings(const nlohmann::json& args, const node::control::Peer& peer);
   void registerDiagRoutes();
   // GET /api/v1/history and the control op `history`: one query, on the sampler's GPUs now.
   HistoryAnswer history(const HistoryQuery& query) const;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/scenario_parser.h"
+#include "sim/sim_state.h"
 
 namespace gw::sim {
 namespace {
@@ -137,6 +138,10 @@ nvmlReturn_t initLibraryUnguarded() {
   World* w = L.world.load();
   if (!w || w->key != key) {
     auto fresh = std::make_unique<World>(std::move(r.scenario), std::move(key), cs);
+    if (!loadSimState(*fresh, &err)) {
+      setLastError(err);
+      return NVML_ERROR_UNKNOWN;
+    }
     w = fresh.get();
     L.worlds.push_back(std::move(fresh));
     L.world.store(w, std::memory_order_release);

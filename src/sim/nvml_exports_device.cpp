@@ -2,8 +2,10 @@
 // utilisation, and the two settings the product may change.
 #include "sim/export_api.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "sim/sim_state.h"
 #include "sim/world.h"
 
 using namespace gw::sim;
@@ -27,6 +29,24 @@ unsigned long long processMib(const Device& d, double t) {
 }
 
 unsigned rounded(double v) { return static_cast<unsigned>(std::lround(std::max(0.0, v))); }
+
+// A setter's change is written to the state file before the setter answers, so that the next
+// process (the next `gpuwarden smi`) reads it back.
+nvmlReturn_t saved(const Call& c) {
+  std::string err;
+  if (saveSimState(*c.world, c.t, &err)) return NVML_SUCCESS;
+  setLastError(err);
+  return NVML_ERROR_UNKNOWN;
+}
+
+template <typename F>
+nvmlReturn_t changeSettings(const Call& c, F&& change) {
+  {
+    std::lock_guard lock(c.dev->settings_mu);
+    change(c.dev->settings);
+  }
+  return saved(c);
+}
 
 }  // namespace
 
@@ -222,9 +242,15 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, u
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
   if (type >= NVML_CLOCK_COUNT) return NVML_ERROR_INVALID_ARGUMENT;
-  *clock = c.dev->physics->read(c.t, [type](const StepState& s) {
+  unsigned v = c.dev->physics->read(c.t, [type](const StepState& s) {
     return type == NVML_CLOCK_MEM ? s.mem_clock : type == NVML_CLOCK_VIDEO ? s.video_clock : s.sm_clock;
   });
+  // Locked clocks hold the clock inside the locked range, whatever the load asks for.
+  const DeviceSettings set = c.dev->readSettings();
+  auto clamp = [](unsigned x, unsigned lo, unsigned hi) { return hi == 0 ? x : std::clamp(x, lo, hi); };
+  if (type == NVML_CLOCK_MEM) v = clamp(v, set.mem_lock_min, set.mem_lock_max);
+  if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS) v = clamp(v, set.gpu_lock_min, set.gpu_lock_max);
+  *clock = v;
   return NVML_SUCCESS;
 }
 
@@ -254,6 +280,27 @@ nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!clockMHz) return NVML_ERROR_INVALID_ARGUMENT;
   const GpuProfile& P = *c.dev->profile;
+  const DeviceSettings set = c.gpu->readSettings();
+  switch (type) {
+    case NVML_CLOCK_GRAPHICS:
+    case NVML_CLOCK_SM:
+      *clockMHz = set.app_graphics ? set.app_graphics : P.app_graphics_clock;
+      return NVML_SUCCESS;
+    case NVML_CLOCK_MEM:
+      *clockMHz = set.app_mem ? set.app_mem : P.app_mem_clock;
+      return NVML_SUCCESS;
+    case NVML_CLOCK_VIDEO:
+      *clockMHz = P.max_video_clock;
+      return NVML_SUCCESS;
+    default:
+      return NVML_ERROR_INVALID_ARGUMENT;
+  }
+}
+
+nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clockMHz) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!clockMHz) return NVML_ERROR_INVALID_ARGUMENT;
+  const GpuProfile& P = *c.dev->profile;
   switch (type) {
     case NVML_CLOCK_GRAPHICS:
     case NVML_CLOCK_SM:
@@ -270,17 +317,14 @@ nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t
   }
 }
 
-nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clockMHz) {
-  return nvmlDeviceGetApplicationsClock(device, type, clockMHz);
-}
-
 nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t type, nvmlClockId_t id, unsigned int* clockMHz) {
   switch (id) {
     case NVML_CLOCK_ID_CURRENT:
       return nvmlDeviceGetClockInfo(device, type, clockMHz);
     case NVML_CLOCK_ID_APP_CLOCK_TARGET:
-    case NVML_CLOCK_ID_APP_CLOCK_DEFAULT:
       return nvmlDeviceGetApplicationsClock(device, type, clockMHz);
+    case NVML_CLOCK_ID_APP_CLOCK_DEFAULT:
+      return nvmlDeviceGetDefaultApplicationsClock(device, type, clockMHz);
     case NVML_CLOCK_ID_CUSTOMER_BOOST_MAX:
       return nvmlDeviceGetMaxClockInfo(device, type, clockMHz);
     default: {
@@ -462,7 +506,7 @@ nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
-  *mode = NVML_COMPUTEMODE_DEFAULT;
+  *mode = c.gpu->readSettings().compute_mode;
   return NVML_SUCCESS;
 }
 
@@ -486,7 +530,7 @@ nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int
   const GpuProfile& P = *c.dev->profile;
   if (limit < P.power_min_mw || limit > P.power_max_mw) return NVML_ERROR_INVALID_ARGUMENT;
   c.dev->physics->setPowerLimit(c.t, limit);
-  return NVML_SUCCESS;
+  return saved(c);
 }
 
 nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode) {
@@ -494,7 +538,85 @@ nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t
   if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
   if (mode != NVML_FEATURE_ENABLED && mode != NVML_FEATURE_DISABLED) return NVML_ERROR_INVALID_ARGUMENT;
   c.dev->persistence.store(mode == NVML_FEATURE_ENABLED);
-  return NVML_SUCCESS;
+  return saved(c);
+}
+
+// The clock setters check the request against the board's range, as the driver does.
+nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
+                                          unsigned int maxGpuClockMHz) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  const GpuProfile& P = *c.dev->profile;
+  if (minGpuClockMHz > maxGpuClockMHz || minGpuClockMHz < P.idle_sm_clock || maxGpuClockMHz > P.max_graphics_clock)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  return changeSettings(c, [&](DeviceSettings& s) {
+    s.gpu_lock_min = minGpuClockMHz;
+    s.gpu_lock_max = maxGpuClockMHz;
+  });
+}
+
+nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  return changeSettings(c, [](DeviceSettings& s) { s.gpu_lock_min = s.gpu_lock_max = 0; });
+}
+
+nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz,
+                                             unsigned int maxMemClockMHz) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  const GpuProfile& P = *c.dev->profile;
+  if (minMemClockMHz > maxMemClockMHz || minMemClockMHz < P.idle_mem_clock || maxMemClockMHz > P.max_mem_clock)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  return changeSettings(c, [&](DeviceSettings& s) {
+    s.mem_lock_min = minMemClockMHz;
+    s.mem_lock_max = maxMemClockMHz;
+  });
+}
+
+nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  return changeSettings(c, [](DeviceSettings& s) { s.mem_lock_min = s.mem_lock_max = 0; });
+}
+
+// The supported combinations: the board's memory clocks (idle or full) with a graphics clock from
+// the lowest to the highest the board runs.
+nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigned int memClockMHz,
+                                             unsigned int graphicsClockMHz) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  const GpuProfile& P = *c.dev->profile;
+  if ((memClockMHz != P.idle_mem_clock && memClockMHz != P.max_mem_clock && memClockMHz != P.app_mem_clock) ||
+      graphicsClockMHz < P.idle_sm_clock || graphicsClockMHz > P.max_graphics_clock)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  return changeSettings(c, [&](DeviceSettings& s) {
+    s.app_mem = memClockMHz;
+    s.app_graphics = graphicsClockMHz;
+  });
+}
+
+nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t device) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  return changeSettings(c, [](DeviceSettings& s) { s.app_mem = s.app_graphics = 0; });
+}
+
+nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mode) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  // EXCLUSIVE_THREAD went away with CUDA 8; today's drivers refuse it.
+  if (mode == NVML_COMPUTEMODE_EXCLUSIVE_THREAD) return NVML_ERROR_NOT_SUPPORTED;
+  if (mode > NVML_COMPUTEMODE_EXCLUSIVE_PROCESS) return NVML_ERROR_INVALID_ARGUMENT;
+  return changeSettings(c, [&](DeviceSettings& s) { s.compute_mode = mode; });
+}
+
+nvmlReturn_t nvmlDeviceSetEccMode(nvmlDevice_t device, nvmlEnableState_t ecc) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!c.dev->profile->ecc_supported) return NVML_ERROR_NOT_SUPPORTED;
+  if (ecc != NVML_FEATURE_ENABLED && ecc != NVML_FEATURE_DISABLED) return NVML_ERROR_INVALID_ARGUMENT;
+  return changeSettings(c, [&](DeviceSettings& s) { s.ecc_pending = ecc == NVML_FEATURE_ENABLED; });
 }
 
 }  // extern "C"

@@ -33,7 +33,9 @@ nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* curren
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!current || !pending) return NVML_ERROR_INVALID_ARGUMENT;
   if (!c.dev->profile->ecc_supported) return NVML_ERROR_NOT_SUPPORTED;
-  *current = *pending = c.dev->cfg->ecc ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  const DeviceSettings set = c.gpu->readSettings();
+  *current = set.ecc_current ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  *pending = set.ecc_pending ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
 }
 
@@ -43,7 +45,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
   if (!eccCounts || errorType > NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counterType > NVML_AGGREGATE_ECC) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
-  if (!c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;  // counters need ECC on
+  if (!c.gpu->readSettings().ecc_current) return NVML_ERROR_NOT_SUPPORTED;  // counters need ECC on
   EccCounts e = eccAt(faultsOf(c), c.t);
   // Volatile and aggregate agree: every error in a scenario happens after the driver loaded.
   *eccCounts = errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED ? e.sbe : e.dbe;
@@ -67,7 +69,7 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCa
                                        unsigned long long* addresses) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!pageCount || cause > NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR) return NVML_ERROR_INVALID_ARGUMENT;
-  if (!c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;
+  if (!c.gpu->readSettings().ecc_current) return NVML_ERROR_NOT_SUPPORTED;
   RetiredPages r = retiredAt(faultsOf(c), c.t);
   unsigned n = cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? r.dbe : r.sbe;
   if (*pageCount < n) {
@@ -86,7 +88,7 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCa
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t* isPending) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!isPending) return NVML_ERROR_INVALID_ARGUMENT;
-  if (!c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;
+  if (!c.gpu->readSettings().ecc_current) return NVML_ERROR_NOT_SUPPORTED;
   *isPending = retiredAt(faultsOf(c), c.t).pending ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
 }
@@ -95,7 +97,7 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corrRo
                                        unsigned int* isPending, unsigned int* failureOccurred) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!corrRows || !uncRows || !isPending || !failureOccurred) return NVML_ERROR_INVALID_ARGUMENT;
-  if (!c.dev->profile->row_remapping || !c.dev->cfg->ecc) return NVML_ERROR_NOT_SUPPORTED;
+  if (!c.dev->profile->row_remapping || !c.gpu->readSettings().ecc_current) return NVML_ERROR_NOT_SUPPORTED;
   RemappedRows r = remappedAt(faultsOf(c), c.t);
   *corrRows = r.correctable;
   *uncRows = r.uncorrectable;
@@ -227,7 +229,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
   const auto& faults = faultsOf(c);
   const StepState s = d.physics->at(c.t);
   const long long ts = c.world->epochUs(c.t);
-  const bool ecc = d.cfg->ecc;
+  const bool ecc = d.readSettings().ecc_current;
 
   for (int i = 0; i < valuesCount; ++i) {
     nvmlFieldValue_t& v = values[i];

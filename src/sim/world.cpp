@@ -58,6 +58,7 @@ World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)
     d->pci = makePciInfo(g.pci_domain, g.pci_bus, g.pci_device, g.pci_function, g.profile->pci_device_id,
                          g.profile->pci_subsystem_id);
     d->persistence = g.persistence;
+    d->settings.ecc_current = d->settings.ecc_pending = g.ecc;
     std::vector<const FaultConfig*> faults;
     for (const auto& f : scenario.faults) {
       if (std::find(f.gpus.begin(), f.gpus.end(), g.index) == f.gpus.end()) continue;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,17 @@ struct World;
 
 constexpr std::uint32_t kDeviceMagic = 0x56444757;  // "GWDV"
 constexpr unsigned kNoInstance = 0xFFFFFFFFu;       // gpuInstanceId outside MIG
+
+// What NVML's setters changed on a physical GPU (sim_state.h keeps it across processes).
+// 0 in a clock pair: not set, the board's own behaviour.
+struct DeviceSettings {
+  unsigned gpu_lock_min = 0, gpu_lock_max = 0;  // nvmlDeviceSetGpuLockedClocks, MHz
+  unsigned mem_lock_min = 0, mem_lock_max = 0;  // nvmlDeviceSetMemoryLockedClocks, MHz
+  unsigned app_mem = 0, app_graphics = 0;       // nvmlDeviceSetApplicationsClocks, MHz
+  unsigned compute_mode = NVML_COMPUTEMODE_DEFAULT;
+  // ECC: a change is pending until the next boot (GPUWARDEN_SIM_BOOT), as on a real board.
+  bool ecc_current = false, ecc_pending = false;
+};
 
 struct Device {
   std::uint32_t magic = kDeviceMagic;
@@ -38,6 +50,12 @@ struct Device {
   std::unique_ptr<GpuPhysics> physics;    // physical GPUs only
   std::vector<Device*> mig_children;
   std::atomic<bool> persistence{false};
+  mutable std::mutex settings_mu;  // guards settings
+  DeviceSettings settings;
+  DeviceSettings readSettings() const {
+    std::lock_guard lock(settings_mu);
+    return settings;
+  }
 };
 
 struct TimedEvent {

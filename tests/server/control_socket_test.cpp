@@ -393,5 +393,89 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
 }
 
+// `gpuwarden smi -pl` with an agent running: the agent applies the change with its own NVML
+// (the simulator it holds), its own view shows it, and the setting record names the caller the
+// kernel named, with the value before and after.
+TEST(ControlSocketSettings, SmiPowerLimitGoesThroughTheAgentAndIsRecorded) {
+  Agent a;
+  a.start("dgx-h100", "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_FALSE(socketOf(*a.proc).empty()) << a.proc->log();
+  auto limit = [&]() -> double {
+    auto r = httpGet(a.port, "/api/v1/gpus/0/latest");
+    if (r.status != 200) return -1;
+    const json latest = json::parse(r.body);
+    for (const auto& f : latest["fields"])
+      if (f["key"] == "power_limit") return f["value"].get<double>();
+    return -1;
+  };
+  ASSERT_TRUE(eventually([&] { return limit() > 0; }, 20s)) << a.proc->log();
+  const double before = limit();
+  ASSERT_NE(before, 250.0);
+  const std::string env = "GPUWARDEN_DATA_DIR=" + a.data + " ";
+  // The CLI finds the agent through the data folder it was given: the same runtime folder and
+  // GPUWARDEN_DATA_DIR.
+  auto [rc2, out2] = runShell("GPUWARDEN_RUNTIME_DIR=" + a.runtime + " " + env + std::string(GW_BINARY) +
+                              " --simulate dgx-h100 smi -i 0 -pl 250");
+  ASSERT_EQ(rc2, 0) << out2 << a.proc->log();
+  EXPECT_NE(out2.find("was set to 250.00 W from"), std::string::npos) << out2;
+  EXPECT_NE(out2.find("All done."), std::string::npos) << out2;
+  EXPECT_TRUE(eventually([&] { return limit() == 250.0; }, 20s)) << "agent's power_limit " << limit();
+  EXPECT_NE(a.proc->log().find("setting changed by uid " + std::to_string(::geteuid())), std::string::npos)
+      << a.proc->log();
+
+  auto [rc3, recs] = a.cli("--json records --kind setting --data-dir " + a.data);
+  ASSERT_EQ(rc3, 0) << recs;
+  const json r = json::parse(recs)["records"];
+  ASSERT_EQ(r.size(), 1u) << recs;
+  EXPECT_EQ(r[0]["kind"], "setting");
+  EXPECT_NE(r[0]["who"].get<std::string>().find("uid " + std::to_string(::geteuid())), std::string::npos) << recs;
+  char before_text[32];
+  std::snprintf(before_text, sizeof before_text, "%.2f W", before);
+  EXPECT_EQ(r[0]["changes"][0]["before"], before_text) << recs;
+  EXPECT_EQ(r[0]["changes"][0]["after"], "250.00 W") << recs;
+
+  // Out of range through the agent: nvidia-smi's message and exit, nothing recorded.
+  auto [rc4, out4] = runShell("GPUWARDEN_RUNTIME_DIR=" + a.runtime + " " + env + std::string(GW_BINARY) +
+                              " --simulate dgx-h100 smi -i 0 -pl 5000");
+  EXPECT_EQ(rc4, 2) << out4;
+  EXPECT_NE(out4.find("is not a valid power limit which should be between"), std::string::npos) << out4;
+  // A command line for real GPUs is not applied to the simulator the agent holds.
+  auto [rc5, out5] =
+      runShell("GPUWARDEN_RUNTIME_DIR=" + a.runtime + " " + env + std::string(GW_BINARY) + " smi -i 0 -pl 300");
+  EXPECT_EQ(rc5, 2) << out5;
+  EXPECT_NE(out5.find("this agent drives the simulator"), std::string::npos) << out5;
+  EXPECT_EQ(limit(), 250.0);
+}
+
+// Anyone but root is refused by the agent, by uid, and nothing changes: the agent runs as root and
+// would otherwise lend a local user its privilege. The socket is opened to everyone here so that
+// the request reaches the agent (its 0660 mode alone would stop the connection first).
+TEST(ControlSocketSettings, AnotherUserIsRefusedByUid) {
+  // The suite runs as root with util-linux's setpriv (scripts/setup; tests/allowed_skips.txt).
+  ASSERT_EQ(::geteuid(), 0u) << "this test runs the CLI as another uid, which needs root";
+  ASSERT_EQ(::access("/usr/bin/setpriv", X_OK), 0) << "setpriv (util-linux) is missing";
+  Agent a;
+  a.start("dgx-h100", "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  const std::string sock = socketOf(*a.proc);
+  ASSERT_FALSE(sock.empty()) << a.proc->log();
+  ASSERT_EQ(::chmod(a.dir.path().c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(a.runtime.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(sock.c_str(), 0666), 0);
+  auto [rc, out] = runShell("GPUWARDEN_RUNTIME_DIR=" + a.runtime + " GPUWARDEN_DATA_DIR=" + a.data +
+                            " setpriv --reuid 65534 --regid 65534 --clear-groups " + std::string(GW_BINARY) +
+                            " --simulate dgx-h100 smi -i 0 -pl 250");
+  EXPECT_EQ(rc, 4) << out;
+  EXPECT_NE(out.find("Insufficient Permissions"), std::string::npos) << out;
+  EXPECT_NE(out.find("the agent's control socket refused: uid 65534 is not allowed to change GPU settings"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(
+      eventually([&] { return a.proc->log().find("settings change refused for uid 65534") != std::string::npos; }, 10s))
+      << a.proc->log();
+  EXPECT_EQ(a.proc->log().find("setting changed by"), std::string::npos) << a.proc->log();
+}
+
 }  // namespace
 }  // namespace gw::test

@@ -341,6 +341,66 @@ TEST_F(Api_, SettingThePowerLimitNeedsPrivilegeAndRange) {
   EXPECT_EQ(nv.nvmlDeviceSetPersistenceMode(Gpu(0), NVML_FEATURE_DISABLED), NVML_ERROR_NO_PERMISSION);
 }
 
+TEST_F(Api_, ClockModeAndEccSettersChangeWhatTheGettersAnswer) {
+  StartYaml("count: 1\ndefaults: {profile: H100-SXM5-80GB, workload: training}\n");
+  nvmlDevice_t d = Gpu(0);
+  At(30);
+  unsigned clock = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetClockInfo(d, NVML_CLOCK_GRAPHICS, &clock), NVML_SUCCESS);
+  ASSERT_GT(clock, 1200u);
+  // Outside the board's range (345..1980 MHz), or min above max: the driver's INVALID_ARGUMENT.
+  EXPECT_EQ(nv.nvmlDeviceSetGpuLockedClocks(d, 1000, 2500), NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nv.nvmlDeviceSetGpuLockedClocks(d, 100, 1200), NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nv.nvmlDeviceSetGpuLockedClocks(d, 1200, 1000), NVML_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(nv.nvmlDeviceSetGpuLockedClocks(d, 1000, 1200), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &clock), NVML_SUCCESS);
+  EXPECT_EQ(clock, 1200u);
+  ASSERT_EQ(nv.nvmlDeviceResetGpuLockedClocks(d), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &clock), NVML_SUCCESS);
+  EXPECT_GT(clock, 1200u);
+  EXPECT_EQ(nv.nvmlDeviceSetMemoryLockedClocks(d, 1000, 1500), NVML_ERROR_INVALID_ARGUMENT);  // HBM: 2619 only
+  EXPECT_EQ(nv.nvmlDeviceSetMemoryLockedClocks(d, 2619, 2619), NVML_SUCCESS);
+
+  EXPECT_EQ(nv.nvmlDeviceSetApplicationsClocks(d, 1000, 1200), NVML_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(nv.nvmlDeviceSetApplicationsClocks(d, 2619, 1200), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetApplicationsClock(d, NVML_CLOCK_GRAPHICS, &clock), NVML_SUCCESS);
+  EXPECT_EQ(clock, 1200u);
+  ASSERT_EQ(nv.nvmlDeviceGetDefaultApplicationsClock(d, NVML_CLOCK_GRAPHICS, &clock), NVML_SUCCESS);
+  EXPECT_EQ(clock, 1980u);
+  ASSERT_EQ(nv.nvmlDeviceResetApplicationsClocks(d), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceGetApplicationsClock(d, NVML_CLOCK_GRAPHICS, &clock), NVML_SUCCESS);
+  EXPECT_EQ(clock, 1980u);
+
+  EXPECT_EQ(nv.nvmlDeviceSetComputeMode(d, 7), NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nv.nvmlDeviceSetComputeMode(d, NVML_COMPUTEMODE_EXCLUSIVE_THREAD), NVML_ERROR_NOT_SUPPORTED);
+  ASSERT_EQ(nv.nvmlDeviceSetComputeMode(d, NVML_COMPUTEMODE_PROHIBITED), NVML_SUCCESS);
+  nvmlComputeMode_t mode = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetComputeMode(d, &mode), NVML_SUCCESS);
+  EXPECT_EQ(mode, NVML_COMPUTEMODE_PROHIBITED);
+
+  // ECC: pending until a reboot, the current mode unchanged (its counters still answer).
+  ASSERT_EQ(nv.nvmlDeviceSetEccMode(d, NVML_FEATURE_DISABLED), NVML_SUCCESS);
+  nvmlEnableState_t cur = NVML_FEATURE_DISABLED, pend = NVML_FEATURE_ENABLED;
+  ASSERT_EQ(nv.nvmlDeviceGetEccMode(d, &cur, &pend), NVML_SUCCESS);
+  EXPECT_EQ(cur, NVML_FEATURE_ENABLED);
+  EXPECT_EQ(pend, NVML_FEATURE_DISABLED);
+  unsigned long long count = 0;
+  EXPECT_EQ(nv.nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &count),
+            NVML_SUCCESS);
+  nv.nvmlShutdown();
+
+  StartYaml("privileged: false\ncount: 1\ndefaults: {profile: H100-SXM5-80GB}\n");
+  d = Gpu(0);
+  EXPECT_EQ(nv.nvmlDeviceSetGpuLockedClocks(d, 1000, 1200), NVML_ERROR_NO_PERMISSION);
+  EXPECT_EQ(nv.nvmlDeviceResetGpuLockedClocks(d), NVML_ERROR_NO_PERMISSION);
+  EXPECT_EQ(nv.nvmlDeviceSetMemoryLockedClocks(d, 2619, 2619), NVML_ERROR_NO_PERMISSION);
+  EXPECT_EQ(nv.nvmlDeviceResetMemoryLockedClocks(d), NVML_ERROR_NO_PERMISSION);
+  EXPECT_EQ(nv.nvmlDeviceSetApplicationsClocks(d, 2619, 1200), NVML_ERROR_NO_PERMISSION);
+  EXPECT_EQ(nv.nvmlDeviceResetApplicationsClocks(d), NVML_ERROR_NO_PERMISSION);
+  EXPECT_EQ(nv.nvmlDeviceSetComputeMode(d, NVML_COMPUTEMODE_DEFAULT), NVML_ERROR_NO_PERMISSION);
+  EXPECT_EQ(nv.nvmlDeviceSetEccMode(d, NVML_FEATURE_DISABLED), NVML_ERROR_NO_PERMISSION);
+}
+
 // The H100 profile answers what a real H100 SXM5 80GB on a real driver answers (sources in
 // src/sim/profiles.cpp): the numbers here are copied from `nvidia-smi -q`, not from the profile.
 TEST_F(Api_, H100AnswersWhatARealDriverAnswers) {

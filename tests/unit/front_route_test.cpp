@@ -41,6 +41,20 @@ TEST(FrontRoute, EverythingElseGoesToTheFullProgram) {
   EXPECT_EQ(routeOf({"--unknown", "query"}), Program::Full);
 }
 
+TEST(FrontRoute, SmiSettingsGoToTheFullProgram) {
+  // The front links neither the agent's socket nor the records database that a change needs.
+  EXPECT_EQ(routeOf({"smi", "-pl", "250"}), Program::Full);
+  EXPECT_EQ(routeOf({"smi", "-i", "0", "-pm", "1"}), Program::Full);
+  EXPECT_EQ(routeOf({"--simulate", "dgx-h100", "smi", "--power-limit=250"}), Program::Full);
+  EXPECT_EQ(routeOf({"smi", "-r", "-i", "0"}), Program::Full);
+  EXPECT_EQ(routeOf({"smi", "-rgc"}), Program::Full);
+  // Reading stays in the front, even with a value that looks like a flag's.
+  EXPECT_EQ(routeOf({"smi", "-q", "-d", "POWER"}), Program::Front);
+  EXPECT_EQ(routeOf({"smi", "--query-gpu=power.limit", "--format=csv"}), Program::Front);
+  // A setting flag before `smi` is not smi's.
+  EXPECT_EQ(routeOf({"query", "-pl"}), Program::Front);
+}
+
 TEST(FrontRoute, ASlurmHooksNameGoesToTheFullProgram) {
   // The hooks' names pick their command in the full program (main.cpp's kSlurmNames).
   EXPECT_EQ(routeOf({}, "/usr/bin/gpuwarden-slurm-prolog"), Program::Full);

@@ -110,25 +110,78 @@ TEST(SmiArgs, RefusedCombinationsUseNvidiaSmisSentenceAndExitTwo) {
   EXPECT_NE(parse({"-q", "-d", "nope"}).error.find("unknown section 'NOPE'"), std::string::npos);
 }
 
-TEST(SmiArgs, SettingsAreRefusedWithExitThree) {
-  for (const auto& argv : std::vector<std::vector<std::string>>{{"-pm", "1"},
-                                                                {"-pl", "300"},
-                                                                {"--power-limit=300"},
-                                                                {"-lgc", "1000,1500"},
-                                                                {"-rgc"},
-                                                                {"-lmc", "1000"},
-                                                                {"-rmc"},
-                                                                {"-ac", "1215,1410"},
-                                                                {"-rac"},
-                                                                {"-c", "3"},
-                                                                {"-e", "0"},
-                                                                {"-r"},
-                                                                {"-i", "0", "-pm", "1"},
-                                                                {"mig", "-cgi", "9"}}) {
+TEST(SmiArgs, SettingsParseTheirValuesInNvidiaSmisForms) {
+  using K = SettingRequest::Kind;
+  auto setting = [](std::vector<std::string> argv) {
+    auto p = parse(argv);
+    EXPECT_TRUE(p.ok()) << p.error;
+    EXPECT_EQ(p.args.mode, SmiArgs::Mode::Setting) << argv[0];
+    return p.args;
+  };
+  auto pm = setting({"-i", "0", "-pm", "1"});
+  EXPECT_EQ(pm.ids, "0");
+  EXPECT_EQ(pm.setting.kind, K::Persistence);
+  EXPECT_TRUE(pm.setting.on);
+  EXPECT_FALSE(setting({"--persistence-mode=DISABLED"}).setting.on);
+  auto pl = setting({"--power-limit=250.5"});
+  EXPECT_EQ(pl.setting.kind, K::PowerLimit);
+  EXPECT_DOUBLE_EQ(pl.setting.watts, 250.5);
+  auto lgc = setting({"-lgc", "1000,1500"});
+  EXPECT_EQ(lgc.setting.kind, K::LockGpuClocks);
+  EXPECT_EQ(lgc.setting.a, 1000u);
+  EXPECT_EQ(lgc.setting.b, 1500u);
+  auto lmc = setting({"-lmc", "1593"});  // one value: min and max alike
+  EXPECT_EQ(lmc.setting.kind, K::LockMemoryClocks);
+  EXPECT_EQ(lmc.setting.a, 1593u);
+  EXPECT_EQ(lmc.setting.b, 1593u);
+  auto ac = setting({"-ac", "2619,1410"});
+  EXPECT_EQ(ac.setting.kind, K::ApplicationsClocks);
+  EXPECT_EQ(ac.setting.a, 2619u);
+  EXPECT_EQ(ac.setting.b, 1410u);
+  EXPECT_EQ(setting({"-c", "EXCLUSIVE_PROCESS"}).setting.a, 3u);
+  EXPECT_EQ(setting({"-c", "0"}).setting.a, 0u);
+  EXPECT_TRUE(setting({"-e", "1"}).setting.on);
+  EXPECT_EQ(setting({"-rgc"}).setting.kind, K::ResetGpuClocks);
+  EXPECT_EQ(setting({"-rmc"}).setting.kind, K::ResetMemoryClocks);
+  EXPECT_EQ(setting({"-rac"}).setting.kind, K::ResetApplicationsClocks);
+  EXPECT_EQ(setting({"-r", "-i", "1"}).setting.kind, K::Reset);
+}
+
+TEST(SmiArgs, BadSettingValuesAndCombinationsExitTwo) {
+  for (const auto& argv : std::vector<std::vector<std::string>>{{"-pm", "2"},
+                                                                {"-pm"},
+                                                                {"-pl", "abc"},
+                                                                {"-pl", "-5"},
+                                                                {"-lgc", "1500,1000"},
+                                                                {"-lgc", "x"},
+                                                                {"-ac", "1215"},
+                                                                {"-c", "4"},
+                                                                {"-e", "yes"},
+                                                                {"-pm", "1", "-pl", "300"},
+                                                                {"-pm", "1", "-q"},
+                                                                {"-pl", "300", "-L"},
+                                                                {"-r", "-f", "/tmp/x"}}) {
+    auto p = parse(argv);
+    EXPECT_EQ(p.exit, kSmiInvalidArgument) << argv[0] << " " << (argv.size() > 1 ? argv[1] : "");
+    EXPECT_NE(p.error.find(kInvalidCombination), std::string::npos) << p.error;
+  }
+}
+
+TEST(SmiArgs, OtherSettingsAreStillRefusedWithExitThree) {
+  for (const auto& argv :
+       std::vector<std::vector<std::string>>{{"-am", "1"}, {"-mig", "1"}, {"-gom", "0"}, {"mig", "-cgi", "9"}}) {
     auto p = parse(argv);
     EXPECT_EQ(p.exit, kSmiNotSupported) << argv[0];
-    EXPECT_NE(p.error.find("cannot change settings yet"), std::string::npos) << p.error;
+    EXPECT_NE(p.error.find("nothing was changed"), std::string::npos) << p.error;
   }
+}
+
+TEST(SmiArgs, ChangesSettingsNamesTheFlagsThatChangeAGpu) {
+  for (const char* w : {"-pm", "--power-limit=300", "-pl", "-lgc", "-rgc", "-lmc", "-rmc", "-ac", "-rac", "-c", "-e",
+                        "-r", "--gpu-reset"})
+    EXPECT_TRUE(changesSettings(w)) << w;
+  for (const char* w : {"-L", "-q", "-i", "--query-gpu=power.limit", "dmon", "300", "-am"})
+    EXPECT_FALSE(changesSettings(w)) << w;
 }
 
 TEST(SmiArgs, DmonFlags) {

@@ -97,6 +97,14 @@ int lostExit(const std::vector<const nvml::GpuInfo*>& gpus) {
 
 namespace {
 
+SettingsRunner g_settings_runner = nullptr;
+
+}  // namespace
+
+void setSettingsRunner(SettingsRunner runner) { g_settings_runner = runner; }
+
+namespace {
+
 // -L: nvidia-smi's list, MIG devices indented under their GPU.
 int listGpus(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err) {
   Selection sel;
@@ -140,10 +148,22 @@ std::string helpText() {
          "    dmon [-i ID] [-s pucvmet] [-d SEC] [-c COUNT] [-f FILE]   Device monitoring.\n"
          "    pmon [-i ID] [-s um] [-d SEC] [-c COUNT] [-f FILE]        Process monitoring.\n"
          "    topo -m                                                   GPU interconnect matrix.\n\n"
-         "  Settings (-pm, -pl, -lgc, -rgc, -lmc, -rmc, -ac, -rac, -c, -e, -r, mig ...) are refused:\n"
-         "  this build cannot change settings yet.\n\n"
-         "  Return codes are nvidia-smi's: 0 success, 2 invalid argument, 3 not supported, 6 -i not\n"
-         "  found, 9 driver not loaded, 12 NVML library not found, 15 GPU lost, 255 other error.\n";
+         "  DEVICE MODIFICATION OPTIONS (with -i only; root, or the gpuwarden agent's control socket):\n\n"
+         "    -pm,  --persistence-mode=   Set persistence mode: 0/DISABLED, 1/ENABLED.\n"
+         "    -e,   --ecc-config=         Toggle ECC support: 0/DISABLED, 1/ENABLED (after a reboot).\n"
+         "    -c,   --compute-mode=       Set compute mode: 0/DEFAULT, 2/PROHIBITED, 3/EXCLUSIVE_PROCESS.\n"
+         "    -r,   --gpu-reset           Reset the GPU (PCI function-level reset; refused while in use).\n"
+         "    -ac,  --applications-clocks= Set applications clocks: MEM_CLOCK,GRAPHICS_CLOCK.\n"
+         "    -rac, --reset-applications-clocks  Reset the applications clocks to default.\n"
+         "    -lgc, --lock-gpu-clocks=    Lock GPU clocks: MIN_GPU_CLOCK,MAX_GPU_CLOCK.\n"
+         "    -rgc, --reset-gpu-clocks    Reset the locked GPU clocks.\n"
+         "    -lmc, --lock-memory-clocks= Lock memory clocks: MIN_MEMORY_CLOCK,MAX_MEMORY_CLOCK.\n"
+         "    -rmc, --reset-memory-clocks Reset the locked memory clocks.\n"
+         "    -pl,  --power-limit=        Set the power limit in watts (within the board's range).\n\n"
+         "  Other setting flags (-am, -caa, -p, -mig, -gom, -t, ...) and mig are refused (exit 3).\n\n"
+         "  Return codes are nvidia-smi's: 0 success, 2 invalid argument, 3 not supported, 4 no\n"
+         "  permission, 6 -i not found, 9 driver not loaded, 12 NVML library not found, 15 GPU lost,\n"
+         "  19 GPU in use, 255 other error.\n";
 }
 
 int version(Context& ctx, std::ostream& out, std::ostream& err) {
@@ -273,6 +293,13 @@ int dispatch(Context& ctx, const std::vector<std::string>& words, std::ostream& 
     case SmiArgs::Mode::Query:
     case SmiArgs::Mode::Summary:
       return looped(ctx, a, out, err);
+    case SmiArgs::Mode::Setting:
+      if (!g_settings_runner) {
+        err << "gpuwarden smi: " << a.setting.flag << " changes a GPU setting, which gpuwarden-full does; run "
+            << "`gpuwarden smi` (not the front alone). Nothing was changed.\n";
+        return kSmiOther;
+      }
+      return g_settings_runner(ctx, a.ids, a.setting, words, out, err);
   }
   return kSmiOther;
 }

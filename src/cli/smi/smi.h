@@ -10,6 +10,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/context.h"
 
@@ -54,6 +55,15 @@ struct QueryRequest {
 // Runs one round of a query and writes nvidia-smi's CSV to `out`, errors (nvidia-smi's own
 // wording) to `err`. Returns an SmiExit. `ctx` opens NVML (or the simulator) on first use.
 int runQuery(Context& ctx, const QueryRequest& request, std::ostream& out, std::ostream& err);
+
+// The setting flags (-pm, -pl, ...; smi_settings.h) are gpuwarden-full's, which links the agent's
+// control socket and the records database: its main() installs the runner. The front, to which
+// front_route.h never hands such a line, has none and says so. `words` are the words after
+// `smi`, which the agent parses again.
+struct SettingRequest;
+using SettingsRunner = int (*)(Context& ctx, const std::string& ids, const SettingRequest& request,
+                               const std::vector<std::string>& words, std::ostream& out, std::ostream& err);
+void setSettingsRunner(SettingsRunner runner);
 
 // The text `--help-query-gpu` (and the other --help-query-*) print, in nvidia-smi's layout.
 std::string queryHelp(QueryRequest::Kind kind);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
+#include <map>
 #include <set>
 
 namespace gw::cli::smi {
@@ -28,29 +30,38 @@ const std::vector<std::string> kSections = {"MEMORY",
                                             "RESET_STATUS",
                                             "GSP_FIRMWARE_VERSION"};
 
-// Flags that change a GPU's settings. Recognised so that none is silently taken for something
-// else; refused until the settings work (R41) goes through the agent's control socket.
-const std::set<std::string> kSettingFlags = {"-pm",  "--persistence-mode",
-                                             "-pl",  "--power-limit",
-                                             "-lgc", "--lock-gpu-clocks",
-                                             "-rgc", "--reset-gpu-clocks",
-                                             "-lmc", "--lock-memory-clocks",
-                                             "-rmc", "--reset-memory-clocks",
-                                             "-ac",  "--applications-clocks",
-                                             "-rac", "--reset-applications-clocks",
-                                             "-c",   "--compute-mode",
-                                             "-e",   "--ecc-config",
-                                             "-r",   "--gpu-reset",
-                                             "-am",  "--accounting-mode",
-                                             "-caa", "--clear-accounted-apps",
-                                             "-p",   "--reset-ecc-errors",
-                                             "-mig", "--multi-instance-gpu",
-                                             "-cc",  "--cuda-clocks",
-                                             "-dm",  "--driver-model",
-                                             "-fdm", "--force-driver-model",
-                                             "-gom", "--gpu-operation-mode",
-                                             "-acp", "--applications-clocks-permission",
-                                             "-t",   "--toggle-led"};
+// The setting flags this build changes (through NVML, or the agent's control socket: R24).
+const std::map<std::string, SettingRequest::Kind> kChangeFlags = {
+    {"-pm", SettingRequest::Kind::Persistence},
+    {"--persistence-mode", SettingRequest::Kind::Persistence},
+    {"-pl", SettingRequest::Kind::PowerLimit},
+    {"--power-limit", SettingRequest::Kind::PowerLimit},
+    {"-lgc", SettingRequest::Kind::LockGpuClocks},
+    {"--lock-gpu-clocks", SettingRequest::Kind::LockGpuClocks},
+    {"-rgc", SettingRequest::Kind::ResetGpuClocks},
+    {"--reset-gpu-clocks", SettingRequest::Kind::ResetGpuClocks},
+    {"-lmc", SettingRequest::Kind::LockMemoryClocks},
+    {"--lock-memory-clocks", SettingRequest::Kind::LockMemoryClocks},
+    {"-rmc", SettingRequest::Kind::ResetMemoryClocks},
+    {"--reset-memory-clocks", SettingRequest::Kind::ResetMemoryClocks},
+    {"-ac", SettingRequest::Kind::ApplicationsClocks},
+    {"--applications-clocks", SettingRequest::Kind::ApplicationsClocks},
+    {"-rac", SettingRequest::Kind::ResetApplicationsClocks},
+    {"--reset-applications-clocks", SettingRequest::Kind::ResetApplicationsClocks},
+    {"-c", SettingRequest::Kind::ComputeMode},
+    {"--compute-mode", SettingRequest::Kind::ComputeMode},
+    {"-e", SettingRequest::Kind::Ecc},
+    {"--ecc-config", SettingRequest::Kind::Ecc},
+    {"-r", SettingRequest::Kind::Reset},
+    {"--gpu-reset", SettingRequest::Kind::Reset},
+};
+// Setting flags this build recognises but does not change: refused, so that none is silently
+// taken for something else.
+const std::set<std::string> kSettingFlags = {
+    "-am",  "--accounting-mode",    "-caa", "--clear-accounted-apps", "-p",   "--reset-ecc-errors",
+    "-mig", "--multi-instance-gpu", "-cc",  "--cuda-clocks",          "-dm",  "--driver-model",
+    "-fdm", "--force-driver-model", "-gom", "--gpu-operation-mode",   "-acp", "--applications-clocks-permission",
+    "-t",   "--toggle-led"};
 // Subcommands that change settings (mig) or that this build does not show yet.
 const std::set<std::string> kSettingSubcommands = {"mig", "drain", "conf-compute", "gpm-config"};
 const std::set<std::string> kUnsupportedSubcommands = {"nvlink",       "clocks",     "encodersessions",
@@ -115,8 +126,72 @@ class Parser {
   }
   SmiParse settings(const std::string& flag) {
     return fail(kSmiNotSupported, "gpuwarden smi: " + flag +
-                                      " changes a GPU setting, and this build of gpuwarden cannot change settings "
-                                      "yet; nothing was changed.");
+                                      " is not available in this build (it changes -pm, -pl, -lgc, -rgc, -lmc, -rmc, "
+                                      "-ac, -rac, -c, -e and -r); nothing was changed.");
+  }
+
+  // The value of a setting flag, checked for form; the range is the board's (NVML checks it).
+  std::optional<SmiParse> settingValue(const Token& t, SettingRequest::Kind kind) {
+    using K = SettingRequest::Kind;
+    SettingRequest& r = out_.args.setting;
+    r.kind = kind;
+    r.flag = t.name;
+    if (kind == K::ResetGpuClocks || kind == K::ResetMemoryClocks || kind == K::ResetApplicationsClocks ||
+        kind == K::Reset)
+      return std::nullopt;
+    auto v = value(t);
+    if (!v || v->empty()) return invalid(t.name + " needs a value");
+    std::string upper = *v;
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+    auto pair = [&](bool one_allowed) -> bool {
+      const auto comma = v->find(',');
+      auto first = toUnsigned(v->substr(0, comma));
+      if (!first) return false;
+      r.a = r.b = *first;
+      if (comma == std::string::npos) return one_allowed;
+      auto second = toUnsigned(v->substr(comma + 1));
+      if (!second) return false;
+      r.b = *second;
+      return true;
+    };
+    switch (kind) {
+      case K::Persistence:
+      case K::Ecc:
+        if (upper == "1" || upper == "ENABLED") {
+          r.on = true;
+        } else if (upper == "0" || upper == "DISABLED") {
+          r.on = false;
+        } else {
+          return invalid(t.name + " takes 0/DISABLED or 1/ENABLED, not '" + *v + "'");
+        }
+        return std::nullopt;
+      case K::PowerLimit: {
+        char* end = nullptr;
+        const double w = std::strtod(v->c_str(), &end);
+        if (end == v->c_str() || *end != '\0' || !(w > 0) || w > 1e5)
+          return invalid(t.name + " takes a power limit in watts, not '" + *v + "'");
+        r.watts = w;
+        return std::nullopt;
+      }
+      case K::LockGpuClocks:
+      case K::LockMemoryClocks:
+        if (!pair(true) || r.a > r.b)
+          return invalid(t.name + " takes MIN,MAX clocks in MHz (MIN no higher than MAX), not '" + *v + "'");
+        return std::nullopt;
+      case K::ApplicationsClocks:
+        if (!pair(false)) return invalid(t.name + " takes MEMORY,GRAPHICS clocks in MHz, not '" + *v + "'");
+        return std::nullopt;
+      case K::ComputeMode:
+        for (unsigned m = 0; m <= 3; ++m)
+          if (upper == std::to_string(m) || upper == computeModeWord(m)) {
+            r.a = m;
+            return std::nullopt;
+          }
+        return invalid(t.name + " takes 0/DEFAULT, 1/EXCLUSIVE_THREAD, 2/PROHIBITED or 3/EXCLUSIVE_PROCESS, not '" +
+                       *v + "'");
+      default:
+        return std::nullopt;
+    }
   }
 
   // The value of an option that needs one: after '=' or the next word.
@@ -137,12 +212,18 @@ class Parser {
     bool list = false, query = false, help = false, version = false;
     std::optional<QueryRequest::Kind> select, help_query;
     std::string format;
-    bool have_format = false, have_sections = false;
+    bool have_format = false, have_sections = false, setting = false;
     while (pos_ < argv_.size()) {
       const std::string word = argv_[pos_++];
       const Token t = split(word);
       const std::string& n = t.name;
       if (kSettingFlags.contains(n)) return settings(n);
+      if (auto change = kChangeFlags.find(n); change != kChangeFlags.end()) {
+        if (setting) return invalid("one setting at a time (" + out_.args.setting.flag + " and " + n + ")");
+        setting = true;
+        if (auto bad = settingValue(t, change->second)) return *bad;
+        continue;
+      }
       if (n == "-h" || n == "--help") {
         help = true;
       } else if (n == "--version") {
@@ -232,6 +313,13 @@ class Parser {
     if (help_query) {
       a.mode = SmiArgs::Mode::HelpQuery;
       a.help_kind = *help_query;
+      return out_;
+    }
+    if (setting) {
+      // As nvidia-smi: a setting goes with -i alone.
+      if (list || query || select || a.xml || have_sections || have_format || a.loop_ms || !a.filename.empty())
+        return invalid(out_.args.setting.flag + " goes with -i only");
+      a.mode = SmiArgs::Mode::Setting;
       return out_;
     }
     const int views = int(list) + int(query) + int(select.has_value());
@@ -332,6 +420,23 @@ class Parser {
 }  // namespace
 
 const std::vector<std::string>& querySections() { return kSections; }
+
+bool changesSettings(const std::string& word) { return kChangeFlags.contains(split(word).name); }
+
+const char* computeModeWord(unsigned mode) {
+  switch (mode) {
+    case 0:
+      return "DEFAULT";
+    case 1:
+      return "EXCLUSIVE_THREAD";
+    case 2:
+      return "PROHIBITED";
+    case 3:
+      return "EXCLUSIVE_PROCESS";
+    default:
+      return "UNKNOWN";
+  }
+}
 
 SmiParse parseSmiArgs(const std::vector<std::string>& argv) { return Parser(argv).run(); }
 

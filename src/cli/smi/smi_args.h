@@ -11,6 +11,28 @@
 
 namespace gw::cli::smi {
 
+// One settings change, parsed and checked for form (the board's range is NVML's to check).
+struct SettingRequest {
+  enum class Kind {
+    Persistence,              // -pm 0|1: on = enabled
+    PowerLimit,               // -pl WATTS: watts
+    LockGpuClocks,            // -lgc MIN[,MAX]: a, b
+    ResetGpuClocks,           // -rgc
+    LockMemoryClocks,         // -lmc MIN[,MAX]: a, b
+    ResetMemoryClocks,        // -rmc
+    ApplicationsClocks,       // -ac MEM,GRAPHICS: a (memory), b (graphics)
+    ResetApplicationsClocks,  // -rac
+    ComputeMode,              // -c 0|1|2|3 or its name: a
+    Ecc,                      // -e 0|1: on
+    Reset,                    // -r
+  };
+  Kind kind = Kind::Persistence;
+  std::string flag;  // as typed ("--power-limit"), for messages
+  bool on = false;
+  double watts = 0;
+  unsigned a = 0, b = 0;
+};
+
 struct SmiArgs {
   enum class Mode {
     Summary,    // no view flag: the table
@@ -22,7 +44,8 @@ struct SmiArgs {
     HelpQuery,  // --help-query-gpu and the others
     Dmon,
     Pmon,
-    Topo,  // topo -m
+    Topo,     // topo -m
+    Setting,  // -pm, -pl, -lgc, ... (setting below)
   };
   Mode mode = Mode::Summary;
   std::string ids;                                         // -i/--id, as given (comma list)
@@ -33,9 +56,10 @@ struct SmiArgs {
   QueryRequest query;                                      // Select: kind, fields, format, ids
   QueryRequest::Kind help_kind = QueryRequest::Kind::Gpu;  // HelpQuery
   // dmon and pmon
-  std::string select;    // -s: the metric groups, empty for the subcommand's default
-  unsigned count = 0;    // -c: samples, 0 until interrupted
-  unsigned delay_s = 1;  // -d: seconds between samples
+  std::string select;      // -s: the metric groups, empty for the subcommand's default
+  unsigned count = 0;      // -c: samples, 0 until interrupted
+  unsigned delay_s = 1;    // -d: seconds between samples
+  SettingRequest setting;  // Setting
 };
 
 struct SmiParse {
@@ -50,6 +74,14 @@ SmiParse parseSmiArgs(const std::vector<std::string>& argv);
 // nvidia-smi's own sentence for a command line it does not accept.
 inline constexpr const char* kInvalidCombination =
     "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.";
+
+// True when `word` (an argument after `smi`) names a flag or subcommand that changes a GPU:
+// front_route.h sends such lines to the full program, which alone links the settings.
+bool changesSettings(const std::string& word);
+
+// nvidia-smi's names of the compute modes (NVML_COMPUTEMODE_*): "DEFAULT", "EXCLUSIVE_THREAD",
+// "PROHIBITED", "EXCLUSIVE_PROCESS".
+const char* computeModeWord(unsigned mode);
 
 // The sections -d accepts with -q (nvidia-smi's names).
 const std::vector<std::string>& querySections();
