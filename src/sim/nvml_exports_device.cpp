@@ -1,5 +1,7 @@
 // Per-device identity and the time-varying readings: memory, clocks, power, thermal,
-// utilisation, and the two settings the product may change.
+// utilisation, and the settings the product may change (smi's setters).
+#include <unistd.h>
+
 #include "sim/export_api.h"
 
 #include <algorithm>
@@ -29,6 +31,10 @@ unsigned long long processMib(const Device& d, double t) {
 }
 
 unsigned rounded(double v) { return static_cast<unsigned>(std::lround(std::max(0.0, v))); }
+
+// As the driver: only root changes a GPU's settings, and a scenario with `privileged: false` is a
+// context where even root may not (a container without CAP_SYS_ADMIN).
+bool mayChangeSettings(const Call& c) { return c.world->scenario.privileged && ::geteuid() == 0; }
 
 // A setter's change is written to the state file before the setter answers, so that the next
 // process (the next `gpuwarden smi`) reads it back.
@@ -526,7 +532,7 @@ nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t* di
 
 nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   const GpuProfile& P = *c.dev->profile;
   if (limit < P.power_min_mw || limit > P.power_max_mw) return NVML_ERROR_INVALID_ARGUMENT;
   c.dev->physics->setPowerLimit(c.t, limit);
@@ -535,7 +541,7 @@ nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int
 
 nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   if (mode != NVML_FEATURE_ENABLED && mode != NVML_FEATURE_DISABLED) return NVML_ERROR_INVALID_ARGUMENT;
   c.dev->persistence.store(mode == NVML_FEATURE_ENABLED);
   return saved(c);
@@ -545,7 +551,7 @@ nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t
 nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
                                           unsigned int maxGpuClockMHz) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   const GpuProfile& P = *c.dev->profile;
   if (minGpuClockMHz > maxGpuClockMHz || minGpuClockMHz < P.idle_sm_clock || maxGpuClockMHz > P.max_graphics_clock)
     return NVML_ERROR_INVALID_ARGUMENT;
@@ -557,14 +563,14 @@ nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minG
 
 nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   return changeSettings(c, [](DeviceSettings& s) { s.gpu_lock_min = s.gpu_lock_max = 0; });
 }
 
 nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz,
                                              unsigned int maxMemClockMHz) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   const GpuProfile& P = *c.dev->profile;
   if (minMemClockMHz > maxMemClockMHz || minMemClockMHz < P.idle_mem_clock || maxMemClockMHz > P.max_mem_clock)
     return NVML_ERROR_INVALID_ARGUMENT;
@@ -576,7 +582,7 @@ nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int m
 
 nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   return changeSettings(c, [](DeviceSettings& s) { s.mem_lock_min = s.mem_lock_max = 0; });
 }
 
@@ -585,7 +591,7 @@ nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
 nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigned int memClockMHz,
                                              unsigned int graphicsClockMHz) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   const GpuProfile& P = *c.dev->profile;
   if ((memClockMHz != P.idle_mem_clock && memClockMHz != P.max_mem_clock && memClockMHz != P.app_mem_clock) ||
       graphicsClockMHz < P.idle_sm_clock || graphicsClockMHz > P.max_graphics_clock)
@@ -598,13 +604,13 @@ nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigned int m
 
 nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t device) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   return changeSettings(c, [](DeviceSettings& s) { s.app_mem = s.app_graphics = 0; });
 }
 
 nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mode) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   // EXCLUSIVE_THREAD went away with CUDA 8; today's drivers refuse it.
   if (mode == NVML_COMPUTEMODE_EXCLUSIVE_THREAD) return NVML_ERROR_NOT_SUPPORTED;
   if (mode > NVML_COMPUTEMODE_EXCLUSIVE_PROCESS) return NVML_ERROR_INVALID_ARGUMENT;
@@ -613,7 +619,7 @@ nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mod
 
 nvmlReturn_t nvmlDeviceSetEccMode(nvmlDevice_t device, nvmlEnableState_t ecc) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!c.world->scenario.privileged) return NVML_ERROR_NO_PERMISSION;
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   if (!c.dev->profile->ecc_supported) return NVML_ERROR_NOT_SUPPORTED;
   if (ecc != NVML_FEATURE_ENABLED && ecc != NVML_FEATURE_DISABLED) return NVML_ERROR_INVALID_ARGUMENT;
   return changeSettings(c, [&](DeviceSettings& s) { s.ecc_pending = ecc == NVML_FEATURE_ENABLED; });

@@ -4,6 +4,8 @@
 // and without privilege (a scenario with `privileged: false`: exit 4, the missing privilege
 // named); -e pending until a simulated reboot; -r refused while processes run; every change
 // recorded. No agent answers here (a private runtime folder): smi applies and records alone.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -109,6 +111,27 @@ TEST(SmiSettings, EverySetterWithoutPrivilegeExitsFourAndNamesIt) {
     EXPECT_TRUE(has(r.err, "Terminating early due to previous errors.")) << r.err;
   }
   EXPECT_EQ(n.query("power.limit"), n.query("power.default_limit"));
+}
+
+// As the driver: on a privileged node only root changes settings. Another user is told that root
+// is what it lacks, and nothing changes.
+TEST(SmiSettings, AnotherUserThanRootIsToldItNeedsRoot) {
+  // The suite runs as root with util-linux's setpriv (scripts/setup; tests/allowed_skips.txt).
+  ASSERT_EQ(::geteuid(), 0u) << "this test runs smi as another uid, which needs root";
+  ASSERT_EQ(::access("/usr/bin/setpriv", X_OK), 0) << "setpriv (util-linux) is missing";
+  Node n;
+  platform::RunOptions o;
+  o.timeout = std::chrono::seconds(60);
+  // No state file and no data folder it could not reach anyway; a runtime folder with no agent.
+  o.env = {{"GPUWARDEN_RUNTIME_DIR", "/nonexistent/gw-run"}, {"GPUWARDEN_DATA_DIR", "/nonexistent/gw-data"}};
+  platform::SystemProcessRunner runner;
+  auto r = runner.run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GW_BINARY, "--simulate",
+                       "dgx-h100", "smi", "-i", "0", "-pl", "300"},
+                      o);
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "Insufficient Permissions")) << r.err;
+  EXPECT_TRUE(has(r.err, "needs root: this process runs as uid 65534")) << r.err;
+  EXPECT_FALSE(has(r.out, "was set to")) << r.out;
 }
 
 TEST(SmiSettings, LockedClocksHoldTheClockAndResetReleasesIt) {
