@@ -54,6 +54,19 @@ nvmlReturn_t changeSettings(const Call& c, F&& change) {
   return saved(c);
 }
 
+// Locked clocks, graphics or memory: [min, max] within the board's range [lo, hi], as the driver
+// checks; the reset passes 0 for all four, which releases the lock.
+using LockField = unsigned DeviceSettings::*;
+nvmlReturn_t lockClocks(const Call& c, unsigned min, unsigned max, unsigned lo, unsigned hi, LockField min_field,
+                        LockField max_field) {
+  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
+  if (min > max || min < lo || max > hi) return NVML_ERROR_INVALID_ARGUMENT;
+  return changeSettings(c, [&](DeviceSettings& s) {
+    s.*min_field = min;
+    s.*max_field = max;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -547,43 +560,30 @@ nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t
   return saved(c);
 }
 
-// The clock setters check the request against the board's range, as the driver does.
 nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
                                           unsigned int maxGpuClockMHz) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   const GpuProfile& P = *c.dev->profile;
-  if (minGpuClockMHz > maxGpuClockMHz || minGpuClockMHz < P.idle_sm_clock || maxGpuClockMHz > P.max_graphics_clock)
-    return NVML_ERROR_INVALID_ARGUMENT;
-  return changeSettings(c, [&](DeviceSettings& s) {
-    s.gpu_lock_min = minGpuClockMHz;
-    s.gpu_lock_max = maxGpuClockMHz;
-  });
+  return lockClocks(c, minGpuClockMHz, maxGpuClockMHz, P.idle_sm_clock, P.max_graphics_clock,
+                    &DeviceSettings::gpu_lock_min, &DeviceSettings::gpu_lock_max);
 }
 
 nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
-  return changeSettings(c, [](DeviceSettings& s) { s.gpu_lock_min = s.gpu_lock_max = 0; });
+  return lockClocks(c, 0, 0, 0, 0, &DeviceSettings::gpu_lock_min, &DeviceSettings::gpu_lock_max);
 }
 
 nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz,
                                              unsigned int maxMemClockMHz) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
   const GpuProfile& P = *c.dev->profile;
-  if (minMemClockMHz > maxMemClockMHz || minMemClockMHz < P.idle_mem_clock || maxMemClockMHz > P.max_mem_clock)
-    return NVML_ERROR_INVALID_ARGUMENT;
-  return changeSettings(c, [&](DeviceSettings& s) {
-    s.mem_lock_min = minMemClockMHz;
-    s.mem_lock_max = maxMemClockMHz;
-  });
+  return lockClocks(c, minMemClockMHz, maxMemClockMHz, P.idle_mem_clock, P.max_mem_clock, &DeviceSettings::mem_lock_min,
+                    &DeviceSettings::mem_lock_max);
 }
 
 nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-  if (!mayChangeSettings(c)) return NVML_ERROR_NO_PERMISSION;
-  return changeSettings(c, [](DeviceSettings& s) { s.mem_lock_min = s.mem_lock_max = 0; });
+  return lockClocks(c, 0, 0, 0, 0, &DeviceSettings::mem_lock_min, &DeviceSettings::mem_lock_max);
 }
 
 // The supported combinations: the board's memory clocks (idle or full) with a graphics clock from
