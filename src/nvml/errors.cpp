@@ -113,6 +113,8 @@ std::string errorMeaning(nvmlReturn_t r) {
       return "insufficient resources";
     case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
       return "struct version not supported by this driver";
+    case NVML_ERROR_UNKNOWN:
+      return "Unknown Error (the driver gave no reason)";
     default:
       return std::string("unknown NVML error ") + std::to_string(r);
   }

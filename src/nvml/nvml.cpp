@@ -16,6 +16,16 @@ Status missing(const char* fn) {
 // A Device without a handle has no api_: every call says so instead of dereferencing null.
 Status noHandle(const char* fn) { return nvmlError(NVML_ERROR_INVALID_ARGUMENT, fn); }
 
+// A setter that failed: the simulator says why it failed for a reason of its own (it could not
+// save its state file), which NVML's codes cannot carry.
+Status setterError(const NvmlApi& api, nvmlReturn_t r, const char* fn) {
+  Status st = nvmlError(r, fn);
+  if (r != NVML_ERROR_UNKNOWN || !api.gwSimLastError) return st;
+  const char* detail = api.gwSimLastError();
+  if (!detail || !*detail) return st;
+  return Status::Nvml(static_cast<int>(r), st.message() + " (simulator: " + detail + ")");
+}
+
 // Calls an NVML getter that fills one out-parameter of type T.
 #define GW_CALL_OUT(T, fnptr, fname, ...)              \
   do {                                                 \
@@ -375,13 +385,13 @@ Result<RemappedRows> Device::remappedRows() const {
 }
 
 // Calls an NVML setter: OK or NVML's code, named after the function.
-#define GW_CALL_SET(fnptr, fname, ...)                 \
-  do {                                                 \
-    if (!api_) return noHandle(fname);                 \
-    if (!(fnptr)) return missing(fname);               \
-    nvmlReturn_t r = (fnptr)(__VA_ARGS__);             \
-    if (r != NVML_SUCCESS) return nvmlError(r, fname); \
-    return Status::Ok();                               \
+#define GW_CALL_SET(fnptr, fname, ...)                          \
+  do {                                                          \
+    if (!api_) return noHandle(fname);                          \
+    if (!(fnptr)) return missing(fname);                        \
+    nvmlReturn_t r = (fnptr)(__VA_ARGS__);                      \
+    if (r != NVML_SUCCESS) return setterError(*api_, r, fname); \
+    return Status::Ok();                                        \
   } while (0)
 
 Status Device::setPersistenceMode(bool enabled) const {

@@ -113,6 +113,21 @@ TEST(SmiSettings, EverySetterWithoutPrivilegeExitsFourAndNamesIt) {
   EXPECT_EQ(n.query("power.limit"), n.query("power.default_limit"));
 }
 
+// The simulator failing for a reason of its own (its state file cannot be written) says so, where
+// NVML's code alone would only be "Unknown Error".
+TEST(SmiSettings, ASimulatorThatCannotSaveItsStateSaysWhy) {
+  Node n;
+  auto env = n.env();
+  env["GPUWARDEN_SIM_STATE"] = n.dir.path() + "/no-such-folder/sim-state";
+  auto r = runGw({"--simulate", "dgx-h100", "smi", "-i", "0", "-pl", "300"}, env);
+  EXPECT_EQ(r.code, 255) << describe(r);
+  EXPECT_TRUE(has(r.err, "nvmlDeviceSetPowerManagementLimit: Unknown Error")) << r.err;
+  EXPECT_TRUE(
+      has(r.err, "(simulator: GPUWARDEN_SIM_STATE " + n.dir.path() + "/no-such-folder/sim-state: cannot create"))
+      << r.err;
+  EXPECT_TRUE(n.records().empty());
+}
+
 // As the driver: on a privileged node only root changes settings. Another user is told that root
 // is what it lacks, and nothing changes.
 TEST(SmiSettings, AnotherUserThanRootIsToldItNeedsRoot) {
