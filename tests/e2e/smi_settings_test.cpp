@@ -128,6 +128,22 @@ TEST(SmiSettings, ASimulatorThatCannotSaveItsStateSaysWhy) {
   EXPECT_TRUE(n.records().empty());
 }
 
+// A hung GPU holds up only itself: selected, the command stops at the call deadline and changes
+// nothing; not selected, the others are changed.
+TEST(SmiSettings, AHungGpuDoesNotHoldTheCommandUp) {
+  Node n;
+  n.scenario = "fault-hang";
+  auto env = n.env();
+  env["GPUWARDEN_SIM_START"] = "15";
+  auto all = runGw({"--simulate", "fault-hang", "smi", "-pl", "300"}, env);
+  EXPECT_EQ(all.code, 255) << describe(all);
+  EXPECT_TRUE(has(all.err, "Unable to determine the device handle for GPU5: no answer within")) << all.err;
+  EXPECT_FALSE(has(all.out, "was set to")) << all.out;
+  auto one = runGw({"--simulate", "fault-hang", "smi", "-i", "0", "-pl", "300"}, env);
+  EXPECT_EQ(one.code, 0) << describe(one);
+  EXPECT_TRUE(has(one.out, "was set to 300.00 W")) << one.out;
+}
+
 // As the driver: on a privileged node only root changes settings. Another user is told that root
 // is what it lacks, and nothing changes.
 TEST(SmiSettings, AnotherUserThanRootIsToldItNeedsRoot) {

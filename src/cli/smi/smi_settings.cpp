@@ -14,6 +14,7 @@
 #include "node/control_protocol.h"
 #include "nvml/errors.h"
 #include "platform/clock.h"
+#include "platform/deadline.h"
 
 namespace gw::cli::smi {
 namespace {
@@ -96,15 +97,37 @@ class Applier {
     auto count = session_.deviceCount();
     if (!count) return fail(kSmiOther, "gpuwarden: " + count.status().message() + "\n");
     const GpuSelection sel = parseSelection(ids);
+    // Identity under the call deadline: a hung GPU must not hold the command up.
+    struct Id {
+      Result<nvml::Device> d = Status::Error("not read");
+      std::string uuid, bus_id;
+    };
+    const nvml::Session* session = &session_;
+    auto ids_read = platform::runEachWithDeadline<Id>(
+        *count,
+        [session](std::size_t i) {
+          Id id;
+          id.d = session->deviceByIndex(static_cast<unsigned>(i));
+          if (id.d) {
+            id.uuid = id.d->uuid().value_or("");
+            if (auto pci = id.d->pciInfo()) id.bus_id = pci->bus_id;
+          }
+          return id;
+        },
+        kCallDeadline);
     for (unsigned i = 0; i < *count; ++i) {
-      auto d = session_.deviceByIndex(i);
+      if (!ids_read[i]) {
+        if (!sel.matches(i, "", "")) continue;
+        o_.err += "Unable to determine the device handle for GPU" + std::to_string(i) + ": no answer within " +
+                  std::to_string(kCallDeadline.count()) + " ms\n";
+        return fail(kSmiOther, kTerminating);
+      }
+      auto& d = ids_read[i]->d;
       Gpu g;
       g.index = i;
-      if (d) {
-        g.device = *d;
-        g.uuid = d->uuid().value_or("");
-        if (auto pci = d->pciInfo()) g.bus_id = pci->bus_id;
-      }
+      g.uuid = ids_read[i]->uuid;
+      g.bus_id = ids_read[i]->bus_id;
+      if (d) g.device = *d;
       if (!sel.matches(i, g.uuid, g.bus_id)) continue;
       if (!d) {
         o_.err +=
