@@ -50,13 +50,18 @@ void addBurn(CLI::App& app, Run& run) {
     o.simulated = !run.ctx.options.simulate.empty();
     installStopHandlers();
     o.cancelled = [] { return stopRequested(); };
-    DiagNvmlImpl nv(*s);
+    DiagNvmlImpl nv(*s, kCallDeadline);
     // --json is for scripts: the document alone, no live lines.
     diag::TextBurnSink live(std::cerr, ::isatty(STDERR_FILENO) != 0);
     diag::BurnSink quiet;
     diag::BurnReport r = diag::runBurn(o, nv, nullptr, run.ctx.options.json ? quiet : live);
     if (!r.error.empty()) printError(r.error);
-    if (!r.cannot_run.empty()) printError("burn cannot run: " + r.cannot_run);
+    if (!r.cannot_run.empty()) {
+      printError("burn cannot run: " + r.cannot_run);
+      // A GPU found faulty before the burn could not start (it does not answer) is why it exits 1.
+      for (const auto& g : r.gpus)
+        for (const auto& why : g.reasons) printError("GPU " + std::to_string(g.gpu) + " FAULTY: " + why);
+    }
     if (run.ctx.options.json)
       std::cout << diag::burnToJson(r).dump(2) << "\n";
     else if (r.error.empty() && r.cannot_run.empty())

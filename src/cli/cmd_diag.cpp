@@ -176,7 +176,7 @@ void addDiag(CLI::App& app, Run& run) {
     installStopHandlers();
     opt.cancelled = [] { return stopRequested(); };
 
-    DiagNvmlImpl nv(*s);
+    DiagNvmlImpl nv(*s, kCallDeadline);
     diag::DiagReport report;
     if (run.ctx.options.json) {
       diag::NullProgress progress;

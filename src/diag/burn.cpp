@@ -155,9 +155,21 @@ class Burner {
         return false;
       }
       if (!seen.insert(g).second) continue;
+      // A GPU that does not answer NVML (hung past the call deadline, or off the bus) cannot be
+      // burnt and is not good: FAULTY, while the others still burn.
+      auto name = nvml_.name(g);
+      if (doesNotAnswer(name.status())) {
+        BurnGpu b;
+        b.gpu = g;
+        b.faulty = true;
+        b.not_run = "NVML: " + name.error();
+        b.reasons.push_back("does not answer NVML: " + name.error());
+        report_.gpus.push_back(b);
+        continue;
+      }
       Target t;
       t.index = g;
-      t.name = nvml_.name(g).value_or("unknown");
+      t.name = name.value_or("unknown");
       t.sku = table.lookup(t.name, nvml_.pciDeviceId(g).value_or(0));
       t.slot = report_.gpus.size();
       BurnGpu b;
@@ -169,7 +181,7 @@ class Burner {
       targets_.push_back(t);
     }
     if (targets_.empty()) {
-      report_.cannot_run = "no GPU found";
+      if (report_.gpus.empty()) report_.cannot_run = "no GPU found";
       return false;
     }
     return true;
@@ -186,7 +198,8 @@ class Burner {
     }
     if (backend_->state() != BackendState::Ready) {
       report_.cannot_run = backend_->reason() + simNote();
-      for (auto& g : report_.gpus) g.not_run = backend_->reason();
+      for (auto& g : report_.gpus)
+        if (g.not_run.empty()) g.not_run = backend_->reason();
       return false;
     }
     std::vector<Result<std::string>> buses;

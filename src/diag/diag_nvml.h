@@ -4,6 +4,8 @@
 //  - `gpu` is the NVML index (0..gpuCount()-1);
 //  - a query the GPU does not support returns Status::Error(msg, kNvmlNotSupported) (the NVML
 //    return code, 3): the check then says "not supported" instead of warning;
+//  - a GPU that did not answer within the call deadline returns Status::Nvml(kNvmlTimeout, why)
+//    from then on (a hung GPU costs one deadline, not the run);
 //  - any other error is reported in the check's evidence (warn), never invented;
 //  - calls need not be thread-safe: runDiag serialises every call through one mutex.
 #pragma once
@@ -17,6 +19,7 @@
 namespace gw::diag {
 
 inline constexpr int kNvmlNotSupported = 3;  // NVML_ERROR_NOT_SUPPORTED
+inline constexpr int kNvmlTimeout = 10;      // NVML_ERROR_TIMEOUT
 
 struct PcieLink {
   int cur_gen = 0, cur_width = 0;  // right now (an idle link may train down its generation)

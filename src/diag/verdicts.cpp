@@ -41,8 +41,7 @@ Check unreadable(Check c, const Status& s) {
   if (isNotSupported(s)) {
     c.verdict = Verdict::Skip;
     c.summary = "not supported on this GPU";
-  } else if (s.nvmlCode() == 15 || s.nvmlCode() == 16) {
-    // NVML_ERROR_GPU_IS_LOST / RESET_REQUIRED: the card stopped answering; that is a failed card.
+  } else if (doesNotAnswer(s)) {
     c.verdict = Verdict::Fail;
     c.summary = "GPU does not answer: " + s.message();
     c.evidence.push_back(s.message());
@@ -73,6 +72,11 @@ constexpr const char* kReplace =
 }  // namespace
 
 bool isNotSupported(const Status& s) { return !s.ok() && s.nvmlCode() == kNvmlNotSupported; }
+
+bool doesNotAnswer(const Status& s) {
+  const int c = s.nvmlCode();
+  return !s.ok() && (c == 15 || c == 16 || c == kNvmlTimeout);
+}
 
 double pcieTheoreticalGBps(int gen, int width) {
   static const double kPerLane[] = {0, 0.25, 0.5, 0.984615, 1.969231, 3.938462, 7.876923};

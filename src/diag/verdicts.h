@@ -20,6 +20,9 @@ namespace gw::diag {
 double pcieTheoreticalGBps(int gen, int width);
 
 bool isNotSupported(const Status& s);
+// The card stopped answering: off the bus (NVML_ERROR_GPU_IS_LOST), needs a reset
+// (RESET_REQUIRED), or hung past the call deadline (kNvmlTimeout). Such a card has failed.
+bool doesNotAnswer(const Status& s);
 
 // r1: NVML state.
 Check judgePcieLink(int gpu, const Result<PcieLink>& link, const SkuThresholds& t);

@@ -77,8 +77,8 @@ void Watcher::sampleNow() {
     s.samples++;
     auto noteErr = [&](const char* what, const Status& st) {
       if (isNotSupported(st)) return;
-      // NVML_ERROR_GPU_IS_LOST / RESET_REQUIRED: the card fell off the bus, not a read hiccup.
-      if ((st.nvmlCode() == 15 || st.nvmlCode() == 16) && s.lost_during.empty()) {
+      // The card stopped answering (off the bus, hung), not a read hiccup.
+      if (doesNotAnswer(st) && s.lost_during.empty()) {
         s.lost_during = step;
         s.lost_error = st.message();
       }

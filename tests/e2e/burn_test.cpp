@@ -115,6 +115,24 @@ TEST(BurnE2E, JsonNamesEachFaultyGpuAndWhy) {
   EXPECT_NE(joined(lost["reasons"]).find("unspecified launch failure"), std::string::npos) << lost.dump();
 }
 
+// fault-hang: from t=10 s every NVML call on GPU 5 blocks for 30 s. GPU 5 costs the burn one call
+// deadline and is FAULTY (a card that does not answer NVML is not good); the others still burn.
+TEST(BurnE2E, AGpuThatDoesNotAnswerNvmlIsFaultyWhileTheOthersBurn) {
+  auto env = stub("ok,ok,ok,ok,ok,ok,ok,ok");
+  env["GPUWARDEN_SIM_START"] = "15";
+  auto r = runGw({"--simulate", "fault-hang", "burn", "-d", "1", "--json"}, env);
+  ASSERT_EQ(r.code, 1) << describe(r);
+  const json j = r.json();
+  ASSERT_EQ(j["gpus"].size(), 8u) << j.dump();
+  const json& hung = gpu(j, 5);
+  EXPECT_EQ(hung["verdict"], "faulty") << hung.dump();
+  EXPECT_EQ(joined(hung["reasons"]), "does not answer NVML: GPU 5 stalled: no answer within 2000 ms\n") << hung.dump();
+  for (int ok : {0, 1, 2, 3, 4, 6, 7}) {
+    SCOPED_TRACE(ok);
+    EXPECT_EQ(gpu(j, ok)["verdict"], "ok") << gpu(j, ok).dump();
+  }
+}
+
 TEST(BurnE2E, TheTableSaysFaultyWithTheReason) {
   auto r = burn({"-d", "1", "-p", "fp64"}, stub("ok,ok,miscompare"));
   ASSERT_EQ(r.code, 1) << describe(r);

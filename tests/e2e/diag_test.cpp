@@ -136,5 +136,32 @@ TEST(DiagE2E, LostGpuFails) {
   EXPECT_TRUE(sawGpu3) << r.out;
 }
 
+// fault-hang: from t=10 s every NVML call on GPU 5 blocks for 30 s. Before each call ran under
+// the deadline, the first read of GPU 5 held the whole diagnostic up (every call goes through one
+// mutex). Now GPU 5 fails every check it was asked for, and the other GPUs are judged as usual.
+TEST(DiagE2E, AHungGpuFailsEveryCheckAndTheOthersAreStillJudged) {
+  auto r = runGw({"--simulate", "fault-hang", "diag", "-r", "1", "--json", "--data-dir", "/nonexistent"},
+                 {{"GPUWARDEN_SIM_START", "15"}});
+  EXPECT_EQ(r.code, 1) << describe(r);
+  auto j = r.json();
+  ASSERT_EQ(j["gpus"].size(), 8u) << r.out;
+  for (const auto& g : j["gpus"]) {
+    const int index = g["index"].get<int>();
+    SCOPED_TRACE(index);
+    EXPECT_EQ(g["verdict"], index == 5 ? "fail" : "incomplete") << g.dump();
+  }
+  int hung_checks = 0;
+  for (const auto& c : j["checks"]) {
+    if (c.value("gpu", -1) != 5) continue;
+    // The CUDA tests are skipped on every GPU here (no CUDA); every NVML check fails.
+    if (c["verdict"] == "skip") continue;
+    ++hung_checks;
+    EXPECT_EQ(c["verdict"], "fail") << c.dump();
+    EXPECT_EQ(c["summary"], "GPU does not answer: GPU 5 stalled: no answer within 2000 ms") << c.dump();
+  }
+  // pcie_link, retired_pages, row_remap, ecc, processes, persistence, inforom.
+  EXPECT_EQ(hung_checks, 7) << r.out;
+}
+
 }  // namespace
 }  // namespace gw::test

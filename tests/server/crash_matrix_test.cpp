@@ -52,6 +52,13 @@ const std::vector<Command>& commands() {
         "total",
         "--format=csv"},
        {0, 9, 12, 15, 18, 255}},
+      // A setting, applied by smi alone (no agent serves its scratch data folder): 2 out of the
+      // board's range, 3 not supported, 4 no privilege.
+      {"smi -pl", {"smi", "-pl", "300"}, {0, 2, 3, 4, 9, 12, 15, 18, 255}},
+      // docs/diag.md: 0 passed, 1 failed, 2 could not run, 3 no NVML, 4 incomplete (no CUDA here).
+      {"diag -r 1", {"diag", "-r", "1"}, {0, 1, 2, 3, 4}},
+      // docs/burn.md: 1 a GPU FAULTY (one that does not answer), 3 could not run (no CUDA here).
+      {"burn", {"burn", "-d", "1"}, {0, 1, 3}},
   };
   return c;
 }
@@ -61,15 +68,18 @@ class CrashMatrix : public ::testing::TestWithParam<std::string> {};
 TEST_P(CrashMatrix, EveryCommandAtEveryStartTime) {
   const std::string scenario = GetParam();
   for (const char* start : {"0", "25", "40", "600"}) {
-    // The short commands of one start time run side by side; serve runs meanwhile.
+    // The short commands of one start time run side by side; serve runs meanwhile. They get a
+    // data folder of their own that no agent serves (smi's settings and diag's reports go there).
+    TempDir solo;
+    const std::string solo_data = solo.file("data");
     std::vector<std::future<std::pair<const Command*, platform::RunResult>>> runs;
     for (const auto& c : commands()) {
-      runs.push_back(std::async(std::launch::async, [&c, &scenario, start] {
+      runs.push_back(std::async(std::launch::async, [&c, &scenario, start, solo_data] {
         std::vector<std::string> argv{GW_BINARY, "--simulate", scenario};
         argv.insert(argv.end(), c.args.begin(), c.args.end());
         platform::RunOptions o;
         o.timeout = kBound;
-        o.env = {{"GPUWARDEN_SIM_START", start}};
+        o.env = {{"GPUWARDEN_SIM_START", start}, {"GPUWARDEN_DATA_DIR", solo_data}};
         o.max_output = 4 << 20;
         platform::SystemProcessRunner runner;
         return std::make_pair(&c, runner.run(argv, o));
@@ -84,6 +94,23 @@ TEST_P(CrashMatrix, EveryCommandAtEveryStartTime) {
     if (port > 0) {
       auto m = httpGet(port, "/metrics");
       EXPECT_EQ(m.status, 200) << scenario << " t=" << start << ": /metrics\n" << agent.log();
+      // A setting the agent applies for smi (control op settings.apply) answers within the bound
+      // too, and leaves the agent able to stop.
+      platform::RunOptions o;
+      o.timeout = kBound;
+      o.env = {{"GPUWARDEN_SIM_START", start},
+               {"GPUWARDEN_DATA_DIR", dir.file("data")},
+               {"GPUWARDEN_RUNTIME_DIR", dir.file("run")}};
+      platform::SystemProcessRunner runner;
+      auto r = runner.run({GW_BINARY, "--simulate", scenario, "smi", "-pl", "300"}, o);
+      const std::string what = "smi -pl through the agent on " + scenario + " at t=" + start;
+      EXPECT_FALSE(r.timed_out) << what << " ran past " << kBound.count() << " s\n" << r.out << r.err;
+      EXPECT_EQ(r.signal, 0) << what << " died of signal " << r.signal << "\n" << r.err;
+      if (!r.timed_out && r.signal == 0) {
+        EXPECT_TRUE(std::set<int>({0, 2, 3, 4, 15, 255}).count(r.exit_code))
+            << what << ": undocumented exit " << r.exit_code << "\n"
+            << r.err;
+      }
     }
     agent.signal(SIGTERM);
     auto rc = agent.wait(kBound);
