@@ -8,6 +8,7 @@
 
 #include "cli/gpu_processes.h"
 #include "cli/views.h"
+#include "nvml/errors.h"
 
 namespace gw::cli {
 namespace {
@@ -79,7 +80,7 @@ int runPmon(Context& ctx, const PmonOptions& o, std::ostream& out, std::ostream&
     for (unsigned i = 0; i < count; ++i) {
       const GpuProcessRead& r = reads[i];
       if (r.stalled) {
-        note(i, fmt::format("stalled: no answer within {} ms", kCallDeadline.count()));
+        note(i, "stalled: " + nvml::noAnswer(kCallDeadline));
         continue;
       }
       if (!r.matched) continue;

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_processes.h"
 #include "cli/top_frame.h"
+#include "nvml/errors.h"
 #include "fields/catalog.h"
 #include "platform/deadline.h"
 
@@ -114,7 +115,7 @@ class LocalSource : public Source {
       } else {
         top::Gpu g;
         g.index = i;
-        g.state = fmt::format("stalled: no answer within {} ms", kCallDeadline.count());
+        g.state = "stalled: " + nvml::noAnswer(kCallDeadline);
         r.gpus.push_back(std::move(g));
       }
     }

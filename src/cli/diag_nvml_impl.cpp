@@ -20,8 +20,7 @@ DiagNvmlImpl::~DiagNvmlImpl() {
 }
 
 Status DiagNvmlImpl::stalledStatus(int gpu) const {
-  return Status::Nvml(NVML_ERROR_TIMEOUT, "GPU " + std::to_string(gpu) + " stalled: no answer within " +
-                                              std::to_string(deadline_.count()) + " ms");
+  return Status::Nvml(NVML_ERROR_TIMEOUT, "GPU " + std::to_string(gpu) + " stalled: " + nvml::noAnswer(deadline_));
 }
 
 bool DiagNvmlImpl::stalled(int gpu) const { return stalled_.count(gpu) > 0; }

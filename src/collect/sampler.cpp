@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "nvml/errors.h"
 #include "nvml/inventory.h"
 #include "platform/clock.h"
 #include "platform/log.h"
@@ -504,8 +505,7 @@ Status Sampler::enumerate(bool threads) {
     if (w->identified_cv.wait_until(lock, until, [&] { return w->identified; })) continue;
     // Still inside its first call: stalled from the start, so that nothing else asks it now.
     w->stalled = true;
-    w->stalled_reason =
-        "no answer from NVML within " + std::to_string(config_.call_deadline.count()) + " ms while identifying the GPU";
+    w->stalled_reason = nvml::noAnswer(config_.call_deadline) + " while identifying the GPU";
     for (auto& v : w->published) {
       v.version = nextViewVersion();
       v.state = GpuState::Stalled;

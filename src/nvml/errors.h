@@ -1,6 +1,7 @@
 // NVML return codes as typed errors with their meaning for an operator.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "common/result.h"
@@ -20,5 +21,10 @@ inline bool isUnsupported(int code) {
   return code == NVML_ERROR_NOT_SUPPORTED || code == NVML_ERROR_FUNCTION_NOT_FOUND || code == NVML_ERROR_NOT_FOUND;
 }
 inline bool isLost(int code) { return code == NVML_ERROR_GPU_IS_LOST || code == NVML_ERROR_RESET_REQUIRED; }
+
+// What every reader says of a GPU that did not answer by the call deadline (a hung GPU).
+inline std::string noAnswer(std::chrono::milliseconds deadline) {
+  return "no answer from NVML within " + std::to_string(deadline.count()) + " ms";
+}
 
 }  // namespace gw::nvml

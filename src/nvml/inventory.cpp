@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "nvml/errors.h"
 #include "platform/deadline.h"
 
 namespace gw::nvml {
@@ -182,7 +183,7 @@ Result<Inventory> readInventory(const Session& s, std::chrono::milliseconds dead
     GpuInfo g;
     g.index = i;
     g.state = "stalled";
-    g.error = "no answer from NVML within " + std::to_string(deadline.count()) + " ms";
+    g.error = noAnswer(deadline);
     inv.gpus.push_back(std::move(g));
   }
   return inv;

@@ -126,7 +126,8 @@ TEST(BurnE2E, AGpuThatDoesNotAnswerNvmlIsFaultyWhileTheOthersBurn) {
   ASSERT_EQ(j["gpus"].size(), 8u) << j.dump();
   const json& hung = gpu(j, 5);
   EXPECT_EQ(hung["verdict"], "faulty") << hung.dump();
-  EXPECT_EQ(joined(hung["reasons"]), "does not answer NVML: GPU 5 stalled: no answer within 2000 ms\n") << hung.dump();
+  EXPECT_EQ(joined(hung["reasons"]), "does not answer NVML: GPU 5 stalled: no answer from NVML within 2000 ms\n")
+      << hung.dump();
   for (int ok : {0, 1, 2, 3, 4, 6, 7}) {
     SCOPED_TRACE(ok);
     EXPECT_EQ(gpu(j, ok)["verdict"], "ok") << gpu(j, ok).dump();

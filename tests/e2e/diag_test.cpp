@@ -157,7 +157,7 @@ TEST(DiagE2E, AHungGpuFailsEveryCheckAndTheOthersAreStillJudged) {
     if (c["verdict"] == "skip") continue;
     ++hung_checks;
     EXPECT_EQ(c["verdict"], "fail") << c.dump();
-    EXPECT_EQ(c["summary"], "GPU does not answer: GPU 5 stalled: no answer within 2000 ms") << c.dump();
+    EXPECT_EQ(c["summary"], "GPU does not answer: GPU 5 stalled: no answer from NVML within 2000 ms") << c.dump();
   }
   // pcie_link, retired_pages, row_remap, ecc, processes, persistence, inforom.
   EXPECT_EQ(hung_checks, 7) << r.out;

@@ -137,7 +137,7 @@ TEST(SmiSettings, AHungGpuDoesNotHoldTheCommandUp) {
   env["GPUWARDEN_SIM_START"] = "15";
   auto all = runGw({"--simulate", "fault-hang", "smi", "-pl", "300"}, env);
   EXPECT_EQ(all.code, 255) << describe(all);
-  EXPECT_TRUE(has(all.err, "Unable to determine the device handle for GPU5: no answer within")) << all.err;
+  EXPECT_TRUE(has(all.err, "Unable to determine the device handle for GPU5: no answer from NVML within")) << all.err;
   EXPECT_FALSE(has(all.out, "was set to")) << all.out;
   auto one = runGw({"--simulate", "fault-hang", "smi", "-i", "0", "-pl", "300"}, env);
   EXPECT_EQ(one.code, 0) << describe(one);

@@ -234,7 +234,7 @@ def test_once():
     t0 = time.monotonic()
     r = gw("top", "--once", "--simulate", "fault-hang", env=dict(ENV, GPUWARDEN_SIM_START="15"))
     check(time.monotonic() - t0 < 20, "--once waited for the hung GPU")
-    check(r.returncode == 1 and re.search(r"^  5 +stalled: no answer within \d+ ms$", r.stdout, re.M)
+    check(r.returncode == 1 and re.search(r"^  5 +stalled: no answer from NVML within \d+ ms$", r.stdout, re.M)
           and len(wide_rows(r.stdout)) == 7, f"hung GPU: exit {r.returncode}\n{r.stdout}")
     r = gw("top", "--once", "--simulate", "fault-gpu-lost", env=dict(ENV, GPUWARDEN_SIM_START="60"))
     check(r.returncode == 1 and re.search(r"^  3 +lost: .*GPU is lost", r.stdout, re.M)

@@ -118,8 +118,8 @@ class Applier {
     for (unsigned i = 0; i < *count; ++i) {
       if (!ids_read[i]) {
         if (!sel.matches(i, "", "")) continue;
-        o_.err += "Unable to determine the device handle for GPU" + std::to_string(i) + ": no answer within " +
-                  std::to_string(kCallDeadline.count()) + " ms\n";
+        o_.err += "Unable to determine the device handle for GPU" + std::to_string(i) + ": " +
+                  nvml::noAnswer(kCallDeadline) + "\n";
         return fail(kSmiOther, kTerminating);
       }
       auto& d = ids_read[i]->d;
