@@ -193,6 +193,18 @@ int fromGpuwardenExit(int code) {
   }
 }
 
+// dmon's and pmon's options from smi's words; `groups` is nvidia-smi's default -s.
+template <typename Options>
+Options monitorOptions(const SmiArgs& a, const char* groups, bool terminal) {
+  Options o;
+  o.groups = a.select.empty() ? groups : a.select;
+  o.delay = a.delay_s;
+  o.count = static_cast<int>(a.count);
+  o.ids = a.ids;
+  o.markers = terminal;  // the notes gpuwarden adds to a row: a terminal only, never a pipe
+  return o;
+}
+
 int monitor(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err, bool terminal) {
   Selection sel;  // nvidia-smi's answers for no driver and an -i that names no GPU
   if (int rc = openAndSelect(ctx, a.ids, &sel, err)) return rc;
@@ -203,22 +215,9 @@ int monitor(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err
     return fromGpuwardenExit(code);
   };
   if (a.mode == SmiArgs::Mode::Topo) return exitOf(runTopoMatrix(ctx, false, false, out));
-  if (a.mode == SmiArgs::Mode::Dmon) {
-    DmonOptions o;
-    o.groups = a.select.empty() ? "puc" : a.select;
-    o.delay = a.delay_s;
-    o.count = static_cast<int>(a.count);
-    o.ids = a.ids;
-    o.markers = terminal;
-    return exitOf(runDmon(ctx, o, out, err));
-  }
-  PmonOptions o;
-  o.groups = a.select.empty() ? "u" : a.select;
-  o.delay = a.delay_s;
-  o.count = static_cast<int>(a.count);
-  o.ids = a.ids;
-  o.markers = terminal;
-  return exitOf(runPmon(ctx, o, out, err));
+  if (a.mode == SmiArgs::Mode::Dmon)
+    return exitOf(runDmon(ctx, monitorOptions<DmonOptions>(a, "puc", terminal), out, err));
+  return exitOf(runPmon(ctx, monitorOptions<PmonOptions>(a, "u", terminal), out, err));
 }
 
 // The views that -l/-lms repeat: the summary, -q and --query-*.
