@@ -67,6 +67,26 @@ nvmlReturn_t lockClocks(const Call& c, unsigned min, unsigned max, unsigned lo, 
   });
 }
 
+// The applications clock of `type`: what -ac set (`set`, when one is given and set it), else the
+// board's default.
+nvmlReturn_t applicationsClock(const GpuProfile& P, const DeviceSettings* set, nvmlClockType_t type,
+                               unsigned int* clockMHz) {
+  switch (type) {
+    case NVML_CLOCK_GRAPHICS:
+    case NVML_CLOCK_SM:
+      *clockMHz = set && set->app_graphics ? set->app_graphics : P.app_graphics_clock;
+      return NVML_SUCCESS;
+    case NVML_CLOCK_MEM:
+      *clockMHz = set && set->app_mem ? set->app_mem : P.app_mem_clock;
+      return NVML_SUCCESS;
+    case NVML_CLOCK_VIDEO:
+      *clockMHz = P.max_video_clock;
+      return NVML_SUCCESS;
+    default:
+      return NVML_ERROR_INVALID_ARGUMENT;
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -298,42 +318,14 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type
 nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clockMHz) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!clockMHz) return NVML_ERROR_INVALID_ARGUMENT;
-  const GpuProfile& P = *c.dev->profile;
   const DeviceSettings set = c.gpu->readSettings();
-  switch (type) {
-    case NVML_CLOCK_GRAPHICS:
-    case NVML_CLOCK_SM:
-      *clockMHz = set.app_graphics ? set.app_graphics : P.app_graphics_clock;
-      return NVML_SUCCESS;
-    case NVML_CLOCK_MEM:
-      *clockMHz = set.app_mem ? set.app_mem : P.app_mem_clock;
-      return NVML_SUCCESS;
-    case NVML_CLOCK_VIDEO:
-      *clockMHz = P.max_video_clock;
-      return NVML_SUCCESS;
-    default:
-      return NVML_ERROR_INVALID_ARGUMENT;
-  }
+  return applicationsClock(*c.dev->profile, &set, type, clockMHz);
 }
 
 nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clockMHz) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!clockMHz) return NVML_ERROR_INVALID_ARGUMENT;
-  const GpuProfile& P = *c.dev->profile;
-  switch (type) {
-    case NVML_CLOCK_GRAPHICS:
-    case NVML_CLOCK_SM:
-      *clockMHz = P.app_graphics_clock;
-      return NVML_SUCCESS;
-    case NVML_CLOCK_MEM:
-      *clockMHz = P.app_mem_clock;
-      return NVML_SUCCESS;
-    case NVML_CLOCK_VIDEO:
-      *clockMHz = P.max_video_clock;
-      return NVML_SUCCESS;
-    default:
-      return NVML_ERROR_INVALID_ARGUMENT;
-  }
+  return applicationsClock(*c.dev->profile, nullptr, type, clockMHz);
 }
 
 nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t type, nvmlClockId_t id, unsigned int* clockMHz) {
