@@ -151,7 +151,7 @@ class Parser {
   SmiParse settings(const std::string& flag) {
     return fail(kSmiNotSupported, "gpuwarden smi: " + flag +
                                       " is not available in this build (it changes -pm, -pl, -lgc, -rgc, -lmc, -rmc, "
-                                      "-ac, -rac, -c, -e and -r); nothing was changed.");
+                                      "-ac, -rac, -c, -e, -r, -mig and the mig subcommand); nothing was changed.");
   }
 
   // The value of a setting flag, checked for form; the range is the board's (NVML checks it).

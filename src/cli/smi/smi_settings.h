@@ -1,4 +1,4 @@
-// nvidia-smi's setting flags (-pm, -pl, -lgc, -rgc, -lmc, -rmc, -ac, -rac, -c, -e, -r; issue 15,
+// nvidia-smi's setting flags (-pm, -pl, -lgc, -rgc, -lmc, -rmc, -ac, -rac, -c, -e, -r, -mig, and mig; issue 15,
 // R24) applied to GPUs through NVML's setters, with nvidia-smi's lines and exit codes. One home
 // for both ways a change is made: `gpuwarden smi` alone (smi_settings_client.cpp) and the agent,
 // which applies what its control socket receives (op settings.apply) with its own NVML session
