@@ -426,7 +426,173 @@ Status Device::setEccMode(bool enabled) const {
   GW_CALL_SET(api_->nvmlDeviceSetEccMode, "nvmlDeviceSetEccMode", h_,
               enabled ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED);
 }
+Status Device::setMigMode(bool enabled, nvmlReturn_t* activation) const {
+  GW_CALL_SET(api_->nvmlDeviceSetMigMode, "nvmlDeviceSetMigMode", h_,
+              enabled ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE, activation);
+}
+Status GpuInstance::destroy() const { GW_CALL_SET(api_->nvmlGpuInstanceDestroy, "nvmlGpuInstanceDestroy", h_); }
+Status ComputeInstance::destroy() const {
+  GW_CALL_SET(api_->nvmlComputeInstanceDestroy, "nvmlComputeInstanceDestroy", h_);
+}
 #undef GW_CALL_SET
+
+// --- MIG partitions ---
+
+Result<MigGpuProfile> Device::gpuInstanceProfile(unsigned index) const {
+  if (!api_) return noHandle("nvmlDeviceGetGpuInstanceProfileInfo");
+  MigGpuProfile p;
+  p.index = index;
+  if (api_->nvmlDeviceGetGpuInstanceProfileInfoV) {
+    nvmlGpuInstanceProfileInfo_v2_t v{};
+    v.version = nvmlGpuInstanceProfileInfo_v2;
+    nvmlReturn_t r = api_->nvmlDeviceGetGpuInstanceProfileInfoV(h_, index, &v);
+    if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetGpuInstanceProfileInfoV");
+    v.name[sizeof v.name - 1] = '\0';
+    p.name = v.name;
+    p.id = v.id, p.slices = v.sliceCount, p.instances = v.instanceCount, p.sms = v.multiprocessorCount;
+    p.copy_engines = v.copyEngineCount, p.decoders = v.decoderCount, p.encoders = v.encoderCount;
+    p.jpegs = v.jpegCount, p.ofas = v.ofaCount, p.p2p = v.isP2pSupported != 0, p.memory_mib = v.memorySizeMB;
+  } else {
+    if (!api_->nvmlDeviceGetGpuInstanceProfileInfo) return missing("nvmlDeviceGetGpuInstanceProfileInfo");
+    nvmlGpuInstanceProfileInfo_t v{};
+    nvmlReturn_t r = api_->nvmlDeviceGetGpuInstanceProfileInfo(h_, index, &v);
+    if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetGpuInstanceProfileInfo");
+    p.id = v.id, p.slices = v.sliceCount, p.instances = v.instanceCount, p.sms = v.multiprocessorCount;
+    p.copy_engines = v.copyEngineCount, p.decoders = v.decoderCount, p.encoders = v.encoderCount;
+    p.jpegs = v.jpegCount, p.ofas = v.ofaCount, p.p2p = v.isP2pSupported != 0, p.memory_mib = v.memorySizeMB;
+  }
+  if (p.instances > kMaxMigInstances)
+    return Status::Nvml(NVML_ERROR_UNKNOWN, "nvmlDeviceGetGpuInstanceProfileInfo: profile " + std::to_string(p.id) +
+                                                " allows " + std::to_string(p.instances) + " instances (at most " +
+                                                std::to_string(kMaxMigInstances) + " make sense)");
+  return p;
+}
+
+Result<std::vector<MigPlacement>> Device::gpuInstancePlacements(unsigned profile_id) const {
+  const char* fn = "nvmlDeviceGetGpuInstancePossiblePlacements_v2";
+  if (!api_) return noHandle(fn);
+  if (!api_->nvmlDeviceGetGpuInstancePossiblePlacements_v2) return missing(fn);
+  nvmlGpuInstancePlacement_t buf[kMaxMigInstances] = {};
+  unsigned count = kMaxMigInstances;
+  nvmlReturn_t r = api_->nvmlDeviceGetGpuInstancePossiblePlacements_v2(h_, profile_id, buf, &count);
+  if (r != NVML_SUCCESS) return nvmlError(r, fn);
+  if (count > kMaxMigInstances) return nvmlError(NVML_ERROR_INSUFFICIENT_SIZE, fn);
+  std::vector<MigPlacement> out;
+  for (unsigned i = 0; i < count; ++i) out.push_back({buf[i].start, buf[i].size});
+  return out;
+}
+
+Result<unsigned> Device::gpuInstanceCapacity(unsigned profile_id) const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetGpuInstanceRemainingCapacity, "nvmlDeviceGetGpuInstanceRemainingCapacity",
+              h_, profile_id);
+}
+
+Result<GpuInstance> Device::createGpuInstance(unsigned profile_id) const {
+  if (!api_) return noHandle("nvmlDeviceCreateGpuInstance");
+  if (!api_->nvmlDeviceCreateGpuInstance) return missing("nvmlDeviceCreateGpuInstance");
+  nvmlGpuInstance_t gi = nullptr;
+  nvmlReturn_t r = api_->nvmlDeviceCreateGpuInstance(h_, profile_id, &gi);
+  if (r != NVML_SUCCESS) return setterError(*api_, r, "nvmlDeviceCreateGpuInstance");
+  return GpuInstance(api_, gi);
+}
+
+Result<std::vector<GpuInstance>> Device::gpuInstances(unsigned profile_id, unsigned room) const {
+  if (!api_) return noHandle("nvmlDeviceGetGpuInstances");
+  if (!api_->nvmlDeviceGetGpuInstances) return missing("nvmlDeviceGetGpuInstances");
+  nvmlGpuInstance_t buf[kMaxMigInstances] = {};
+  unsigned count = std::min(room, kMaxMigInstances);
+  nvmlReturn_t r = api_->nvmlDeviceGetGpuInstances(h_, profile_id, buf, &count);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetGpuInstances");
+  if (count > kMaxMigInstances) return nvmlError(NVML_ERROR_INSUFFICIENT_SIZE, "nvmlDeviceGetGpuInstances");
+  std::vector<GpuInstance> out;
+  for (unsigned i = 0; i < count; ++i) out.emplace_back(api_, buf[i]);
+  return out;
+}
+
+Result<GpuInstance> Device::gpuInstanceById(unsigned id) const {
+  if (!api_) return noHandle("nvmlDeviceGetGpuInstanceById");
+  if (!api_->nvmlDeviceGetGpuInstanceById) return missing("nvmlDeviceGetGpuInstanceById");
+  nvmlGpuInstance_t gi = nullptr;
+  nvmlReturn_t r = api_->nvmlDeviceGetGpuInstanceById(h_, id, &gi);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetGpuInstanceById");
+  return GpuInstance(api_, gi);
+}
+
+Result<GpuInstanceInfo> GpuInstance::info() const {
+  if (!api_) return noHandle("nvmlGpuInstanceGetInfo");
+  if (!api_->nvmlGpuInstanceGetInfo) return missing("nvmlGpuInstanceGetInfo");
+  nvmlGpuInstanceInfo_t v{};
+  nvmlReturn_t r = api_->nvmlGpuInstanceGetInfo(h_, &v);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlGpuInstanceGetInfo");
+  return GpuInstanceInfo{v.id, v.profileId, {v.placement.start, v.placement.size}};
+}
+
+Result<MigComputeProfile> GpuInstance::computeProfile(unsigned index) const {
+  const char* fn = "nvmlGpuInstanceGetComputeInstanceProfileInfo";
+  if (!api_) return noHandle(fn);
+  if (!api_->nvmlGpuInstanceGetComputeInstanceProfileInfo) return missing(fn);
+  nvmlComputeInstanceProfileInfo_t v{};
+  nvmlReturn_t r =
+      api_->nvmlGpuInstanceGetComputeInstanceProfileInfo(h_, index, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &v);
+  if (r != NVML_SUCCESS) return nvmlError(r, fn);
+  if (v.instanceCount > kMaxMigInstances) return nvmlError(NVML_ERROR_UNKNOWN, fn);
+  MigComputeProfile p;
+  p.id = v.id, p.slices = v.sliceCount, p.instances = v.instanceCount, p.sms = v.multiprocessorCount;
+  p.copy_engines = v.sharedCopyEngineCount, p.decoders = v.sharedDecoderCount, p.encoders = v.sharedEncoderCount;
+  p.jpegs = v.sharedJpegCount, p.ofas = v.sharedOfaCount;
+  return p;
+}
+
+Result<unsigned> GpuInstance::computeCapacity(unsigned profile_id) const {
+  GW_CALL_OUT(unsigned, api_->nvmlGpuInstanceGetComputeInstanceRemainingCapacity,
+              "nvmlGpuInstanceGetComputeInstanceRemainingCapacity", h_, profile_id);
+}
+
+Result<ComputeInstance> GpuInstance::createComputeInstance(unsigned profile_id) const {
+  const char* fn = "nvmlGpuInstanceCreateComputeInstance";
+  if (!api_) return noHandle(fn);
+  if (!api_->nvmlGpuInstanceCreateComputeInstance) return missing(fn);
+  nvmlComputeInstance_t ci = nullptr;
+  nvmlReturn_t r = api_->nvmlGpuInstanceCreateComputeInstance(h_, profile_id, &ci);
+  if (r != NVML_SUCCESS) return setterError(*api_, r, fn);
+  return ComputeInstance(api_, ci);
+}
+
+Result<std::vector<ComputeInstance>> GpuInstance::computeInstances(unsigned profile_id) const {
+  const char* fn = "nvmlGpuInstanceGetComputeInstances";
+  if (!api_) return noHandle(fn);
+  if (!api_->nvmlGpuInstanceGetComputeInstances) return missing(fn);
+  nvmlComputeInstance_t buf[kMaxMigInstances] = {};
+  unsigned count = kMaxMigInstances;
+  nvmlReturn_t r = api_->nvmlGpuInstanceGetComputeInstances(h_, profile_id, buf, &count);
+  if (r != NVML_SUCCESS) return nvmlError(r, fn);
+  if (count > kMaxMigInstances) return nvmlError(NVML_ERROR_INSUFFICIENT_SIZE, fn);
+  std::vector<ComputeInstance> out;
+  for (unsigned i = 0; i < count; ++i) out.emplace_back(api_, buf[i]);
+  return out;
+}
+
+Result<ComputeInstance> GpuInstance::computeInstanceById(unsigned id) const {
+  const char* fn = "nvmlGpuInstanceGetComputeInstanceById";
+  if (!api_) return noHandle(fn);
+  if (!api_->nvmlGpuInstanceGetComputeInstanceById) return missing(fn);
+  nvmlComputeInstance_t ci = nullptr;
+  nvmlReturn_t r = api_->nvmlGpuInstanceGetComputeInstanceById(h_, id, &ci);
+  if (r != NVML_SUCCESS) return nvmlError(r, fn);
+  return ComputeInstance(api_, ci);
+}
+
+Result<ComputeInstanceInfo> ComputeInstance::info() const {
+  const char* fn = "nvmlComputeInstanceGetInfo";
+  if (!api_) return noHandle(fn);
+  auto get = newest<decltype(api_->nvmlComputeInstanceGetInfo)>(nullptr, api_->nvmlComputeInstanceGetInfo_v2,
+                                                                api_->nvmlComputeInstanceGetInfo);
+  if (!get) return missing(fn);
+  nvmlComputeInstanceInfo_t v{};
+  nvmlReturn_t r = get(h_, &v);
+  if (r != NVML_SUCCESS) return nvmlError(r, fn);
+  return ComputeInstanceInfo{v.id, v.profileId, {v.placement.start, v.placement.size}};
+}
 
 Result<bool> Device::persistenceMode() const {
   if (!api_) return noHandle("nvmlDeviceGetPersistenceMode");

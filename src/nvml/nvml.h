@@ -49,6 +49,71 @@ struct Version {
   int major = 0, minor = 0;
 };
 
+// MIG (nvidia-smi mig ...): a GPU instance profile, as nvmlDeviceGetGpuInstanceProfileInfo(V)
+// answers for one NVML_GPU_INSTANCE_PROFILE_* index.
+struct MigGpuProfile {
+  unsigned index = 0;  // NVML_GPU_INSTANCE_PROFILE_*
+  unsigned id = 0;     // the profile id: what -cgi takes and nvidia-smi prints
+  unsigned slices = 0, instances = 0, sms = 0;
+  unsigned copy_engines = 0, decoders = 0, encoders = 0, jpegs = 0, ofas = 0;
+  bool p2p = false;
+  std::uint64_t memory_mib = 0;
+  std::string name;  // "MIG 1g.10gb"; empty from a driver without the V call
+};
+struct MigComputeProfile {
+  unsigned id = 0;  // NVML_COMPUTE_INSTANCE_PROFILE_*, which is also its id
+  unsigned slices = 0, instances = 0, sms = 0;
+  unsigned copy_engines = 0, decoders = 0, encoders = 0, jpegs = 0, ofas = 0;
+};
+struct MigPlacement {
+  unsigned start = 0, size = 0;
+};
+struct GpuInstanceInfo {
+  unsigned id = 0, profile_id = 0;
+  MigPlacement placement;  // memory slices
+};
+struct ComputeInstanceInfo {
+  unsigned id = 0, profile_id = 0;
+  MigPlacement placement;  // compute slices within the GPU instance
+};
+
+// NVML's profile indexes run below this (NVML_GPU_INSTANCE_PROFILE_COUNT of nvml.h R525 and
+// later; older drivers answer INVALID_ARGUMENT for the newest indexes).
+inline constexpr unsigned kGpuInstanceProfileSlots = 10;
+inline constexpr unsigned kComputeInstanceProfileSlots = 7;
+// No GPU holds more instances of one profile; a count NVML answers above it is refused.
+inline constexpr unsigned kMaxMigInstances = 8;
+
+class ComputeInstance {
+ public:
+  ComputeInstance() = default;
+  ComputeInstance(const NvmlApi* api, nvmlComputeInstance_t h) : api_(h ? api : nullptr), h_(h) {}
+  Result<ComputeInstanceInfo> info() const;
+  Status destroy() const;
+
+ private:
+  const NvmlApi* api_ = nullptr;
+  nvmlComputeInstance_t h_ = nullptr;
+};
+
+class GpuInstance {
+ public:
+  GpuInstance() = default;
+  GpuInstance(const NvmlApi* api, nvmlGpuInstance_t h) : api_(h ? api : nullptr), h_(h) {}
+  Result<GpuInstanceInfo> info() const;
+  Status destroy() const;
+  Result<MigComputeProfile> computeProfile(unsigned index) const;
+  Result<unsigned> computeCapacity(unsigned profile_id) const;
+  Result<ComputeInstance> createComputeInstance(unsigned profile_id) const;
+  // The live compute instances of one profile.
+  Result<std::vector<ComputeInstance>> computeInstances(unsigned profile_id) const;
+  Result<ComputeInstance> computeInstanceById(unsigned id) const;
+
+ private:
+  const NvmlApi* api_ = nullptr;
+  nvmlGpuInstance_t h_ = nullptr;
+};
+
 // One GPM sample buffer (nvmlGpmSampleAlloc), freed when destroyed. It must not outlive the
 // Session whose library allocated it.
 class GpmSample {
@@ -183,6 +248,16 @@ class Device {
   Status resetApplicationsClocks() const;
   Status setComputeMode(unsigned mode) const;  // NVML_COMPUTEMODE_*
   Status setEccMode(bool enabled) const;       // pending until the next reboot
+  // MIG mode; *activation is NVML's activationStatus (RESET_REQUIRED: pending until a reset).
+  Status setMigMode(bool enabled, nvmlReturn_t* activation) const;
+  // MIG partitions: NOT_SUPPORTED while MIG is off, as NVML answers.
+  Result<MigGpuProfile> gpuInstanceProfile(unsigned index) const;  // index: NVML_GPU_INSTANCE_PROFILE_*
+  Result<std::vector<MigPlacement>> gpuInstancePlacements(unsigned profile_id) const;
+  Result<unsigned> gpuInstanceCapacity(unsigned profile_id) const;
+  Result<GpuInstance> createGpuInstance(unsigned profile_id) const;
+  // The live GPU instances of one profile; `room` is the profile's instance count.
+  Result<std::vector<GpuInstance>> gpuInstances(unsigned profile_id, unsigned room) const;
+  Result<GpuInstance> gpuInstanceById(unsigned id) const;
 
   // --- For `gpuwarden smi -q` (nvidia-smi's log): facts only that view shows. ---
   Result<unsigned> brand() const;  // NVML_BRAND_*

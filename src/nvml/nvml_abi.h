@@ -307,6 +307,100 @@ typedef unsigned int nvmlDeviceArchitecture_t;
 #define NVML_DEVICE_MIG_DISABLE 0
 #define NVML_DEVICE_MIG_ENABLE 1
 
+// MIG partitioning. A GPU instance owns memory slices and compute slices of one GPU; compute
+// instances split a GPU instance's compute slices. Both are opaque handles the library owns.
+typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
+
+// GPU instance profiles: the `profile` argument of nvmlDeviceGetGpuInstanceProfileInfo(V). The
+// profile's own id (what nvidia-smi prints and nvmlDeviceCreateGpuInstance takes) is another number.
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE 0x0
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE 0x1
+#define NVML_GPU_INSTANCE_PROFILE_3_SLICE 0x2
+#define NVML_GPU_INSTANCE_PROFILE_4_SLICE 0x3
+#define NVML_GPU_INSTANCE_PROFILE_7_SLICE 0x4
+#define NVML_GPU_INSTANCE_PROFILE_8_SLICE 0x5
+#define NVML_GPU_INSTANCE_PROFILE_6_SLICE 0x6
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1 0x7  // 1g with the media engines (+me)
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1 0x8
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 0x9  // 1g with twice the memory (1g.20gb on H100)
+#define NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE 0x0
+#define NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE 0x1
+#define NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE 0x2
+#define NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE 0x3
+#define NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE 0x4
+#define NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE 0x5
+#define NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE 0x6
+#define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED 0x0
+
+typedef struct nvmlGpuInstancePlacement_st {
+  unsigned int start;  // first memory slice
+  unsigned int size;   // memory slices
+} nvmlGpuInstancePlacement_t;
+
+typedef struct nvmlGpuInstanceProfileInfo_st {
+  unsigned int id;  // the profile id (nvidia-smi's "ID" column)
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
+typedef struct nvmlGpuInstanceProfileInfo_v2_st {
+  unsigned int version;  // nvmlGpuInstanceProfileInfo_v2
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+  char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];  // "MIG 1g.10gb"
+} nvmlGpuInstanceProfileInfo_v2_t;
+#define nvmlGpuInstanceProfileInfo_v2 NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2)
+
+typedef struct nvmlGpuInstanceInfo_st {
+  nvmlDevice_t device;  // the physical GPU
+  unsigned int id;
+  unsigned int profileId;
+  nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+typedef struct nvmlComputeInstancePlacement_st {
+  unsigned int start;  // first compute slice within the GPU instance
+  unsigned int size;
+} nvmlComputeInstancePlacement_t;
+
+typedef struct nvmlComputeInstanceProfileInfo_st {
+  unsigned int id;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+} nvmlComputeInstanceProfileInfo_t;
+
+typedef struct nvmlComputeInstanceInfo_st {
+  nvmlDevice_t device;  // the physical GPU
+  nvmlGpuInstance_t gpuInstance;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlComputeInstancePlacement_t placement;
+} nvmlComputeInstanceInfo_t;
+
 // Event types (bit mask).
 #define nvmlEventTypeSingleBitEccError 0x0000000000000001ULL
 #define nvmlEventTypeDoubleBitEccError 0x0000000000000002ULL
@@ -522,6 +616,40 @@ typedef struct nvmlGpmSupport_st {
   X(nvmlDeviceIsMigDeviceHandle, nvmlReturn_t, (nvmlDevice_t device, unsigned int* isMigDevice))                      \
   X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))                                \
   X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))                            \
+  X(nvmlDeviceSetMigMode, nvmlReturn_t, (nvmlDevice_t device, unsigned int mode, nvmlReturn_t* activationStatus))     \
+  X(nvmlDeviceGetGpuInstanceProfileInfoV, nvmlReturn_t,                                                               \
+    (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t* info))                               \
+  X(nvmlDeviceGetGpuInstanceProfileInfo, nvmlReturn_t,                                                                \
+    (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t* info))                                  \
+  X(nvmlDeviceGetGpuInstancePossiblePlacements_v2, nvmlReturn_t,                                                      \
+    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t* placements, unsigned int* count))       \
+  X(nvmlDeviceGetGpuInstanceRemainingCapacity, nvmlReturn_t,                                                          \
+    (nvmlDevice_t device, unsigned int profileId, unsigned int* count))                                               \
+  X(nvmlDeviceCreateGpuInstance, nvmlReturn_t,                                                                        \
+    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstance))                                    \
+  X(nvmlDeviceGetGpuInstances, nvmlReturn_t,                                                                          \
+    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstances, unsigned int* count))              \
+  X(nvmlDeviceGetGpuInstanceById, nvmlReturn_t,                                                                       \
+    (nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gpuInstance))                                           \
+  X(nvmlGpuInstanceGetInfo, nvmlReturn_t, (nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t * info))              \
+  X(nvmlGpuInstanceDestroy, nvmlReturn_t, (nvmlGpuInstance_t gpuInstance))                                            \
+  X(nvmlGpuInstanceGetComputeInstanceProfileInfo, nvmlReturn_t,                                                       \
+    (nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile,                                    \
+     nvmlComputeInstanceProfileInfo_t* info))                                                                         \
+  X(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, nvmlReturn_t,                                                 \
+    (nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int* count))                                     \
+  X(nvmlGpuInstanceCreateComputeInstance, nvmlReturn_t,                                                               \
+    (nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstance))                  \
+  X(nvmlGpuInstanceGetComputeInstances, nvmlReturn_t,                                                                 \
+    (nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstances,                  \
+     unsigned int* count))                                                                                            \
+  X(nvmlGpuInstanceGetComputeInstanceById, nvmlReturn_t,                                                              \
+    (nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t* computeInstance))                         \
+  X(nvmlComputeInstanceGetInfo_v2, nvmlReturn_t,                                                                      \
+    (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info))                                        \
+  X(nvmlComputeInstanceGetInfo, nvmlReturn_t,                                                                         \
+    (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info))                                        \
+  X(nvmlComputeInstanceDestroy, nvmlReturn_t, (nvmlComputeInstance_t computeInstance))                                \
   X(nvmlDeviceGetNvLinkState, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, nvmlEnableState_t* isActive))    \
   X(nvmlDeviceGetNvLinkVersion, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, unsigned int* version))        \
   X(nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci))  \

@@ -1,5 +1,7 @@
 #include "sim/library.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -246,7 +248,7 @@ Call enterDevice(nvmlDevice_t handle, const char* function, MigPolicy policy) {
   Call c = enterSystem(function);
   if (!c) return c;
   auto* d = reinterpret_cast<Device*>(handle);
-  if (!d || d->magic != kDeviceMagic || d->world != c.world) {
+  if (!d || d->magic != kDeviceMagic || d->world != c.world || d->gone.load()) {
     c.rc = NVML_ERROR_INVALID_ARGUMENT;
     return c;
   }
@@ -259,6 +261,15 @@ Call enterDevice(nvmlDevice_t handle, const char* function, MigPolicy policy) {
   c.gpu = gpu;
   c.dev = (d->is_mig && policy == MigPolicy::kParent) ? gpu : d;
   return c;
+}
+
+bool mayChangeSettings(const Call& c) { return c.world->scenario.privileged && ::geteuid() == 0; }
+
+nvmlReturn_t saved(const Call& c) {
+  std::string err;
+  if (saveSimState(*c.world, c.t, &err)) return NVML_SUCCESS;
+  setLastError(err);
+  return NVML_ERROR_UNKNOWN;
 }
 
 }  // namespace gw::sim

@@ -42,4 +42,11 @@ Call enterDevice(nvmlDevice_t device, const char* function, MigPolicy policy);
 // Gates of a GPU by index (nvmlDeviceGetHandleByIndex): lost and hang faults.
 nvmlReturn_t passGates(Call* call, Device* gpu, const char* function);
 
+// As the driver: only root changes a GPU's settings, and a scenario with `privileged: false` is a
+// context where even root may not (a container without CAP_SYS_ADMIN).
+bool mayChangeSettings(const Call& c);
+// A setter's change is written to the state file before the setter answers, so that the next
+// process (the next `gpuwarden smi`) reads it back. Takes World::mig_mu: call it without.
+nvmlReturn_t saved(const Call& c);
+
 }  // namespace gw::sim

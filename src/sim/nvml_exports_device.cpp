@@ -32,19 +32,6 @@ unsigned long long processMib(const Device& d, double t) {
 
 unsigned rounded(double v) { return static_cast<unsigned>(std::lround(std::max(0.0, v))); }
 
-// As the driver: only root changes a GPU's settings, and a scenario with `privileged: false` is a
-// context where even root may not (a container without CAP_SYS_ADMIN).
-bool mayChangeSettings(const Call& c) { return c.world->scenario.privileged && ::geteuid() == 0; }
-
-// A setter's change is written to the state file before the setter answers, so that the next
-// process (the next `gpuwarden smi`) reads it back.
-nvmlReturn_t saved(const Call& c) {
-  std::string err;
-  if (saveSimState(*c.world, c.t, &err)) return NVML_SUCCESS;
-  setLastError(err);
-  return NVML_ERROR_UNKNOWN;
-}
-
 template <typename F>
 nvmlReturn_t changeSettings(const Call& c, F&& change) {
   {
@@ -483,7 +470,7 @@ nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int* speed) {
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!utilization) return NVML_ERROR_INVALID_ARGUMENT;
-  if (c.dev->cfg->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;  // as on a real GPU in MIG mode
+  if (c.dev->mig_current.load()) return NVML_ERROR_NOT_SUPPORTED;  // as on a real GPU in MIG mode
   *utilization = c.dev->physics->read(c.t, [](const StepState& s) {
     return nvmlUtilization_t{rounded(s.util_gpu), rounded(s.util_mem)};
   });

@@ -108,7 +108,7 @@ nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId
   SimGpmSample* s = fromHandle(gpmSample);
   if (!s) return NVML_ERROR_INVALID_ARGUMENT;
   if (!gpmCapable(*c.dev)) return NVML_ERROR_NOT_SUPPORTED;
-  if (!c.dev->cfg->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;
+  if (!c.dev->mig_current.load()) return NVML_ERROR_NOT_SUPPORTED;
   const auto& instances = c.dev->cfg->mig_instances;
   for (std::size_t i = 0; i < instances.size() && i + 1 < kGpmSlots; ++i) {
     if (instances[i].gpu_instance_id != gpuInstanceId) continue;

@@ -1,6 +1,8 @@
 // Library lifetime, system queries, device enumeration, and the gwSim* controls.
 #include "sim/export_api.h"
 
+#include <mutex>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -80,16 +82,24 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device
 nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
   GW_ENTER_SYSTEM();
   if (!uuid || !device) return NVML_ERROR_INVALID_ARGUMENT;
-  for (auto* list : {&c.world->gpus, &c.world->migs}) {
-    for (auto& d : *list) {
-      if (d->uuid != uuid) continue;
-      Device* gpu = d->is_mig ? d->parent : d.get();
-      if (passGates(&c, gpu, __func__) != NVML_SUCCESS) return c.rc;
-      *device = reinterpret_cast<nvmlDevice_t>(d.get());
-      return NVML_SUCCESS;
+  Device* found = nullptr;
+  {
+    // MIG devices come and go (sim/mig.h); the gates below may sleep, so not under the lock.
+    std::lock_guard lock(c.world->mig_mu);
+    for (auto* list : {&c.world->gpus, &c.world->migs}) {
+      for (auto& d : *list) {
+        if (d->uuid != uuid || d->gone.load()) continue;
+        found = d.get();
+        break;
+      }
+      if (found) break;
     }
   }
-  return NVML_ERROR_NOT_FOUND;
+  if (!found) return NVML_ERROR_NOT_FOUND;
+  Device* gpu = found->is_mig ? found->parent : found;
+  if (passGates(&c, gpu, __func__) != NVML_SUCCESS) return c.rc;
+  *device = reinterpret_cast<nvmlDevice_t>(found);
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t* device) {

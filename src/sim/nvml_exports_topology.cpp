@@ -1,6 +1,8 @@
 // Topology (PCIe ancestry, CPU and memory affinity), MIG, and processes.
 #include "sim/export_api.h"
 
+#include <mutex>
+
 #include <algorithm>
 
 #include "sim/world.h"
@@ -105,7 +107,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!currentMode || !pendingMode) return NVML_ERROR_INVALID_ARGUMENT;
   if (!c.dev->profile->mig_capable) return NVML_ERROR_NOT_SUPPORTED;
-  *currentMode = *pendingMode = c.dev->cfg->mig_enabled ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+  *currentMode = *pendingMode = c.dev->mig_current.load() ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
   return NVML_SUCCESS;
 }
 
@@ -121,6 +123,7 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned i
   GW_ENTER_DEVICE(device, MigPolicy::kMigAware);
   if (!migDevice || c.dev->is_mig || index >= kMaxMigDevices) return NVML_ERROR_INVALID_ARGUMENT;
   if (!c.dev->profile->mig_capable) return NVML_ERROR_NOT_SUPPORTED;
+  std::lock_guard lock(c.world->mig_mu);
   if (index >= c.dev->mig_children.size()) return NVML_ERROR_NOT_FOUND;
   *migDevice = reinterpret_cast<nvmlDevice_t>(c.dev->mig_children[index]);
   return NVML_SUCCESS;
@@ -188,7 +191,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
                                              unsigned int* processSamplesCount, unsigned long long lastSeenTimeStamp) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!processSamplesCount) return NVML_ERROR_INVALID_ARGUMENT;
-  if (c.dev->cfg->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;
+  if (c.dev->mig_current.load()) return NVML_ERROR_NOT_SUPPORTED;
   const StepState s = c.dev->physics->at(c.t);
   // One sample per running process for the current step, stamped at the step's start.
   const auto stamp = static_cast<unsigned long long>(c.world->epochUs(static_cast<double>(s.step) * kStepSeconds));

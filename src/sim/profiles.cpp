@@ -9,18 +9,43 @@ namespace gw::sim {
 namespace {
 
 // MIG geometries (nvidia-smi mig -lgip). Memory is the usable size NVML reports per instance.
+// Columns: name, compute slices, SMs, MiB, CE, DEC, NVML profile index, profile id, instances,
+// memory slices, JPEG, OFA.
+constexpr unsigned k1 = NVML_GPU_INSTANCE_PROFILE_1_SLICE, k1r2 = NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2,
+                   k2 = NVML_GPU_INSTANCE_PROFILE_2_SLICE, k3 = NVML_GPU_INSTANCE_PROFILE_3_SLICE,
+                   k4 = NVML_GPU_INSTANCE_PROFILE_4_SLICE, k7 = NVML_GPU_INSTANCE_PROFILE_7_SLICE;
 const std::vector<MigProfile> kA100_80Mig = {
-    {"1g.10gb", 1, 14, 9728, 1, 0},  {"1g.20gb", 1, 14, 19968, 1, 1}, {"2g.20gb", 2, 28, 19968, 2, 1},
-    {"3g.40gb", 3, 42, 40192, 3, 2}, {"4g.40gb", 4, 56, 40192, 4, 2}, {"7g.80gb", 7, 98, 80896, 7, 5},
+    {"1g.10gb", 1, 14, 9728, 1, 0, k1, 19, 7, 1, 0, 0},  {"1g.20gb", 1, 14, 19968, 1, 1, k1r2, 15, 4, 2, 0, 0},
+    {"2g.20gb", 2, 28, 19968, 2, 1, k2, 14, 3, 2, 0, 0}, {"3g.40gb", 3, 42, 40192, 3, 2, k3, 9, 2, 4, 0, 0},
+    {"4g.40gb", 4, 56, 40192, 4, 2, k4, 5, 1, 4, 0, 0},  {"7g.80gb", 7, 98, 80896, 7, 5, k7, 0, 1, 8, 1, 1},
 };
 const std::vector<MigProfile> kH100_80Mig = {
-    {"1g.10gb", 1, 16, 9984, 1, 1},  {"1g.20gb", 1, 26, 19968, 1, 1}, {"2g.20gb", 2, 32, 19968, 2, 2},
-    {"3g.40gb", 3, 60, 40448, 3, 3}, {"4g.40gb", 4, 64, 40448, 4, 4}, {"7g.80gb", 7, 132, 80896, 8, 7},
+    {"1g.10gb", 1, 16, 9984, 1, 1, k1, 19, 7, 1, 1, 0},  {"1g.20gb", 1, 26, 19968, 1, 1, k1r2, 15, 4, 2, 1, 0},
+    {"2g.20gb", 2, 32, 19968, 2, 2, k2, 14, 3, 2, 2, 0}, {"3g.40gb", 3, 60, 40448, 3, 3, k3, 9, 2, 4, 3, 0},
+    {"4g.40gb", 4, 64, 40448, 4, 4, k4, 5, 1, 4, 4, 0},  {"7g.80gb", 7, 132, 80896, 8, 7, k7, 0, 1, 8, 7, 1},
 };
 const std::vector<MigProfile> kH200Mig = {
-    {"1g.18gb", 1, 16, 16896, 1, 1}, {"1g.35gb", 1, 26, 33536, 1, 1}, {"2g.35gb", 2, 32, 33536, 2, 2},
-    {"3g.71gb", 3, 60, 69888, 3, 3}, {"4g.71gb", 4, 64, 69888, 4, 4}, {"7g.141gb", 7, 132, 142336, 8, 7},
+    {"1g.18gb", 1, 16, 16896, 1, 1, k1, 19, 7, 1, 1, 0}, {"1g.35gb", 1, 26, 33536, 1, 1, k1r2, 15, 4, 2, 1, 0},
+    {"2g.35gb", 2, 32, 33536, 2, 2, k2, 14, 3, 2, 2, 0}, {"3g.71gb", 3, 60, 69888, 3, 3, k3, 9, 2, 4, 3, 0},
+    {"4g.71gb", 4, 64, 69888, 4, 4, k4, 5, 1, 4, 4, 0},  {"7g.141gb", 7, 132, 142336, 8, 7, k7, 0, 1, 8, 7, 1},
 };
+
+// The first GPU instance id of each size; an instance's id counts its placement from there.
+unsigned firstGpuInstanceId(const MigProfile& p) {
+  switch (p.gpu_slices) {
+    case 7:
+      return 0;
+    case 4:
+    case 3:
+      return 1;
+    case 2:
+      return 3;
+    default:
+      return 7;
+  }
+}
+// 1-slice profiles count in memory slices (a 1g.20gb at 2 is id 9, beside a 1g.10gb at 1, id 8).
+unsigned idStride(const MigProfile& p) { return p.gpu_slices == 1 ? 1 : p.mem_slices; }
 
 const std::vector<GpuProfile>& profileTable() {
   static const std::vector<GpuProfile> table = {
@@ -340,6 +365,13 @@ std::string profileIdList() {
     out += p.id;
   }
   return out;
+}
+
+unsigned migGpuInstanceId(const MigProfile& p, unsigned start) { return firstGpuInstanceId(p) + start / idStride(p); }
+
+unsigned migPlacementStart(const MigProfile& p, unsigned gpu_instance_id) {
+  const unsigned first = firstGpuInstanceId(p);
+  return gpu_instance_id < first ? 0 : (gpu_instance_id - first) * idStride(p);
 }
 
 const MigProfile* findMigProfile(const GpuProfile& profile, std::string_view name) {

@@ -9,14 +9,31 @@
 
 namespace gw::sim {
 
+// A GPU instance profile (nvmlGpuInstanceProfileInfo_t). An A100/H100/H200 has 7 compute slices
+// and 8 memory slices; an instance's possible placements are the multiples of its memory size,
+// one per instance the profile allows ({0..6}:1, {0,2,4}:2, {0,4}:4, {0}:4, {0}:8), as NVML lists
+// them (nvidia-smi mig -lgipp).
 struct MigProfile {
   std::string_view name;  // "1g.10gb", as nvidia-smi mig -lgip prints it
-  unsigned gpu_slices;    // gpuInstanceSliceCount
+  unsigned gpu_slices;    // compute slices: sliceCount
   unsigned sm_count;      // multiprocessorCount of the instance
   unsigned memory_mib;    // memorySizeMB of the instance
   unsigned copy_engines;
   unsigned decoders;
+  unsigned nvml_index = 0;  // NVML_GPU_INSTANCE_PROFILE_*: the `profile` of ...ProfileInfo
+  unsigned id = 0;          // the profile id nvidia-smi prints and -cgi takes
+  unsigned instances = 0;   // instanceCount: at most this many at once
+  unsigned mem_slices = 0;  // memory slices: placement size
+  unsigned jpegs = 0, ofas = 0;
 };
+
+constexpr unsigned kMigComputeSlices = 7;
+constexpr unsigned kMigMemorySlices = 8;
+
+// NVIDIA's GPU instance id of an instance of `p` placed at memory slice `start` (the driver's
+// numbering: 7g 0, 4g 1, 3g 1-2, 2g 3-5, 1g 7-14), and the start back from an id.
+unsigned migGpuInstanceId(const MigProfile& p, unsigned start);
+unsigned migPlacementStart(const MigProfile& p, unsigned gpu_instance_id);
 
 struct GpuProfile {
   std::string_view id;     // scenario name: "H100-SXM5-80GB"

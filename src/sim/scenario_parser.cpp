@@ -397,9 +397,8 @@ void parseMig(const N& n, GpuConfig* g) {
       m.gpu_instance_id = static_cast<unsigned>(readInt(*gi, 0, 14));
     } else {
       // NVIDIA's placement: the first free id among those a profile of this size can take.
-      static const std::map<unsigned, std::vector<unsigned>> kIds = {
-          {7, {0}}, {4, {1}}, {3, {1, 2}}, {2, {3, 4, 5}}, {1, {7, 8, 9, 10, 11, 12, 13, 14}}};
-      for (unsigned id : kIds.at(m.profile->gpu_slices)) {
+      for (unsigned k = 0; k < m.profile->instances; ++k) {
+        const unsigned id = migGpuInstanceId(*m.profile, k * m.profile->mem_slices);
         bool used = std::any_of(g->mig_instances.begin(), g->mig_instances.end(),
                                 [&](const MigInstanceConfig& o) { return o.gpu_instance_id == id; });
         if (!used) {

@@ -3,12 +3,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
+#include "sim/mig.h"
 #include "sim/world.h"
 
 namespace gw::sim {
@@ -32,6 +35,45 @@ Device* byUuid(World& w, const std::string& uuid) {
   for (auto& d : w.gpus)
     if (d->uuid == uuid) return d.get();
   return nullptr;
+}
+
+// MIG mode outlives a reboot (the driver keeps it), the instances do not: a new boot starts from
+// the scenario's layout when the mode is the scenario's, with none otherwise. Within a boot the
+// file's layout replaces the scenario's ("mig_layout" first, then its "gi" and "ci" lines).
+std::string loadMig(Device& d, const std::string& key, const std::vector<unsigned>& v, bool same_boot) {
+  if (!d.profile->mig_capable) return "MIG state for a GPU without MIG";
+  if (key == "mig") {
+    const bool on = v[0] != 0;
+    if (on != d.mig_current.load()) {
+      clearMigLayout(d);
+      d.mig_current = on;
+    }
+    return "";
+  }
+  if (!same_boot) return "";
+  if (key == "mig_layout") {
+    clearMigLayout(d);
+    return "";
+  }
+  if (key == "gi") {
+    if (v.size() != 3) return "'gi' takes ID PROFILE_ID START";
+    const MigProfile* p = migProfileById(d, v[1]);
+    if (!p) return "no GPU instance profile " + std::to_string(v[1]) + " on " + std::string(d.profile->id);
+    GpuInstance* gi = nullptr;
+    if (createGpuInstance(d, *p, v[2], &gi) != NVML_SUCCESS)
+      return "GPU instance " + std::to_string(v[0]) + " does not fit at " + std::to_string(v[2]);
+    gi->id = v[0];
+    std::sort(d.gpu_instances.begin(), d.gpu_instances.end(),
+              [](const GpuInstance* x, const GpuInstance* y) { return x->id < y->id; });
+    return "";
+  }
+  if (v.size() != 4) return "'ci' takes GI_ID ID PROFILE START";
+  GpuInstance* gi = findGpuInstance(d, v[0]);
+  if (!gi) return "compute instance on GPU instance " + std::to_string(v[0]) + ", which is not listed before it";
+  ComputeInstance* ci = nullptr;
+  if (createComputeInstance(*gi, v[2], v[1], v[3], &ci) != NVML_SUCCESS)
+    return "compute instance " + std::to_string(v[1]) + " does not fit GPU instance " + std::to_string(v[0]);
+  return "";
 }
 
 }  // namespace
@@ -66,11 +108,19 @@ bool loadSimState(World& world, std::string* error) {
       continue;
     }
     if (word != "gpu" || !(f >> uuid >> key)) return bad("line " + std::to_string(n) + " is not 'gpu UUID KEY VALUES'");
-    unsigned a = 0, b = 0;
-    if (!(f >> a)) return bad("line " + std::to_string(n) + ": '" + key + "' needs a number");
-    const bool two = static_cast<bool>(f >> b);
+    std::vector<unsigned> v;
+    for (unsigned x = 0; v.size() < 4 && f >> x;) v.push_back(x);
+    if (v.empty()) return bad("line " + std::to_string(n) + ": '" + key + "' needs a number");
+    const unsigned a = v[0], b = v.size() > 1 ? v[1] : 0;
+    const bool two = v.size() > 1;
     Device* d = byUuid(world, uuid);
     if (!d) continue;  // another scenario's GPU: not this machine's
+    if (key == "mig" || key == "mig_layout" || key == "gi" || key == "ci") {
+      std::lock_guard lock(world.mig_mu);
+      if (std::string why = loadMig(*d, key, v, same_boot); !why.empty())
+        return bad("line " + std::to_string(n) + ": " + why);
+      continue;
+    }
     std::lock_guard lock(d->settings_mu);
     DeviceSettings& s = d->settings;
     if (key == "ecc" && two) {
@@ -114,6 +164,17 @@ bool saveSimState(const World& world, double t, std::string* error) {
     o << g << "app_clocks " << s.app_mem << " " << s.app_graphics << "\n";
     o << g << "compute_mode " << s.compute_mode << "\n";
     o << g << "ecc " << (s.ecc_current ? 1 : 0) << " " << (s.ecc_pending ? 1 : 0) << "\n";
+    if (!d->profile->mig_capable) continue;
+    std::lock_guard lock(world.mig_mu);
+    const bool mig = d->mig_current.load();
+    o << g << "mig " << (mig ? 1 : 0) << " " << (mig ? 1 : 0) << "\n";
+    if (!mig) continue;
+    o << g << "mig_layout 1\n";
+    for (const GpuInstance* gi : d->gpu_instances) {
+      o << g << "gi " << gi->id << " " << gi->profile->id << " " << gi->start << "\n";
+      for (const ComputeInstance* ci : gi->cis)
+        o << g << "ci " << gi->id << " " << ci->id << " " << ci->profile << " " << ci->start << "\n";
+    }
   }
   const std::string text = o.str();
   const std::string tmp = std::string(path) + ".tmp." + std::to_string(::getpid());

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "sim/mig.h"
 #include "sim/noise.h"
 
 namespace gw::sim {
@@ -69,29 +70,9 @@ World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)
     gpus.push_back(std::move(d));
   }
   for (auto& d : gpus) {
-    const GpuConfig& g = *d->cfg;
-    if (!g.mig_enabled) continue;
-    for (std::size_t i = 0; i < g.mig_instances.size(); ++i) {
-      const auto& inst = g.mig_instances[i];
-      auto m = std::make_unique<Device>();
-      m->world = this;
-      m->is_mig = true;
-      m->index = static_cast<unsigned>(i);
-      m->parent = d.get();
-      m->minor = d->minor;
-      m->cfg = &g;
-      m->profile = g.profile;
-      m->mig = &inst;
-      m->name = d->name + " MIG " + std::string(inst.profile->name);
-      std::uint64_t salt = (static_cast<std::uint64_t>(inst.gpu_instance_id) << 8) | inst.compute_instance_id;
-      m->uuid = formatUuid("MIG-", hash(seed, g.index, Signal::kUuid, 100 + salt),
-                           hash(seed, g.index, Signal::kUuid, 200 + salt));
-      m->serial = d->serial;
-      m->pci = d->pci;
-      m->gates = d->gates;
-      d->mig_children.push_back(m.get());
-      migs.push_back(std::move(m));
-    }
+    d->mig_current = d->cfg->mig_enabled;
+    std::lock_guard lock(mig_mu);
+    loadScenarioMigLayout(*d);
   }
   for (const auto& f : scenario.faults) {
     if (f.type == FaultType::kDriverUnloaded) driver_faults.push_back(&f);

@@ -19,9 +19,14 @@
 namespace gw::sim {
 
 struct World;
+struct Device;
+struct GpuInstance;
+struct ComputeInstance;
 
-constexpr std::uint32_t kDeviceMagic = 0x56444757;  // "GWDV"
-constexpr unsigned kNoInstance = 0xFFFFFFFFu;       // gpuInstanceId outside MIG
+constexpr std::uint32_t kDeviceMagic = 0x56444757;           // "GWDV"
+constexpr std::uint32_t kGpuInstanceMagic = 0x49474757;      // "GWGI"
+constexpr std::uint32_t kComputeInstanceMagic = 0x49434757;  // "GWCI"
+constexpr unsigned kNoInstance = 0xFFFFFFFFu;                // gpuInstanceId outside MIG
 
 // What NVML's setters changed on a physical GPU (sim_state.h keeps it across processes).
 // 0 in a clock pair: not set, the board's own behaviour.
@@ -48,7 +53,13 @@ struct Device {
   nvmlPciInfo_t pci{};
   std::vector<const FaultConfig*> gates;  // fall_off_bus and hang faults of the GPU
   std::unique_ptr<GpuPhysics> physics;    // physical GPUs only
+  // MIG layout (sim/mig.h changes it): guarded by World::mig_mu, as instances come and go while
+  // other threads read them. A destroyed MIG device is marked gone, never freed, so that a handle
+  // to it is still safe to look at (and rejected).
   std::vector<Device*> mig_children;
+  std::vector<GpuInstance*> gpu_instances;
+  std::atomic<bool> mig_current{false};  // MIG mode (physical GPUs)
+  std::atomic<bool> gone{false};         // MIG devices: its compute instance was destroyed
   std::atomic<bool> persistence{false};
   mutable std::mutex settings_mu;  // guards settings
   DeviceSettings settings;
@@ -56,6 +67,28 @@ struct Device {
     std::lock_guard lock(settings_mu);
     return settings;
   }
+};
+
+// nvmlGpuInstance_t and nvmlComputeInstance_t point to these. Like devices they are never freed
+// while the library is loaded; destroyed ones are marked dead and rejected.
+struct GpuInstance {
+  std::uint32_t magic = kGpuInstanceMagic;
+  Device* gpu = nullptr;
+  const MigProfile* profile = nullptr;
+  unsigned id = 0, start = 0;  // start: first memory slice
+  bool alive = true;
+  std::vector<ComputeInstance*> cis;  // the live ones
+};
+
+struct ComputeInstance {
+  std::uint32_t magic = kComputeInstanceMagic;
+  GpuInstance* gi = nullptr;
+  unsigned id = 0;
+  unsigned profile = 0;          // NVML_COMPUTE_INSTANCE_PROFILE_*, also its profile id
+  unsigned start = 0, size = 0;  // compute slices within the GPU instance
+  bool alive = true;
+  MigInstanceConfig config;  // what the MIG device's `mig` points to
+  Device* device = nullptr;  // the MIG device of this instance
 };
 
 struct TimedEvent {
@@ -72,7 +105,10 @@ struct World {
   std::string key;  // scenario sources + clock settings: same key, same machine
   SimClock clock;
   std::vector<std::unique_ptr<Device>> gpus;
-  std::vector<std::unique_ptr<Device>> migs;
+  std::vector<std::unique_ptr<Device>> migs;  // appended under mig_mu, never shrunk
+  mutable std::mutex mig_mu;                  // guards the MIG layout of every GPU
+  std::vector<std::unique_ptr<GpuInstance>> gpu_instances;
+  std::vector<std::unique_ptr<ComputeInstance>> compute_instances;
   std::vector<TimedEvent> events;  // sorted by time
   std::vector<const FaultConfig*> driver_faults;
   std::atomic<double> session_start{0};  // simulated time of the last 0 → 1 nvmlInit

@@ -24,7 +24,10 @@ namespace {
 // Names we declare that are newer than the bindings.rs we check against (so absent from it).
 // Add a name here only with a comment saying which NVML version introduced it.
 const std::set<std::string> kConstantsNewerThanBindings = {
-    // (none)
+    // NVML 12.0 (driver R525): the GPU instance profiles of H100, from nvml.h:
+    // #define NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1 0x8, #define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 0x9
+    "NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1",
+    "NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2",
 };
 const std::set<std::string> kFunctionsNewerThanBindings = {
     // NVML 12.0 (driver R525): GPM samples of one MIG GPU instance. Signature from nvml.h:
@@ -86,6 +89,36 @@ std::vector<OurStruct> OurStructs() {
       GW_S(nvmlGpmMetricsGet_t, GW_F(nvmlGpmMetricsGet_t, version), GW_F(nvmlGpmMetricsGet_t, numMetrics),
            GW_F(nvmlGpmMetricsGet_t, sample1), GW_F(nvmlGpmMetricsGet_t, sample2), GW_F(nvmlGpmMetricsGet_t, metrics)),
       GW_S(nvmlGpmSupport_t, GW_F(nvmlGpmSupport_t, version), GW_F(nvmlGpmSupport_t, isSupportedDevice)),
+      GW_S(nvmlGpuInstancePlacement_t, GW_F(nvmlGpuInstancePlacement_t, start), GW_F(nvmlGpuInstancePlacement_t, size)),
+      GW_S(nvmlGpuInstanceProfileInfo_t, GW_F(nvmlGpuInstanceProfileInfo_t, id),
+           GW_F(nvmlGpuInstanceProfileInfo_t, isP2pSupported), GW_F(nvmlGpuInstanceProfileInfo_t, sliceCount),
+           GW_F(nvmlGpuInstanceProfileInfo_t, instanceCount), GW_F(nvmlGpuInstanceProfileInfo_t, multiprocessorCount),
+           GW_F(nvmlGpuInstanceProfileInfo_t, copyEngineCount), GW_F(nvmlGpuInstanceProfileInfo_t, decoderCount),
+           GW_F(nvmlGpuInstanceProfileInfo_t, encoderCount), GW_F(nvmlGpuInstanceProfileInfo_t, jpegCount),
+           GW_F(nvmlGpuInstanceProfileInfo_t, ofaCount), GW_F(nvmlGpuInstanceProfileInfo_t, memorySizeMB)),
+      GW_S(nvmlGpuInstanceProfileInfo_v2_t, GW_F(nvmlGpuInstanceProfileInfo_v2_t, version),
+           GW_F(nvmlGpuInstanceProfileInfo_v2_t, id), GW_F(nvmlGpuInstanceProfileInfo_v2_t, isP2pSupported),
+           GW_F(nvmlGpuInstanceProfileInfo_v2_t, sliceCount), GW_F(nvmlGpuInstanceProfileInfo_v2_t, instanceCount),
+           GW_F(nvmlGpuInstanceProfileInfo_v2_t, multiprocessorCount),
+           GW_F(nvmlGpuInstanceProfileInfo_v2_t, copyEngineCount), GW_F(nvmlGpuInstanceProfileInfo_v2_t, decoderCount),
+           GW_F(nvmlGpuInstanceProfileInfo_v2_t, encoderCount), GW_F(nvmlGpuInstanceProfileInfo_v2_t, jpegCount),
+           GW_F(nvmlGpuInstanceProfileInfo_v2_t, ofaCount), GW_F(nvmlGpuInstanceProfileInfo_v2_t, memorySizeMB),
+           GW_F(nvmlGpuInstanceProfileInfo_v2_t, name)),
+      GW_S(nvmlGpuInstanceInfo_t, GW_F(nvmlGpuInstanceInfo_t, device), GW_F(nvmlGpuInstanceInfo_t, id),
+           GW_F(nvmlGpuInstanceInfo_t, profileId), GW_F(nvmlGpuInstanceInfo_t, placement)),
+      GW_S(nvmlComputeInstancePlacement_t, GW_F(nvmlComputeInstancePlacement_t, start),
+           GW_F(nvmlComputeInstancePlacement_t, size)),
+      GW_S(nvmlComputeInstanceProfileInfo_t, GW_F(nvmlComputeInstanceProfileInfo_t, id),
+           GW_F(nvmlComputeInstanceProfileInfo_t, sliceCount), GW_F(nvmlComputeInstanceProfileInfo_t, instanceCount),
+           GW_F(nvmlComputeInstanceProfileInfo_t, multiprocessorCount),
+           GW_F(nvmlComputeInstanceProfileInfo_t, sharedCopyEngineCount),
+           GW_F(nvmlComputeInstanceProfileInfo_t, sharedDecoderCount),
+           GW_F(nvmlComputeInstanceProfileInfo_t, sharedEncoderCount),
+           GW_F(nvmlComputeInstanceProfileInfo_t, sharedJpegCount),
+           GW_F(nvmlComputeInstanceProfileInfo_t, sharedOfaCount)),
+      GW_S(nvmlComputeInstanceInfo_t, GW_F(nvmlComputeInstanceInfo_t, device),
+           GW_F(nvmlComputeInstanceInfo_t, gpuInstance), GW_F(nvmlComputeInstanceInfo_t, id),
+           GW_F(nvmlComputeInstanceInfo_t, profileId), GW_F(nvmlComputeInstanceInfo_t, placement)),
   };
 }
 #undef GW_S
@@ -121,6 +154,8 @@ std::vector<OurTypedef> OurTypedefs() {
       GW_T(nvmlDeviceArchitecture_t),
       GW_T(nvmlGpmSample_t),
       GW_T(nvmlGpmMetricId_t),
+      GW_T(nvmlGpuInstance_t),
+      GW_T(nvmlComputeInstance_t),
   };
 }
 #undef GW_T
@@ -275,6 +310,24 @@ std::vector<OurConstant> OurConstants() {
       // MIG
       GW_C(NVML_DEVICE_MIG_DISABLE),
       GW_C(NVML_DEVICE_MIG_ENABLE),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_1_SLICE),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_2_SLICE),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_3_SLICE),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_4_SLICE),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_7_SLICE),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_8_SLICE),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_6_SLICE),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1),
+      GW_C(NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2),
+      GW_C(NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE),
+      GW_C(NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE),
+      GW_C(NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE),
+      GW_C(NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE),
+      GW_C(NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE),
+      GW_C(NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE),
+      GW_C(NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE),
+      GW_C(NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED),
       // Event types
       GW_C(nvmlEventTypeSingleBitEccError),
       GW_C(nvmlEventTypeDoubleBitEccError),
@@ -357,7 +410,10 @@ struct OurStructVersion {
 };
 #define GW_V(name, T, ver) \
   OurStructVersion { #name, name, #T, ver }
-std::vector<OurStructVersion> OurStructVersions() { return {GW_V(nvmlMemory_v2, nvmlMemory_v2_t, 2)}; }
+std::vector<OurStructVersion> OurStructVersions() {
+  return {GW_V(nvmlMemory_v2, nvmlMemory_v2_t, 2),
+          GW_V(nvmlGpuInstanceProfileInfo_v2, nvmlGpuInstanceProfileInfo_v2_t, 2)};
+}
 #undef GW_V
 
 // ----- Our functions, straight from the X-macro. -----

@@ -65,8 +65,12 @@ struct Agent {
   std::string runtime = dir.file("run");
   std::unique_ptr<AgentProcess> proc;
   int port = 0;
+  std::map<std::string, std::string> extra_env;
   std::map<std::string, std::string> env(const std::string& start) const {
-    return {{"GPUWARDEN_SIM_START", start}, {"GPUWARDEN_RUNTIME_DIR", runtime}};
+    auto e = extra_env;
+    e["GPUWARDEN_SIM_START"] = start;
+    e["GPUWARDEN_RUNTIME_DIR"] = runtime;
+    return e;
   }
   void start(const std::string& scenario, const std::string& start_at) {
     const std::string config = dir.write("agent.yaml", kFastAgentConfig);
@@ -446,6 +450,51 @@ TEST(ControlSocketSettings, SmiPowerLimitGoesThroughTheAgentAndIsRecorded) {
   EXPECT_EQ(rc5, 2) << out5;
   EXPECT_NE(out5.find("this agent drives the simulator"), std::string::npos) << out5;
   EXPECT_EQ(limit(), 250.0);
+}
+
+// smi mig's changes take the settings' route: the agent creates the instances with its own NVML
+// session and records them with the layout before and after. The CLI and the agent share the
+// simulator's state file, as both would share the driver on a real node.
+TEST(ControlSocketSettings, SmiMigGoesThroughTheAgentAndIsRecorded) {
+  Agent a;
+  const std::string state = a.dir.file("sim-state");
+  a.extra_env = {{"GPUWARDEN_SIM_STATE", state}};
+  a.start("mig-h100", "0");  // GPU 0: 2g at gi 3, 1g at gi 9, 3g at gi 2; one compute slice free
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_FALSE(socketOf(*a.proc).empty()) << a.proc->log();
+  const std::string env = "GPUWARDEN_RUNTIME_DIR=" + a.runtime + " GPUWARDEN_DATA_DIR=" + a.data +
+                          " GPUWARDEN_SIM_STATE=" + state + " " + std::string(GW_BINARY) + " --simulate mig-h100 ";
+  auto [rc, out] = runShell(env + "smi mig -cgi 19 -C -i 0");
+  ASSERT_EQ(rc, 0) << out << a.proc->log();
+  EXPECT_NE(out.find("Successfully created GPU instance ID 10 on GPU  0 using profile MIG 1g.10gb (ID 19)\n"
+                     "Successfully created compute instance ID  0 on GPU  0 GPU instance ID 10 using profile MIG "
+                     "1g.10gb (ID  0)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(eventually(
+      [&] { return a.proc->log().find("setting changed by uid " + std::to_string(::geteuid())) != std::string::npos; },
+      10s))
+      << a.proc->log();
+  // The list runs in the CLI itself and reads what the agent made.
+  auto [rc2, lgi] = runShell(env + "smi mig -lgi -i 0");
+  ASSERT_EQ(rc2, 0) << lgi;
+  EXPECT_NE(lgi.find("|   0  MIG 1g.10gb            19        10          3:1"), std::string::npos) << lgi;
+  // No room is left: the agent answers nvidia-smi's sentence and exit.
+  auto [rc3, full] = runShell(env + "smi mig -cgi 19 -i 0");
+  EXPECT_EQ(rc3, 23) << full;
+  EXPECT_NE(full.find("Insufficient Resources"), std::string::npos) << full;
+
+  auto [rc4, recs] = a.cli("--json records --kind setting --data-dir " + a.data);
+  ASSERT_EQ(rc4, 0) << recs;
+  const json r = json::parse(recs)["records"];
+  ASSERT_EQ(r.size(), 1u) << recs;
+  EXPECT_EQ(r[0]["state"]["flag"], "mig -cgi") << recs;
+  EXPECT_EQ(r[0]["changes"][0]["what"], "mig.layout") << recs;
+  EXPECT_EQ(r[0]["changes"][0]["before"],
+            "GI 2 MIG 3g.40gb at 4:4 (CI 0); GI 3 MIG 2g.20gb at 0:2 (CI 0); GI 9 MIG 1g.10gb at 2:1 (CI 0)")
+      << recs;
+  EXPECT_NE(r[0]["changes"][0]["after"].get<std::string>().find("GI 10 MIG 1g.10gb at 3:1 (CI 0)"), std::string::npos)
+      << recs;
 }
 
 // Anyone but root is refused by the agent, by uid, and nothing changes: the agent runs as root and

@@ -401,6 +401,108 @@ TEST_F(Api_, ClockModeAndEccSettersChangeWhatTheGettersAnswer) {
   EXPECT_EQ(nv.nvmlDeviceSetEccMode(d, NVML_FEATURE_DISABLED), NVML_ERROR_NO_PERMISSION);
 }
 
+// MIG partitions change after load as on a real driver: GPU instances take memory slices until
+// none is left (INSUFFICIENT_RESOURCES), a GPU instance with compute instances is in use, and the
+// MIG devices appear and disappear with the compute instances.
+TEST_F(Api_, MigInstancesComeAndGoWithCapacityAccounting) {
+  StartYaml("count: 1\ndefaults: {profile: H100-SXM5-80GB, workload: idle}\n");
+  nvmlDevice_t d = Gpu(0);
+  nvmlGpuInstanceProfileInfo_t info{};
+  nvmlGpuInstance_t gi = nullptr;
+  EXPECT_EQ(nv.nvmlDeviceGetGpuInstanceProfileInfo(d, NVML_GPU_INSTANCE_PROFILE_1_SLICE, &info),
+            NVML_ERROR_NOT_SUPPORTED);  // MIG is off
+  EXPECT_EQ(nv.nvmlDeviceCreateGpuInstance(d, 19, &gi), NVML_ERROR_NOT_SUPPORTED);
+  nvmlReturn_t activation = NVML_ERROR_UNKNOWN;
+  ASSERT_EQ(nv.nvmlDeviceSetMigMode(d, NVML_DEVICE_MIG_ENABLE, &activation), NVML_SUCCESS);
+  EXPECT_EQ(activation, NVML_SUCCESS);
+  unsigned cur = 0, pend = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetMigMode(d, &cur, &pend), NVML_SUCCESS);
+  EXPECT_EQ(cur, NVML_DEVICE_MIG_ENABLE);
+  EXPECT_EQ(pend, NVML_DEVICE_MIG_ENABLE);
+
+  ASSERT_EQ(nv.nvmlDeviceGetGpuInstanceProfileInfo(d, NVML_GPU_INSTANCE_PROFILE_1_SLICE, &info), NVML_SUCCESS);
+  EXPECT_EQ(info.id, 19u);
+  EXPECT_EQ(info.sliceCount, 1u);
+  EXPECT_EQ(info.instanceCount, 7u);
+  EXPECT_EQ(info.memorySizeMB, 9984u);
+  nvmlGpuInstanceProfileInfo_v2_t v2{};
+  v2.version = nvmlGpuInstanceProfileInfo_v2;
+  ASSERT_EQ(nv.nvmlDeviceGetGpuInstanceProfileInfoV(d, NVML_GPU_INSTANCE_PROFILE_7_SLICE, &v2), NVML_SUCCESS);
+  EXPECT_STREQ(v2.name, "MIG 7g.80gb");
+  EXPECT_EQ(v2.id, 0u);
+  nvmlGpuInstancePlacement_t places[8] = {};
+  unsigned n = 8;
+  ASSERT_EQ(nv.nvmlDeviceGetGpuInstancePossiblePlacements_v2(d, 9, places, &n), NVML_SUCCESS);
+  ASSERT_EQ(n, 2u);  // 3g.40gb: {0,4}:4
+  EXPECT_EQ(places[1].start, 4u);
+  EXPECT_EQ(places[1].size, 4u);
+
+  auto capacity = [&](unsigned profile_id) {
+    unsigned c = 99;
+    EXPECT_EQ(nv.nvmlDeviceGetGpuInstanceRemainingCapacity(d, profile_id, &c), NVML_SUCCESS);
+    return c;
+  };
+  EXPECT_EQ(capacity(19), 7u);
+  EXPECT_EQ(capacity(9), 2u);
+  EXPECT_EQ(capacity(0), 1u);
+  nvmlGpuInstance_t ones[7] = {};
+  for (auto& h : ones) ASSERT_EQ(nv.nvmlDeviceCreateGpuInstance(d, 19, &h), NVML_SUCCESS);
+  EXPECT_EQ(nv.nvmlDeviceCreateGpuInstance(d, 19, &gi), NVML_ERROR_INSUFFICIENT_RESOURCES);
+  EXPECT_EQ(capacity(19), 0u);
+  EXPECT_EQ(capacity(0), 0u);
+  nvmlGpuInstanceInfo_t gi_info{};
+  ASSERT_EQ(nv.nvmlGpuInstanceGetInfo(ones[0], &gi_info), NVML_SUCCESS);
+  EXPECT_EQ(gi_info.id, 7u);  // NVIDIA's numbering: 1g instances from 7
+  EXPECT_EQ(gi_info.placement.start, 0u);
+  nvmlDevice_t mig = nullptr;
+  EXPECT_EQ(nv.nvmlDeviceGetMigDeviceHandleByIndex(d, 0, &mig), NVML_ERROR_NOT_FOUND);
+
+  // A compute instance: a MIG device appears; its GPU instance is in use until it goes.
+  nvmlComputeInstance_t ci = nullptr;
+  ASSERT_EQ(nv.nvmlGpuInstanceCreateComputeInstance(ones[0], NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE, &ci), NVML_SUCCESS);
+  EXPECT_EQ(nv.nvmlGpuInstanceCreateComputeInstance(ones[0], NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE, &ci),
+            NVML_ERROR_INSUFFICIENT_RESOURCES);
+  EXPECT_EQ(nv.nvmlGpuInstanceCreateComputeInstance(ones[0], NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE, &ci),
+            NVML_ERROR_NOT_SUPPORTED);
+  ASSERT_EQ(nv.nvmlDeviceGetMigDeviceHandleByIndex(d, 0, &mig), NVML_SUCCESS);
+  char name[96];
+  ASSERT_EQ(nv.nvmlDeviceGetName(mig, name, sizeof name), NVML_SUCCESS);
+  EXPECT_STREQ(name, "NVIDIA H100 80GB HBM3 MIG 1g.10gb");
+  unsigned id = 99;
+  ASSERT_EQ(nv.nvmlDeviceGetGpuInstanceId(mig, &id), NVML_SUCCESS);
+  EXPECT_EQ(id, 7u);
+  nvmlComputeInstance_t cis[7] = {};
+  n = 0;
+  ASSERT_EQ(nv.nvmlGpuInstanceGetComputeInstances(ones[0], NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE, cis, &n),
+            NVML_SUCCESS);
+  ASSERT_EQ(n, 1u);
+  EXPECT_EQ(nv.nvmlGpuInstanceDestroy(ones[0]), NVML_ERROR_IN_USE);
+  ASSERT_EQ(nv.nvmlComputeInstanceDestroy(cis[0]), NVML_SUCCESS);
+  EXPECT_EQ(nv.nvmlDeviceGetName(mig, name, sizeof name), NVML_ERROR_INVALID_ARGUMENT);  // gone with it
+  EXPECT_EQ(nv.nvmlDeviceGetMigDeviceHandleByIndex(d, 0, &mig), NVML_ERROR_NOT_FOUND);
+  ASSERT_EQ(nv.nvmlGpuInstanceDestroy(ones[0]), NVML_SUCCESS);
+  EXPECT_EQ(nv.nvmlGpuInstanceGetInfo(ones[0], &gi_info), NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(capacity(19), 1u);
+  nvmlGpuInstance_t listed[7] = {};
+  n = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetGpuInstances(d, 19, listed, &n), NVML_SUCCESS);
+  EXPECT_EQ(n, 6u);
+
+  // MIG mode does not change under instances; empty, two 3g take the GPU and leave no 4g.
+  EXPECT_EQ(nv.nvmlDeviceSetMigMode(d, NVML_DEVICE_MIG_DISABLE, &activation), NVML_ERROR_IN_USE);
+  for (unsigned i = 1; i < 7; ++i) ASSERT_EQ(nv.nvmlGpuInstanceDestroy(ones[i]), NVML_SUCCESS);
+  EXPECT_EQ(capacity(19), 7u);
+  ASSERT_EQ(nv.nvmlDeviceCreateGpuInstance(d, 9, &gi), NVML_SUCCESS);
+  ASSERT_EQ(nv.nvmlDeviceCreateGpuInstance(d, 9, &gi), NVML_SUCCESS);
+  EXPECT_EQ(capacity(5), 0u);
+  EXPECT_EQ(capacity(19), 0u);  // all 8 memory slices are taken: the seventh compute slice idles
+  EXPECT_EQ(nv.nvmlDeviceCreateGpuInstance(d, 5, &gi), NVML_ERROR_INSUFFICIENT_RESOURCES);
+  nv.nvmlShutdown();
+
+  StartYaml("privileged: false\ncount: 1\ndefaults: {profile: H100-SXM5-80GB}\n");
+  EXPECT_EQ(nv.nvmlDeviceSetMigMode(Gpu(0), NVML_DEVICE_MIG_ENABLE, &activation), NVML_ERROR_NO_PERMISSION);
+}
+
 // The H100 profile answers what a real H100 SXM5 80GB on a real driver answers (sources in
 // src/sim/profiles.cpp): the numbers here are copied from `nvidia-smi -q`, not from the profile.
 TEST_F(Api_, H100AnswersWhatARealDriverAnswers) {

@@ -168,17 +168,59 @@ TEST(SmiArgs, BadSettingValuesAndCombinationsExitTwo) {
 }
 
 TEST(SmiArgs, OtherSettingsAreStillRefusedWithExitThree) {
-  for (const auto& argv :
-       std::vector<std::vector<std::string>>{{"-am", "1"}, {"-mig", "1"}, {"-gom", "0"}, {"mig", "-cgi", "9"}}) {
+  for (const auto& argv : std::vector<std::vector<std::string>>{{"-am", "1"}, {"-gom", "0"}, {"drain", "-p", "0"}}) {
     auto p = parse(argv);
     EXPECT_EQ(p.exit, kSmiNotSupported) << argv[0];
     EXPECT_NE(p.error.find("nothing was changed"), std::string::npos) << p.error;
   }
 }
 
+TEST(SmiArgs, MigModeAndTheMigSubcommand) {
+  using K = SettingRequest::Kind;
+  auto mode = parse({"-i", "0", "-mig", "1"});
+  ASSERT_TRUE(mode.ok()) << mode.error;
+  EXPECT_EQ(mode.args.mode, Mode::Setting);
+  EXPECT_EQ(mode.args.setting.kind, K::MigMode);
+  EXPECT_TRUE(mode.args.setting.on);
+  EXPECT_EQ(parse({"--multi-instance-gpu", "2"}).exit, kSmiInvalidArgument);
+
+  auto cgi = parse({"mig", "-cgi", "19,1g.10gb", "-C", "-i", "0"});
+  ASSERT_TRUE(cgi.ok()) << cgi.error;
+  EXPECT_EQ(cgi.args.setting.kind, K::MigCreateGpuInstances);
+  EXPECT_EQ(cgi.args.setting.profiles, (std::vector<std::string>{"19", "1g.10gb"}));
+  EXPECT_TRUE(cgi.args.setting.default_ci);
+  EXPECT_EQ(cgi.args.ids, "0");
+  EXPECT_FALSE(isMigList(cgi.args.setting.kind));
+
+  auto cci = parse({"mig", "-cci", "-gi", "7,8"});  // no profile: the default compute instance
+  ASSERT_TRUE(cci.ok()) << cci.error;
+  EXPECT_TRUE(cci.args.setting.profiles.empty());
+  EXPECT_EQ(cci.args.setting.gpu_instances, (std::vector<unsigned>{7, 8}));
+  auto dci = parse({"mig", "--destroy-compute-instance", "--compute-instance-id=0", "-gi", "7"});
+  ASSERT_TRUE(dci.ok()) << dci.error;
+  EXPECT_EQ(dci.args.setting.kind, K::MigDestroyComputeInstances);
+  EXPECT_EQ(dci.args.setting.compute_instances, (std::vector<unsigned>{0}));
+  auto lgip = parse({"mig", "-lgip"});
+  ASSERT_TRUE(lgip.ok()) << lgip.error;
+  EXPECT_TRUE(isMigList(lgip.args.setting.kind));
+
+  for (const auto& argv : std::vector<std::vector<std::string>>{{"mig"},
+                                                                {"mig", "-cgi"},
+                                                                {"mig", "-lgi", "-lci"},
+                                                                {"mig", "-lgi", "-C"},
+                                                                {"mig", "-lgip", "-gi", "1"},
+                                                                {"mig", "-dgi", "-ci", "0"},
+                                                                {"mig", "-dgi", "-gi", "x"},
+                                                                {"mig", "-lgi", "--bogus"}}) {
+    auto p = parse(argv);
+    EXPECT_EQ(p.exit, kSmiInvalidArgument) << argv.back();
+    EXPECT_NE(p.error.find(kInvalidCombination), std::string::npos) << p.error;
+  }
+}
+
 TEST(SmiArgs, ChangesSettingsNamesTheFlagsThatChangeAGpu) {
   for (const char* w : {"-pm", "--power-limit=300", "-pl", "-lgc", "-rgc", "-lmc", "-rmc", "-ac", "-rac", "-c", "-e",
-                        "-r", "--gpu-reset"})
+                        "-r", "--gpu-reset", "-mig", "mig"})
     EXPECT_TRUE(changesSettings(w)) << w;
   for (const char* w : {"-L", "-q", "-i", "--query-gpu=power.limit", "dmon", "300", "-am"})
     EXPECT_FALSE(changesSettings(w)) << w;

@@ -54,16 +54,39 @@ const std::map<std::string, SettingRequest::Kind> kChangeFlags = {
     {"--ecc-config", SettingRequest::Kind::Ecc},
     {"-r", SettingRequest::Kind::Reset},
     {"--gpu-reset", SettingRequest::Kind::Reset},
+    {"-mig", SettingRequest::Kind::MigMode},
+    {"--multi-instance-gpu", SettingRequest::Kind::MigMode},
+};
+// nvidia-smi mig's actions, one per command line.
+const std::map<std::string, SettingRequest::Kind> kMigActions = {
+    {"-lgip", SettingRequest::Kind::MigListGpuProfiles},
+    {"--list-gpu-instance-profiles", SettingRequest::Kind::MigListGpuProfiles},
+    {"-lgipp", SettingRequest::Kind::MigListPlacements},
+    {"--list-gpu-instance-possible-placements", SettingRequest::Kind::MigListPlacements},
+    {"-lgi", SettingRequest::Kind::MigListGpuInstances},
+    {"--list-gpu-instances", SettingRequest::Kind::MigListGpuInstances},
+    {"-cgi", SettingRequest::Kind::MigCreateGpuInstances},
+    {"--create-gpu-instance", SettingRequest::Kind::MigCreateGpuInstances},
+    {"-dgi", SettingRequest::Kind::MigDestroyGpuInstances},
+    {"--destroy-gpu-instance", SettingRequest::Kind::MigDestroyGpuInstances},
+    {"-lcip", SettingRequest::Kind::MigListComputeProfiles},
+    {"--list-compute-instance-profiles", SettingRequest::Kind::MigListComputeProfiles},
+    {"-lci", SettingRequest::Kind::MigListComputeInstances},
+    {"--list-compute-instances", SettingRequest::Kind::MigListComputeInstances},
+    {"-cci", SettingRequest::Kind::MigCreateComputeInstances},
+    {"--create-compute-instance", SettingRequest::Kind::MigCreateComputeInstances},
+    {"-dci", SettingRequest::Kind::MigDestroyComputeInstances},
+    {"--destroy-compute-instance", SettingRequest::Kind::MigDestroyComputeInstances},
 };
 // Setting flags this build recognises but does not change: refused, so that none is silently
 // taken for something else.
-const std::set<std::string> kSettingFlags = {
-    "-am",  "--accounting-mode",    "-caa", "--clear-accounted-apps", "-p",   "--reset-ecc-errors",
-    "-mig", "--multi-instance-gpu", "-cc",  "--cuda-clocks",          "-dm",  "--driver-model",
-    "-fdm", "--force-driver-model", "-gom", "--gpu-operation-mode",   "-acp", "--applications-clocks-permission",
-    "-t",   "--toggle-led"};
+const std::set<std::string> kSettingFlags = {"-am",  "--accounting-mode",    "-caa", "--clear-accounted-apps",
+                                             "-p",   "--reset-ecc-errors",   "-cc",  "--cuda-clocks",
+                                             "-dm",  "--driver-model",       "-fdm", "--force-driver-model",
+                                             "-gom", "--gpu-operation-mode", "-acp", "--applications-clocks-permission",
+                                             "-t",   "--toggle-led"};
 // Subcommands that change settings (mig) or that this build does not show yet.
-const std::set<std::string> kSettingSubcommands = {"mig", "drain", "conf-compute", "gpm-config"};
+const std::set<std::string> kSettingSubcommands = {"drain", "conf-compute", "gpm-config"};
 const std::set<std::string> kUnsupportedSubcommands = {"nvlink",       "clocks",     "encodersessions",
                                                        "fbcsessions",  "vgpu",       "c2c",
                                                        "boost-slider", "power-hint", "power-smoothing"};
@@ -103,6 +126,7 @@ class Parser {
       if (first == "dmon") return monitor(SmiArgs::Mode::Dmon);
       if (first == "pmon") return monitor(SmiArgs::Mode::Pmon);
       if (first == "topo") return topo();
+      if (first == "mig") return mig();
       if (kSettingSubcommands.contains(first)) return settings("nvidia-smi " + first);
       if (kUnsupportedSubcommands.contains(first))
         return fail(kSmiNotSupported, "gpuwarden smi: the '" + first + "' view is not available in this build.");
@@ -127,7 +151,7 @@ class Parser {
   SmiParse settings(const std::string& flag) {
     return fail(kSmiNotSupported, "gpuwarden smi: " + flag +
                                       " is not available in this build (it changes -pm, -pl, -lgc, -rgc, -lmc, -rmc, "
-                                      "-ac, -rac, -c, -e and -r); nothing was changed.");
+                                      "-ac, -rac, -c, -e, -r, -mig and the mig subcommand); nothing was changed.");
   }
 
   // The value of a setting flag, checked for form; the range is the board's (NVML checks it).
@@ -157,6 +181,7 @@ class Parser {
     switch (kind) {
       case K::Persistence:
       case K::Ecc:
+      case K::MigMode:
         if (upper == "1" || upper == "ENABLED") {
           r.on = true;
         } else if (upper == "0" || upper == "DISABLED") {
@@ -192,6 +217,85 @@ class Parser {
       default:
         return std::nullopt;
     }
+  }
+
+  // A comma list of ids (-gi, -ci).
+  std::optional<SmiParse> idList(const Token& t, std::vector<unsigned>* out) {
+    auto v = value(t);
+    if (!v || v->empty()) return invalid(t.name + " needs a comma-separated list of instance ids");
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = v->find(',', start);
+      const std::string item = v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      auto id = toUnsigned(item);
+      if (!id) return invalid(t.name + " takes instance ids such as 1,2, not '" + *v + "'");
+      out->push_back(*id);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return std::nullopt;
+  }
+
+  // nvidia-smi mig: one action, with -i, -gi, -ci and -C as it allows.
+  SmiParse mig() {
+    using K = SettingRequest::Kind;
+    SmiArgs& a = out_.args;
+    SettingRequest& r = a.setting;
+    bool action = false;
+    pos_ = 1;
+    while (pos_ < argv_.size()) {
+      const std::string word = argv_[pos_++];
+      const Token t = split(word);
+      const std::string& n = t.name;
+      if (auto act = kMigActions.find(n); act != kMigActions.end()) {
+        if (action) return invalid("mig takes one action at a time (" + r.flag + " and " + n + ")");
+        action = true;
+        r.kind = act->second;
+        r.flag = "mig " + n;
+        if (r.kind == K::MigCreateGpuInstances || r.kind == K::MigCreateComputeInstances) {
+          // -cgi needs its profiles; -cci's are optional (the default compute instance).
+          std::optional<std::string> v = t.value;
+          if (!v && pos_ < argv_.size() && !argv_[pos_].starts_with("-")) v = argv_[pos_++];
+          if (!v && r.kind == K::MigCreateGpuInstances)
+            return invalid(n + " needs GPU instance profiles (ids or names such as 19 or 1g.10gb, comma-separated)");
+          if (v) {
+            std::size_t start = 0;
+            while (true) {
+              const std::size_t comma = v->find(',', start);
+              std::string item = v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+              if (item.empty()) return invalid(n + " has an empty profile in '" + *v + "'");
+              r.profiles.push_back(std::move(item));
+              if (comma == std::string::npos) break;
+              start = comma + 1;
+            }
+          }
+        }
+      } else if (n == "-C" || n == "--default-compute-instance") {
+        r.default_ci = true;
+      } else if (n == "-i" || n == "--id") {
+        auto v = value(t);
+        if (!v || v->empty()) return invalid(n + " needs a GPU index, UUID or PCI bus id");
+        a.ids = *v;
+      } else if (n == "-gi" || n == "--gpu-instance-id") {
+        if (auto bad = idList(t, &r.gpu_instances)) return *bad;
+      } else if (n == "-ci" || n == "--compute-instance-id") {
+        if (auto bad = idList(t, &r.compute_instances)) return *bad;
+      } else if (n == "-h" || n == "--help") {
+        a.mode = SmiArgs::Mode::Help;
+        return out_;
+      } else {
+        return invalid("unknown mig option '" + word + "'");
+      }
+    }
+    if (!action) return invalid("mig needs an action: -lgip, -lgipp, -lgi, -cgi, -dgi, -lcip, -lci, -cci or -dci");
+    if (r.default_ci && r.kind != K::MigCreateGpuInstances) return invalid("-C goes with -cgi");
+    const bool takes_gi = r.kind == K::MigDestroyGpuInstances || r.kind == K::MigListComputeProfiles ||
+                          r.kind == K::MigListComputeInstances || r.kind == K::MigCreateComputeInstances ||
+                          r.kind == K::MigDestroyComputeInstances;
+    if (!r.gpu_instances.empty() && !takes_gi) return invalid("-gi does not go with " + r.flag);
+    if (!r.compute_instances.empty() && r.kind != K::MigDestroyComputeInstances) return invalid("-ci goes with -dci");
+    a.mode = SmiArgs::Mode::Setting;
+    return out_;
   }
 
   // The value of an option that needs one: after '=' or the next word.
@@ -421,7 +525,19 @@ class Parser {
 
 const std::vector<std::string>& querySections() { return kSections; }
 
-bool changesSettings(const std::string& word) { return kChangeFlags.contains(split(word).name); }
+bool changesSettings(const std::string& word) { return word == "mig" || kChangeFlags.contains(split(word).name); }
+
+bool isMigList(SettingRequest::Kind kind) {
+  using K = SettingRequest::Kind;
+  return kind == K::MigListGpuProfiles || kind == K::MigListPlacements || kind == K::MigListGpuInstances ||
+         kind == K::MigListComputeProfiles || kind == K::MigListComputeInstances;
+}
+
+bool isMigCommand(SettingRequest::Kind kind) {
+  using K = SettingRequest::Kind;
+  return isMigList(kind) || kind == K::MigCreateGpuInstances || kind == K::MigDestroyGpuInstances ||
+         kind == K::MigCreateComputeInstances || kind == K::MigDestroyComputeInstances;
+}
 
 const char* computeModeWord(unsigned mode) {
   switch (mode) {

@@ -25,13 +25,32 @@ struct SettingRequest {
     ComputeMode,              // -c 0|1|2|3 or its name: a
     Ecc,                      // -e 0|1: on
     Reset,                    // -r
+    MigMode,                  // -mig 0|1: on
+    // nvidia-smi mig ...: the lists change nothing and run as any user.
+    MigListGpuProfiles,          // -lgip
+    MigListPlacements,           // -lgipp
+    MigListGpuInstances,         // -lgi
+    MigCreateGpuInstances,       // -cgi PROFILES [-C]: profiles, default_ci
+    MigDestroyGpuInstances,      // -dgi [-gi IDS]
+    MigListComputeProfiles,      // -lcip [-gi IDS]
+    MigListComputeInstances,     // -lci [-gi IDS]
+    MigCreateComputeInstances,   // -cci [PROFILES] [-gi IDS]: profiles (empty: the default)
+    MigDestroyComputeInstances,  // -dci [-ci IDS] [-gi IDS]
   };
   Kind kind = Kind::Persistence;
   std::string flag;  // as typed ("--power-limit"), for messages
   bool on = false;
   double watts = 0;
   unsigned a = 0, b = 0;
+  // mig: the comma lists as given (profile ids or names; instance ids), empty for "all".
+  std::vector<std::string> profiles;
+  std::vector<unsigned> gpu_instances, compute_instances;
+  bool default_ci = false;  // -C with -cgi
 };
+
+// True for the MIG subcommand's lists, which change nothing (no agent, no root, no record).
+bool isMigList(SettingRequest::Kind kind);
+bool isMigCommand(SettingRequest::Kind kind);
 
 struct SmiArgs {
   enum class Mode {

@@ -24,18 +24,17 @@ using json = nlohmann::json;
 
 constexpr const char* kTerminating = "Terminating early due to previous errors.\n";
 
-struct Gpu {
-  unsigned index = 0;
-  std::string uuid, bus_id;
-  nvml::Device device;
-};
+using Gpu = SmiGpu;
 
 std::string watts(unsigned mw) { return fmt::format("{:.2f} W", mw / 1000.0); }
 std::string onOff(bool on) { return on ? "Enabled" : "Disabled"; }
 std::string mhz(const Result<unsigned>& r) { return r ? std::to_string(*r) + " MHz" : "N/A"; }
 
-// nvidia-smi's exit for an NVML error.
-int exitFor(const Status& st) {
+int exitFor(const Status& st) { return smiExitFor(st); }
+
+}  // namespace
+
+int smiExitFor(const Status& st) {
   switch (st.nvmlCode()) {
     case NVML_ERROR_NO_PERMISSION:
       return kSmiNoPermission;
@@ -48,6 +47,10 @@ int exitFor(const Status& st) {
       return kSmiGpuLost;
     case NVML_ERROR_IN_USE:
       return kSmiInUse;
+    case NVML_ERROR_NOT_FOUND:
+      return kSmiNotFound;
+    case NVML_ERROR_INSUFFICIENT_RESOURCES:
+      return kSmiInsufficientResources;
     default:
       return kSmiOther;
   }
@@ -64,6 +67,24 @@ std::string missingPrivilege() {
          "here (a container without CAP_SYS_ADMIN, or a simulator scenario with privileged: false).\n";
 }
 
+node::Record settingRecord(const SmiGpu& g, const std::string& flag, const std::string& who, std::int64_t now_ms,
+                           const std::string& summary, json changes) {
+  node::Record rec;
+  rec.time_ms = now_ms;
+  rec.kind = "setting";
+  rec.who = who;
+  rec.summary = "GPU " + g.bus_id + ": " + summary;
+  rec.state = json{{"gpu", g.uuid}, {"index", g.index}, {"bus_id", g.bus_id}, {"flag", flag}};
+  rec.changes = std::move(changes);
+  return rec;
+}
+
+json settingChange(const std::string& what, const std::string& before, const std::string& after) {
+  return json{{"what", what}, {"before", before}, {"after", after}};
+}
+
+namespace {
+
 class Applier {
  public:
   Applier(const nvml::Session& session, const platform::FsRoot& root, const SettingRequest& r, std::string who,
@@ -73,6 +94,7 @@ class Applier {
   SettingOutcome run(const std::string& ids) {
     std::vector<Gpu> gpus;
     if (!select(ids, &gpus)) return std::move(o_);
+    if (isMigCommand(r_.kind)) return applyMig(session_, gpus, r_, who_, now_ms_);
     bool changed_ecc = false;
     for (const auto& g : gpus) {
       if (!one(g, &changed_ecc)) {
@@ -164,17 +186,10 @@ class Applier {
   }
 
   void record(const Gpu& g, const std::string& summary, json changes) {
-    node::Record rec;
-    rec.time_ms = now_ms_;
-    rec.kind = "setting";
-    rec.who = who_;
-    rec.summary = "GPU " + g.bus_id + ": " + summary;
-    rec.state = json{{"gpu", g.uuid}, {"index", g.index}, {"bus_id", g.bus_id}, {"flag", r_.flag}};
-    rec.changes = std::move(changes);
-    o_.records.push_back(std::move(rec));
+    o_.records.push_back(settingRecord(g, r_.flag, who_, now_ms_, summary, std::move(changes)));
   }
   static json change(const std::string& what, const std::string& before, const std::string& after) {
-    return json{{"what", what}, {"before", before}, {"after", after}};
+    return settingChange(what, before, after);
   }
 
   bool one(const Gpu& g, bool* changed_ecc) {
@@ -317,7 +332,45 @@ class Applier {
       }
       case K::Reset:
         return reset(g);
+      case K::MigMode:
+        return migMode(g);
+      default:  // nvidia-smi mig: applyMig
+        return true;
     }
+    return true;
+  }
+
+  // -mig: the driver resets the GPU to switch; on bare metal the new mode is current at once,
+  // elsewhere (a VM, a GPU it could not reset) NVML leaves it pending and says so.
+  bool migMode(const Gpu& g) {
+    const nvml::Device& d = g.device;
+    auto before = d.migModes();  // {current, pending}
+    nvmlReturn_t activation = NVML_SUCCESS;
+    if (Status st = d.setMigMode(r_.on, &activation); !st) {
+      if (st.nvmlCode() == NVML_ERROR_IN_USE) {
+        o_.err += "Unable to " + std::string(r_.on ? "enable" : "disable") + " MIG Mode for GPU " + g.bus_id +
+                  ": In use by another client\ngpuwarden: the driver resets the GPU to change its MIG mode: stop "
+                  "the processes on it" +
+                  std::string(r_.on ? "" : " and destroy its GPU instances (smi mig -dci, then smi mig -dgi)") +
+                  " first.\n";
+        o_.exit = kSmiInUse;
+        return false;
+      }
+      return refused(g, std::string(r_.on ? "enable" : "disable") + " MIG Mode", st);
+    }
+    auto after = d.migModes();
+    o_.out += onOff(r_.on) + " MIG Mode for GPU " + g.bus_id + "\n";
+    if (activation != NVML_SUCCESS) {
+      o_.out += "Warning: MIG mode is in pending " + std::string(r_.on ? "enable" : "disable") + " state for GPU " +
+                g.bus_id + ":" + nvml::errorMeaning(activation) +
+                "\nReboot the system or try nvidia-smi --gpu-reset to make MIG mode effective on GPU " + g.bus_id +
+                "\n";
+    }
+    auto mode = [](const Result<std::pair<bool, bool>>& m) {
+      return m ? onOff(m->first) + " (pending " + onOff(m->second) + ")" : std::string("N/A");
+    };
+    record(g, "MIG mode " + mode(before) + " → " + mode(after),
+           json::array({change("mig.mode", mode(before), mode(after))}));
     return true;
   }
 

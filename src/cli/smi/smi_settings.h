@@ -1,4 +1,4 @@
-// nvidia-smi's setting flags (-pm, -pl, -lgc, -rgc, -lmc, -rmc, -ac, -rac, -c, -e, -r; issue 15,
+// nvidia-smi's setting flags (-pm, -pl, -lgc, -rgc, -lmc, -rmc, -ac, -rac, -c, -e, -r, -mig, and mig; issue 15,
 // R24) applied to GPUs through NVML's setters, with nvidia-smi's lines and exit codes. One home
 // for both ways a change is made: `gpuwarden smi` alone (smi_settings_client.cpp) and the agent,
 // which applies what its control socket receives (op settings.apply) with its own NVML session
@@ -29,6 +29,27 @@ struct SettingOutcome {
   std::vector<node::Record> records;  // kind "setting", one per GPU whose setting changed
 };
 
+// One GPU that -i selected, with the identity the messages and records name.
+struct SmiGpu {
+  unsigned index = 0;
+  std::string uuid, bus_id;
+  nvml::Device device;
+};
+
+// nvidia-smi's exit for an NVML error (an SmiExit).
+int smiExitFor(const Status& st);
+// Why NVML said NO_PERMISSION: which privilege this process lacks (a line for stderr).
+std::string missingPrivilege();
+// A record of kind "setting" for a change to `g`: who, when, the flag, what changed before → after.
+node::Record settingRecord(const SmiGpu& g, const std::string& flag, const std::string& who, std::int64_t now_ms,
+                           const std::string& summary, nlohmann::json changes);
+nlohmann::json settingChange(const std::string& what, const std::string& before, const std::string& after);
+
+// nvidia-smi mig's actions (smi_mig.cpp) on the selected GPUs: the lists, and the creation and
+// destruction of GPU and compute instances, each change recorded with the layout before and after.
+SettingOutcome applyMig(const nvml::Session& session, const std::vector<SmiGpu>& gpus, const SettingRequest& request,
+                        const std::string& who, std::int64_t now_ms);
+
 // Applies `request` to the GPUs that `ids` (-i) selects, all when empty, stopping at the first
 // failure as nvidia-smi does. Before and after values are read back from NVML. `who` goes into
 // the records. -r writes the PCI function-level reset file under `root`.
@@ -53,7 +74,7 @@ void installSettingsRunner();
 
 // The words after `smi` that the agent re-parses with parseSmiArgs (one grammar for both ends);
 // bounds on what the control socket accepts.
-inline constexpr std::size_t kMaxSettingWords = 8;
+inline constexpr std::size_t kMaxSettingWords = 12;
 inline constexpr std::size_t kMaxSettingWordBytes = 1024;
 
 }  // namespace gw::cli::smi

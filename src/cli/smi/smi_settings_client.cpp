@@ -43,7 +43,10 @@ int runSettings(Context& ctx, const std::string& ids, const SettingRequest& requ
   // The agent checks that it drives the same kind of NVML (a simulated change must never reach
   // real GPUs, nor the reverse).
   const bool simulated = !ctx.options.simulate.empty();
-  AgentAnswer a = askAgent(data_dir, "settings.apply", nlohmann::json{{"words", words}, {"simulated", simulated}});
+  // MIG's lists change nothing: any user reads them here, as with nvidia-smi.
+  AgentAnswer a;
+  if (!isMigList(request.kind))
+    a = askAgent(data_dir, "settings.apply", nlohmann::json{{"words", words}, {"simulated", simulated}});
   if (a.reached) {
     if (!a.error.empty()) {
       err << "gpuwarden: " << a.error << "; nothing was changed\n";
