@@ -144,6 +144,29 @@ TEST(SmiSettings, AHungGpuDoesNotHoldTheCommandUp) {
   EXPECT_TRUE(has(one.out, "was set to 300.00 W")) << one.out;
 }
 
+// A GPU that answers its identity but hangs in the setter (the driver stuck in the change) stops
+// the command at the setting's deadline: exit 255, the GPUs before it changed and recorded, the
+// ones after it untouched, and the caller told that GPU's state is unknown.
+TEST(SmiSettings, AGpuThatHangsInTheSetterStopsTheCommandAtTheDeadline) {
+  Node n;
+  std::ofstream(n.dir.path() + "/setter-hang.yaml")
+      << "base: " << GW_SOURCE_DIR << "/scenarios/dgx-h100\n"
+      << "faults:\n  - {type: hang, gpu: 1, at: 0, duration: 3600, seconds: 60, call: nvmlDeviceSetPersistenceMode}\n";
+  n.scenario = n.dir.path() + "/setter-hang.yaml";
+  auto r = n.smi({"-pm", "1"});
+  EXPECT_EQ(r.code, 255) << describe(r);
+  EXPECT_TRUE(has(r.err,
+                  "Unable to change the setting of GPU 00000000:2A:00.0: no answer from NVML within 10000 ms; "
+                  "whether it changed is unknown"))
+      << r.err;
+  EXPECT_TRUE(has(r.err, "Terminating early due to previous errors.")) << r.err;
+  EXPECT_TRUE(has(r.out, "Enabled persistence mode for GPU 00000000:18:00.0.") ||
+              has(r.out, "Persistence mode is already Enabled for GPU 00000000:18:00.0."))
+      << r.out;
+  EXPECT_FALSE(has(r.out, "00000000:3A:00.0")) << r.out;
+  EXPECT_FALSE(has(r.out, "All done.")) << r.out;
+}
+
 // As the driver: on a privileged node only root changes settings. Another user is told that root
 // is what it lacks, and nothing changes.
 TEST(SmiSettings, AnotherUserThanRootIsToldItNeedsRoot) {

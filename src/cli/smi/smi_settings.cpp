@@ -23,6 +23,9 @@ using K = SettingRequest::Kind;
 using json = nlohmann::json;
 
 constexpr const char* kTerminating = "Terminating early due to previous errors.\n";
+// One GPU's change: the reads before and after and the setter, or the kernel's PCI reset (-r),
+// which takes a real GPU a few seconds.
+constexpr std::chrono::milliseconds kSettingDeadline = 5 * kCallDeadline;
 
 using Gpu = SmiGpu;
 
@@ -97,7 +100,7 @@ class Applier {
     if (isMigCommand(r_.kind)) return applyMig(session_, gpus, r_, who_, now_ms_);
     bool changed_ecc = false;
     for (const auto& g : gpus) {
-      if (!one(g, &changed_ecc)) {
+      if (!oneUnderDeadline(g, &changed_ecc)) {
         o_.err += kTerminating;
         return std::move(o_);
       }
@@ -108,9 +111,11 @@ class Applier {
   }
 
  private:
+  // Copies, not references: a GPU's change runs on a worker that is abandoned when the driver
+  // does not answer, and the worker keeps its own Applier alive (the session outlives it).
   const nvml::Session& session_;
-  const platform::FsRoot& root_;
-  const SettingRequest& r_;
+  const platform::FsRoot root_;
+  const SettingRequest r_;
   std::string who_;
   std::int64_t now_ms_;
   SettingOutcome o_;
@@ -190,6 +195,38 @@ class Applier {
   }
   static json change(const std::string& what, const std::string& before, const std::string& after) {
     return settingChange(what, before, after);
+  }
+
+  // One GPU's change on a worker of its own, so that a GPU that answered its identity but hangs
+  // in a setter stops the command at the deadline (exit 255) instead of holding it, or the
+  // agent's control thread, forever. The worker changes a copy of this Applier; its lines and
+  // records join ours only when it finished in time.
+  bool oneUnderDeadline(const Gpu& g, bool* changed_ecc) {
+    auto worker = std::make_shared<Applier>(session_, root_, r_, who_, now_ms_);
+    struct Done {
+      bool ok = false, changed_ecc = false;
+    };
+    auto r = platform::runEachWithDeadline<Done>(
+        1,
+        [worker, g](std::size_t) {
+          Done d;
+          d.ok = worker->one(g, &d.changed_ecc);
+          return d;
+        },
+        kSettingDeadline);
+    if (!r[0]) {
+      o_.err += "Unable to change the setting of GPU " + g.bus_id + ": " + nvml::noAnswer(kSettingDeadline) +
+                "; whether it changed is unknown (read it back with `gpuwarden smi -q -i " + std::to_string(g.index) +
+                "`)\n";
+      o_.exit = kSmiOther;
+      return false;
+    }
+    o_.out += worker->o_.out;
+    o_.err += worker->o_.err;
+    for (auto& rec : worker->o_.records) o_.records.push_back(std::move(rec));
+    if (!r[0]->ok) o_.exit = worker->o_.exit;
+    if (r[0]->changed_ecc) *changed_ecc = true;
+    return r[0]->ok;
   }
 
   bool one(const Gpu& g, bool* changed_ecc) {
