@@ -153,16 +153,17 @@ TEST(SmiSettings, AGpuThatHangsInTheSetterStopsTheCommandAtTheDeadline) {
       << "base: " << GW_SOURCE_DIR << "/scenarios/dgx-h100\n"
       << "faults:\n  - {type: hang, gpu: 1, at: 0, duration: 3600, seconds: 60, call: nvmlDeviceSetPersistenceMode}\n";
   n.scenario = n.dir.path() + "/setter-hang.yaml";
-  auto r = n.smi({"-pm", "1"});
+  auto r = n.smi({"-pm", "0"});  // the scenario's GPUs run with persistence mode on
   EXPECT_EQ(r.code, 255) << describe(r);
   EXPECT_TRUE(has(r.err,
                   "Unable to change the setting of GPU 00000000:2A:00.0: no answer from NVML within 10000 ms; "
                   "whether it changed is unknown"))
       << r.err;
   EXPECT_TRUE(has(r.err, "Terminating early due to previous errors.")) << r.err;
-  EXPECT_TRUE(has(r.out, "Enabled persistence mode for GPU 00000000:18:00.0.") ||
-              has(r.out, "Persistence mode is already Enabled for GPU 00000000:18:00.0."))
-      << r.out;
+  EXPECT_TRUE(has(r.out, "Disabled persistence mode for GPU 00000000:18:00.0.")) << r.out;
+  const auto recs = n.records();
+  ASSERT_EQ(recs.size(), 1u) << recs.dump();
+  EXPECT_EQ(recs[0]["state"]["bus_id"], "00000000:18:00.0") << recs.dump();
   EXPECT_FALSE(has(r.out, "00000000:3A:00.0")) << r.out;
   EXPECT_FALSE(has(r.out, "All done.")) << r.out;
 }
