@@ -55,6 +55,16 @@ struct PodAgent {
   }
 };
 
+// Label sets by key, one per line, for a failure's message.
+std::string show(const std::map<std::string, LabelSet>& m) {
+  std::string out;
+  for (const auto& [k, l] : m) {
+    out += "\n  " + k + ":";
+    for (const auto& [name, value] : l) out += " " + name + "=" + value;
+  }
+  return out;
+}
+
 LabelSet with(LabelSet s, const std::string& pod, const std::string& ns, const std::string& container) {
   s["pod"] = pod;
   s["namespace"] = ns;
@@ -133,11 +143,13 @@ TEST(PodLabelsAgent, MigDevicesAreLabelledByTheirMigUuid) {
   ASSERT_GT(a.port, 0) << a.proc->log();
   const std::string used = "gpuwarden_gpu_memory_used_bytes";  // a MIG device has its own
   std::map<std::string, LabelSet> before;                      // by uuid
+  // Every device's series, not only the MIG ones: each GPU is sampled on its own thread, and a
+  // page taken before GPU 1's first sample would make a "before" that no later page equals.
   ASSERT_TRUE(eventually(
       [&] {
         before = a.byLabel(used, "uuid");
-        return std::count_if(before.begin(), before.end(),
-                             [](const auto& kv) { return kv.first.starts_with("MIG-"); }) == 4;
+        return before.size() == 6 && std::count_if(before.begin(), before.end(),
+                                                   [](const auto& kv) { return kv.first.starts_with("MIG-"); }) == 4;
       },
       kBound))
       << a.proc->log();
@@ -154,7 +166,9 @@ TEST(PodLabelsAgent, MigDevicesAreLabelledByTheirMigUuid) {
   want[migs[0]] = with(before[migs[0]], "small", "ml", "c");
   want[migs[1]] = with(before[migs[1]], "other", "ml", "c");
   std::map<std::string, LabelSet> got;
-  ASSERT_TRUE(eventually([&] { return (got = a.byLabel(used, "uuid")) == want; }, kBound)) << a.proc->log();
+  ASSERT_TRUE(eventually([&] { return (got = a.byLabel(used, "uuid")) == want; }, kBound))
+      << "got " << show(got) << "\nwant " << show(want) << "\n"
+      << a.proc->log();
   a.kubelet.setPods({});
   ASSERT_TRUE(eventually([&] { return a.byLabel(used, "uuid") == before; }, kBound)) << a.proc->log();
 }
