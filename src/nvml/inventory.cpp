@@ -19,7 +19,9 @@ std::optional<double> watts(const Result<unsigned>& mw) {
 
 }  // namespace
 
-std::string migProfileName(unsigned slices, unsigned long long memory_mb) {
+std::string migProfileName(const std::string& device_name, unsigned slices, unsigned long long memory_mb) {
+  if (auto at = device_name.rfind(" MIG "); at != std::string::npos && at + 5 < device_name.size())
+    return device_name.substr(at + 5);
   auto gb = static_cast<unsigned long long>((memory_mb + 512) / 1024);
   if (gb % 5 == 4) ++gb;
   return std::to_string(slices) + "g." + std::to_string(gb) + "gb";
@@ -151,7 +153,7 @@ GpuInfo readGpu(const Session& s, unsigned i) {
         if (auto a = md->attributes()) {
           mi.sm_count = a->multiprocessorCount;
           mi.memory_total_mib = a->memorySizeMB;
-          mi.profile = migProfileName(a->gpuInstanceSliceCount, a->memorySizeMB);
+          mi.profile = migProfileName(mi.name, a->gpuInstanceSliceCount, a->memorySizeMB);
         }
         if (auto mem = md->memory(); mem && mi.memory_total_mib == 0) mi.memory_total_mib = mem->total / (1024 * 1024);
         g.mig_devices.push_back(std::move(mi));

@@ -107,6 +107,16 @@ bool loadSimState(World& world, std::string* error) {
       same_boot = b == bootId();
       continue;
     }
+    if (word == "scenario") {
+      // Scenarios share GPU UUIDs (the same seed makes the same cards), so another scenario's
+      // settings and MIG layout would land on this one's GPUs and contradict its file.
+      std::string name;
+      std::getline(f >> std::ws, name);
+      if (name != world.scenario.name)
+        return bad("written for scenario '" + name + "', not '" + world.scenario.name +
+                   "': give each scenario a state file of its own, or remove this one");
+      continue;
+    }
     if (word != "gpu" || !(f >> uuid >> key)) return bad("line " + std::to_string(n) + " is not 'gpu UUID KEY VALUES'");
     std::vector<unsigned> v;
     for (unsigned x = 0; v.size() < 4 && f >> x;) v.push_back(x);
@@ -153,7 +163,7 @@ bool saveSimState(const World& world, double t, std::string* error) {
   const char* path = statePath();
   if (!path) return true;
   std::ostringstream o;
-  o << kMagic << "\nboot " << bootId() << "\n";
+  o << kMagic << "\nboot " << bootId() << "\nscenario " << world.scenario.name << "\n";
   for (const auto& d : world.gpus) {
     const DeviceSettings s = d->readSettings();
     const std::string g = "gpu " + d->uuid + " ";

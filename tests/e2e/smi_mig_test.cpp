@@ -285,6 +285,25 @@ TEST(SmiMig, MigModeIsEnabledAndKeptAcrossProcessesAndReboots) {
 }
 
 // As the driver: only root changes the partitions; any user lists them.
+// Scenarios made from one seed share GPU UUIDs: without the scenario's name in the state file,
+// this layout would appear on the other scenario's GPU 0, where its file says MIG is off.
+TEST(SmiMig, AStateFileOfAnotherScenarioIsRefusedByName) {
+  Node n;
+  ASSERT_EQ(n.smi({"mig", "-cgi", "19", "-C", "-i", "0"}).code, 0);
+  std::filesystem::copy_file(n.scenario, n.dir.path() + "/twin.yaml");
+  std::vector<std::string> argv{"--simulate", n.dir.path() + "/twin.yaml", "smi", "-L"};
+  auto twin = runGw(argv, n.env());
+  EXPECT_EQ(twin.code, 255) << describe(twin);
+  EXPECT_TRUE(has(twin.err, "Failed to initialize NVML: Unknown Error")) << twin.err;
+  EXPECT_TRUE(has(twin.err, "GPUWARDEN_SIM_STATE " + n.dir.path() + "/sim-state: written for scenario 'mig-empty', " +
+                                "not 'twin': give each scenario a state file of its own"))
+      << twin.err;
+  // Its own scenario still reads it.
+  auto own = n.smi({"-L"});
+  EXPECT_EQ(own.code, 0) << describe(own);
+  EXPECT_TRUE(has(own.out, "MIG 1g.18gb     Device  0:")) << own.out;
+}
+
 TEST(SmiMig, AnotherUserThanRootIsToldItNeedsRoot) {
   // The suite runs as root with util-linux's setpriv (scripts/setup; tests/allowed_skips.txt).
   ASSERT_EQ(::geteuid(), 0u) << "this test runs smi as another uid, which needs root";
