@@ -21,6 +21,7 @@ AgentAnswer askAgent(const std::string& data_dir, const std::string& op, const n
       node::control::call(node::DataDir(data_dir).controlSocket(), nlohmann::json{{"op", op}, {"args", args}}, options);
   AgentAnswer a;
   a.reached = reply.reached;
+  a.sent = reply.sent;
   a.error = std::move(reply.error);
   if (!a.reached || !a.error.empty()) return a;
   auto& body = reply.body;  // an object with a boolean "ok" (checked by call())

@@ -22,6 +22,7 @@ struct AgentAnswer {
   bool reached = false;   // false: no agent serves the folder (the caller may act alone)
   std::string error;      // non-empty: the agent could not be asked (exit kExitNoAgent): an untrusted
                           // socket, the deadline, a bound broken, an answer of the wrong shape
+  bool sent = false;      // the request reached the agent whole: with an error, it may still act
   bool ok = false;        // the agent did it; `result` is an object
   nlohmann::json result;  // when ok
   std::string refusal;    // when reached, no error, not ok: the agent's reason

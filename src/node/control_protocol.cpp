@@ -220,6 +220,7 @@ Reply call(const std::string& socket_path, const json& request, const CallOption
     r.error = "sending to the agent at " + socket_path + ": " + why;
     return r;
   }
+  r.sent = true;
   // One line, read within the deadline and the size bound; never more than the bound is held
   // (the buffer grows by doubling, capped at the bound).
   std::string in;

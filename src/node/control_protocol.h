@@ -53,6 +53,7 @@ nlohmann::json errorReply(const std::string& message, const std::string& code = 
 struct Reply {
   bool reached = false;  // false: no agent listens on that socket (the caller may act alone)
   std::string error;     // non-empty: reached but the call failed (deadline, bad reply, untrusted owner)
+  bool sent = false;     // the request went out whole: the agent may have acted on it, error or not
   nlohmann::json body;   // the agent's reply object (with a boolean "ok") when error is empty
 };
 

@@ -304,6 +304,27 @@ TEST(SmiMig, AStateFileOfAnotherScenarioIsRefusedByName) {
   EXPECT_TRUE(has(own.out, "MIG 1g.18gb     Device  0:")) << own.out;
 }
 
+// A driver stuck creating a GPU instance stops the command at MIG's deadline (30 s a GPU): exit
+// 255, the caller told the layout is unknown and how to read it back, instead of smi (or the
+// agent's control thread) waiting forever.
+TEST(SmiMig, ADriverThatHangsInACreateStopsTheCommandAtTheDeadline) {
+  Node n;
+  std::ofstream(n.scenario, std::ios::app)
+      << "faults:\n  - {type: hang, gpu: 0, at: 0, duration: 3600, seconds: 60, call: nvmlDeviceCreateGpuInstance}\n";
+  auto r = n.smi({"mig", "-cgi", "19", "-i", "0"});
+  EXPECT_EQ(r.code, 255) << describe(r);
+  EXPECT_TRUE(has(r.err,
+                  "Unable to change the MIG layout of GPU 00000000:18:00.0: no answer from NVML within 30000 ms; "
+                  "whether it changed is unknown (read it back with `gpuwarden smi mig -lgi`)\n"))
+      << r.err;
+  EXPECT_FALSE(has(r.out, "Successfully created")) << r.out;
+  EXPECT_EQ(n.records().size(), 0u);
+  // Reads do not hang: the list still answers, with no instance.
+  auto list = n.smi({"mig", "-lgi", "-i", "0"});
+  EXPECT_EQ(list.code, 6) << describe(list);
+  EXPECT_TRUE(has(list.err, "No GPU instances found: Not Found\n")) << list.err;
+}
+
 TEST(SmiMig, AnotherUserThanRootIsToldItNeedsRoot) {
   // The suite runs as root with util-linux's setpriv (scripts/setup; tests/allowed_skips.txt).
   ASSERT_EQ(::geteuid(), 0u) << "this test runs smi as another uid, which needs root";

@@ -452,6 +452,38 @@ TEST(ControlSocketSettings, SmiPowerLimitGoesThroughTheAgentAndIsRecorded) {
   EXPECT_EQ(limit(), 250.0);
 }
 
+// A GPU that hangs in the setter inside the agent: the agent stops at that GPU's deadline and
+// says so, and smi waits for that answer (it once gave up after 5 s and said "nothing was
+// changed" while the agent had changed GPU 0). The agent's control thread is free again after.
+TEST(ControlSocketSettings, ASetterHangInTheAgentIsAnsweredByTheAgentAtItsDeadline) {
+  Agent a;
+  const std::string scenario = a.dir.write(
+      "setter-hang.yaml", "base: " + std::string(GW_SOURCE_DIR) +
+                              "/scenarios/dgx-h100\nfaults:\n  - {type: hang, gpu: 1, at: 0, duration: 3600, "
+                              "seconds: 60, call: nvmlDeviceSetPersistenceMode}\n");
+  a.start(scenario, "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_FALSE(socketOf(*a.proc).empty()) << a.proc->log();
+  const std::string smi = "GPUWARDEN_RUNTIME_DIR=" + a.runtime + " GPUWARDEN_DATA_DIR=" + a.data + " " +
+                          std::string(GW_BINARY) + " --simulate " + scenario + " smi ";
+  auto [rc, out] = runShell(smi + "-pm 0");
+  EXPECT_EQ(rc, 255) << out << a.proc->log();
+  EXPECT_NE(out.find("Disabled persistence mode for GPU 00000000:18:00.0."), std::string::npos) << out;
+  EXPECT_NE(out.find("Unable to change the setting of GPU 00000000:2A:00.0: no answer from NVML within 10000 ms; "
+                     "whether it changed is unknown"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("nothing was changed"), std::string::npos) << out;
+  auto [rc2, again] = runShell(smi + "-i 0 -pm 1");
+  EXPECT_EQ(rc2, 0) << again << a.proc->log();
+  EXPECT_NE(again.find("Enabled persistence mode for GPU 00000000:18:00.0."), std::string::npos) << again;
+  auto [rc3, recs] = a.cli("--json records --kind setting --data-dir " + a.data);
+  ASSERT_EQ(rc3, 0) << recs;
+  const json r = json::parse(recs)["records"];
+  ASSERT_EQ(r.size(), 2u) << recs;
+  for (const auto& rec : r) EXPECT_EQ(rec["state"]["bus_id"], "00000000:18:00.0") << recs;
+}
+
 // smi mig's changes take the settings' route: the agent creates the instances with its own NVML
 // session and records them with the layout before and after. The CLI and the agent share the
 // simulator's state file, as both would share the driver on a real node.

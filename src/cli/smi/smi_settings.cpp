@@ -26,6 +26,8 @@ constexpr const char* kTerminating = "Terminating early due to previous errors.\
 // One GPU's change: the reads before and after and the setter, or the kernel's PCI reset (-r),
 // which takes a real GPU a few seconds.
 constexpr std::chrono::milliseconds kSettingDeadline = 5 * kCallDeadline;
+// One GPU's MIG change: -cgi with -C may create seven GPU instances and their compute instances.
+constexpr std::chrono::milliseconds kMigDeadlinePerGpu = 3 * kSettingDeadline;
 
 using Gpu = SmiGpu;
 
@@ -86,6 +88,8 @@ json settingChange(const std::string& what, const std::string& before, const std
   return json{{"what", what}, {"before", before}, {"after", after}};
 }
 
+std::chrono::milliseconds agentSettingWait() { return kCallDeadline + 16 * kMigDeadlinePerGpu; }
+
 namespace {
 
 class Applier {
@@ -97,7 +101,7 @@ class Applier {
   SettingOutcome run(const std::string& ids) {
     std::vector<Gpu> gpus;
     if (!select(ids, &gpus)) return std::move(o_);
-    if (isMigCommand(r_.kind)) return applyMig(session_, gpus, r_, who_, now_ms_);
+    if (isMigCommand(r_.kind)) return migUnderDeadline(gpus);
     bool changed_ecc = false;
     for (const auto& g : gpus) {
       if (!oneUnderDeadline(g, &changed_ecc)) {
@@ -227,6 +231,32 @@ class Applier {
     if (!r[0]->ok) o_.exit = worker->o_.exit;
     if (r[0]->changed_ecc) *changed_ecc = true;
     return r[0]->ok;
+  }
+
+  // nvidia-smi mig's tables span the GPUs, so its run is bounded as a whole, by its GPUs' bounds.
+  // What an abandoned run did is not known, and its records are lost with it: the message says
+  // how to read the layout back.
+  SettingOutcome migUnderDeadline(const std::vector<Gpu>& gpus) {
+    struct Job {
+      const nvml::Session* session;
+      SettingRequest r;
+      std::vector<Gpu> gpus;
+      std::string who;
+      std::int64_t now_ms;
+    };
+    auto job = std::make_shared<Job>(Job{&session_, r_, gpus, who_, now_ms_});
+    const auto deadline = kMigDeadlinePerGpu * static_cast<int>(gpus.size());
+    auto r = platform::runEachWithDeadline<SettingOutcome>(
+        1, [job](std::size_t) { return applyMig(*job->session, job->gpus, job->r, job->who, job->now_ms); }, deadline);
+    if (r[0]) return std::move(*r[0]);
+    std::string which;
+    for (const auto& g : gpus) which += (which.empty() ? "" : ", ") + g.bus_id;
+    o_.err +=
+        "Unable to " + std::string(isMigList(r_.kind) ? "list the MIG layout" : "change the MIG layout") + " of GPU " +
+        which + ": " + nvml::noAnswer(deadline) +
+        (isMigList(r_.kind) ? "\n" : "; whether it changed is unknown (read it back with `gpuwarden smi mig -lgi`)\n");
+    o_.exit = kSmiOther;
+    return std::move(o_);
   }
 
   bool one(const Gpu& g, bool* changed_ecc) {

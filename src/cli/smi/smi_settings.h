@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -49,6 +50,11 @@ nlohmann::json settingChange(const std::string& what, const std::string& before,
 // destruction of GPU and compute instances, each change recorded with the layout before and after.
 SettingOutcome applyMig(const nvml::Session& session, const std::vector<SmiGpu>& gpus, const SettingRequest& request,
                         const std::string& who, std::int64_t now_ms);
+
+// How long `smi` waits for the agent's answer to a setting. The agent bounds every GPU's change
+// itself (exit 255 at the first that misses its deadline), so this wait ends only an agent that
+// broke its own bounds; it covers MIG's bound on 16 GPUs.
+std::chrono::milliseconds agentSettingWait();
 
 // Applies `request` to the GPUs that `ids` (-i) selects, all when empty, stopping at the first
 // failure as nvidia-smi does. Before and after values are read back from NVML. `who` goes into

@@ -46,10 +46,13 @@ int runSettings(Context& ctx, const std::string& ids, const SettingRequest& requ
   // MIG's lists change nothing: any user reads them here, as with nvidia-smi.
   AgentAnswer a;
   if (!isMigList(request.kind))
-    a = askAgent(data_dir, "settings.apply", nlohmann::json{{"words", words}, {"simulated", simulated}});
+    a = askAgent(data_dir, "settings.apply", nlohmann::json{{"words", words}, {"simulated", simulated}},
+                 AskLimits{.deadline = agentSettingWait()});
   if (a.reached) {
     if (!a.error.empty()) {
-      err << "gpuwarden: " << a.error << "; nothing was changed\n";
+      err << "gpuwarden: " << a.error
+          << (a.sent ? "; whether anything changed is unknown (read it back with `gpuwarden smi -q`)\n"
+                     : "; nothing was changed\n");
       return kSmiOther;
     }
     if (!a.ok) {
