@@ -33,9 +33,15 @@ void BM_JobsObservePass(benchmark::State& state) {
   auto t = gw::node::JobTracker::open("");
   std::int64_t ms = 1'800'000'000'000;
   auto v = views(ms);
-  for (unsigned i = 0; i < 8; ++i)
-    (void)(*t)->start({"job" + std::to_string(i), "u", 1000, "slurm", {v[i].id.uuid}, gw::node::GpuNumbering::Nvml, {}},
-                      v, ms);
+  for (unsigned i = 0; i < 8; ++i) {
+    gw::node::JobStartRequest r;
+    r.job_id = "job" + std::to_string(i);
+    r.user = "u";
+    r.uid = 1000;
+    r.source = "slurm";
+    r.gpus = {v[i].id.uuid};
+    (void)(*t)->start(r, v, ms);
+  }
   for (auto _ : state) {
     ms += 1000;
     for (auto& x : v) x.last_sample_ms = ms;
