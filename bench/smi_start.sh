@@ -5,6 +5,7 @@
 #   - `gpuwarden --version` (target: 2 ms);
 #   - with BEFORE=path/to/an/older/gpuwarden, that program's query and --version too.
 # Usage: bench/smi_start.sh [BUILD_DIR] [hyperfine options...]   (default build/, a release build)
+#        INTERLEAVE=1 bench/smi_start.sh [BUILD_DIR]: the same commands taken in turn instead
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -22,5 +23,12 @@ runs+=(
 if [[ -n ${BEFORE:-} ]]; then
   runs+=(-n before-query "$BEFORE --simulate dgx-h100 query --query-gpu=$fields --format=csv,noheader"
          -n before-version "$BEFORE --version")
+fi
+if [[ -n ${INTERLEAVE:-} ]]; then
+  # The same commands taken in turn (bench/interleave.py), fairer than hyperfine's blocks when
+  # the machine is shared.
+  pairs=()
+  for ((i = 0; i < ${#runs[@]}; i += 3)); do pairs+=("${runs[i + 1]}=${runs[i + 2]}"); done
+  exec python3 bench/interleave.py -n "${RUNS:-300}" "${pairs[@]}"
 fi
 hyperfine -N --warmup 10 --runs "${RUNS:-200}" "${runs[@]}" "$@"
