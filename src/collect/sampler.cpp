@@ -176,7 +176,8 @@ struct Sampler::Worker {
           mid.gpu_instance_id = timed([&] { return md->gpuInstanceId(); }).value_or(0);
           mid.compute_instance_id = timed([&] { return md->computeInstanceId(); }).value_or(0);
           if (auto a = timed([&] { return md->attributes(); }))
-            mid.mig_profile = nvml::migProfileName(mid.name, a->gpuInstanceSliceCount, a->memorySizeMB);
+            mid.mig_profile =
+                nvml::gpuInstanceProfile(nvml::migProfileName(mid.name, a->gpuInstanceSliceCount, a->memorySizeMB));
           add(mid, *md, GpuState::Up, "");
         }
       }

@@ -27,6 +27,13 @@ std::string migProfileName(const std::string& device_name, unsigned slices, unsi
   return std::to_string(slices) + "g." + std::to_string(gb) + "gb";
 }
 
+std::string gpuInstanceProfile(const std::string& mig_profile) {
+  std::size_t i = 0;
+  while (i < mig_profile.size() && mig_profile[i] >= '0' && mig_profile[i] <= '9') ++i;
+  if (i > 0 && mig_profile.compare(i, 2, "c.") == 0) return mig_profile.substr(i + 2);
+  return mig_profile;
+}
+
 bool Inventory::anyLost() const {
   for (const auto& g : gpus)
     if (g.state != "ok") return true;

@@ -57,13 +57,17 @@ Result<Inventory> readInventory(const Session& session, std::chrono::millisecond
 
 // "0-55,112-167" from a sorted id list.
 std::string formatIdRanges(const std::vector<unsigned>& ids);
-// A MIG device's profile name ("1g.10gb", "1c.3g.40gb", as nvidia-smi and dcgm-exporter name it):
+// A MIG device's profile name ("1g.10gb", or "1c.3g.40gb" for a compute instance smaller than its
+// GPU instance, as nvidia-smi -L names it):
 // the driver's own, the end of the device's name ("NVIDIA A100-SXM4-80GB MIG 1g.10gb"), which is
 // also the name of its profile in `mig -lgip`. Only a name without it falls back to a guess from
 // the slice count and memory: GiB to the nearest whole (a half rounds up), then up to the
 // marketing size where NVIDIA's names do (9.75 GiB is "10gb"); the guess misses on some boards
 // (H200's 1g is 16.5 GiB, named "18gb").
 std::string migProfileName(const std::string& device_name, unsigned slices, unsigned long long memory_mb);
+// The GPU instance's profile of a MIG device's profile name ("1c.3g.40gb" → "3g.40gb"): what
+// dcgm-exporter's GPU_I_PROFILE and Kubernetes' mig-<profile> resources name.
+std::string gpuInstanceProfile(const std::string& mig_profile);
 // SMs from CUDA cores where NVML has no attribute query for full GPUs.
 std::optional<unsigned> smCountFromCores(unsigned arch, unsigned cores);
 

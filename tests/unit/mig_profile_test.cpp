@@ -20,6 +20,15 @@ TEST(MigProfileName, TheDriversNameWinsOverTheGuess) {
   EXPECT_EQ(migProfileName("NVIDIA A100-SXM4-80GB", 2, 19968), "2g.20gb");
 }
 
+TEST(MigProfileName, TheGpuInstancesProfileDropsTheComputeSlices) {
+  EXPECT_EQ(gpuInstanceProfile("1c.3g.40gb"), "3g.40gb");
+  EXPECT_EQ(gpuInstanceProfile("12c.7g.141gb"), "7g.141gb");
+  EXPECT_EQ(gpuInstanceProfile("3g.40gb"), "3g.40gb");
+  EXPECT_EQ(gpuInstanceProfile("c.3g.40gb"), "c.3g.40gb");  // no count: not a compute prefix
+  EXPECT_EQ(gpuInstanceProfile("1g.10gb"), "1g.10gb");
+  EXPECT_EQ(gpuInstanceProfile(""), "");
+}
+
 TEST(MigProfileName, NvidiasNamesForTheMemoryNvmlReports) {
   EXPECT_EQ(migProfileName("", 1, 4864), "1g.5gb");    // A100 40GB: 4.75 GiB
   EXPECT_EQ(migProfileName("", 2, 9984), "2g.10gb");   // 9.75 GiB
