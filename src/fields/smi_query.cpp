@@ -476,15 +476,20 @@ const std::array kRemapped = {
     L{"remapped_rows.failure", "", "", "A row remap has failed in the GPU's life"},
 };
 
-bool hasName(std::string_view name, std::string_view primary, std::string_view aliases) {
-  if (name == primary) return true;
+// Calls f on each of the space-separated aliases in turn until it returns true.
+template <typename F>
+bool anyAlias(std::string_view aliases, F&& f) {
   while (!aliases.empty()) {
-    auto sp = aliases.find(' ');
-    if (aliases.substr(0, sp) == name) return true;
+    const auto sp = aliases.find(' ');
+    if (f(aliases.substr(0, sp))) return true;
     if (sp == std::string_view::npos) break;
     aliases.remove_prefix(sp + 1);
   }
   return false;
+}
+
+bool hasName(std::string_view name, std::string_view primary, std::string_view aliases) {
+  return name == primary || anyAlias(aliases, [name](std::string_view a) { return a == name; });
 }
 
 struct GpuIndex {
@@ -573,13 +578,10 @@ std::string help(std::string_view option, std::span<const T> props) {
   std::string out = "List of valid properties to query for the switch \"" + std::string(option) + "\":\n\n";
   for (const auto& p : props) {
     out += "\"" + std::string(p.name) + "\"";
-    std::string_view a = p.aliases;
-    while (!a.empty()) {
-      auto sp = a.find(' ');
-      out += " or \"" + std::string(a.substr(0, sp)) + "\"";
-      if (sp == std::string_view::npos) break;
-      a.remove_prefix(sp + 1);
-    }
+    anyAlias(p.aliases, [&out](std::string_view a) {
+      out += " or \"" + std::string(a) + "\"";
+      return false;
+    });
     out += "\n" + std::string(p.help) + ".\n\n";
   }
   return out;

@@ -118,6 +118,19 @@ TEST(SmiQuery, HelpHasNvidiaSmisLayout) {
   EXPECT_NE(apps.find("\"process_name\" or \"name\""), std::string::npos);
 }
 
+// Today every property has at most one alias, but the table allows several (space-separated):
+// each is named in the help and accepted.
+TEST(SmiQuery, SeveralAliasesAreEachNamedAndAccepted) {
+  const ListProperty table[] = {{"first.name", "one two.x three", "", "Three aliases"},
+                                {"second", "", "MiB", "No alias"}};
+  EXPECT_EQ(helpText("--query-x", std::span<const ListProperty>(table)),
+            "List of valid properties to query for the switch \"--query-x\":\n\n"
+            "\"first.name\" or \"one\" or \"two.x\" or \"three\"\nThree aliases.\n\n"
+            "\"second\"\nNo alias.\n\n");
+  for (const char* n : {"first.name", "one", "two.x", "three"}) EXPECT_EQ(findListProperty(table, n), &table[0]) << n;
+  for (const char* n : {"two", "one two.x", "", "thre"}) EXPECT_EQ(findListProperty(table, n), nullptr) << n;
+}
+
 TEST(SmiQuery, ListViewsAcceptNvidiaSmisNames) {
   for (const char* n : {"timestamp", "gpu_name", "gpu_bus_id", "gpu_serial", "gpu_uuid", "pid", "process_name", "name",
                         "used_gpu_memory", "used_memory"})
