@@ -319,6 +319,15 @@ TEST(Doctor, CpuOnlyPyTorch) {
   EXPECT_HAS(c.fix, "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu124");
 }
 
+// conda's CPU build has no "+cpu" in its version: no CUDA version alone says CPU-only.
+TEST(Doctor, CpuOnlyPyTorchWithoutTheCpuSuffix) {
+  auto m = Machine::healthy();
+  m->torch(R"({"version": "2.3.1", "cuda": null, "available": false, "count": 0})");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kFail);
+  EXPECT_EQ(c.found, "torch 2.3.1, built for CUDA none, is_available()=False, 0 devices (a CPU-only build)");
+}
+
 TEST(Doctor, PyTorchNotInstalledIsSkipped) {
   auto m = Machine::healthy();
   m->fx.script("/usr/bin/python3",
