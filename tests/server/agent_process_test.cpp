@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <fstream>
+#include <map>
 #include <set>
 
 #include "test_util.h"
@@ -379,6 +381,33 @@ TEST(AgentCli, ConfigThatIsNotAFileIsRefused) {
 }
 
 // Folders 0750 and files 0640 in the data folder, whatever umask the agent is started with.
+// http.threads is the size of libmicrohttpd's pool: 1 is its single polling thread, and every
+// larger value that many workers, 2 included (the smallest pool, where an off-by-one would leave
+// one thread for every connection). libmicrohttpd names its threads.
+TEST(AgentHttp, ThreadsIsTheSizeOfTheServersPool) {
+  auto mhdThreads = [](pid_t pid) {
+    std::map<std::string, int> n;
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+      std::string comm;
+      std::getline(std::ifstream(t.path() / "comm"), comm);
+      if (comm.starts_with("MHD-")) ++n[comm];
+    }
+    return n;
+  };
+  for (unsigned threads : {1u, 2u, 3u}) {
+    TempDir d;
+    const std::string config =
+        d.write("agent.yaml", std::string(kFastAgentConfig) + "http:\n  threads: " + std::to_string(threads) + "\n");
+    AgentProcess p({"serve", "--simulate", "dgx-h100", "--config", config, "--data-dir", d.path() + "/data"}, {},
+                   d.path() + "/agent.log");
+    ASSERT_GT(p.waitListening(), 0) << p.log();
+    const auto want = threads == 1 ? std::map<std::string, int>{{"MHD-single", 1}}
+                                   : std::map<std::string, int>{{"MHD-worker", static_cast<int>(threads)}};
+    EXPECT_EQ(mhdThreads(p.pid()), want) << "threads: " << threads;
+  }
+}
+
 TEST(AgentFiles, DataFolderModesHoldUnderUmask000) {
   TempDir d;
   const std::string root = d.path() + "/root";
