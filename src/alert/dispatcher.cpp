@@ -128,15 +128,18 @@ std::vector<SinkStats> Dispatcher::stats() const {
   return out;
 }
 
-std::chrono::milliseconds Dispatcher::backoff(int attempt) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  double base = static_cast<double>(config_.retry_initial.count());
-  double cap = static_cast<double>(config_.retry_max.count());
+std::chrono::milliseconds retryDelay(const DispatcherConfig& config, int attempt, double draw) {
+  double base = static_cast<double>(config.retry_initial.count());
+  const double cap = static_cast<double>(config.retry_max.count());
   for (int i = 1; i < attempt && base < cap; ++i) base *= 2;
   base = std::min(base, cap);
-  double j = std::clamp(config_.retry_jitter, 0.0, 1.0);
-  std::uniform_real_distribution<double> dist(1.0 - j, 1.0 + j);
-  return std::chrono::milliseconds(static_cast<int64_t>(base * dist(rng)));
+  const double j = std::clamp(config.retry_jitter, 0.0, 1.0);
+  return std::chrono::milliseconds(static_cast<int64_t>(base * (1.0 - j + 2.0 * j * std::clamp(draw, 0.0, 1.0))));
+}
+
+std::chrono::milliseconds Dispatcher::backoff(int attempt) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return retryDelay(config_, attempt, std::uniform_real_distribution<double>(0.0, 1.0)(rng));
 }
 
 void Dispatcher::run(Worker& w) {

@@ -31,6 +31,10 @@ struct DispatcherConfig {
   std::string hostname;       // filled into alerts that have none
 };
 
+// The wait before retry number `attempt` (1 is the first): retry_initial doubled per attempt up to
+// retry_max, scaled by 1 - j + 2j·draw for a draw in [0, 1] (j = retry_jitter, clamped to [0, 1]).
+std::chrono::milliseconds retryDelay(const DispatcherConfig& config, int attempt, double draw);
+
 struct SinkStats {
   std::string name;
   int64_t delivered = 0;

@@ -369,5 +369,32 @@ TEST(CommandSink, FailingCommandIsRetriedUntilItSucceeds) {
   EXPECT_EQ((*d)->stats()[0].delivered, 1);
 }
 
+// docs/alerts.md: 500 ms doubling up to 5 min, each delay scaled by a factor in [0.8, 1.2].
+TEST(RetryDelay, TheDefaultsDoubleFromHalfASecondToFiveMinutesWithinTwentyPercent) {
+  const DispatcherConfig c;
+  EXPECT_EQ(retryDelay(c, 1, 0.5), 500ms);
+  EXPECT_EQ(retryDelay(c, 1, 0.0), 400ms);
+  EXPECT_EQ(retryDelay(c, 1, 1.0), 600ms);
+  EXPECT_EQ(retryDelay(c, 2, 0.5), 1000ms);
+  EXPECT_EQ(retryDelay(c, 3, 0.0), 1600ms);
+  EXPECT_EQ(retryDelay(c, 10, 0.5), 256000ms);  // 500 ms * 2^9
+  EXPECT_EQ(retryDelay(c, 11, 0.5), 300000ms);  // capped
+  EXPECT_EQ(retryDelay(c, 1000, 0.5), 300000ms);
+  EXPECT_EQ(retryDelay(c, 1000, 1.0), 360000ms);
+  EXPECT_EQ(retryDelay(c, 1000, 0.0), 240000ms);
+}
+
+TEST(RetryDelay, JitterIsClampedToZeroAndOne) {
+  DispatcherConfig c;
+  c.retry_jitter = 1.5;  // as 1: never a negative wait
+  EXPECT_EQ(retryDelay(c, 1, 0.0), 0ms);
+  EXPECT_EQ(retryDelay(c, 1, 1.0), 1000ms);
+  c.retry_jitter = -0.5;  // as 0
+  EXPECT_EQ(retryDelay(c, 1, 0.0), 500ms);
+  EXPECT_EQ(retryDelay(c, 1, 1.0), 500ms);
+  c.retry_jitter = 0.2;
+  EXPECT_EQ(retryDelay(c, 1, 7.0), 600ms);  // a draw past 1 counts as 1
+}
+
 }  // namespace
 }  // namespace gw::alert
