@@ -84,9 +84,11 @@ class LiveAgent {
 
   // /metrics once each of `gpus` GPUs has a sample of every family in `families` (the GPUs are
   // sampled by workers of their own, the slow fields less often).
+  // The page once every family has a series for `gpus` GPUs. Only a failure waits the whole bound,
+  // so it is wide: a loaded machine's slow cadence must not hand the checks a partial page.
   std::string metricsWhen(std::vector<std::string> families, std::size_t gpus) const {
     std::string body;
-    test::eventually(
+    const bool complete = test::eventually(
         [&] {
           auto r = test::httpGet(port_, "/metrics");
           body = r.body;
@@ -100,7 +102,8 @@ class LiveAgent {
           }
           return true;
         },
-        20s);
+        60s);
+    if (!complete) ADD_FAILURE() << "no page within 60 s had every family for " << gpus << " GPUs:\n" << body;
     return body;
   }
 
