@@ -55,13 +55,12 @@ class DiagNvmlImpl : public diag::DiagNvml {
   // the device by value and anything else by captured copies or the session, which outlives it.
   template <typename T, typename F>
   Result<T> underDeadline(int gpu, F call) {
-    auto r = platform::runEachWithDeadline<Result<T>>(
-        1, [call](std::size_t) { return call(); }, deadline_);
-    if (!r[0]) {
+    auto r = platform::runWithDeadline<Result<T>>(std::move(call), deadline_);
+    if (!r) {
       stalled_.insert(gpu);
       return stalledStatus(gpu);
     }
-    return std::move(*r[0]);
+    return std::move(*r);
   }
   template <typename T, typename F>
   Result<T> onGpu(int gpu, F call) {

@@ -97,4 +97,13 @@ std::vector<std::optional<R>> runEachWithDeadline(std::size_t n, std::function<R
   return out;
 }
 
+// One piece of such work: fn's result, or nothing when it had not returned by `deadline` (it is
+// then abandoned, as above).
+template <typename R>
+std::optional<R> runWithDeadline(std::function<R()> fn, std::chrono::milliseconds deadline) {
+  auto r = runEachWithDeadline<R>(
+      1, [fn = std::move(fn)](std::size_t) { return fn(); }, deadline);
+  return std::move(r[0]);
+}
+
 }  // namespace gw::platform

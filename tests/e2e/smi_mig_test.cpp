@@ -318,7 +318,14 @@ TEST(SmiMig, ADriverThatHangsInACreateStopsTheCommandAtTheDeadline) {
                   "whether it changed is unknown (read it back with `gpuwarden smi mig -lgi`)\n"))
       << r.err;
   EXPECT_FALSE(has(r.out, "Successfully created")) << r.out;
-  EXPECT_EQ(n.records().size(), 0u);
+  // Tried, outcome unknown: the record says the change may have happened.
+  const auto recs = n.records();
+  ASSERT_EQ(recs.size(), 1u) << recs.dump();
+  EXPECT_EQ(recs[0]["state"]["bus_id"], "00000000:18:00.0") << recs.dump();
+  EXPECT_EQ(recs[0]["state"]["outcome"], "unknown") << recs.dump();
+  EXPECT_EQ(recs[0]["summary"],
+            "GPU 00000000:18:00.0: mig -cgi sent, no answer from NVML within 30000 ms: whether it changed is unknown")
+      << recs.dump();
   // Reads do not hang: the list still answers, with no instance.
   auto list = n.smi({"mig", "-lgi", "-i", "0"});
   EXPECT_EQ(list.code, 6) << describe(list);

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "gw_run.h"
@@ -146,7 +147,8 @@ TEST(SmiSettings, AHungGpuDoesNotHoldTheCommandUp) {
 
 // A GPU that answers its identity but hangs in the setter (the driver stuck in the change) stops
 // the command at the setting's deadline: exit 255, the GPUs before it changed and recorded, the
-// ones after it untouched, and the caller told that GPU's state is unknown.
+// ones after it untouched, and the caller told that GPU's state is unknown. The unanswered change
+// is recorded as tried, outcome unknown: it may have happened.
 TEST(SmiSettings, AGpuThatHangsInTheSetterStopsTheCommandAtTheDeadline) {
   Node n;
   std::ofstream(n.dir.path() + "/setter-hang.yaml")
@@ -162,8 +164,20 @@ TEST(SmiSettings, AGpuThatHangsInTheSetterStopsTheCommandAtTheDeadline) {
   EXPECT_TRUE(has(r.err, "Terminating early due to previous errors.")) << r.err;
   EXPECT_TRUE(has(r.out, "Disabled persistence mode for GPU 00000000:18:00.0.")) << r.out;
   const auto recs = n.records();
-  ASSERT_EQ(recs.size(), 1u) << recs.dump();
-  EXPECT_EQ(recs[0]["state"]["bus_id"], "00000000:18:00.0") << recs.dump();
+  ASSERT_EQ(recs.size(), 2u) << recs.dump();
+  std::map<std::string, nlohmann::json> by_bus;
+  for (const auto& rec : recs) by_bus[rec["state"]["bus_id"].get<std::string>()] = rec;
+  ASSERT_EQ(by_bus.count("00000000:18:00.0"), 1u) << recs.dump();
+  ASSERT_EQ(by_bus.count("00000000:2A:00.0"), 1u) << recs.dump();
+  EXPECT_FALSE(by_bus["00000000:18:00.0"]["state"].contains("outcome")) << recs.dump();
+  EXPECT_EQ(by_bus["00000000:18:00.0"]["changes"].size(), 1u) << recs.dump();
+  const auto& unknown = by_bus["00000000:2A:00.0"];
+  EXPECT_EQ(unknown["state"]["outcome"], "unknown") << recs.dump();
+  EXPECT_EQ(unknown["state"]["flag"], "-pm") << recs.dump();
+  EXPECT_EQ(unknown["changes"], nlohmann::json::array()) << recs.dump();
+  EXPECT_EQ(unknown["summary"],
+            "GPU 00000000:2A:00.0: -pm sent, no answer from NVML within 10000 ms: whether it changed is unknown")
+      << recs.dump();
   EXPECT_FALSE(has(r.out, "00000000:3A:00.0")) << r.out;
   EXPECT_FALSE(has(r.out, "All done.")) << r.out;
 }

@@ -83,8 +83,7 @@ int selectGpus(const nvml::Inventory& inv, const std::string& ids, std::vector<c
 
 void reportLost(const nvml::GpuInfo& g, std::ostream& err) {
   const std::string where = g.pci.bus_id.empty() ? std::to_string(g.index) : g.pci.bus_id;
-  err << "Unable to determine the device handle for GPU" << where << ": "
-      << (g.state == "lost" ? "GPU is lost.  Reboot the system to recover this GPU" : g.error) << "\n";
+  err << noHandleLine(where, g.state == "lost" ? "GPU is lost.  Reboot the system to recover this GPU" : g.error);
 }
 
 int lostExit(const std::vector<const nvml::GpuInfo*>& gpus) {

@@ -42,6 +42,12 @@ enum SmiExit : int {
   kSmiOther = 255,
 };
 
+// nvidia-smi's line for a GPU whose handle it cannot get; `where` is the bus id, or the index
+// where the bus id is not known.
+inline std::string noHandleLine(const std::string& where, const std::string& reason) {
+  return "Unable to determine the device handle for GPU" + where + ": " + reason + "\n";
+}
+
 // One --query-* request, already split out of the command line by the dispatcher.
 struct QueryRequest {
   enum class Kind { Gpu, ComputeApps, RetiredPages, RemappedRows };

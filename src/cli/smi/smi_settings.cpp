@@ -84,6 +84,16 @@ node::Record settingRecord(const SmiGpu& g, const std::string& flag, const std::
   return rec;
 }
 
+node::Record unansweredSettingRecord(const SmiGpu& g, const std::string& flag, const std::string& who,
+                                     std::int64_t now_ms, std::chrono::milliseconds deadline) {
+  node::Record rec = settingRecord(g, flag, who, now_ms,
+                                   flag + " sent, no answer from NVML within " + std::to_string(deadline.count()) +
+                                       " ms: whether it changed is unknown",
+                                   json::array());
+  rec.state["outcome"] = "unknown";
+  return rec;
+}
+
 json settingChange(const std::string& what, const std::string& before, const std::string& after) {
   return json{{"what", what}, {"before", before}, {"after", after}};
 }
@@ -149,8 +159,7 @@ class Applier {
     for (unsigned i = 0; i < *count; ++i) {
       if (!ids_read[i]) {
         if (!sel.matches(i, "", "")) continue;
-        o_.err += "Unable to determine the device handle for GPU" + std::to_string(i) + ": " +
-                  nvml::noAnswer(kCallDeadline) + "\n";
+        o_.err += noHandleLine(std::to_string(i), nvml::noAnswer(kCallDeadline));
         return fail(kSmiOther, kTerminating);
       }
       auto& d = ids_read[i]->d;
@@ -161,8 +170,7 @@ class Applier {
       if (d) g.device = *d;
       if (!sel.matches(i, g.uuid, g.bus_id)) continue;
       if (!d) {
-        o_.err +=
-            "Unable to determine the device handle for GPU" + std::to_string(i) + ": " + d.status().message() + "\n";
+        o_.err += noHandleLine(std::to_string(i), d.status().message());
         return fail(exitFor(d.status()), kTerminating);
       }
       out->push_back(std::move(g));
@@ -200,6 +208,10 @@ class Applier {
   static json change(const std::string& what, const std::string& before, const std::string& after) {
     return settingChange(what, before, after);
   }
+  // A change that was sent and not answered may have happened: the record says it was tried.
+  void recordUnanswered(const Gpu& g, std::chrono::milliseconds deadline) {
+    o_.records.push_back(unansweredSettingRecord(g, r_.flag, who_, now_ms_, deadline));
+  }
 
   // One GPU's change on a worker of its own, so that a GPU that answered its identity but hangs
   // in a setter stops the command at the deadline (exit 255) instead of holding it, or the
@@ -210,27 +222,27 @@ class Applier {
     struct Done {
       bool ok = false, changed_ecc = false;
     };
-    auto r = platform::runEachWithDeadline<Done>(
-        1,
-        [worker, g](std::size_t) {
+    auto r = platform::runWithDeadline<Done>(
+        [worker, g] {
           Done d;
           d.ok = worker->one(g, &d.changed_ecc);
           return d;
         },
         kSettingDeadline);
-    if (!r[0]) {
+    if (!r) {
       o_.err += "Unable to change the setting of GPU " + g.bus_id + ": " + nvml::noAnswer(kSettingDeadline) +
                 "; whether it changed is unknown (read it back with `gpuwarden smi -q -i " + std::to_string(g.index) +
                 "`)\n";
+      recordUnanswered(g, kSettingDeadline);
       o_.exit = kSmiOther;
       return false;
     }
     o_.out += worker->o_.out;
     o_.err += worker->o_.err;
     for (auto& rec : worker->o_.records) o_.records.push_back(std::move(rec));
-    if (!r[0]->ok) o_.exit = worker->o_.exit;
-    if (r[0]->changed_ecc) *changed_ecc = true;
-    return r[0]->ok;
+    if (!r->ok) o_.exit = worker->o_.exit;
+    if (r->changed_ecc) *changed_ecc = true;
+    return r->ok;
   }
 
   // nvidia-smi mig's tables span the GPUs, so its run is bounded as a whole, by its GPUs' bounds.
@@ -246,15 +258,17 @@ class Applier {
     };
     auto job = std::make_shared<Job>(Job{&session_, r_, gpus, who_, now_ms_});
     const auto deadline = kMigDeadlinePerGpu * static_cast<int>(gpus.size());
-    auto r = platform::runEachWithDeadline<SettingOutcome>(
-        1, [job](std::size_t) { return applyMig(*job->session, job->gpus, job->r, job->who, job->now_ms); }, deadline);
-    if (r[0]) return std::move(*r[0]);
+    auto r = platform::runWithDeadline<SettingOutcome>(
+        [job] { return applyMig(*job->session, job->gpus, job->r, job->who, job->now_ms); }, deadline);
+    if (r) return std::move(*r);
     std::string which;
     for (const auto& g : gpus) which += (which.empty() ? "" : ", ") + g.bus_id;
     o_.err +=
         "Unable to " + std::string(isMigList(r_.kind) ? "list the MIG layout" : "change the MIG layout") + " of GPU " +
         which + ": " + nvml::noAnswer(deadline) +
         (isMigList(r_.kind) ? "\n" : "; whether it changed is unknown (read it back with `gpuwarden smi mig -lgi`)\n");
+    if (!isMigList(r_.kind))
+      for (const auto& g : gpus) recordUnanswered(g, deadline);
     o_.exit = kSmiOther;
     return std::move(o_);
   }

@@ -44,6 +44,10 @@ std::string missingPrivilege();
 // A record of kind "setting" for a change to `g`: who, when, the flag, what changed before → after.
 node::Record settingRecord(const SmiGpu& g, const std::string& flag, const std::string& who, std::int64_t now_ms,
                            const std::string& summary, nlohmann::json changes);
+// The record of a change sent to `g` that got no answer within `deadline`: it may have happened.
+// No changes; state "outcome": "unknown".
+node::Record unansweredSettingRecord(const SmiGpu& g, const std::string& flag, const std::string& who,
+                                     std::int64_t now_ms, std::chrono::milliseconds deadline);
 nlohmann::json settingChange(const std::string& what, const std::string& before, const std::string& after);
 
 // nvidia-smi mig's actions (smi_mig.cpp) on the selected GPUs: the lists, and the creation and
