@@ -708,5 +708,20 @@ TEST(BusId, NvmlsSpellingBecomesSysfss) {
   EXPECT_EQ(normalizeBusId("18.0"), "18.0");
 }
 
+// A toolkit's folder name is its version when nothing inside says one ("cuda-12.4", trailing
+// slashes and all); a name that is no version ("source", a kernel's build folder) gives none.
+TEST(PathsAndVersions, BasenameAndVersionNumbers) {
+  using detail::basename;
+  using detail::parseVersion;
+  EXPECT_EQ(basename("/usr/local/cuda-12.4"), "cuda-12.4");
+  EXPECT_EQ(basename("/usr/local/cuda-12.4//"), "cuda-12.4");
+  EXPECT_EQ(basename("nvidia"), "nvidia");
+  EXPECT_EQ(parseVersion("12.4.131"), (std::vector<int>{12, 4, 131}));
+  EXPECT_EQ(parseVersion("550.54.15-open"), (std::vector<int>{550, 54, 15}));
+  EXPECT_EQ(parseVersion("12.x"), (std::vector<int>{12}));
+  EXPECT_TRUE(parseVersion("source").empty());
+  EXPECT_TRUE(parseVersion("").empty());
+}
+
 }  // namespace
 }  // namespace gw::doctor

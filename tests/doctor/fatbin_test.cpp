@@ -121,6 +121,20 @@ TEST(Fatbin, SyntheticEntriesAndContainers) {
   EXPECT_EQ(rep->entries[2].kind, FatbinEntry::Kind::kPtx);
 }
 
+// Containers start on 8-byte boundaries: after one that ends off the grid, the next is looked for
+// at the next boundary, and a container's magic one byte before it is padding, not a container.
+TEST(Fatbin, TheNextContainerIsLookedForOnTheEightByteGrid) {
+  std::string fat = container({{2, 80, 101}, {2, 90, 64}});  // 309 bytes: the grid is next at 312
+  ASSERT_EQ(fat.size(), 309u);
+  fat += std::string(2, '\0');
+  fat += container({{1, 90, 33}});  // at 311, off the grid
+  auto rep = parseFatbinElf(elf(fat));
+  ASSERT_TRUE(rep.ok()) << rep.error();
+  ASSERT_EQ(rep->entries.size(), 2u);
+  EXPECT_EQ(rep->entries[0].name(), "sm_80");
+  EXPECT_EQ(rep->entries[1].name(), "sm_90");
+}
+
 TEST(Fatbin, RelocatableSectionName) {
   auto rep = parseFatbinElf(elf(container({{2, 86, 8}}), "__nv_relfatbin"));
   ASSERT_TRUE(rep.ok()) << rep.error();

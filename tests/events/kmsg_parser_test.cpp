@@ -319,6 +319,17 @@ TEST(KmsgParser, LinkDetailsOnlyOnNvLinkCodes) {
   }
 }
 
+// NVLink5's Xids 144-150 open with the unit that raised them (SAW_MVB, RLW_REMAP ...); the other
+// NVLink Xids do not, so the same first word is no unit there.
+TEST(KmsgParser, TheUnitIsReadOnXids144To150Only) {
+  for (int code : {74, 136, 143, 144, 147, 150, 151, 155}) {
+    auto ev = mustParse("NVRM: Xid (PCI:0000:01:00): " + std::to_string(code) +
+                        ", SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 0x00000000 0x00000000)");
+    EXPECT_EQ(ev.code, code);
+    EXPECT_EQ(ev.nvlinkUnit, code >= 144 && code <= 150 ? "SAW_MVB" : "") << "Xid " << code;
+  }
+}
+
 TEST(KmsgParser, Xid74NvLinkFatalOnLink) {
   auto ev = mustParse(
       "NVRM: Xid (PCI:0000:8a:00): 74, pid=3381, name=python, NVLink: fatal error detected on "

@@ -124,5 +124,29 @@ TEST_F(NvmlEventSourceTest, DriverGoneMakesItUnhealthy) {
   EXPECT_TRUE(src.healthy());
 }
 
+// An event set made before the library was re-initialised on another machine is refused
+// (INVALID_ARGUMENT): like a driver that went away, the source stops and says so instead of
+// retrying a set that can never answer again.
+TEST_F(NvmlEventSourceTest, ASetFromBeforeAReinitStopsTheSource) {
+  auto session = openSim("  - {type: xid, gpu: 0, at: 2, code: 13}\n");
+  ASSERT_NE(session, nullptr);
+  EventBus bus;
+  NvmlEventSourceOptions o;
+  o.thread = false;
+  NvmlEventSource src(*session, bus, o);
+  ASSERT_TRUE(src.start().ok()) << src.lastError();
+  src.drain();
+  ASSERT_TRUE(src.healthy()) << src.lastError();
+  const std::string other = dir_.path() + "/other.yaml";
+  std::ofstream(other) << "base: " << GW_SCENARIO_DIR << "/dgx-h100.yaml\nfaults:\n"
+                       << "  - {type: xid, gpu: 1, at: 3, code: 13}\n";
+  ::setenv("GPUWARDEN_SIM_SCENARIO", other.c_str(), 1);
+  ASSERT_TRUE(session->reinit().ok());
+  src.drain();
+  EXPECT_FALSE(src.healthy());
+  EXPECT_NE(src.lastError().find("nvmlEventSetWait"), std::string::npos) << src.lastError();
+  EXPECT_EQ(src.stats().errors, 1u);
+}
+
 }  // namespace
 }  // namespace gw::events

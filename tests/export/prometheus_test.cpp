@@ -748,6 +748,17 @@ TEST(Options, NamingNamesAndExtraLabelValidation) {
   EXPECT_FALSE(isValidExtraLabel("", Naming::Native));
 }
 
+// Prometheus' label names are [a-zA-Z_][a-zA-Z0-9_]*: every digit, 0 and 9 included, may follow
+// the first character and none may be it.
+TEST(Options, LabelNamesTakeEveryDigitAfterTheFirstCharacter) {
+  for (const char* ok : {"rack0", "rack9", "a0b9", "_0", "zone10"}) {
+    EXPECT_TRUE(isValidLabelName(ok)) << ok;
+    EXPECT_TRUE(isValidExtraLabel(ok, Naming::Native)) << ok;
+    EXPECT_TRUE(isValidExtraLabel(ok, Naming::Dcgm)) << ok;
+  }
+  for (const char* bad : {"0rack", "9rack", "0", "rack/0", "rack-0"}) EXPECT_FALSE(isValidLabelName(bad)) << bad;
+}
+
 TEST(Options, MetricNames) {
   EXPECT_EQ(metricName(*fields::findByKey("gpu_temp"), Naming::Dcgm), "DCGM_FI_DEV_GPU_TEMP");
   EXPECT_EQ(metricName(*fields::findByKey("gpu_temp"), Naming::Native), "gpuwarden_gpu_temperature_celsius");

@@ -388,3 +388,14 @@ TEST(HealthScenario, LeftoverProcessOnAnInteractiveGpuIsInfo) {
          .rules = "workload_by_gpu: {5: interactive}\n",
          .expect_text = "interactive session"});
 }
+
+// A sampler whose owner sets no cadence (a Monitor built without one, as in the node tests) runs
+// at docs/config.md's defaults, the agent's: fast fields every 1 s, slow ones every 10 s, and a
+// call past 2 s marks its GPU stalled.
+TEST(SamplerDefaults, AreTheDocumentedOnes) {
+  const collect::SamplerConfig c{};
+  EXPECT_EQ(c.fast_interval, std::chrono::milliseconds(1000));
+  EXPECT_EQ(c.slow_interval, std::chrono::milliseconds(10000));
+  EXPECT_EQ(c.call_deadline, std::chrono::milliseconds(2000));
+  EXPECT_TRUE(c.fields.empty());
+}

@@ -150,6 +150,27 @@ TEST(Incidents, ContextSnapshotFromRuleEngine) {
     EXPECT_EQ(j["series"][k].size(), 61u) << k;
 }
 
+// What a restart or the CLI reads is the stored row: the snapshot and the pass count are columns
+// of their own, each read back as written.
+TEST(Incidents, TheContextSnapshotAndOccurrencesAreStored) {
+  RuleEngine e;
+  collect::GpuView v;
+  v.id.uuid = "GPU-7";
+  v.values.assign(fields::all().size(), {});
+  v.values[fields::indexOf(*fields::findByKey("gpu_temp"))] = {71.0, 0, true};
+  e.observe({v}, 10'000);
+  auto s = IncidentStore::open(freshDir("stored") + "/incidents.db");
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto r = (*s)->apply({finding("gpu_temperature", "GPU-7", Severity::Warning, false)}, 11'000, &e);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 1u);
+  ASSERT_FALSE((*r)[0].context_json.empty());
+  auto stored = (*s)->get((*r)[0].id);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->context_json, (*r)[0].context_json);
+  EXPECT_EQ(stored->occurrences, 1);
+}
+
 TEST(Incidents, OperatorOpenIsNotANewLifetime) {
   const auto dir = freshDir("lifetime");
   std::int64_t agentBoot = 0;

@@ -73,6 +73,19 @@ TEST(KnowledgeBase, ExplainChineseSymptoms) {
   EXPECT_EQ(top("训练中途Bus error"), "bus-error-shm");
 }
 
+// Each entry's heading gives the seed's Chinese wording beside the English symptom where the
+// entry has one, and nothing (no empty brackets) where it has none.
+TEST(KnowledgeBase, MarkdownHeadingsCarryTheChineseSymptomWhereThereIsOne) {
+  const std::string md = renderKnowledgeBaseMarkdown();
+  EXPECT_NE(
+      md.find("\n## hot-and-loud\n\n**Fans run at full speed but the GPU stays hot** (系统风扇狂转但温度仍高)\n\n"),
+      std::string::npos);
+  EXPECT_NE(
+      md.find("\n## driver-lib-mismatch\n\n**\"Failed to initialize NVML: Driver/library version mismatch\"**\n\n"),
+      std::string::npos);
+  EXPECT_EQ(md.find("** ()"), std::string::npos);
+}
+
 TEST(KnowledgeBase, ExplainNothingAndLimits) {
   EXPECT_TRUE(explain("").empty());
   EXPECT_TRUE(explain("hello world").empty());

@@ -397,6 +397,31 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   EXPECT_EQ(httpGet(a.port, "/healthz").status, 200);
 }
 
+// job.list without a limit answers the newest 100 runs (docs/api.md), so a node that has run
+// many jobs answers a page, not its whole history; a limit asks for more.
+TEST(ControlSocketJobs, TheListIsTheNewestHundredUnlessALimitSaysOtherwise) {
+  Agent a;
+  a.start("dgx-h100", "0");
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  const std::string sock = socketOf(*a.proc);
+  ASSERT_FALSE(sock.empty()) << a.proc->log();
+  auto call = [&](const json& req) {
+    auto r = node::control::call(sock, req);
+    EXPECT_TRUE(r.reached && r.error.empty()) << r.error;
+    return r.body;
+  };
+  for (int i = 0; i < 101; ++i) {
+    const json started = call({{"op", "job.start"}, {"args", {{"job_id", "job-" + std::to_string(i)}, {"gpus", {0}}}}});
+    ASSERT_TRUE(started.value("ok", false)) << i << ": " << started.dump();
+  }
+  const json page = call({{"op", "job.list"}, {"args", json::object()}});
+  ASSERT_TRUE(page.value("ok", false)) << page.dump();
+  EXPECT_EQ(page["result"]["jobs"].size(), 100u);
+  const json more = call({{"op", "job.list"}, {"args", {{"limit", 101}}}});
+  ASSERT_TRUE(more.value("ok", false)) << more.dump();
+  EXPECT_EQ(more["result"]["jobs"].size(), 101u);
+}
+
 // `gpuwarden smi -pl` with an agent running: the agent applies the change with its own NVML
 // (the simulator it holds), its own view shows it, and the setting record names the caller the
 // kernel named, with the value before and after.

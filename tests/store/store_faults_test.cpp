@@ -240,6 +240,33 @@ TEST(StoreDamagedChunks, AChunkThatDoesNotDecodeIsSkippedAndCounted) {
   EXPECT_EQ(s->counters().databases_reset, 0u);  // a bad row is not a bad file
 }
 
+// A chunk that opens but goes bad after its first sample keeps that sample and counts as one
+// damaged chunk, like one that does not open at all.
+TEST(StoreDamagedChunks, AChunkThatGoesBadHalfwayKeepsItsSamplesBeforeAndCountsOnce) {
+  TempDir dir;
+  StoreOptions o = testOptions(dir.file("history.db"));
+  o.chunk_samples = 10;
+  SeriesId id = 0;
+  {
+    auto s = openOrDie(o);
+    id = *s->series("GPU-a", "temp");
+    for (int i = 1; i <= 30; ++i) s->append(id, i * 1000, i);
+    ASSERT_TRUE(s->flush().ok());
+  }
+  // The middle chunk: format 1, one column, 3 samples, the first at 11000 ms (zigzag varint
+  // f0 ab 01) of 11.0 (little-endian bits), then a zero byte: the second sample's
+  // delta-of-delta 0 on a delta of 0, a timestamp that does not advance.
+  sql(o.path, "UPDATE chunks SET data = x'010103f0ab01000000000000264000' WHERE start_ms = 11000");
+  auto s = openOrDie(o);
+  auto q = s->query(id, 0, 100000);
+  ASSERT_TRUE(q.ok()) << q.error();
+  ASSERT_EQ(q->size(), 21u);
+  EXPECT_EQ((*q)[9], (Point{10000, 10.0}));
+  EXPECT_EQ((*q)[10], (Point{11000, 11.0}));
+  EXPECT_EQ((*q)[11], (Point{21000, 21.0}));
+  EXPECT_EQ(s->counters().corrupt_chunks, 1u);
+}
+
 TEST(StoreIds, AnOutOfRangeNewSeriesIdIsAnErrorNotACrash) {
   TempDir dir;
   StoreOptions o = testOptions(dir.file("history.db"));
