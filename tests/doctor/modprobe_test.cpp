@@ -180,6 +180,20 @@ TEST(DeviceNodes, EachGpuNeedsTheNodeOfItsMinorNumber) {
   EXPECT_EQ(verdictName(c->verdict), verdictName(Verdict::kPass)) << c->found;
 }
 
+// Minor 0 is a minor NVML told (the first GPU's node, /dev/nvidia0), not "unknown": with it the
+// nodes are checked GPU by GPU, and two nodes for two GPUs do not hide GPU 1's missing one.
+TEST(DeviceNodes, MinorZeroIsAKnownMinor) {
+  auto m = Machine::healthy();
+  m->nvml.gpus[0].minor = 0;
+  m->nvml.gpus[1].minor = 2;
+  auto checks = m->run();
+  const Check* c = findCheck(checks, "kernel.device_nodes");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(verdictName(c->verdict), verdictName(Verdict::kFail)) << c->found;
+  EXPECT_HAS(c->found, "/dev/nvidia2 (GPU 1) (1 of 2 GPUs have their node)");
+  EXPECT_EQ(c->found.find("GPU 0"), std::string::npos) << c->found;
+}
+
 // sysfs names a PCI domain with at least 4 hex digits, NVML with 8: domain 1 is "0001:" and
 // "00000001:", and a domain past 0xFFFF (Intel VMD) keeps all its digits.
 TEST(PciDomains, GpusOfOtherDomainsAreToldApart) {

@@ -289,6 +289,17 @@ TEST(EventLog, JsonLineRoundTrip) {
   EXPECT_FALSE(eventFromJsonLine("{}").ok());
 }
 
+// An event no process is known for (NVML reports none) is written with pid -1, the value a line
+// without a pid reads back as: the file has one spelling of "no process".
+TEST(EventLog, AnEventWithoutAProcessIsWrittenWithPidMinusOne) {
+  EXPECT_EQ(GpuEvent{}.pid, -1);
+  const std::string line = eventToJsonLine(nvmlXid(123, 48));
+  EXPECT_NE(line.find("\"pid\":-1,"), std::string::npos) << line;
+  auto back = eventFromJsonLine(line);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->pid, -1);
+}
+
 // A counters file with more distinct pairs than max_counters (written with a larger limit, or by
 // hand) loads exactly max_counters of them; one with exactly that many loads all.
 TEST(EventLog, CountersFileLoadsAtMostMaxCounters) {

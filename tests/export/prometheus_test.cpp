@@ -98,6 +98,17 @@ TEST(DcgmNaming, MigDeviceCarriesParentIdentityAndInstanceLabels) {
   EXPECT_LINE(t, "gpuwarden_gpu_up{" + mig + "} 1");
 }
 
+// A field dcgm-exporter does not ship takes its HELP from the catalog with the unit appended,
+// except where the "unit" only says how to read the number (bool, bitmask).
+TEST(DcgmNaming, CatalogHelpNamesTheUnitButNotBoolOrBitmask) {
+  const std::string t = render(Naming::Dcgm, Format::Text004);
+  EXPECT_LINE(t, "# HELP DCGM_FI_DEV_SLOWDOWN_TEMP Temperature at which the GPU slows down (in C).");
+  EXPECT_LINE(t, "# HELP DCGM_FI_DEV_ECC_CURRENT ECC mode, 1 enabled.");
+  EXPECT_LINE(t,
+              "# HELP DCGM_FI_DEV_CLOCK_THROTTLE_REASONS Active clock event (throttle) reasons: 1 idle, 4 SW power "
+              "cap, 8 HW slowdown, 32 SW thermal, 64 HW thermal, 128 power brake.");
+}
+
 TEST(DcgmNaming, DriverVersionLabelCanBeTurnedOff) {
   ExportOptions o;
   o.dcgm_driver_version_label = false;

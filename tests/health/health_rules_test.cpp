@@ -289,6 +289,24 @@ TEST(HealthRules, PcieReplayRate) {
   EXPECT_FALSE(has(run(q, g2, 90, [](int s, auto& g) { g[3].set("pcie_replay_counter", s / 10); }), "pcie_replay"));
 }
 
+// A GPU that does not report its link generation is held to the Gen5 allowance (40 a minute), the
+// most lenient, not to an older generation's.
+TEST(HealthRules, PcieReplayWithoutALinkGenerationUsesTheGen5Allowance) {
+  RuleEngine q;
+  auto g2 = node();
+  g2[3].unset("pcie_link_gen");
+  // 30 a minute: within Gen5's 40, above Gen4's 20.
+  const auto quiet = run(q, g2, 90, [](int s, auto& g) { g[3].set("pcie_replay_counter", s / 2); });
+  EXPECT_FALSE(has(quiet, "pcie_replay")) << dump(quiet);
+  RuleEngine e;
+  auto gs = node();
+  gs[3].unset("pcie_link_gen");
+  const auto fs = run(e, gs, 90, [](int s, auto& g) { g[3].set("pcie_replay_counter", s * 2); });
+  const Finding* f = find(fs, "pcie_replay");
+  ASSERT_NE(f, nullptr) << dump(fs);
+  EXPECT_NE(f->summary.find(" packets a minute, above the Gen5 allowance of 40."), std::string::npos) << f->summary;
+}
+
 TEST(HealthRules, NvlinkDownAndErrors) {
   RuleEngine e;
   auto gs = node();
@@ -462,6 +480,29 @@ TEST(HealthRules, ApplicationXidIsInfoAndEscalatesOnlyWhenRepeatedAlone) {
   fs = e.evaluate(1'002'000);
   ASSERT_EQ(fs.size(), 1u);
   EXPECT_EQ(fs[0].severity, Severity::Warning) << "repeats on one GPU while peers run clean";
+}
+
+// One application Xid on a peer is enough for the peers not to run clean: the repeats on GPU 1
+// are then not the GPU's alone and stay informational.
+TEST(HealthRules, ApplicationXidRepeatsDoNotEscalateWhenAPeerHasOneToo) {
+  RuleEngine e;
+  auto gs = node();
+  run(e, gs, 1);
+  events::GpuEvent x;
+  x.kind = events::EventKind::Xid;
+  x.code = 13;
+  x.gpu_uuid = gs[1].v.id.uuid;
+  x.timestamp_ms = 1'001'000;
+  for (int i = 0; i < 3; ++i) e.onEvent(x);
+  events::GpuEvent peer = x;
+  peer.gpu_uuid = gs[2].v.id.uuid;
+  e.onEvent(peer);
+  const auto fs = e.evaluate(1'002'000);
+  ASSERT_EQ(fs.size(), 2u) << dump(fs);
+  for (const auto& f : fs) {
+    EXPECT_EQ(f.rule, "xid");
+    EXPECT_EQ(f.severity, Severity::Info) << "GPU " << f.gpu_index << ": " << f.summary;
+  }
 }
 
 TEST(HealthRules, RingBufferIsBounded) {

@@ -293,6 +293,21 @@ TEST(JobTracker, StartEndAndTheLabelsInBetween) {
   EXPECT_EQ((*list)[0].job_id, "102");  // newest first
 }
 
+// uid 0 is root, an owner like any other; only -1 means the caller did not say.
+TEST(JobTracker, RootsUidIsShownAndAnUntoldOneIsNull) {
+  JobRun r;
+  r.job_id = "7";
+  r.uid = 0;
+  r.start_ms = kT0;
+  r.gpus = json::array();
+  json j = jobJson(r, kT0 + 1000);
+  ASSERT_TRUE(j["uid"].is_number_integer()) << j.dump();
+  EXPECT_EQ(j["uid"], 0);
+  r.uid = -1;
+  j = jobJson(r, kT0 + 1000);
+  EXPECT_TRUE(j["uid"].is_null()) << j.dump();
+}
+
 TEST(JobTracker, ARunningJobCarriesOnAcrossAnAgentRestart) {
   testsupport::TempDir dir("gw-jobs");
   auto views = fleet();

@@ -272,6 +272,23 @@ TEST(Config, DuplicateKeysAreRefusedWithBothLines) {
       << c.error();
 }
 
+// The nesting bound counts a sequence as one level, as it counts a mapping: 64 levels are read
+// (and then judged), the 65th is refused naming the path to it.
+TEST(Config, SixtyFourLevelsOfSequencesAreReadTheSixtyFifthIsRefused) {
+  const auto nested = [](int levels) {
+    return "bogus: " + std::string(static_cast<std::size_t>(levels), '[') +
+           std::string(static_cast<std::size_t>(levels), ']') + "\n";
+  };
+  auto at64 = parseConfig(nested(64), "a.yaml");
+  ASSERT_FALSE(at64);
+  EXPECT_EQ(at64.error().rfind("a.yaml:1: bogus: unknown key", 0), 0u) << at64.error();
+  auto at65 = parseConfig(nested(65), "a.yaml");
+  ASSERT_FALSE(at65);
+  std::string path = "bogus";
+  for (int i = 0; i < 64; ++i) path += "[0]";
+  EXPECT_EQ(at65.error(), "a.yaml:1: " + path + ": nested too deeply");
+}
+
 TEST(Config, OnlyARegularFileIsAConfiguration) {
   char dir_tmpl[] = "/tmp/gw-config-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_tmpl), nullptr);

@@ -172,6 +172,23 @@ TEST_F(HttpEdge, HostileRangeRequestsLeaveNothingRunning) {
   EXPECT_EQ(httpGet(port_, "/healthz").status, 200);
 }
 
+// Every connection http.max_connections allows (8192 by default) is a descriptor, and the agent
+// needs 256 more for its own files: it raises its soft open-file limit to that sum, up to the hard
+// limit. The suite started it with a soft limit of 8192.
+TEST_F(HttpEdge, TheOpenFileLimitMakesRoomForEveryConnection) {
+  rlimit rl{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &rl), 0);
+  const rlim_t want = std::min<rlim_t>(rl.rlim_max, 8192 + 256);
+  const std::string limits = readFile("/proc/" + std::to_string(proc_->pid()) + "/limits");
+  const std::string title = "Max open files";
+  const std::size_t at = limits.find(title);
+  ASSERT_NE(at, std::string::npos) << limits;
+  std::istringstream in(limits.substr(at + title.size()));
+  std::string soft;
+  in >> soft;
+  EXPECT_EQ(soft, std::to_string(want)) << limits;
+}
+
 // A thousand sockets that say nothing cost no thread and lock no scraper out.
 TEST_F(HttpEdge, AThousandIdleSocketsDoNotLockOutScrapers) {
   std::vector<int> idle;
