@@ -28,6 +28,8 @@ class Watcher {
   void sampleNow();
   WatchSummary summary(int gpu) const;
   bool watched(int gpu) const;
+  // The loop's interval: the one asked for, or 1 s when that was zero or less.
+  double intervalSeconds() const { return interval_; }
 
  private:
   void loop();

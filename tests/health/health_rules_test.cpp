@@ -140,16 +140,6 @@ TEST(HealthRules, PowerLowUnderLoad) {
   EXPECT_FALSE(has(run(q, g2, 70), "power_low_under_load"));
 }
 
-// A limit of 0 W is one the board did not give: no draw is judged against it, not even a reading
-// below zero (a meter's offset), which is under any fraction of nothing.
-TEST(HealthRules, PowerLowUnderLoadNeedsAPositiveLimit) {
-  RuleEngine e;
-  auto gs = node();
-  gs[3].set("power_usage", -1).set("clock_event_reasons", 0).set("enforced_power_limit", 0).set("power_limit", 0);
-  const auto fs = run(e, gs, 70);
-  EXPECT_FALSE(has(fs, "power_low_under_load")) << dump(fs);
-}
-
 // Power limits come in milliwatts: a 312.5 W limit is told as such, not rounded to 312 or 313.
 TEST(HealthRules, PowerTextKeepsTheLimitsFraction) {
   RuleEngine e;
