@@ -353,6 +353,22 @@ TEST(Doctor, PyTorchBuiltForNewerCudaThanDriver) {
   EXPECT_HAS(c.explain, "CUDA driver version is insufficient");
 }
 
+// Built for exactly the CUDA the driver supports is the normal case and passes; only a newer minor
+// (minor-version compatibility, no PTX JIT) warns.
+TEST(Doctor, PyTorchBuiltForTheDriversOwnCudaPassesANewerMinorWarns) {
+  auto m = Machine::healthy();  // the driver supports CUDA 12.4
+  m->torch(R"({"version": "2.4.0+cu124", "cuda": "12.4", "available": true, "count": 2})");
+  auto checks = m->run();
+  const auto& same = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kPass);
+  EXPECT_EQ(same.found, "torch 2.4.0+cu124, built for CUDA 12.4, is_available()=True, 2 devices");
+
+  m->torch(R"({"version": "2.4.0+cu125", "cuda": "12.5", "available": true, "count": 2})");
+  checks = m->run();
+  const auto& newer = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kWarn);
+  EXPECT_EQ(newer.found,
+            "torch 2.4.0+cu125, built for CUDA 12.5, is_available()=True, 2 devices; the driver supports CUDA 12.4");
+}
+
 TEST(Doctor, PaddleCpuBuild) {
   auto m = Machine::healthy();
   m->fx.script("/usr/bin/python3",

@@ -390,6 +390,19 @@ TEST(KmsgParser, SXidSeverityContinuationLine) {
   EXPECT_FALSE(ev.link.has_value());
 }
 
+// Which marker comes first decides the body: a process may be named anything, "SXid" included,
+// and the line is still the NVRM Xid it starts as (not an SXid of a device called "name=").
+TEST(KmsgParser, AnXidLineThatMentionsSXidLaterIsStillAnXid) {
+  auto ev = mustParse("NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=SXid poller, Graphics Exception");
+  EXPECT_EQ(ev.kind, KernelEventKind::kXid);
+  EXPECT_EQ(ev.code, 13);
+  EXPECT_EQ(ev.pciBusId, "00000000:3B:00.0");
+  ASSERT_TRUE(ev.pid.has_value());
+  EXPECT_EQ(*ev.pid, 4242);
+  EXPECT_EQ(ev.processName, "SXid poller");
+  EXPECT_EQ(ev.message, "Graphics Exception");
+}
+
 // ------------------------------------------------------------------ malformed NVIDIA lines
 
 TEST(KmsgParser, MalformedBadPciAddress) { expectMalformed("NVRM: Xid (PCI:0000:zz:00): abc"); }

@@ -245,6 +245,8 @@ TEST_F(AgentHttp, LatestByIndexAndUuid) {
   EXPECT_EQ(f["gpu_temp"]["unit"], "C");
   EXPECT_GT(f["gpu_temp"]["value"].get<double>(), 15);
   EXPECT_LT(f["gpu_temp"]["value"].get<double>(), 100);
+  // A healthy GPU that is up: its values are current, not the last ones kept from before a stall.
+  EXPECT_FALSE(f["gpu_temp"]["stale"].get<bool>());
   // The time of the sample in wall milliseconds since the epoch: after the agent started, not in the
   // future (the second of slack is for the simulator's coarse clock; seconds or microseconds would
   // be off by a factor of 1000), and a later read has a later one.

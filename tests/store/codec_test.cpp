@@ -206,6 +206,24 @@ TEST(ChunkCodec, CorruptInputIsAnErrorNotACrash) {
   EXPECT_FALSE(decodeChunk(std::vector<uint8_t>{9, 1, 1}, out).ok());  // unknown format
 }
 
+// The column count (the second byte) is checked before anything else is read: no encoder writes
+// 0 or more than kMaxChunkColumns, and the reader keeps per-column state for that many only.
+TEST(ChunkCodec, AColumnCountOutsideOneToTheMaximumIsRefused) {
+  for (uint8_t columns : {uint8_t{0}, uint8_t{kMaxChunkColumns + 1}, uint8_t{255}}) {
+    const std::vector<uint8_t> blob{kChunkFormatV1, columns, 0};  // no samples
+    auto reader = ChunkReader::open(blob);
+    ASSERT_FALSE(reader.ok()) << int(columns);
+    EXPECT_EQ(reader.error(), "bad chunk column count") << int(columns);
+  }
+  for (uint8_t columns : {uint8_t{1}, uint8_t{kMaxChunkColumns}}) {
+    const std::vector<uint8_t> blob{kChunkFormatV1, columns, 0};
+    auto reader = ChunkReader::open(blob);
+    ASSERT_TRUE(reader.ok()) << int(columns) << ": " << reader.error();
+    EXPECT_EQ(reader->columns(), int(columns));
+    EXPECT_EQ(reader->count(), 0u);
+  }
+}
+
 TEST(ChunkCodec, RealisticTelemetryEncodesUnderTwoBytesPerSample) {
   const size_t fields = testing::telemetryFields().size();
   std::vector<ChunkEncoder> enc(fields * 4);

@@ -1,0 +1,74 @@
+// node::runtimeDir(): the folder of control sockets for a user that is not root, from the
+// environment the CLI and the agent are started with.
+#include <gtest/gtest.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "node/data_dir.h"
+
+namespace gw::node {
+namespace {
+
+struct Answer {
+  bool exited_ok = false;
+  std::string dir;
+  uid_t uid = 0;
+};
+
+// runtimeDir() as a user that is not root sees it, with XDG_RUNTIME_DIR set to xdg (unset when
+// null). Root is answered /run/gpuwarden before the variable is read, and CI runs as root: the call
+// is made in a child that first drops to nobody (65534).
+Answer runtimeDirAsUser(const char* xdg) {
+  Answer a;
+  a.uid = ::geteuid() == 0 ? uid_t{65534} : ::geteuid();
+  int fds[2];
+  if (::pipe(fds) != 0) return a;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return a;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(2);
+    ::unsetenv("GPUWARDEN_RUNTIME_DIR");
+    if (xdg)
+      ::setenv("XDG_RUNTIME_DIR", xdg, 1);
+    else
+      ::unsetenv("XDG_RUNTIME_DIR");
+    const std::string dir = runtimeDir();
+    const bool written = ::write(fds[1], dir.data(), dir.size()) == static_cast<ssize_t>(dir.size());
+    ::_exit(written ? 0 : 3);
+  }
+  ::close(fds[1]);
+  char buf[256];
+  ssize_t n = 0;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) a.dir.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  a.exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return a;
+}
+
+TEST(RuntimeDir, AUsersXdgRuntimeDirWhenSetElseTheirOwnFolderInTmp) {
+  const Answer set = runtimeDirAsUser("/run/user/1000");
+  ASSERT_TRUE(set.exited_ok);
+  EXPECT_EQ(set.dir, "/run/user/1000/gpuwarden");
+  // Set but empty (some login managers leave it so) is no folder: the sockets must not land in
+  // "/gpuwarden". Unset must not be read at all.
+  for (const char* xdg : {"", static_cast<const char*>(nullptr)}) {
+    const Answer a = runtimeDirAsUser(xdg);
+    const char* what = xdg ? "empty" : "unset";
+    ASSERT_TRUE(a.exited_ok) << what;
+    EXPECT_EQ(a.dir, "/tmp/gpuwarden-" + std::to_string(a.uid)) << what;
+  }
+}
+
+}  // namespace
+}  // namespace gw::node
