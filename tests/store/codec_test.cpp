@@ -206,6 +206,24 @@ TEST(ChunkCodec, CorruptInputIsAnErrorNotACrash) {
   EXPECT_FALSE(decodeChunk(std::vector<uint8_t>{9, 1, 1}, out).ok());  // unknown format
 }
 
+// The column count sizes the per-column state (kMaxChunkColumns slots): a count outside
+// 1..kMaxChunkColumns is refused at open, even in a chunk with no samples, never read as columns.
+TEST(ChunkCodec, AColumnCountOutsideItsRangeIsRefused) {
+  for (int columns : {0, kMaxChunkColumns + 1}) {
+    const std::vector<uint8_t> blob{kChunkFormatV1, static_cast<uint8_t>(columns), 0};
+    auto r = ChunkReader::open(blob);
+    ASSERT_FALSE(r.ok()) << columns << " columns";
+    EXPECT_EQ(r.error(), "bad chunk column count");
+  }
+  for (int columns : {1, kMaxChunkColumns}) {
+    const std::vector<uint8_t> blob{kChunkFormatV1, static_cast<uint8_t>(columns), 0};
+    auto r = ChunkReader::open(blob);
+    ASSERT_TRUE(r.ok()) << columns << " columns: " << r.error();
+    EXPECT_EQ(r->columns(), columns);
+    EXPECT_EQ(r->count(), 0u);
+  }
+}
+
 TEST(ChunkCodec, RealisticTelemetryEncodesUnderTwoBytesPerSample) {
   const size_t fields = testing::telemetryFields().size();
   std::vector<ChunkEncoder> enc(fields * 4);
