@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "../support/temp_dir.h"
+#include "platform/clock.h"
 #include "test_util.h"
 
 namespace gw::alert {
@@ -144,6 +145,33 @@ TEST(Webhook, DeliversPayloadAndHeaders) {
   ASSERT_EQ(st.size(), 1u);
   EXPECT_EQ(st[0].delivered, 1);
   EXPECT_EQ(st[0].pending, 0);
+}
+
+// An alert raised without a start (starts_at_ms 0) or a host is given them at submit: the time it
+// was submitted and the configured hostname, so that a receiver never reads 1970 or no host.
+TEST(Webhook, AnAlertWithoutStartOrHostIsStampedAtSubmit) {
+  TempDir dir;
+  int port = freePort();
+  Receiver rx;
+  ASSERT_TRUE(rx.start(port));
+  DispatcherConfig cfg = webhookConfig(dir.path(), port);
+  cfg.hostname = "node9";
+  auto d = Dispatcher::create(cfg);
+  ASSERT_TRUE(d.ok()) << d.error();
+  (*d)->start();
+  Alert a = makeAlert(4);
+  a.starts_at_ms = 0;
+  a.hostname.clear();
+  const int64_t before = platform::wallMs();
+  ASSERT_TRUE((*d)->submit(a).value());
+  const int64_t after = platform::wallMs();
+  ASSERT_TRUE((*d)->flush(10s));
+  auto bodies = rx.bodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  const int64_t starts = bodies[0]["starts_at_ms"].get<int64_t>();
+  EXPECT_GE(starts, before);
+  EXPECT_LE(starts, after);
+  EXPECT_EQ(bodies[0]["hostname"], "node9");
 }
 
 TEST(Webhook, SinkDownQueuesThenDeliversAllInOrder) {

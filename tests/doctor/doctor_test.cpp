@@ -288,6 +288,19 @@ TEST(Doctor, SmallShmInContainer) {
   expectCheck(checks, "container.gpu_access", Layer::kContainer, Verdict::kPass);
 }
 
+// The size is told in GiB of 2^30 bytes (what --shm-size and mount's size=g mean), and the 1 GiB
+// floor is that same GiB: 1.5 GiB clears it.
+TEST(Doctor, ShmSizeIsToldInGiBAndOneAndAHalfPasses) {
+  auto m = Machine::healthy();  // size=65970112k: 62.91 GiB
+  auto checks = m->run();
+  EXPECT_EQ(expectCheck(checks, "container.shm", Layer::kContainer, Verdict::kPass).found, "62.9 GiB (/proc/mounts)");
+  auto small = Machine::healthy();
+  small->fx.write("/proc/mounts", "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1536m 0 0\n");
+  auto small_checks = small->run();
+  EXPECT_EQ(expectCheck(small_checks, "container.shm", Layer::kContainer, Verdict::kPass).found,
+            "1.5 GiB (/proc/mounts)");
+}
+
 TEST(Doctor, ContainerWithGpusPassedIn) {
   auto m = Machine::healthy();
   m->fx.write("/proc/1/cgroup", "12:devices:/kubepods/burstable/pod1234/abcdef\n");

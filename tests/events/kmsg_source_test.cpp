@@ -227,6 +227,21 @@ TEST_F(KmsgSourceTest, ScanOnceReadsWhatIsThereWithoutFollowing) {
   EXPECT_FALSE(std::filesystem::exists(state_.path() + "/kmsg-position.json"));
 }
 
+// `gpuwarden events` may run beside a bus that rules and incidents subscribe to: a one-off scan
+// of a plain file returns what it read and publishes none of it (that is the follower's job).
+TEST_F(KmsgSourceTest, ScanOnceOfAFilePublishesNothing) {
+  appendFile(kmsg_, std::string(kXid79) + kXid13);
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  auto r = src.scanOnce();
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->size(), 2U);
+  EXPECT_EQ((*r)[1].code, 13);
+  EXPECT_EQ(got.size(), 0U);
+  EXPECT_EQ(src.stats().events, 2U);
+}
+
 TEST_F(KmsgSourceTest, MissingKmsgIsAnErrorNotACrash) {
   std::filesystem::remove(kmsg_);
   KmsgSource src(platform::FsRoot(root_.path()), nullptr, opt_);

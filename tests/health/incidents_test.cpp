@@ -264,3 +264,52 @@ TEST(Incidents, NewerSchemaVersionIsRefusedNamingTheFileAndBothVersions) {
   EXPECT_EQ((*db)->queryInt("SELECT v FROM meta WHERE k = 'boot'").value_or(-1), 1)
       << "the refused open counted a boot";
 }
+
+// gpuwarden_incidents_open has one series per severity, 0 included: a severity with nothing open
+// must read 0, not disappear or start from another count.
+TEST(Incidents, OpenCountsHaveEverySeverityFromZero) {
+  auto s = IncidentStore::open(freshDir("counts") + "/incidents.db");
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto& st = **s;
+  const auto none = st.openCountBySeverity();
+  ASSERT_EQ(none.size(), 4u);
+  for (const auto& [severity, n] : none) EXPECT_EQ(n, 0) << severityName(severity);
+  ASSERT_TRUE(st.apply({finding("gpu_temperature", "GPU-1", Severity::Warning, false),
+                        finding("ecc_dbe", "GPU-1", Severity::Critical, true),
+                        finding("row_remap", "GPU-2", Severity::Critical, true)},
+                       1000)
+                  .ok());
+  const auto open = st.openCountBySeverity();
+  ASSERT_EQ(open.size(), 4u);
+  EXPECT_EQ(open.at(Severity::Info), 0);
+  EXPECT_EQ(open.at(Severity::Warning), 1);
+  EXPECT_EQ(open.at(Severity::Critical), 2);
+  EXPECT_EQ(open.at(Severity::Fatal), 0);
+}
+
+// A GPU's incidents after a restart are matched to it by index as well as UUID (healthStates):
+// the index is a column of its own, read back as written, not a neighbour's value or a default.
+TEST(Incidents, TheGpuIndexIsStored) {
+  const auto dir = freshDir("index");
+  auto f = finding("ecc_dbe", "GPU-6", Severity::Critical, true);
+  f.gpu_index = 6;
+  std::int64_t id = 0;
+  {
+    auto s = IncidentStore::open(dir + "/incidents.db");
+    ASSERT_TRUE(s.ok()) << s.error();
+    auto r = (*s)->apply({f}, 1000);
+    ASSERT_TRUE(r.ok()) << r.error();
+    ASSERT_EQ(r->size(), 1u);
+    id = (*r)[0].id;
+    auto stored = (*s)->get(id);
+    ASSERT_TRUE(stored.has_value());
+    EXPECT_EQ(stored->gpu_index, 6);
+    EXPECT_EQ(stored->gpu_uuid, "GPU-6");
+  }
+  auto s = IncidentStore::open(dir + "/incidents.db");
+  ASSERT_TRUE(s.ok()) << s.error();
+  const auto open = (*s)->unresolved();
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].id, id);
+  EXPECT_EQ(open[0].gpu_index, 6);
+}

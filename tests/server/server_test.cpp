@@ -539,6 +539,33 @@ TEST_F(AgentHttp, MetricsPageFollowsTheSamples) {
       [&] { return splitAtScrapePart(httpGet(port_, "/metrics").body).first != splitAtScrapePart(a).first; }, 30s));
 }
 
+// The control socket is the last thing start() opens, after the data folder's lock and the HTTP
+// port: a start that fails there gives both back at once (a retry, or another agent on the folder,
+// must not wait for this object to go), not when the Agent is destroyed.
+TEST(AgentStart, AFailedControlSocketGivesBackTheDataFolderAndThePort) {
+  test::TempDir dir;
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+  ::unsetenv("GPUWARDEN_SIM_START");
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  AgentOptions o;
+  o.config_path = dir.write("agent.yaml", "listen: 127.0.0.1:0\n");
+  o.data_dir = dir.path() + "/data";
+  o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
+  auto created = Agent::create(std::move(o));
+  ASSERT_TRUE(created) << created.error();
+  auto agent = std::move(created).value();
+  // A file where the runtime folder should be: the socket's folder cannot be made.
+  const std::string runtime = dir.write("run", "not a folder\n");
+  ::setenv("GPUWARDEN_RUNTIME_DIR", runtime.c_str(), 1);
+  const Status st = agent->start();
+  ::unsetenv("GPUWARDEN_RUNTIME_DIR");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("control socket: ", 0), 0u) << st.message();
+  EXPECT_TRUE(agent->boundAddresses().empty());
+  auto lock = node::DataDirLock::acquire(node::DataDir(dir.path() + "/data"), 0ms);
+  EXPECT_TRUE(lock.ok()) << lock.error();
+}
+
 // Between two sampling passes every scrape is served from one rendered page: the sampled part
 // is byte for byte the same while the per-scrape tail (sample ages, scrape count) moves, in
 // plain text, gzip and OpenMetrics alike.
