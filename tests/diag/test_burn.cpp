@@ -90,6 +90,16 @@ TEST(Burn, OptionsAreCheckedBeforeAnythingRuns) {
   EXPECT_TRUE(r.gpus.empty());
 }
 
+// Every listed precision is accepted; fp32's code is 0, so a "known" test that is off by one at
+// zero would refuse it.
+TEST(Burn, EveryListedPrecisionIsAccepted) {
+  for (const char* p : {"fp16", "bf16", "tf32", "fp32", "fp64", "tensor"}) {
+    BurnOptions o = quick();
+    o.precision = p;
+    EXPECT_EQ(validateBurnOptions(o), "") << p;
+  }
+}
+
 // An Xid during the burn makes that GPU FAULTY through the diag watcher and judgeWatch; the live
 // ticks carry the stub's numbers and the NVML sensors.
 TEST(Burn, AnXidDuringTheBurnIsFaultyTheOthersOk) {

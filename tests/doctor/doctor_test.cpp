@@ -436,6 +436,22 @@ TEST(Doctor, SeveralToolkitsLinkAndPathDisagree) {
   expectCheck(checks, "toolkit.driver_compat", Layer::kToolkit, Verdict::kPass);  // 12.4 <= driver's 12.4
 }
 
+// A toolkit left without version.json, version.txt or bin/nvcc (a half-removed install) still
+// has a version: the one its directory is named after.
+TEST(Doctor, AToolkitWithoutVersionFilesOrNvccIsDatedByItsDirectoryName) {
+  auto m = Machine::healthy();
+  m->fx.write("/usr/local/cuda-11.7/lib64/libcudart.so.11.7.99", "");
+  auto input = m->input();
+  const auto tks = listToolkits(input);
+  const auto it =
+      std::find_if(tks.begin(), tks.end(), [](const Toolkit& t) { return t.path == "/usr/local/cuda-11.7"; });
+  ASSERT_NE(it, tks.end());
+  EXPECT_FALSE(it->has_nvcc);
+  EXPECT_EQ(it->full_version, "11.7");
+  EXPECT_EQ(it->version, "11.7");
+  EXPECT_EQ(it->version_source, "directory name");
+}
+
 TEST(Doctor, ToolkitNewerThanDriver) {
   auto m = severalToolkits();
   m->nvml.driver_version = "520.61.05";
@@ -540,6 +556,17 @@ TEST(Doctor, DeviceNodesMissing) {
   EXPECT_HAS(c.found, "/dev/nvidia-uvm");
   EXPECT_HAS(c.found, "1 of 2");
   EXPECT_HAS(c.fix, "nvidia-modprobe");
+}
+
+// One GPU and its one /dev/nvidiaN (NVML names no minors here): nothing is missing.
+TEST(Doctor, OneGpuWithItsOneDeviceNodePasses) {
+  auto m = Machine::healthy();
+  m->fx.remove("/sys/bus/pci/devices/0000:86:00.0");
+  m->fx.remove("/dev/nvidia1");
+  m->nvml.gpus.resize(1);
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.device_nodes", Layer::kKernelDriver, Verdict::kPass);
+  EXPECT_HAS(c.found, "1 x nvidiaN");
 }
 
 TEST(Doctor, ClockNotSynchronised) {

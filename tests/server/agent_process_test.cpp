@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "test_util.h"
 
@@ -492,6 +493,38 @@ TEST(AgentFiles, FifoKernelLogIsRead) {
   ASSERT_TRUE(
       eventually([&] { return readFile(data + "/events.jsonl").find("\"code\":31") != std::string::npos; }, 10s))
       << p.log();
+  p.signal(SIGTERM);
+  auto rc = p.wait(10s);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(*rc, 0) << p.log();
+}
+
+// Without a driver NVML never opens, yet an Xid in the kernel log is still recorded; no GPU can
+// be told from its bus id, so the event names none: index -1, the "unknown" of every event reader.
+TEST(AgentFiles, AKernelLogXidWithoutNvmlNamesNoGpu) {
+  TempDir d;
+  const std::string root = d.path() + "/root";
+  std::filesystem::create_directories(root + "/dev");
+  std::ofstream(root + "/dev/kmsg") << "4,2,2000,-;NVRM: Xid (PCI:0000:3b:00): 31, pid=77, name=train, MMU Fault\n";
+  const std::string config = d.write("agent.yaml", kFastAgentConfig);
+  const std::string data = d.path() + "/data";
+  AgentProcess p({"--root", root, "serve", "--simulate", "no-driver", "--config", config, "--data-dir", data}, {},
+                 d.path() + "/agent.log");
+  ASSERT_GT(p.waitListening(), 0) << p.log();
+  json event;
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::istringstream lines(readFile(data + "/events.jsonl"));
+        for (std::string l; std::getline(lines, l);) {
+          const json j = json::parse(l, nullptr, false);
+          if (j.is_object() && j.value("code", 0) == 31) event = j;
+        }
+        return !event.is_null();
+      },
+      10s))
+      << p.log();
+  EXPECT_EQ(event["gpu"], -1) << event.dump();
+  EXPECT_EQ(event["uuid"], "") << event.dump();
   p.signal(SIGTERM);
   auto rc = p.wait(10s);
   ASSERT_TRUE(rc.has_value());

@@ -116,6 +116,15 @@ TEST(ControlSocket, ResolveFromTheCliShowsAtOnceAndNeverComesBack) {
       << "port " << a.port << ", last status " << last_status << "\n"
       << open.dump(2) << a.proc->log();
 
+  // `gpuwarden events` asks the agent over this socket: the Xid behind the incident is in the
+  // answer (the default window, the last hour), and the count is that of the list.
+  auto ev = node::control::call(sock, json{{"op", "events"}});
+  ASSERT_TRUE(ev.reached && ev.error.empty()) << ev.error;
+  bool xid79 = false;
+  for (const auto& e : ev.body["result"]["events"]) xid79 |= e["code"] == 79;
+  EXPECT_TRUE(xid79) << ev.body.dump(2);
+  EXPECT_EQ(ev.body["result"]["count"], ev.body["result"]["events"].size()) << ev.body.dump(2);
+
   auto res = a.cli("incidents resolve " + std::to_string(id) + " --data-dir " + a.data);
   ASSERT_EQ(res.first, 0) << res.second;
   // At once, in the agent's own API, with the caller the kernel named.

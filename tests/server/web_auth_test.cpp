@@ -133,6 +133,31 @@ TEST(BasicAuth, ACheckWhileAnotherRunsIsToldToRetryNotMadeToWait) {
   EXPECT_EQ(a.check("Basic " + b64("prom:s3cret")).verdict, BasicAuth::Verdict::Ok);
 }
 
+// A remembered wrong guess is answered from memory even while another check holds bcrypt: a
+// repeated guess costs a lookup, never a bcrypt and never a "retry".
+TEST(BasicAuth, ARememberedDenialIsAnsweredWhileBcryptIsBusy) {
+  auto auth = BasicAuth::create({{"prom", *bcryptHash("s3cret", 6)}});
+  ASSERT_TRUE(auth) << auth.error();
+  BasicAuth& a = **auth;
+  using V = BasicAuth::Verdict;
+  const std::string wrong = "Basic " + b64("prom:wrong");
+  ASSERT_EQ(a.check(wrong).verdict, V::Denied);
+  // Fresh guesses back to back: bcrypt is busy nearly all the time until `stop`.
+  std::atomic<bool> stop{false};
+  std::thread guesser([&] {
+    for (int i = 0; !stop; ++i) (void)a.check("Basic " + b64("prom:guess-" + std::to_string(i)));
+  });
+  bool busy = false;  // a fresh pair told to retry: the guesser holds bcrypt
+  for (int i = 0; i < 2000 && !busy; ++i)
+    busy = a.check("Basic " + b64("prom:probe-" + std::to_string(i))).verdict == V::Busy;
+  int denied = 0;
+  for (int i = 0; i < 20; ++i) denied += a.check(wrong).verdict == V::Denied;
+  stop = true;
+  guesser.join();
+  ASSERT_TRUE(busy);
+  EXPECT_EQ(denied, 20);
+}
+
 TEST(BasicAuth, ABadHashIsRefusedNamingTheUser) {
   auto a = BasicAuth::create({{"prom", "$2b$10$tooshort"}});
   ASSERT_FALSE(a);
