@@ -174,3 +174,23 @@ TEST(Burn, APartThatCannotRunSaysWhyForEveryGpu) {
     EXPECT_FALSE(g.not_run.empty());
   }
 }
+
+// The result line counts each SUSPECT GPU once, and a GPU both faulty and suspect only as FAULTY.
+TEST(Burn, TheResultLineCountsFaultyAndSuspectGpus) {
+  BurnReport r;
+  r.precision = "fp64";
+  for (int i = 0; i < 3; ++i) {
+    BurnGpu g;
+    g.gpu = i;
+    g.ran = true;
+    g.suspect = true;
+    g.faulty = i == 2;
+    r.gpus.push_back(g);
+  }
+  EXPECT_EQ(r.exitCode(), kBurnExitFaulty);
+  const std::string text = renderBurnText(r);
+  EXPECT_NE(text.find("\n  result: 1 GPU(s) FAULTY, 2 GPU(s) SUSPECT (results disagree and no majority names the "
+                      "wrong one: burn them beside a known-good GPU of the same model) (exit 1)\n"),
+            std::string::npos)
+      << text;
+}

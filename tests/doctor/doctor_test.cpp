@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "doctor/cuda_toolkits.h"
 #include "doctor/doctor.h"
@@ -777,6 +780,33 @@ TEST(PathsAndVersions, BasenameAndVersionNumbers) {
   EXPECT_EQ(parseVersion("12.x"), (std::vector<int>{12}));
   EXPECT_TRUE(parseVersion("source").empty());
   EXPECT_TRUE(parseVersion("").empty());
+}
+
+// nvmlInit's failure is told by NVML's own name for the code (nvml.h's NVML_ERROR_*); a code
+// without one in the doctor's list is told as a number.
+TEST(NvmlReturnNames, NvmlsOwnNamesAndTheCodeOtherwise) {
+  using detail::nvmlReturnName;
+  const std::vector<std::pair<int, std::string>> names = {{0, "SUCCESS"},
+                                                          {1, "UNINITIALIZED"},
+                                                          {2, "INVALID_ARGUMENT"},
+                                                          {3, "NOT_SUPPORTED"},
+                                                          {4, "NO_PERMISSION"},
+                                                          {5, "error 5"},
+                                                          {6, "NOT_FOUND"},
+                                                          {7, "error 7"},
+                                                          {9, "DRIVER_NOT_LOADED"},
+                                                          {10, "TIMEOUT"},
+                                                          {12, "LIBRARY_NOT_FOUND"},
+                                                          {13, "FUNCTION_NOT_FOUND"},
+                                                          {14, "CORRUPTED_INFOROM"},
+                                                          {15, "GPU_IS_LOST"},
+                                                          {16, "RESET_REQUIRED"},
+                                                          {17, "OPERATING_SYSTEM"},
+                                                          {18, "LIB_RM_VERSION_MISMATCH"},
+                                                          {20, "MEMORY"},
+                                                          {999, "UNKNOWN"},
+                                                          {-1, "error -1"}};
+  for (const auto& [code, name] : names) EXPECT_EQ(nvmlReturnName(code), name) << code;
 }
 
 }  // namespace

@@ -229,6 +229,23 @@ TEST(Fatbin, ExtendedSectionNumberingIsRead) {
   EXPECT_EQ(got->sections, std::vector<std::string>{".nv_fatbin"});
 }
 
+// An empty section name table may sit exactly at the end of the file: reading nothing there is not
+// reading past the end, and the file is an ELF without names (so without a fatbin).
+TEST(Fatbin, AnEmptyNameTableAtTheEndOfTheFileIsNoTruncation) {
+  std::string b = elf("", "");
+  std::uint64_t shoff = 0;
+  for (int i = 7; i >= 0; --i) shoff = (shoff << 8) | static_cast<unsigned char>(b[0x28 + i]);
+  const std::uint64_t end = b.size();
+  put(b, shoff + 2 * 64 + 24, end, 8);  // .shstrtab, the last of the three sections
+  put(b, shoff + 2 * 64 + 32, 0, 8);
+  ASSERT_EQ(b.size(), end);
+  auto rep = parseFatbinElf(b);
+  ASSERT_TRUE(rep.ok()) << rep.error();
+  EXPECT_TRUE(rep->is_elf);
+  EXPECT_FALSE(rep->has_fatbin);
+  EXPECT_TRUE(rep->sections.empty());
+}
+
 TEST(Fatbin, TruncatedAndMalformedInputsGiveClearErrors) {
   const std::string good = elf(container({{2, 80, 200}, {1, 80, 100}}));
   // Cut inside the section header table (at the end of the file).

@@ -2,6 +2,11 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "../support/gunzip.h"
 #include "export/export_fixture.h"
 #include "export/gzip.h"
@@ -140,6 +145,18 @@ TEST(HeaderTokens, WeightIsOneWithoutAQAndAbsentWhenMalformed) {
   EXPECT_EQ(weightOf("version=\"0.0.4\"; q=0.3"), 0.3);
   EXPECT_EQ(weightOf("q=1.5"), std::nullopt);
   EXPECT_EQ(weightOf("q=0.5;q=x"), std::nullopt);  // any malformed q spoils the element
+}
+
+// RFC 9110 lets a parameter's value be a quoted-string (version="1.0.0"): the quotes are not part
+// of the value, and a lone quote is no quoted-string at all.
+TEST(HeaderTokens, AQuotedParameterValueLosesItsQuotes) {
+  std::vector<std::pair<std::string, std::string>> got;
+  detail::forEachParam(
+      " charset=\"utf-8\" ; version = \"1.0.0\";x=\"\";y=\"",
+      [&](std::string_view name, std::string_view value) { got.emplace_back(std::string(name), std::string(value)); });
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"charset", "utf-8"}, {"version", "1.0.0"}, {"x", ""}, {"y", "\""}};
+  EXPECT_EQ(got, want);
 }
 
 TEST(Gzip, AMalformedQRefusesGzip) {

@@ -736,6 +736,17 @@ TEST(Negotiation, TheDcgmNamingStaysOnTextWheneverTheScraperTakesIt) {
   EXPECT_EQ(negotiateFormat("", Naming::Dcgm), Format::Text004);
 }
 
+// A version given as a quoted-string is the same version; and OpenMetrics taken at q=0 is refused
+// even when nothing else is offered.
+TEST(Negotiation, QuotedVersionsAndAZeroWeightAlone) {
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text; version=\"1.0.0\""), Format::OpenMetrics);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;version=\"0.0.1\";q=0.5,text/plain;q=0.4"),
+            Format::OpenMetrics);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;version=\"2.0.0\""), Format::Text004);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;q=0"), Format::Text004);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;q=0.000"), Format::Text004);
+}
+
 TEST(Negotiation, ContentTypes) {
   EXPECT_EQ(contentType(Format::Text004), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_EQ(contentType(Format::OpenMetrics), "application/openmetrics-text; version=1.0.0; charset=utf-8");

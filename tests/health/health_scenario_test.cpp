@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collect/sampler.h"
+#include "fields/catalog.h"
 #include "health/incidents.h"
 #include "nvml/nvml.h"
 
@@ -387,6 +388,23 @@ TEST(HealthScenario, LeftoverProcessOnAnInteractiveGpuIsInfo) {
          .expected = {{"leftover_process", 5, I}},
          .rules = "workload_by_gpu: {5: interactive}\n",
          .expect_text = "interactive session"});
+}
+
+// Only fields NVML has a field id for go into the nvmlDeviceGetFieldValues batch: on a library
+// without that function (drivers before 2017), a field read by its own call is still read.
+TEST(SamplerFieldBatch, WithoutFieldValuesAFieldWithoutAnIdIsStillRead) {
+  const fields::Field* used = fields::findByKey("fb_used");
+  ASSERT_NE(used, nullptr);
+  ASSERT_EQ(used->nvml_fi, 0u);
+  collect::SamplerConfig sc;
+  sc.fields = {used};
+  collect::Sampler sampler([] { return nvml::Session::open({GW_MINIMAL_NVML}); }, sc);
+  sampler.sampleOnce();
+  const auto views = sampler.snapshot();
+  ASSERT_EQ(views.size(), 1u);
+  const collect::FieldValue& v = views[0].values[fields::indexOf(*used)];
+  EXPECT_TRUE(v.valid);
+  EXPECT_EQ(v.value, 1024.0);  // nvml_minimal.cpp: 1 GiB used
 }
 
 // A sampler whose owner sets no cadence (a Monitor built without one, as in the node tests) runs

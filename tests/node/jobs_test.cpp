@@ -174,6 +174,16 @@ TEST(JobGpuAccount, TheStoredStateCarriesOnAfterARestart) {
   EXPECT_FALSE(JobGpuAccount::fromJson(json{{"uuid", 7}}));
 }
 
+// A stored state's Xid codes are read back only as what an Xid can be (1 to 99999, a count): a
+// damaged file gives no code 0, 100000 or "48x".
+TEST(JobGpuAccount, StoredXidCodesAreReadBackWithinTheirRange) {
+  auto a = JobGpuAccount::fromJson(json::parse(
+      R"({"uuid": "GPU-a", "state": {}, "xids": {"0": 1, "1": 2, "99999": 3, "100000": 4, "48x": 5, "79": -1}})"));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->toJson()["xids"], json::parse(R"({"1": 2, "99999": 3})"));
+  EXPECT_EQ(a->toJson()["xid_count"], 5);
+}
+
 std::vector<collect::GpuView> fleet() {
   // NVML's index order differs from the driver's minor numbers, as on many machines.
   return {gpu(0, "GPU-zero", 2), gpu(1, "GPU-one", 0), gpu(2, "GPU-two", 1)};

@@ -353,6 +353,15 @@ TEST(Durations, Parse) {
   EXPECT_EQ(*parseDuration("3650d"), Millis(kMaxDurationMs));
 }
 
+// A week is seven days, alone or with other units; 3650 days is 521 weeks and 3 days.
+TEST(Durations, WeeksAreSevenDays) {
+  EXPECT_EQ(*parseDuration("1w"), Millis(604800000LL));
+  EXPECT_EQ(*parseDuration("2w"), Millis(1209600000LL));
+  EXPECT_EQ(*parseDuration("1w1d"), Millis(691200000LL));
+  EXPECT_EQ(*parseDuration("521w3d"), Millis(kMaxDurationMs));
+  EXPECT_FALSE(parseDuration("521w3d1ms"));
+}
+
 TEST(ListenAddresses, Parse) {
   auto a = parseListenAddress(":9400");
   ASSERT_TRUE(a);

@@ -213,6 +213,9 @@ TEST_F(WebConfigFiles, MistakesAreRefusedWithFileLineAndField) {
            {tls + "  client_ca_file: cert.pem\n", ":4: tls_server_config.client_ca_file", "NoClientCert"},
            {tls + "  client_auth_type: RequestClientCert\n", ":4: tls_server_config.client_auth_type", "verified"},
            {tls + "  min_version: TLS13\n  max_version: TLS12\n", ":4: tls_server_config.min_version", "above"},
+           // min_version not written: its default (TLS12) is above max_version, and with no line of its
+           // own the error points at the file's first line.
+           {tls + "  max_version: TLS11\n", ":1: tls_server_config.min_version", "above"},
            {tls + "  cipher_suites: [TLS_AES_128_GCM_SHA256]\n", ":4: tls_server_config.cipher_suites",
             "not supported"},
            {tls + "  cert_fil: x\n", ":4: tls_server_config.cert_fil", "unknown key"},
