@@ -13,8 +13,6 @@
 
 #include "../support/pinned_lines.h"
 #include "fields/catalog.h"
-#include "nvml/nvml.h"
-#include "nvml/nvml_api.h"
 
 namespace gw::fields {
 namespace {
@@ -215,28 +213,6 @@ TEST(Catalog, EveryDcgmIdIsDcgmsOwn) {
   for (const auto& f : all())
     if (f.dcgm_id) got.emplace(std::string(f.key), f.dcgm_id);
   EXPECT_EQ(got, want);
-}
-
-// The memory temperature reader has room for one field value: NVML must be asked for exactly
-// one, or it writes past the reader's buffer.
-TEST(Catalog, MemoryTemperatureAsksNvmlForOneFieldValue) {
-  static int asked = -1;
-  nvml::NvmlApi api;
-  api.nvmlDeviceGetFieldValues = [](nvmlDevice_t, int count, nvmlFieldValue_t* values) -> nvmlReturn_t {
-    asked = count;
-    if (count < 1) return NVML_ERROR_INVALID_ARGUMENT;
-    values[0].nvmlReturn = NVML_SUCCESS;
-    values[0].value.uiVal = values[0].fieldId == NVML_FI_DEV_MEMORY_TEMP ? 71 : 0;
-    return NVML_SUCCESS;
-  };
-  const nvml::Device d(&api, reinterpret_cast<nvmlDevice_t>(&asked));  // any handle that is not null
-  const Field* f = findByKey("memory_temp");
-  ASSERT_NE(f, nullptr);
-  ASSERT_NE(f->read_number, nullptr);
-  const auto v = f->read_number(d);
-  ASSERT_TRUE(v.ok()) << v.error();
-  EXPECT_EQ(*v, 71.0);
-  EXPECT_EQ(asked, 1);
 }
 
 TEST(Catalog, LookupByAnyNameAndAlias) {
