@@ -367,7 +367,11 @@ struct Sampler::Worker {
       }
       if (!batch.empty()) {
         Status s = timed([&] { return t.device.fieldValues(batch.data(), static_cast<int>(batch.size())); });
-        if (!s.ok()) {
+        if (!s.ok() && nvml::isUnsupported(s.nvmlCode())) {
+          // No batches at all (an NVML before nvmlDeviceGetFieldValues): each field asks its own
+          // getter from now on, below, instead of the batch failing on one field a pass.
+          for (std::size_t k : batch_index) t.unbatchable[fields::indexOf(*fields[k])] = 1;
+        } else if (!s.ok()) {
           record(t, *fields[batch_index[0]], fields::indexOf(*fields[batch_index[0]]), Result<double>(s), now);
           lost = t.state == GpuState::Lost || driver_gone;
         } else {

@@ -55,6 +55,11 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t, nvmlPciInfo_t* p) {
   p->pciDeviceId = 0x1DB110DE;
   return NVML_SUCCESS;
 }
+// A getter of a field that newer drivers also answer as a field id.
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t, unsigned long long* mj) {
+  *mj = 123456789ULL;
+  return NVML_SUCCESS;
+}
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t, nvmlMemory_t* m) {
   m->total = 16ULL << 30;
   m->used = 1ULL << 30;
