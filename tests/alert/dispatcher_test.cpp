@@ -103,6 +103,36 @@ TEST(AlertmanagerPayload, HasV2Shape) {
   EXPECT_EQ(AlertmanagerSink::payload(a)[0]["endsAt"], "2023-11-14T22:14:20.000Z");
 }
 
+// The base URL is often written with a trailing slash (http://am:9093/): the sink still posts
+// to /api/v2/alerts, not //api/v2/alerts, which Alertmanager does not serve.
+TEST(AlertmanagerSink, ABaseUrlWithTrailingSlashesPostsToTheApiPath) {
+  const int port = freePort();
+  httplib::Server am;
+  std::mutex mu;
+  std::vector<nlohmann::json> posted;
+  am.Post("/api/v2/alerts", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mu);
+    posted.push_back(nlohmann::json::parse(req.body));
+    res.status = 200;
+  });
+  ASSERT_TRUE(am.bind_to_port("127.0.0.1", port));
+  std::thread server([&] { am.listen_after_bind(); });
+  while (!am.is_running()) std::this_thread::sleep_for(2ms);
+  SinkConfig s;
+  s.type = SinkConfig::Type::alertmanager;
+  s.name = "am";
+  s.url = "http://127.0.0.1:" + std::to_string(port) + "//";
+  s.timeout = 2000ms;
+  AlertmanagerSink sink(s);
+  const Delivery d = sink.deliver(makeAlert(2));
+  am.stop();
+  server.join();
+  EXPECT_TRUE(d.ok) << d.error;
+  std::lock_guard lock(mu);
+  ASSERT_EQ(posted.size(), 1u);
+  EXPECT_EQ(posted[0][0]["labels"]["UUID"], "GPU-2");
+}
+
 TEST(Url, Splits) {
   std::string o, p;
   ASSERT_TRUE(splitUrl("http://h:1/a/b", o, p));

@@ -451,6 +451,30 @@ TEST(HealthRules, XidFromCatalog) {
   EXPECT_TRUE(e.evaluate(1'001'000 + 700'000).empty()) << "Xid findings age out; the incident stays";
 }
 
+// A kernel-log Xid whose bus id the agent could not map to an index or UUID (the GPU had already
+// left NVML's enumeration) still lands on its GPU, matched by the bus id alone.
+TEST(HealthRules, XidKnownOnlyByItsBusIdLandsOnThatGpu) {
+  RuleEngine e;
+  auto gs = node();
+  gs[0].v.id.pci_bus_id = "00000000:18:00.0";
+  gs[1].v.id.pci_bus_id = "00000000:2A:00.0";
+  gs[2].v.id.pci_bus_id = "00000000:3A:00.0";
+  gs[3].v.id.pci_bus_id = "00000000:5D:00.0";
+  run(e, gs, 1);
+  events::GpuEvent x;
+  x.kind = events::EventKind::Xid;
+  x.code = 48;
+  x.pci_bus_id = "00000000:3A:00.0";
+  x.timestamp_ms = 1'001'000;
+  e.onEvent(x);
+  const auto fs = e.evaluate(1'002'000);
+  ASSERT_EQ(fs.size(), 1u) << dump(fs);
+  EXPECT_EQ(fs[0].rule, "xid");
+  EXPECT_EQ(fs[0].xid, 48);
+  EXPECT_EQ(fs[0].gpu_index, 2);
+  EXPECT_EQ(fs[0].gpu_uuid, gs[2].v.id.uuid);
+}
+
 TEST(HealthRules, ApplicationXidIsInfoAndEscalatesOnlyWhenRepeatedAlone) {
   RuleEngine e;
   auto gs = node();

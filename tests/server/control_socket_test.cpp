@@ -368,6 +368,10 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   EXPECT_EQ(code({{"op", "job.show"}, {"args", {{"job_id", std::string(100000, 'x')}}}}), "not_found: no such job");
   EXPECT_EQ(code({{"op", "job.list"}, {"args", {{"limit", 0}}}}),
             "bad_request: args.limit must be an integer from 1 to 10000");
+  // Both edges of the page size docs/api.md gives: 10000 is a page, one more is refused.
+  EXPECT_EQ(code({{"op", "job.list"}, {"args", {{"limit", 10000}}}}), "ok");
+  EXPECT_EQ(code({{"op", "job.list"}, {"args", {{"limit", 10001}}}}),
+            "bad_request: args.limit must be an integer from 1 to 10000");
   EXPECT_EQ(code({{"op", "records.list"}, {"args", {{"kind", "other"}}}}),
             "bad_request: args.kind must be \"install\" or \"setting\"");
   // A few samples into the job (the agent samples every 200 ms here).

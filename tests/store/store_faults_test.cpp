@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <regex>
+#include <set>
 
 #include "../support/small_tmpfs.h"
 #include "platform/storage_health.h"
@@ -265,6 +266,48 @@ TEST(StoreDamagedChunks, AChunkThatGoesBadHalfwayKeepsItsSamplesBeforeAndCountsO
   EXPECT_EQ((*q)[10], (Point{11000, 11.0}));
   EXPECT_EQ((*q)[11], (Point{21000, 21.0}));
   EXPECT_EQ(s->counters().corrupt_chunks, 1u);
+}
+
+// Damage found while the store runs (here: a schema another process broke, with the cookie
+// bumped so that the store rereads it): the file is moved aside and the fresh one gets the series
+// again under their ids, with their names, so that the samples still in memory are written back
+// and a restarted agent finds them.
+TEST(StoreDamagedWhileRunning, TheFreshFileHasEverySeriesAndTheSamplesStillInMemory) {
+  TempDir dir;
+  StoreOptions o = testOptions(dir.file("history.db"));
+  {
+    auto s = openOrDie(o);
+    const SeriesId a = *s->series("GPU-a", "temp");
+    const SeriesId b = *s->series("GPU-b", "power");
+    for (int i = 1; i <= 20; ++i) {
+      ASSERT_TRUE(s->append(a, i * 1000, i));
+      ASSERT_TRUE(s->append(b, i * 1000, 100 + i));
+    }
+    ASSERT_TRUE(s->flush().ok());
+    sql(o.path,
+        "PRAGMA writable_schema=ON; PRAGMA schema_version=4242; "
+        "UPDATE sqlite_master SET sql = 'CREATE TABLE rollups (' WHERE name = 'rollups';");
+    ASSERT_TRUE(s->append(a, 21000, 21));
+    ASSERT_TRUE(s->append(b, 21000, 121));
+    ::testing::internal::CaptureStderr();
+    const Status reset = s->flush();
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    EXPECT_FALSE(reset.ok()) << log;
+    EXPECT_NE(reset.message().find("started a fresh database"), std::string::npos) << reset.message() << "\n" << log;
+    EXPECT_EQ(s->counters().databases_reset, 1u);
+    ASSERT_TRUE(s->flush().ok());
+  }
+  ASSERT_EQ(asideFiles(o.path).size(), 1u);
+  auto s = openOrDie(o);
+  ASSERT_NE(s, nullptr);
+  std::set<std::string> names;
+  for (const SeriesInfo& i : s->listSeries()) names.insert(i.gpu_uuid + "/" + i.field);
+  EXPECT_EQ(names, (std::set<std::string>{"GPU-a/temp", "GPU-b/power"}));
+  auto q = s->query(*s->series("GPU-a", "temp"), 0, 100000);
+  ASSERT_TRUE(q.ok()) << q.error();
+  ASSERT_EQ(q->size(), 21u);
+  EXPECT_EQ(q->front(), (Point{1000, 1.0}));
+  EXPECT_EQ(q->back(), (Point{21000, 21.0}));
 }
 
 TEST(StoreIds, AnOutOfRangeNewSeriesIdIsAnErrorNotACrash) {
