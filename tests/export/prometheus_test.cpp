@@ -541,6 +541,20 @@ TEST_P(BothNamings, XidOfAGpuNotInTheNodeKeepsTheLabelNames) {
   EXPECT_LT(t.find("gpuwarden_xid_errors_total{" + labels(5)), t.find("gpuwarden_xid_errors_total{" + l));
 }
 
+// GPU 0 is an index like any other: the Xids of a GPU 0 that left the node keep gpu="0", where an
+// Xid that never had an index gets an empty one.
+TEST_P(BothNamings, XidOfAGoneGpuZeroKeepsItsIndex) {
+  HealthSeries h = makeHealth();
+  h.xids.clear();
+  h.xids.push_back({0, "GPU-gone", 48, 4});
+  const std::string t = renderWithHealth(naming(), format(), {}, h);
+  const std::string l = naming() == Naming::Dcgm
+                            ? "gpu=\"0\",UUID=\"GPU-gone\",pci_bus_id=\"\",device=\"\",modelName=\"\",Hostname="
+                              "\"node1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\""
+                            : "gpu=\"0\",uuid=\"GPU-gone\",pci_bus_id=\"\",model=\"\",hostname=\"node1\"";
+  EXPECT_LINE(t, "gpuwarden_xid_errors_total{" + l + ",code=\"48\"} 4");
+}
+
 TEST_P(BothNamings, HealthFamiliesInEitherFormat) {
   const std::string t = renderWithHealth(naming(), format());
   const bool om = format() == Format::OpenMetrics;

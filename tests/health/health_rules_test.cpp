@@ -475,6 +475,25 @@ TEST(HealthRules, XidKnownOnlyByItsBusIdLandsOnThatGpu) {
   EXPECT_EQ(fs[0].gpu_uuid, gs[2].v.id.uuid);
 }
 
+// An Xid logged before the sampler has named its GPU waits for it and is counted once when the GPU
+// appears: replayed on every later pass, one application fault would pass for a repeating one.
+TEST(HealthRules, AnXidBeforeItsGpuIsKnownCountsOnce) {
+  RuleEngine e;
+  auto gs = node();
+  events::GpuEvent x;
+  x.kind = events::EventKind::Xid;
+  x.code = 13;
+  x.gpu_uuid = gs[1].v.id.uuid;
+  x.timestamp_ms = 1'000'000;
+  e.onEvent(x);
+  const auto fs = run(e, gs, 2);
+  const Finding* f = find(fs, "xid");
+  ASSERT_NE(f, nullptr) << dump(fs);
+  EXPECT_EQ(f->gpu_index, 1);
+  EXPECT_EQ(f->evidence, "xid=13 count=1");
+  EXPECT_EQ(f->severity, Severity::Info) << f->summary;
+}
+
 TEST(HealthRules, ApplicationXidIsInfoAndEscalatesOnlyWhenRepeatedAlone) {
   RuleEngine e;
   auto gs = node();

@@ -449,5 +449,20 @@ TEST(JobCompare, EachVerdictAtItsEdge) {
   EXPECT_EQ(compareJobs(json::object(), json::array())["verdict"], "not_comparable");
 }
 
+// The per-GPU rows give each clock against the median of the other GPUs of its run in percent, the
+// numbers an operator weighs a card by: 1940 MHz beside three at 2000 is 3 % below, in both runs.
+TEST(JobCompare, PeersArePercentAgainstTheMedianOfTheOthers) {
+  const std::vector<std::pair<std::string, double>> worn = {{"A", 2000}, {"B", 1940}, {"C", 2000}, {"D", 2000}};
+  const json c = compareJobs(jobWith("550", 1, worn), jobWith("550", 1, worn));
+  ASSERT_EQ(c["gpus"].size(), 4u) << c.dump();
+  const json& b = c["gpus"][1];
+  ASSERT_EQ(b["uuid"], "B") << c.dump();
+  EXPECT_NEAR(b["peers_a_pct"].get<double>(), -3.0, 1e-9);
+  EXPECT_NEAR(b["peers_b_pct"].get<double>(), -3.0, 1e-9);
+  EXPECT_NEAR(b["change_pct"].get<double>(), 0.0, 1e-9);
+  EXPECT_NEAR(c["gpus"][0]["peers_a_pct"].get<double>(), 0.0, 1e-9) << "A's peers' median is 2000 too";
+  EXPECT_EQ(c["summary"], "ageing hardware: GPU 1 (B) -3.0 % / -3.0 % against its peers in both runs");
+}
+
 }  // namespace
 }  // namespace gw::node

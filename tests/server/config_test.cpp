@@ -131,6 +131,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"history:\n  raw_retention: 90m\n",
                 "/etc/gpuwarden.yaml:2: history.raw_retention:", "whole number of hours"},
         BadCase{"history:\n  enabled: maybe\n", "/etc/gpuwarden.yaml:2: history.enabled:", "true or false"},
+        BadCase{"jobs:\n  epilog_kill_leftovers: maybe\n",
+                "/etc/gpuwarden.yaml:2: jobs.epilog_kill_leftovers:", "true or false"},
         BadCase{"listen:\n  - 127.0.0.1:99999\n", "/etc/gpuwarden.yaml:2: listen:", "bad port"},
         BadCase{"listen: 9400\n", "/etc/gpuwarden.yaml:1: listen:", "HOST:PORT"},
         BadCase{"http:\n  max_connections: 0\n", "/etc/gpuwarden.yaml:2: http.max_connections:", "between"},
@@ -570,6 +572,17 @@ TEST(Config, ACountersFileBesideTheConfigurationSetsTheFields) {
   EXPECT_NE(bad.error().find("b.yaml:2: sampling.counters_file: " + dir.file("bad.csv") + ":1: expected"),
             std::string::npos)
       << bad.error();
+}
+
+// The epilog's kill switch is off unless the file turns it on: what it says, both ways, is what
+// the agent reports to job.end (docs/slurm.md).
+TEST(Config, EpilogKillLeftoversIsReadBothWays) {
+  auto on = parseConfig("jobs:\n  epilog_kill_leftovers: true\n", "a.yaml");
+  ASSERT_TRUE(on) << on.error();
+  EXPECT_TRUE(on->jobs.epilog_kill_leftovers);
+  auto off = parseConfig("jobs:\n  epilog_kill_leftovers: off\n", "a.yaml");
+  ASSERT_TRUE(off) << off.error();
+  EXPECT_FALSE(off->jobs.epilog_kill_leftovers);
 }
 
 // The sampling intervals at their documented edges (docs/config.md) and one millisecond beyond.
