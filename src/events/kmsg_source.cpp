@@ -24,11 +24,6 @@
 namespace gw::events {
 namespace {
 
-// Kernel monotonic time (µs since boot, as in kmsg records) → wall clock ms.
-std::int64_t monotonicToWallMs(std::uint64_t mono_us) {
-  return platform::wallMs() - (platform::monoMs() - static_cast<std::int64_t>(mono_us / 1000));
-}
-
 std::optional<std::int64_t> wallClockMs(const WallClock& w) {
   if (w.year == 0 || w.month == 0 || w.day == 0) return std::nullopt;
   std::tm tm{};
@@ -127,7 +122,7 @@ std::optional<GpuEvent> KmsgSource::handleLine(std::string_view line, bool from_
     if (auto t = wallClockMs(*k.wallClock)) e.timestamp_ms = *t;
   }
   if (e.timestamp_ms == 0 && from_device && k.monotonicUs) {
-    e.timestamp_ms = monotonicToWallMs(*k.monotonicUs);
+    e.timestamp_ms = platform::wallMsOfMonoUs(*k.monotonicUs);
   }
   if (e.timestamp_ms == 0) e.timestamp_ms = platform::wallMs();
   if (!e.pci_bus_id.empty()) {

@@ -17,6 +17,12 @@ std::int64_t monoMs() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
+std::int64_t wallMsOfMonoUs(std::uint64_t mono_us, std::int64_t wall_now_ms, std::int64_t mono_now_ms) {
+  return wall_now_ms - (mono_now_ms - static_cast<std::int64_t>(mono_us / 1000));
+}
+
+std::int64_t wallMsOfMonoUs(std::uint64_t mono_us) { return wallMsOfMonoUs(mono_us, wallMs(), monoMs()); }
+
 std::string formatRfc3339(std::int64_t unix_ms) {
   // Floor division, so that instants before 1970 keep a 0..999 millisecond part.
   const std::int64_t secs = unix_ms >= 0 ? unix_ms / 1000 : (unix_ms - 999) / 1000;

@@ -26,5 +26,18 @@ TEST(Clock, WallAndMonotonicAgreeWithTheStandardClocks) {
   EXPECT_GE(monoMs(), mono);
 }
 
+// A kernel-log record stamped 5.5 s of monotonic time before now happened 5.5 s of wall time ago;
+// microseconds below a millisecond are dropped, not rounded.
+TEST(Clock, AMonotonicStampIsNowsWallTimeLessHowLongAgoItWas) {
+  const std::int64_t wall = 1714564800123, mono = 3'600'000;  // an hour after boot
+  EXPECT_EQ(wallMsOfMonoUs(3'594'500'000ULL, wall, mono), wall - 5500);
+  EXPECT_EQ(wallMsOfMonoUs(3'594'500'999ULL, wall, mono), wall - 5500);
+  EXPECT_EQ(wallMsOfMonoUs(3'600'000'000ULL, wall, mono), wall);
+  EXPECT_EQ(wallMsOfMonoUs(0, wall, mono), wall - mono) << "boot itself";
+  // On the clocks themselves, a stamp of now is now (within the slack the test above allows).
+  const std::int64_t stamped = wallMsOfMonoUs(static_cast<std::uint64_t>(monoMs()) * 1000);
+  EXPECT_NEAR(static_cast<double>(stamped), static_cast<double>(wallMs()), 1000.0);
+}
+
 }  // namespace
 }  // namespace gw::platform
