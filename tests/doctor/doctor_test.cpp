@@ -621,6 +621,18 @@ TEST(Timezone, MissingInAContainerWarns) {
   EXPECT_EQ(rule.found, "TZ=CST-8 (a POSIX rule); /etc/localtime absent (TZ decides)");
 }
 
+// A POSIX rule's offset may carry a '+' or no sign at all ("EST5EDT,M3.2.0,M11.1.0", the form
+// glibc's own examples use): either way it needs no zone file.
+TEST(Timezone, PosixRulesWithAPlusOrNoSignNeedNoFile) {
+  for (const std::string tz : {"EST5EDT,M3.2.0,M11.1.0", "EST+5"}) {
+    SCOPED_TRACE(tz);
+    auto m = container();
+    m->env["TZ"] = tz;
+    const auto c = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kPass);
+    EXPECT_EQ(c.found, "TZ=" + tz + " (a POSIX rule); /etc/localtime absent (TZ decides)");
+  }
+}
+
 TEST(Timezone, DanglingLinkWarnsOnHostAndInContainer) {
   for (bool in_container : {false, true}) {
     SCOPED_TRACE(in_container ? "container" : "host");
@@ -780,6 +792,16 @@ TEST(PathsAndVersions, BasenameAndVersionNumbers) {
   EXPECT_EQ(parseVersion("12.x"), (std::vector<int>{12}));
   EXPECT_TRUE(parseVersion("source").empty());
   EXPECT_TRUE(parseVersion("").empty());
+}
+
+// A version of one number ("12", as libcudart.so.12 names its runtime) has no minor to add: it is
+// its own major.minor, not "12.<something>".
+TEST(PathsAndVersions, MajorMinorOfOneTwoAndThreeNumbers) {
+  using detail::majorMinor;
+  EXPECT_EQ(majorMinor("12"), "12");
+  EXPECT_EQ(majorMinor("12.4"), "12.4");
+  EXPECT_EQ(majorMinor("12.4.131"), "12.4");
+  EXPECT_EQ(majorMinor("source"), "source");
 }
 
 // nvmlInit's failure is told by NVML's own name for the code (nvml.h's NVML_ERROR_*); a code

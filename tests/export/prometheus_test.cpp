@@ -706,6 +706,18 @@ TEST(Values, NeverSampledGpuHasNoLag) {
   EXPECT_NE(t.find("gpuwarden_sample_lag_seconds{gpu=\"3\""), std::string::npos);
 }
 
+// gpuwarden_storage_ok follows the data folder: 1 while every file takes writes, 0 while one is
+// refused.
+TEST(Values, StorageOkIsOneOrZero) {
+  StorageSeries st;
+  std::string ok, refused;
+  renderStorageMetrics(ok, st, makeNode(), makeAgent(), ExportOptions{}, Format::Text004);
+  EXPECT_LINE(ok, "gpuwarden_storage_ok 1");
+  st.ok = false;
+  renderStorageMetrics(refused, st, makeNode(), makeAgent(), ExportOptions{}, Format::Text004);
+  EXPECT_LINE(refused, "gpuwarden_storage_ok 0");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Negotiation, names, options.
 

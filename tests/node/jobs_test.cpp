@@ -367,6 +367,30 @@ TEST(JobTracker, XidsCountOnTheJobsGpusFromItsStart) {
   EXPECT_EQ(r->gpus[0]["xids"], (json{{"48", 1}, {"79", 1}}));
 }
 
+// An Xid named by UUID lands on that GPU's account only: the job's GPU gets its own Xid, not the
+// one of a GPU beside it.
+TEST(JobTracker, AnXidByUuidCountsOnlyOnThatGpu) {
+  auto t = JobTracker::open("");
+  ASSERT_TRUE(t);
+  ASSERT_TRUE((*t)->start({"9", "", -1, "api", {"GPU-one"}, GpuNumbering::Nvml, {}, {}}, fleet(), kT0));
+  events::GpuEvent mine;
+  mine.kind = events::EventKind::Xid;
+  mine.code = 48;
+  mine.gpu_uuid = "GPU-one";
+  mine.timestamp_ms = kT0 + 1;
+  (*t)->onEvent(mine);
+  events::GpuEvent other = mine;
+  other.code = 79;
+  other.gpu_uuid = "GPU-two";
+  other.timestamp_ms = kT0 + 2;
+  (*t)->onEvent(other);
+  auto r = (*t)->end("9", kT0 + 10);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->gpus.size(), 1u);
+  EXPECT_EQ(r->gpus[0]["xids"], (json{{"48", 1}}));
+  EXPECT_EQ(r->gpus[0]["xid_count"], 1);
+}
+
 TEST(JobTracker, TheDcgmMappingFolderStartsAndEndsJobs) {
   testsupport::TempDir dir("gw-jobmap");
   const std::string map = dir.file("map");

@@ -396,6 +396,18 @@ TEST(TimeSpecs, AllForms) {
   }
 }
 
+// Hour 23 is the last of the day, not past it; 24 is refused.
+TEST(TimeSpecs, TheLastHourOfADayIsAValidTime) {
+  const std::int64_t now = 1714564800000;  // 2024-05-01T12:00:00Z
+  auto late = parseTimeSpec("2024-05-01T23:00:00Z", now);
+  ASSERT_TRUE(late) << late.error();
+  EXPECT_EQ(*late, 1714604400000);
+  auto last = parseTimeSpec("2024-05-01T23:59:59Z", now);
+  ASSERT_TRUE(last) << last.error();
+  EXPECT_EQ(*last, 1714607999000);
+  EXPECT_FALSE(parseTimeSpec("2024-05-01T24:00:00Z", now));
+}
+
 TEST(TimeSpecs, StepsAndFormatting) {
   EXPECT_EQ(*parseStepMs("1m"), 60000);
   EXPECT_EQ(*parseStepMs("500ms"), 500);
@@ -531,6 +543,15 @@ TEST(CountersFile, DcgmExportersFormatSelectsTheFields) {
   f = parseCountersFile("DCGM_FI_DEV_GPU_UTIL, gauge, x\n", "c.csv");
   ASSERT_TRUE(f);
   EXPECT_FALSE(f->driver_version_label);  // default-counters.csv has no such line
+}
+
+// A field gpuwarden collects as a number but the file types as a label is left out (named in
+// skipped), as dcgm-exporter turns it into a label rather than a series.
+TEST(CountersFile, ANumericFieldTypedAsALabelIsSkipped) {
+  auto f = parseCountersFile("DCGM_FI_DEV_GPU_UTIL, gauge, x\nDCGM_FI_DEV_GPU_TEMP, label, GPU temperature\n", "c.csv");
+  ASSERT_TRUE(f) << f.error();
+  EXPECT_EQ(f->fields, std::vector<std::string>{"gpu_util"});
+  EXPECT_EQ(f->skipped, std::vector<std::string>{"c.csv:2 DCGM_FI_DEV_GPU_TEMP"});
 }
 
 TEST(CountersFile, MalformedLinesNameFileAndLine) {

@@ -366,6 +366,9 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   EXPECT_EQ(code({{"op", "job.start"}, {"args", {{"job_id", "x"}, {"gpus", {0}}, {"source", "dcgm-map"}}}}),
             "bad_request: args.source must be \"slurm\" or \"api\"");
   EXPECT_EQ(code({{"op", "job.show"}, {"args", {{"job_id", std::string(100000, 'x')}}}}), "not_found: no such job");
+  // An id of exactly 64 bytes is a valid id: looked up, not refused unseen.
+  EXPECT_EQ(code({{"op", "job.show"}, {"args", {{"job_id", std::string(64, 'x')}}}}),
+            "not_found: no job " + std::string(64, 'x') + " on this node");
   EXPECT_EQ(code({{"op", "job.list"}, {"args", {{"limit", 0}}}}),
             "bad_request: args.limit must be an integer from 1 to 10000");
   // Both edges of the page size docs/api.md gives: 10000 is a page, one more is refused.

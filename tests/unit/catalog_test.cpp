@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 #include <fstream>
 #include <map>
@@ -13,6 +15,7 @@
 
 #include "../support/pinned_lines.h"
 #include "fields/catalog.h"
+#include "nvml/nvml.h"
 
 namespace gw::fields {
 namespace {
@@ -252,6 +255,24 @@ std::string factsLine(const Field& f) {
     l += c;
   }
   return l;
+}
+
+// NVML gives the power limits in milliwatts; the fields are watts. The simulated H100 SXM5 takes
+// 200 to 700 W and defaults to 700 W.
+TEST(Catalog, PowerLimitFieldsReadWattsFromNvmlsMilliwatts) {
+  ::setenv("GPUWARDEN_SIM_SCENARIO", (std::string(GW_SOURCE_DIR) + "/scenarios/dgx-h100.yaml").c_str(), 1);
+  auto s = nvml::Session::open({GW_SIM_LIB});
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto d = (*s)->deviceByIndex(0);
+  ASSERT_TRUE(d.ok()) << d.error();
+  for (const auto& [key, watts] : std::vector<std::pair<std::string, double>>{
+           {"power_min_limit", 200.0}, {"power_max_limit", 700.0}, {"power_default_limit", 700.0}}) {
+    const Field* f = findByKey(key);
+    ASSERT_NE(f, nullptr) << key;
+    auto v = f->read_number(*d);
+    ASSERT_TRUE(v.ok()) << key << ": " << v.error();
+    EXPECT_DOUBLE_EQ(*v, watts) << key;
+  }
 }
 
 TEST(Catalog, EveryFieldsFactsArePinned) {
