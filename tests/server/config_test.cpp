@@ -408,6 +408,27 @@ TEST(TimeSpecs, TheLastHourOfADayIsAValidTime) {
   EXPECT_FALSE(parseTimeSpec("2024-05-01T24:00:00Z", now));
 }
 
+// Each month's length is a table of its own (timegm would roll 2024-02-31 into March): the last
+// day of every month is a time exactly one day before the next month's first, the day after it is
+// refused. 2023 is not a leap year, 2024 is.
+TEST(TimeSpecs, EveryMonthEndsOnItsLastDay) {
+  constexpr std::int64_t kDayMs = 86'400'000;
+  const int last[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  char buf[64];
+  for (int m = 1; m <= 12; ++m) {
+    std::snprintf(buf, sizeof buf, "2023-%02d-%02dT00:00:00Z", m, last[m - 1]);
+    const auto end = parseTimeSpec(buf, 0);
+    ASSERT_TRUE(end) << buf << ": " << end.error();
+    std::snprintf(buf, sizeof buf, "%04d-%02d-01T00:00:00Z", m == 12 ? 2024 : 2023, m == 12 ? 1 : m + 1);
+    const auto next = parseTimeSpec(buf, 0);
+    ASSERT_TRUE(next) << buf << ": " << next.error();
+    EXPECT_EQ(*end + kDayMs, *next) << "month " << m;
+    std::snprintf(buf, sizeof buf, "2023-%02d-%02dT00:00:00Z", m, last[m - 1] + 1);
+    EXPECT_FALSE(parseTimeSpec(buf, 0)) << buf;
+  }
+  EXPECT_TRUE(parseTimeSpec("2024-02-29T00:00:00Z", 0));
+}
+
 TEST(TimeSpecs, StepsAndFormatting) {
   EXPECT_EQ(*parseStepMs("1m"), 60000);
   EXPECT_EQ(*parseStepMs("500ms"), 500);

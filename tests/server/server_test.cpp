@@ -13,11 +13,15 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <zlib.h>
 
+#include "node/control_protocol.h"
+#include "node/data_dir.h"
+#include "node/records.h"
 #include "server/agent.h"
 #include "../support/gunzip.h"
 #include "test_util.h"
@@ -564,6 +568,91 @@ TEST(AgentStart, AFailedControlSocketGivesBackTheDataFolderAndThePort) {
   EXPECT_TRUE(agent->boundAddresses().empty());
   auto lock = node::DataDirLock::acquire(node::DataDir(dir.path() + "/data"), 0ms);
   EXPECT_TRUE(lock.ok()) << lock.error();
+}
+
+// records.list without a limit answers the newest 100 records (docs/api.md), like job.list: a node
+// with a long history of settings answers a page, and a limit asks for more.
+TEST(AgentControl, RecordsListIsTheNewestHundredUnlessALimitSaysOtherwise) {
+  test::TempDir dir;
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+  ::unsetenv("GPUWARDEN_SIM_START");
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  const std::string data = dir.path() + "/data";
+  std::filesystem::create_directories(data);
+  {
+    auto rs = node::RecordStore::open(node::DataDir(data).recordsDb());
+    ASSERT_TRUE(rs) << rs.error();
+    for (int i = 0; i < 101; ++i) {
+      node::Record r;
+      r.time_ms = 1'700'000'000'000 + i;
+      r.kind = "setting";
+      r.who = "uid 0 (root) pid 1";
+      r.summary = "setting " + std::to_string(i);
+      auto id = (*rs)->append(r);
+      ASSERT_TRUE(id) << id.error();
+    }
+  }
+  AgentOptions o;
+  o.config_path = dir.write("agent.yaml", "listen: 127.0.0.1:0\n");
+  o.data_dir = data;
+  o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
+  auto created = Agent::create(std::move(o));
+  ASSERT_TRUE(created) << created.error();
+  auto agent = std::move(created).value();
+  ::setenv("GPUWARDEN_RUNTIME_DIR", dir.file("run").c_str(), 1);
+  const Status st = agent->start();
+  ::unsetenv("GPUWARDEN_RUNTIME_DIR");
+  ASSERT_TRUE(st.ok()) << st.message();
+  const std::string sock = agent->controlSocketPath();
+  ASSERT_FALSE(sock.empty());
+  auto list = [&](const json& args) {
+    auto r = node::control::call(sock, json{{"op", "records.list"}, {"args", args}});
+    EXPECT_TRUE(r.reached && r.error.empty()) << r.error;
+    return r.body;
+  };
+  const json page = list(json::object());
+  ASSERT_TRUE(page.value("ok", false)) << page.dump();
+  EXPECT_EQ(page["result"]["records"].size(), 100u);
+  const json more = list(json{{"limit", 101}});
+  ASSERT_TRUE(more.value("ok", false)) << more.dump();
+  EXPECT_EQ(more["result"]["records"].size(), 101u);
+}
+
+// A GPU that fell off the bus keeps its last values (stale), but it no longer answers: it is never
+// marked idle while its peers are busy, nor counted as their peer. Here GPU 5's worker stops at
+// t=30 s (fault-straggler) and the GPU falls off the bus at 35 s, idle while seven GPUs train.
+TEST(AgentLatest, ALostGpuIsNeverMarkedIdleWhilePeersBusy) {
+  test::TempDir dir;
+  const std::string scenario = dir.write("lost-straggler.yaml", "base: " GW_SOURCE_DIR
+                                                                "/scenarios/fault-straggler.yaml\n"
+                                                                "faults:\n  - {type: fall_off_bus, gpu: 5, at: 35}\n");
+  ::setenv("GPUWARDEN_SIM_SCENARIO", scenario.c_str(), 1);
+  ::setenv("GPUWARDEN_SIM_START", "31", 1);
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  ::unsetenv("GPUWARDEN_SIM_CLOCK");
+  AgentOptions o;
+  o.config_path = dir.write("agent.yaml", "listen: 127.0.0.1:0\nsampling: {fast_interval: 100ms, slow_interval: 1s}\n");
+  o.data_dir = dir.path() + "/data";
+  o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
+  auto created = Agent::create(std::move(o));
+  ASSERT_TRUE(created) << created.error();
+  auto agent = std::move(created).value();
+  ASSERT_TRUE(agent->start());
+  const auto addr = agent->boundAddresses().at(0);
+  const int port = std::stoi(addr.substr(addr.rfind(':') + 1));
+  json latest;
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        auto r = httpGet(port, "/api/v1/latest");
+        if (r.status != 200) return false;
+        latest = json::parse(r.body);
+        return latest["gpus"].size() == 8u && latest["gpus"][5]["gpu"]["state"] == "lost";
+      },
+      20s))
+      << latest.dump(2);
+  for (std::size_t g = 0; g < 8; ++g) EXPECT_EQ(latest["gpus"][g]["idle_while_peers_busy"], json(false)) << g;
+  agent.reset();  // NVML may be opened again by the sampler: the start time holds until it stops
+  ::unsetenv("GPUWARDEN_SIM_START");
 }
 
 // Between two sampling passes every scrape is served from one rendered page: the sampled part

@@ -290,5 +290,28 @@ TEST(Catalog, DocsAreRenderedFromTheTable) {
       << "docs/fields.md is stale: run `gpuwarden fields --markdown > docs/fields.md`";
 }
 
+// A PCIe card answers no NVLink link at all: its count of active links is "not supported", not
+// 0 links up, which would read as every link down on the dashboard and in the exported series.
+TEST(Catalog, NvlinkActiveLinksAreUnsupportedOnAPcieGpu) {
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/pcie-mixed.yaml", 1);
+  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+  ::unsetenv("GPUWARDEN_SIM_START");
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  const Field* f = findByKey("nvlink_active_links");
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f->read_number, nullptr);
+  {
+    auto s = nvml::Session::open({GW_SIM_LIB});
+    ASSERT_TRUE(s.ok()) << s.error();
+    auto d = (*s)->deviceByIndex(0);  // an L40S: no NVLink
+    ASSERT_TRUE(d.ok()) << d.error();
+    auto r = f->read_number(*d);
+    ASSERT_FALSE(r.ok()) << *r;
+    EXPECT_EQ(r.status().nvmlCode(), NVML_ERROR_NOT_SUPPORTED) << r.error();
+  }
+  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
+  ::unsetenv("GPUWARDEN_SIM_CLOCK");
+}
+
 }  // namespace
 }  // namespace gw::fields
