@@ -45,6 +45,8 @@ TEST(Thresholds, RejectsTyposAndBadValues) {
   EXPECT_NE(typo.error().find("defaults.max_temp: unknown key"), std::string::npos) << typo.error();
   EXPECT_FALSE(bad("version: 1\ndefaults: {pcie_min_fraction: 1.5}\n").ok());
   EXPECT_FALSE(bad("version: 1\ndefaults: {pcie_min_fraction: 0.9, pcie_warn_fraction: 0.8}\n").ok());
+  // Each warn/min pair is checked on its own, not only when pcie's pair is inverted too.
+  EXPECT_FALSE(bad("version: 1\ndefaults: {membw_min_fraction: 0.9, membw_warn_fraction: 0.8}\n").ok());
   EXPECT_FALSE(bad("version: 1\nskus: [{name: x}]\n").ok());
   EXPECT_FALSE(bad("version: 1\nskus: [{key: a}, {key: a}]\n").ok());
   EXPECT_FALSE(bad("version: 1\nskus: [{key: a, gemm_tflops: {fp8: 1}}]\n").ok());

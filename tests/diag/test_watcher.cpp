@@ -262,6 +262,16 @@ TEST(Watcher, XidsAreAttributedToTheStepAndGpu) {
   EXPECT_EQ(w.summary(0).xids, (std::vector<std::pair<std::string, uint64_t>>{{"gemm_burn", 48}}));
 }
 
+// Before the first sample a live display must show "--", not a 0 C reading.
+TEST(Watcher, AGpuNotYetSampledHasNoCurrentTemperature) {
+  ScriptedNvml n;
+  Watcher w(n, {0}, kNever);
+  const WatchSummary s = w.summary(0);
+  EXPECT_EQ(s.samples, 0);
+  EXPECT_FALSE(s.cur_temp_known);
+  EXPECT_LT(s.cur_power_w, 0);
+}
+
 // A GPU that stops answering NVML (lost, reset required) is failed, naming the step; the latest
 // sample is kept for a live display and says "unknown" once the reads fail.
 TEST(Watcher, AGpuThatStopsAnsweringFailsAndTheLatestSampleIsKept) {

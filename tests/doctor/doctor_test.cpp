@@ -304,6 +304,16 @@ TEST(Doctor, ShmSizeIsToldInGiBAndOneAndAHalfPasses) {
             "1.5 GiB (/proc/mounts)");
 }
 
+// A relative size ("50%" of RAM) says nothing in bytes, so the size comes from statvfs instead.
+TEST(Doctor, RelativeShmSizeFallsBackToStatvfs) {
+  auto m = Machine::healthy();
+  m->fx.write("/proc/mounts", "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=50% 0 0\n");
+  auto checks = m->run();
+  const Check* c = findCheck(checks, "container.shm");
+  ASSERT_NE(c, nullptr);
+  EXPECT_HAS(c->found, "(statvfs)");
+}
+
 TEST(Doctor, ContainerWithGpusPassedIn) {
   auto m = Machine::healthy();
   m->fx.write("/proc/1/cgroup", "12:devices:/kubepods/burstable/pod1234/abcdef\n");
@@ -792,6 +802,17 @@ TEST(PathsAndVersions, BasenameAndVersionNumbers) {
   EXPECT_EQ(parseVersion("12.x"), (std::vector<int>{12}));
   EXPECT_TRUE(parseVersion("source").empty());
   EXPECT_TRUE(parseVersion("").empty());
+}
+
+// A toolkit folder reached through a symlink may carry trailing slashes ("/usr/local/cuda-12.4/");
+// its parent is the same as without them.
+TEST(PathsAndVersions, DirnameIgnoresTrailingSlashes) {
+  using detail::dirname;
+  EXPECT_EQ(dirname("/usr/local/cuda-12.4/"), "/usr/local");
+  EXPECT_EQ(dirname("/usr/local/cuda-12.4//"), "/usr/local");
+  EXPECT_EQ(dirname("/usr/"), "/");
+  EXPECT_EQ(dirname("cuda/"), ".");
+  EXPECT_EQ(dirname("/"), "/");
 }
 
 // A version of one number ("12", as libcudart.so.12 names its runtime) has no minor to add: it is

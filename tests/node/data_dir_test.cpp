@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "../support/temp_dir.h"
+#include "node/control_protocol.h"
 #include "node/data_dir.h"
 
 namespace gw::node {
@@ -68,6 +70,19 @@ TEST(RuntimeDir, AUsersXdgRuntimeDirWhenSetElseTheirOwnFolderInTmp) {
     ASSERT_TRUE(a.exited_ok) << what;
     EXPECT_EQ(a.dir, "/tmp/gpuwarden-" + std::to_string(a.uid)) << what;
   }
+}
+
+// No file at the socket's path means no agent (the CLI then acts alone); a plain file there is
+// refused before anything connects to it.
+TEST(ControlCall, NoFileIsNotReachedAndAPlainFileIsRefused) {
+  testsupport::TempDir dir("gw-control");
+  const control::Reply none = control::call(dir.file("agent.sock"), nlohmann::json{{"op", "ping"}});
+  EXPECT_FALSE(none.reached);
+  EXPECT_EQ(none.error, "");
+  const std::string plain_path = dir.write("plain.sock", "x");
+  const control::Reply plain = control::call(plain_path, nlohmann::json{{"op", "ping"}});
+  EXPECT_TRUE(plain.reached);
+  EXPECT_EQ(plain.error, "refusing the control socket " + plain_path + ": it is not a socket");
 }
 
 }  // namespace

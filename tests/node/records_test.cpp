@@ -87,5 +87,23 @@ TEST(Records, TheStackNamesTheContainerRuntimeThatIsInstalled) {
   EXPECT_TRUE(stack.contains("toolkit.installed"));  // the doctor's finding, whatever it is here
 }
 
+// The doctor's part of the stack sees the process environment by its variable names: inside a
+// container, the GPUs handed in by NVIDIA_VISIBLE_DEVICES are named in the record.
+TEST(Records, TheStackSeesTheEnvironmentByName) {
+  testsupport::TempDir dir("gw-records");
+  dir.write("root/.dockerenv", "");
+  const char* old = std::getenv("NVIDIA_VISIBLE_DEVICES");
+  const std::string saved = old ? old : "";
+  ::setenv("NVIDIA_VISIBLE_DEVICES", "all", 1);
+  platform::SystemProcessRunner runner;
+  const json stack = readStackState(platform::FsRoot(dir.file("root")), runner, "550.54.15", 12040);
+  if (old)
+    ::setenv("NVIDIA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else
+    ::unsetenv("NVIDIA_VISIBLE_DEVICES");
+  EXPECT_NE(stack.value("container.gpu_access", "").find("NVIDIA_VISIBLE_DEVICES=all"), std::string::npos)
+      << stack.dump(2);
+}
+
 }  // namespace
 }  // namespace gw::node

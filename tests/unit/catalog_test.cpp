@@ -290,6 +290,28 @@ TEST(Catalog, DocsAreRenderedFromTheTable) {
       << "docs/fields.md is stale: run `gpuwarden fields --markdown > docs/fields.md`";
 }
 
+// The performance state reads as nvidia-smi spells it ("P0", "P8"), through the text reader.
+TEST(Catalog, PstateReadsAsItsPName) {
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/pcie-mixed.yaml", 1);
+  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+  ::unsetenv("GPUWARDEN_SIM_START");
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  const Field* f = findByKey("pstate_name");
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f->read_text, nullptr);
+  {
+    auto s = nvml::Session::open({GW_SIM_LIB});
+    ASSERT_TRUE(s.ok()) << s.error();
+    auto d = (*s)->deviceByIndex(0);
+    ASSERT_TRUE(d.ok()) << d.error();
+    auto r = f->read_text(ReadContext{**s, *d, 0});
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_TRUE(*r == "P0" || *r == "P8") << *r;
+  }
+  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
+  ::unsetenv("GPUWARDEN_SIM_CLOCK");
+}
+
 // A PCIe card answers no NVLink link at all: its count of active links is "not supported", not
 // 0 links up, which would read as every link down on the dashboard and in the exported series.
 TEST(Catalog, NvlinkActiveLinksAreUnsupportedOnAPcieGpu) {
