@@ -259,6 +259,16 @@ std::string factsLine(const Field& f) {
 
 // NVML gives the power limits in milliwatts; the fields are watts. The simulated H100 SXM5 takes
 // 200 to 700 W and defaults to 700 W.
+// Only a field whose DCGM name was renamed has a current name; the others keep theirs.
+TEST(Catalog, CurrentDcgmNameOnlyForRenamedFields) {
+  const Field* reasons = findByKey("clock_event_reasons");
+  ASSERT_NE(reasons, nullptr);
+  EXPECT_EQ(currentDcgmName(*reasons), "DCGM_FI_DEV_CLOCKS_EVENT_REASONS");
+  const Field* limit = findByKey("enforced_power_limit");
+  ASSERT_NE(limit, nullptr);
+  EXPECT_TRUE(currentDcgmName(*limit).empty()) << currentDcgmName(*limit);
+}
+
 TEST(Catalog, PowerLimitFieldsReadWattsFromNvmlsMilliwatts) {
   ::setenv("GPUWARDEN_SIM_SCENARIO", (std::string(GW_SOURCE_DIR) + "/scenarios/dgx-h100.yaml").c_str(), 1);
   auto s = nvml::Session::open({GW_SIM_LIB});
