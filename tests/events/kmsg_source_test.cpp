@@ -2,6 +2,7 @@
 // malformed lines are counted, the position survives a restart, a truncated or replaced file is
 // read again from the start.
 #include "events/kmsg_source.h"
+#include "events/line_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -342,6 +343,20 @@ TEST(BoundedLines, HoldsAtMostTheBoundAndSplitsAcrossChunks) {
   EXPECT_EQ(got[1], (std::pair<std::string, bool>{"12345678", false}));
   EXPECT_EQ(got[2], (std::pair<std::string, bool>{"12345678", true}));
   EXPECT_EQ(got[3], (std::pair<std::string, bool>{"last", false}));
+}
+
+// A stream one byte longer than the 64 KiB read chunk: the last read returns a single byte, and
+// that byte is still a line (the log's last one, without its newline).
+TEST(BoundedLines, AStreamsLastSingleByteIsRead) {
+  std::string text;
+  for (int i = 0; i < 32768; ++i) text += "a\n";  // exactly 64 KiB
+  text += "z";
+  std::istringstream in(text);
+  std::vector<std::pair<std::string, bool>> got;
+  forEachBoundedLine(in, [&](std::string_view l, bool cut) { got.emplace_back(std::string(l), cut); });
+  ASSERT_EQ(got.size(), 32769U);
+  EXPECT_EQ(got.front(), (std::pair<std::string, bool>{"a", false}));
+  EXPECT_EQ(got.back(), (std::pair<std::string, bool>{"z", false}));
 }
 
 }  // namespace

@@ -148,5 +148,19 @@ TEST_F(NvmlEventSourceTest, ASetFromBeforeAReinitStopsTheSource) {
   EXPECT_EQ(src.stats().errors, 1u);
 }
 
+// The wait counter counts wait calls from zero: a source started without a thread has made none
+// before its owner's first drain.
+TEST_F(NvmlEventSourceTest, WaitsCountFromZero) {
+  auto session = openSim("  - {type: xid, gpu: 0, at: 2, code: 13}\n");
+  ASSERT_NE(session, nullptr);
+  EventBus bus;
+  NvmlEventSourceOptions o;
+  o.thread = false;
+  NvmlEventSource src(*session, bus, o);
+  ASSERT_TRUE(src.start().ok()) << src.lastError();
+  EXPECT_EQ(src.stats().waits, 0u);
+  EXPECT_EQ(src.stats().events, 0u);
+}
+
 }  // namespace
 }  // namespace gw::events

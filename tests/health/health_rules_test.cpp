@@ -409,6 +409,14 @@ TEST(HealthRules, GpuCount) {
   EXPECT_TRUE(run(q, g2, 40).empty());
 }
 
+// Without expected_gpus the count is not checked: a node that sees no GPU at all (driver not
+// loaded yet) raises no gpu_count, however long it lasts.
+TEST(HealthRules, GpuCountIsNotCheckedUnlessConfigured) {
+  RuleEngine e;
+  std::vector<Gpu> none;
+  EXPECT_FALSE(has(run(e, none, 40), "gpu_count"));
+}
+
 TEST(HealthRules, PersistenceOff) {
   RuleEngine e;
   auto gs = node();

@@ -171,6 +171,29 @@ TEST(Incidents, TheContextSnapshotAndOccurrencesAreStored) {
   EXPECT_EQ(stored->occurrences, 1);
 }
 
+// What an operator reads after a restart comes from the file: the Xid code and that the incident
+// waits for an operator must both be what was written.
+TEST(Incidents, XidAndStickyAreReadBackFromTheFile) {
+  const auto dir = freshDir("readback");
+  std::int64_t id = 0;
+  {
+    auto s = IncidentStore::open(dir + "/incidents.db");
+    ASSERT_TRUE(s.ok()) << s.error();
+    auto r = (*s)->apply({finding("xid", "GPU-3", Severity::Critical, true, 79)}, 1000);
+    ASSERT_TRUE(r.ok()) << r.error();
+    ASSERT_EQ(r->size(), 1u);
+    id = (*r)[0].id;
+  }
+  IncidentConfig look;
+  look.new_lifetime = false;
+  auto s = IncidentStore::open(dir + "/incidents.db", look);
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto stored = (*s)->get(id);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->xid, 79);
+  EXPECT_TRUE(stored->sticky);
+}
+
 TEST(Incidents, OperatorOpenIsNotANewLifetime) {
   const auto dir = freshDir("lifetime");
   std::int64_t agentBoot = 0;

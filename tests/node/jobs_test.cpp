@@ -488,5 +488,14 @@ TEST(JobCompare, PeersArePercentAgainstTheMedianOfTheOthers) {
   EXPECT_EQ(c["summary"], "ageing hardware: GPU 1 (B) -3.0 % / -3.0 % against its peers in both runs");
 }
 
+// The ageing summary prints each run's shortfall as given in the rows: 1800 MHz beside three at
+// 2000 is 10 % below (a shortfall large enough that a wrong scale shows in the one decimal).
+TEST(JobCompare, AgeingSummaryGivesTheShortfallOfBothRuns) {
+  const std::vector<std::pair<std::string, double>> worn = {{"A", 2000}, {"B", 1800}, {"C", 2000}, {"D", 2000}};
+  const json c = compareJobs(jobWith("550", 1, worn), jobWith("550", 1, worn));
+  EXPECT_EQ(c["verdict"], "ageing_hardware");
+  EXPECT_EQ(c["summary"], "ageing hardware: GPU 1 (B) -10.0 % / -10.0 % against its peers in both runs");
+}
+
 }  // namespace
 }  // namespace gw::node

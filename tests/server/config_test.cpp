@@ -388,6 +388,8 @@ TEST(TimeSpecs, AllForms) {
   EXPECT_EQ(*parseTimeSpec("1714564800.25", now), 1714564800250);
   EXPECT_EQ(*parseTimeSpec("2024-05-01T12:00:00Z", now), 1714564800000);
   EXPECT_EQ(*parseTimeSpec("2024-05-01T12:00:00.5Z", now), 1714564800500);
+  // A fraction that starts with a zero is still tenths, hundredths, ...: .05 s is 50 ms.
+  EXPECT_EQ(*parseTimeSpec("2024-05-01T12:00:00.05Z", now), 1714564800050);
   EXPECT_EQ(*parseTimeSpec("2024-05-01T14:00:00+02:00", now), 1714564800000);
   EXPECT_EQ(*parseTimeSpec("2024-05-01T07:30:00-04:30", now), 1714564800000);
   for (const char* bad : {"", "yesterday", "2024-05-01", "2024-05-01T12:00:00", "2024-13-01T00:00:00Z", "1714564800000",

@@ -5,12 +5,14 @@
 #include <poll.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -711,6 +713,48 @@ TEST(MetricsPage, ScrapesBetweenTwoSamplesShareThePageAndOnlyTheTailMoves) {
   EXPECT_EQ(split(om1).first, split(om2).first);
   EXPECT_EQ(scrapes(om2), scrapes(om1) + 1);
   agent->stop();
+}
+
+// The diag list takes no parameters: an unknown one is refused like on every other route, and
+// without one the (still empty) list is served.
+TEST_F(AgentHttp, DiagListTakesNoParameters) {
+  auto r = httpGet(port_, "/api/v1/diag");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.body;
+  EXPECT_EQ(j["count"], 0) << r.body;
+  EXPECT_EQ(j["reports"], json::array()) << r.body;
+  EXPECT_EQ(httpGet(port_, "/api/v1/diag?since=1h").status, 400);
+}
+
+// Under systemd (Type=notify) the agent says STOPPING=1 on SIGTERM, so that `systemctl status`
+// shows it deactivating instead of a service that died. The notifications arrive on a datagram
+// socket named by $NOTIFY_SOCKET; they are all queued there once the process has exited.
+TEST(AgentService, SigtermSaysStoppingToTheServiceManager) {
+  test::TempDir dir;
+  const std::string path = dir.file("notify");
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof addr.sun_path) << path;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  const std::string config = dir.write("agent.yaml", test::kFastAgentConfig);
+  test::AgentProcess proc({"serve", "--simulate", "dgx-h100", "--config", config, "--data-dir", dir.path() + "/data"},
+                          {{"NOTIFY_SOCKET", path}}, dir.path() + "/agent.log");
+  ASSERT_GT(proc.waitListening(), 0) << proc.log();
+  proc.signal(SIGTERM);
+  const auto rc = proc.wait(30s);  // a bound on failure only
+  ASSERT_TRUE(rc.has_value()) << proc.log();
+  EXPECT_EQ(*rc, 0) << proc.log();
+  std::string said;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;)
+    said.append(buf, static_cast<std::size_t>(n)) += '|';
+  ::close(fd);
+  EXPECT_NE(said.find("READY=1"), std::string::npos) << said;
+  EXPECT_NE(said.find("STOPPING=1"), std::string::npos) << said;
 }
 
 }  // namespace

@@ -259,6 +259,16 @@ std::string factsLine(const Field& f) {
 
 // NVML gives the power limits in milliwatts; the fields are watts. The simulated H100 SXM5 takes
 // 200 to 700 W and defaults to 700 W.
+// Only a field whose DCGM name was renamed has a current name; the others keep theirs.
+TEST(Catalog, CurrentDcgmNameOnlyForRenamedFields) {
+  const Field* reasons = findByKey("clock_event_reasons");
+  ASSERT_NE(reasons, nullptr);
+  EXPECT_EQ(currentDcgmName(*reasons), "DCGM_FI_DEV_CLOCKS_EVENT_REASONS");
+  const Field* limit = findByKey("enforced_power_limit");
+  ASSERT_NE(limit, nullptr);
+  EXPECT_TRUE(currentDcgmName(*limit).empty()) << currentDcgmName(*limit);
+}
+
 TEST(Catalog, PowerLimitFieldsReadWattsFromNvmlsMilliwatts) {
   ::setenv("GPUWARDEN_SIM_SCENARIO", (std::string(GW_SOURCE_DIR) + "/scenarios/dgx-h100.yaml").c_str(), 1);
   auto s = nvml::Session::open({GW_SIM_LIB});
@@ -330,6 +340,43 @@ TEST(Catalog, NvlinkActiveLinksAreUnsupportedOnAPcieGpu) {
     auto r = f->read_number(*d);
     ASSERT_FALSE(r.ok()) << *r;
     EXPECT_EQ(r.status().nvmlCode(), NVML_ERROR_NOT_SUPPORTED) << r.error();
+  }
+  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
+  ::unsetenv("GPUWARDEN_SIM_CLOCK");
+}
+
+// The NVLink throughput fields are NVML's per-link counters summed over the links, nothing added:
+// on the simulator's manual clock the reader and a direct NVML query see the same instant.
+TEST(Catalog, NvlinkThroughputIsThePerLinkCountersSummed) {
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+  ::unsetenv("GPUWARDEN_SIM_START");
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  {
+    auto s = nvml::Session::open({GW_SIM_LIB});
+    ASSERT_TRUE(s.ok()) << s.error();
+    ASSERT_NE((*s)->api().gwSimSetTime, nullptr);
+    (*s)->api().gwSimSetTime(120.0);
+    auto d = (*s)->deviceByIndex(0);
+    ASSERT_TRUE(d.ok()) << d.error();
+    for (const auto& [key, id] :
+         std::vector<std::pair<std::string, unsigned>>{{"nvlink_tx_kib", NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX},
+                                                       {"nvlink_rx_kib", NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX}}) {
+      const Field* f = findByKey(key);
+      ASSERT_NE(f, nullptr) << key;
+      auto r = f->read_number(*d);
+      ASSERT_TRUE(r.ok()) << key << ": " << r.error();
+      nvmlFieldValue_t v[NVML_NVLINK_MAX_LINKS] = {};
+      for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+        v[link].fieldId = id;
+        v[link].scopeId = link;
+      }
+      ASSERT_TRUE(d->fieldValues(v, NVML_NVLINK_MAX_LINKS).ok()) << key;
+      unsigned long long sum = 0;
+      for (const auto& x : v)
+        if (x.nvmlReturn == NVML_SUCCESS) sum += x.value.ullVal;
+      EXPECT_EQ(*r, static_cast<double>(sum)) << key;
+    }
   }
   ::unsetenv("GPUWARDEN_SIM_SCENARIO");
   ::unsetenv("GPUWARDEN_SIM_CLOCK");
