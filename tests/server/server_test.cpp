@@ -80,6 +80,26 @@ std::string rawExchange(int port, const std::string& request, const char* from =
   return out;
 }
 
+// An agent in this process on the simulator library, configured by `config`, its data folder
+// `data_dir`; not started. The scenario is the one GPUWARDEN_SIM_SCENARIO names, as the library
+// reads it. Null (with the reason reported) when it cannot be made.
+std::unique_ptr<Agent> simAgent(const std::string& config, const std::string& data_dir) {
+  AgentOptions options;
+  options.config_path = config;
+  options.data_dir = data_dir;
+  options.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
+  auto created = Agent::create(std::move(options));
+  EXPECT_TRUE(created) << created.error();
+  return created ? std::move(created).value() : nullptr;
+}
+
+// The port of an agent's one listening address.
+int portOf(const Agent& a) {
+  const auto addrs = a.boundAddresses();
+  EXPECT_EQ(addrs.size(), 1u);
+  return addrs.empty() ? -1 : std::stoi(addrs[0].substr(addrs[0].rfind(':') + 1));
+}
+
 class AgentHttp : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -103,18 +123,12 @@ http:
   max_header_bytes: 4KiB
   max_connections_per_ip: 8
 )");
-    AgentOptions o;
-    o.config_path = cfg;
-    o.data_dir = dir_->path() + "/data";
-    o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
-    auto a = Agent::create(std::move(o));
-    ASSERT_TRUE(a) << a.error();
-    agent_ = std::move(a).value().release();
+    agent_ = simAgent(cfg, dir_->path() + "/data").release();
+    ASSERT_NE(agent_, nullptr);
     Status s = agent_->start();
     ASSERT_TRUE(s) << s.message();
-    auto addrs = agent_->boundAddresses();
-    ASSERT_EQ(addrs.size(), 1u);
-    port_ = std::stoi(addrs[0].substr(addrs[0].rfind(':') + 1));
+    port_ = portOf(*agent_);
+    ASSERT_GT(port_, 0);
     // Wait for a few sampling passes.
     ASSERT_TRUE(test::eventually(
         [] {
@@ -553,13 +567,8 @@ TEST(AgentStart, AFailedControlSocketGivesBackTheDataFolderAndThePort) {
   ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
   ::unsetenv("GPUWARDEN_SIM_START");
   ::unsetenv("GPUWARDEN_SIM_SPEED");
-  AgentOptions o;
-  o.config_path = dir.write("agent.yaml", "listen: 127.0.0.1:0\n");
-  o.data_dir = dir.path() + "/data";
-  o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
-  auto created = Agent::create(std::move(o));
-  ASSERT_TRUE(created) << created.error();
-  auto agent = std::move(created).value();
+  auto agent = simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\n"), dir.path() + "/data");
+  ASSERT_NE(agent, nullptr);
   // A file where the runtime folder should be: the socket's folder cannot be made.
   const std::string runtime = dir.write("run", "not a folder\n");
   ::setenv("GPUWARDEN_RUNTIME_DIR", runtime.c_str(), 1);
@@ -594,13 +603,8 @@ TEST(AgentControl, RecordsListIsTheNewestHundredUnlessALimitSaysOtherwise) {
       ASSERT_TRUE(id) << id.error();
     }
   }
-  AgentOptions o;
-  o.config_path = dir.write("agent.yaml", "listen: 127.0.0.1:0\n");
-  o.data_dir = data;
-  o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
-  auto created = Agent::create(std::move(o));
-  ASSERT_TRUE(created) << created.error();
-  auto agent = std::move(created).value();
+  auto agent = simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\n"), data);
+  ASSERT_NE(agent, nullptr);
   ::setenv("GPUWARDEN_RUNTIME_DIR", dir.file("run").c_str(), 1);
   const Status st = agent->start();
   ::unsetenv("GPUWARDEN_RUNTIME_DIR");
@@ -632,16 +636,13 @@ TEST(AgentLatest, ALostGpuIsNeverMarkedIdleWhilePeersBusy) {
   ::setenv("GPUWARDEN_SIM_START", "31", 1);
   ::unsetenv("GPUWARDEN_SIM_SPEED");
   ::unsetenv("GPUWARDEN_SIM_CLOCK");
-  AgentOptions o;
-  o.config_path = dir.write("agent.yaml", "listen: 127.0.0.1:0\nsampling: {fast_interval: 100ms, slow_interval: 1s}\n");
-  o.data_dir = dir.path() + "/data";
-  o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
-  auto created = Agent::create(std::move(o));
-  ASSERT_TRUE(created) << created.error();
-  auto agent = std::move(created).value();
+  auto agent =
+      simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\nsampling: {fast_interval: 100ms, slow_interval: 1s}\n"),
+               dir.path() + "/data");
+  ASSERT_NE(agent, nullptr);
   ASSERT_TRUE(agent->start());
-  const auto addr = agent->boundAddresses().at(0);
-  const int port = std::stoi(addr.substr(addr.rfind(':') + 1));
+  const int port = portOf(*agent);
+  ASSERT_GT(port, 0);
   json latest;
   ASSERT_TRUE(test::eventually(
       [&] {
@@ -665,16 +666,13 @@ TEST(MetricsPage, ScrapesBetweenTwoSamplesShareThePageAndOnlyTheTailMoves) {
   ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
   ::unsetenv("GPUWARDEN_SIM_START");
   ::unsetenv("GPUWARDEN_SIM_SPEED");
-  AgentOptions o;
-  o.config_path = dir.write("agent.yaml", "listen: 127.0.0.1:0\nsampling: {fast_interval: 30s, slow_interval: 60s}\n");
-  o.data_dir = dir.path() + "/data";
-  o.opener = [] { return nvml::Session::open({GW_SIM_LIB}); };
-  auto created = Agent::create(std::move(o));
-  ASSERT_TRUE(created) << created.error();
-  auto agent = std::move(created).value();
+  auto agent =
+      simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\nsampling: {fast_interval: 30s, slow_interval: 60s}\n"),
+               dir.path() + "/data");
+  ASSERT_NE(agent, nullptr);
   ASSERT_TRUE(agent->start());
-  const auto addr = agent->boundAddresses().at(0);
-  const int port = std::stoi(addr.substr(addr.rfind(':') + 1));
+  const int port = portOf(*agent);
+  ASSERT_GT(port, 0);
   ASSERT_TRUE(test::eventually(
       [&] {
         return test::select(test::parseExposition(httpGet(port, "/metrics").body), "DCGM_FI_DEV_GPU_TEMP").size() == 8;
