@@ -25,6 +25,16 @@ std::vector<Finding> run(RuleEngine& e, std::vector<Gpu>& gs, int seconds, F mut
   }
   return e.evaluate(now);
 }
+
+// An Xid event `code` at `at_ms`; the test names its GPU (index, UUID or bus id).
+events::GpuEvent xidAt(int code, std::int64_t at_ms) {
+  events::GpuEvent x;
+  x.kind = events::EventKind::Xid;
+  x.code = code;
+  x.timestamp_ms = at_ms;
+  return x;
+}
+
 std::vector<Finding> run(RuleEngine& e, std::vector<Gpu>& gs, int seconds) {
   return run(e, gs, seconds, [](int, std::vector<Gpu>&) {});
 }
@@ -444,11 +454,8 @@ TEST(HealthRules, XidFromCatalog) {
   RuleEngine e;
   auto gs = node();
   run(e, gs, 1);
-  events::GpuEvent x;
-  x.kind = events::EventKind::Xid;
-  x.code = 48;
+  events::GpuEvent x = xidAt(48, 1'001'000);
   x.gpu_index = 2;
-  x.timestamp_ms = 1'001'000;
   e.onEvent(x);
   auto fs = e.evaluate(1'002'000);
   ASSERT_EQ(fs.size(), 1u) << dump(fs);
@@ -469,11 +476,8 @@ TEST(HealthRules, XidKnownOnlyByItsBusIdLandsOnThatGpu) {
   gs[2].v.id.pci_bus_id = "00000000:3A:00.0";
   gs[3].v.id.pci_bus_id = "00000000:5D:00.0";
   run(e, gs, 1);
-  events::GpuEvent x;
-  x.kind = events::EventKind::Xid;
-  x.code = 48;
+  events::GpuEvent x = xidAt(48, 1'001'000);
   x.pci_bus_id = "00000000:3A:00.0";
-  x.timestamp_ms = 1'001'000;
   e.onEvent(x);
   const auto fs = e.evaluate(1'002'000);
   ASSERT_EQ(fs.size(), 1u) << dump(fs);
@@ -488,11 +492,8 @@ TEST(HealthRules, XidKnownOnlyByItsBusIdLandsOnThatGpu) {
 TEST(HealthRules, AnXidBeforeItsGpuIsKnownCountsOnce) {
   RuleEngine e;
   auto gs = node();
-  events::GpuEvent x;
-  x.kind = events::EventKind::Xid;
-  x.code = 13;
+  events::GpuEvent x = xidAt(13, 1'000'000);
   x.gpu_uuid = gs[1].v.id.uuid;
-  x.timestamp_ms = 1'000'000;
   e.onEvent(x);
   const auto fs = run(e, gs, 2);
   const Finding* f = find(fs, "xid");
@@ -506,11 +507,8 @@ TEST(HealthRules, ApplicationXidIsInfoAndEscalatesOnlyWhenRepeatedAlone) {
   RuleEngine e;
   auto gs = node();
   run(e, gs, 1);
-  events::GpuEvent x;
-  x.kind = events::EventKind::Xid;
-  x.code = 13;
+  events::GpuEvent x = xidAt(13, 1'001'000);
   x.gpu_uuid = gs[1].v.id.uuid;
-  x.timestamp_ms = 1'001'000;
   e.onEvent(x);
   auto fs = e.evaluate(1'002'000);
   ASSERT_EQ(fs.size(), 1u);
@@ -529,11 +527,8 @@ TEST(HealthRules, ApplicationXidRepeatsDoNotEscalateWhenAPeerHasOneToo) {
   RuleEngine e;
   auto gs = node();
   run(e, gs, 1);
-  events::GpuEvent x;
-  x.kind = events::EventKind::Xid;
-  x.code = 13;
+  events::GpuEvent x = xidAt(13, 1'001'000);
   x.gpu_uuid = gs[1].v.id.uuid;
-  x.timestamp_ms = 1'001'000;
   for (int i = 0; i < 3; ++i) e.onEvent(x);
   events::GpuEvent peer = x;
   peer.gpu_uuid = gs[2].v.id.uuid;

@@ -34,6 +34,13 @@ std::string socketOf(const AgentProcess& a) {
   return path;
 }
 
+// The agent's reply to `req` on `sock`, which must be reached and answered (a refusal is a reply).
+json answer(const std::string& sock, const json& req) {
+  auto r = node::control::call(sock, req);
+  EXPECT_TRUE(r.reached && r.error.empty()) << r.error;
+  return r.body;
+}
+
 // Sends raw bytes on the socket and returns the reply line ("" when the agent closed without one).
 std::string rawRequest(const std::string& path, const std::string& bytes) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
@@ -297,11 +304,7 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   ASSERT_GT(a.port, 0) << a.proc->log();
   const std::string sock = socketOf(*a.proc);
   ASSERT_FALSE(sock.empty()) << a.proc->log();
-  auto call = [&](const json& req) {
-    auto r = node::control::call(sock, req);
-    EXPECT_TRUE(r.reached && r.error.empty()) << r.error;
-    return r.body;
-  };
+  auto call = [&](const json& req) { return answer(sock, req); };
   auto code = [&](const json& req) {
     const json b = call(req);
     return b.value("ok", true) ? "ok" : b.value("code", std::string("?")) + ": " + b.value("error", std::string());
@@ -421,11 +424,7 @@ TEST(ControlSocketJobs, TheListIsTheNewestHundredUnlessALimitSaysOtherwise) {
   ASSERT_GT(a.port, 0) << a.proc->log();
   const std::string sock = socketOf(*a.proc);
   ASSERT_FALSE(sock.empty()) << a.proc->log();
-  auto call = [&](const json& req) {
-    auto r = node::control::call(sock, req);
-    EXPECT_TRUE(r.reached && r.error.empty()) << r.error;
-    return r.body;
-  };
+  auto call = [&](const json& req) { return answer(sock, req); };
   for (int i = 0; i < 101; ++i) {
     const json started = call({{"op", "job.start"}, {"args", {{"job_id", "job-" + std::to_string(i)}, {"gpus", {0}}}}});
     ASSERT_TRUE(started.value("ok", false)) << i << ": " << started.dump();
