@@ -217,17 +217,23 @@ INSTANTIATE_TEST_SUITE_P(Files, StoreDamaged,
                            return std::string();
                          });
 
+// Samples 1..30 (value i at i s) of one series, flushed as three chunks of ten (o.chunk_samples
+// 10); its id, 0 when the store would not take them.
+SeriesId thirtySamplesInThreeChunks(const StoreOptions& o) {
+  auto s = openOrDie(o);
+  if (!s) return 0;
+  auto id = s->series("GPU-a", "temp");
+  if (!id) return 0;
+  for (int i = 1; i <= 30; ++i) s->append(*id, i * 1000, i);
+  return s->flush().ok() ? *id : 0;
+}
+
 TEST(StoreDamagedChunks, AChunkThatDoesNotDecodeIsSkippedAndCounted) {
   TempDir dir;
   StoreOptions o = testOptions(dir.file("history.db"));
   o.chunk_samples = 10;
-  SeriesId id = 0;
-  {
-    auto s = openOrDie(o);
-    id = *s->series("GPU-a", "temp");
-    for (int i = 1; i <= 30; ++i) s->append(id, i * 1000, i);
-    ASSERT_TRUE(s->flush().ok());
-  }
+  const SeriesId id = thirtySamplesInThreeChunks(o);
+  ASSERT_GT(id, 0u);
   // The middle chunk (samples 11..20): a count far past what its bytes hold, then garbage; and a
   // row whose count column is out of range.
   sql(o.path, "UPDATE chunks SET data = x'01018080808008ffffffffffffffffff' WHERE start_ms = 11000");
@@ -247,13 +253,8 @@ TEST(StoreDamagedChunks, AChunkThatGoesBadHalfwayKeepsItsSamplesBeforeAndCountsO
   TempDir dir;
   StoreOptions o = testOptions(dir.file("history.db"));
   o.chunk_samples = 10;
-  SeriesId id = 0;
-  {
-    auto s = openOrDie(o);
-    id = *s->series("GPU-a", "temp");
-    for (int i = 1; i <= 30; ++i) s->append(id, i * 1000, i);
-    ASSERT_TRUE(s->flush().ok());
-  }
+  const SeriesId id = thirtySamplesInThreeChunks(o);
+  ASSERT_GT(id, 0u);
   // The middle chunk: format 1, one column, 3 samples, the first at 11000 ms (zigzag varint
   // f0 ab 01) of 11.0 (little-endian bits), then a zero byte: the second sample's
   // delta-of-delta 0 on a delta of 0, a timestamp that does not advance.
