@@ -95,6 +95,17 @@ TEST(Nouveau, NotLoadedAndNotBlacklistedAnywhereWarns) {
   EXPECT_HAS(c.found, "blacklist nouveau, options nouveau modeset=0");
 }
 
+// "install nouveau /bin/true" (or /bin/false) keeps nouveau from loading as a blacklist does; the
+// same trick for another module says nothing about nouveau.
+TEST(Nouveau, InstallCommandThatDoesNothingCountsAsBlacklist) {
+  auto m = withoutBlacklist();
+  const std::string file = "/etc/modprobe.d/nouveau-install.conf";
+  m->fx.write(file, "install nvidiafb /bin/false\ninstall nouveau /bin/true\noptions nouveau modeset=0\n");
+  const Check c = nouveau(m->run(), Verdict::kPass);
+  EXPECT_HAS(c.found, file + ": install nouveau /bin/true");
+  EXPECT_EQ(c.found.find("nvidiafb"), std::string::npos) << c.found;
+}
+
 // The kernel command line: modprobe.blacklist= (read by modprobe), module_blacklist= (enforced by
 // the kernel), and nouveau.modeset=0 (the option's command-line form).
 TEST(Nouveau, KernelCommandLineModprobeBlacklist) {

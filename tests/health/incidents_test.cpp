@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -335,4 +337,20 @@ TEST(Incidents, TheGpuIndexIsStored) {
   ASSERT_EQ(open.size(), 1u);
   EXPECT_EQ(open[0].id, id);
   EXPECT_EQ(open[0].gpu_index, 6);
+}
+
+// recent() without a limit is documented to return the newest hundred: one more than that must be
+// left out, and only then.
+TEST(Incidents, RecentDefaultsToTheNewestHundred) {
+  auto s = IncidentStore::open(freshDir("recent") + "/incidents.db");
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto& st = **s;
+  std::vector<Finding> many;
+  for (int i = 0; i < 101; ++i)
+    many.push_back(finding("gpu_temperature", "GPU-" + std::to_string(i), Severity::Warning, false));
+  auto r = st.apply(many, 1000);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 101u);
+  EXPECT_EQ(st.recent().size(), 100u);
+  EXPECT_EQ(st.recent(1000).size(), 101u);
 }

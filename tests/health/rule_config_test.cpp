@@ -78,6 +78,8 @@ TEST(RuleConfigKeys, BadValuesNameFileLineAndKey) {
       {"pcie_replay_per_min: [1, 2]\n", "r.yaml:1: pcie_replay_per_min: expected a list of 5 numbers"},
       {"gpu_temp_c: 80\nswing_low: 25\n", "r.yaml:1: swing_high: needs swing_low < swing_high ≤ starvation_util_max"},
       {"idle_util: 70\n", "load_util: needs idle_util < load_util ≤ full_load_util (70, 60, 90)"},
+      // Values in these messages keep three decimals at most.
+      {"idle_util: 70.12345\n", "load_util: needs idle_util < load_util ≤ full_load_util (70.123, 60, 90)"},
       {"- gpu_temp_c\n", "r.yaml:1: expected a mapping of health settings"},
   };
   for (const auto& [yaml, want] : cases) {

@@ -85,5 +85,15 @@ TEST(ControlCall, NoFileIsNotReachedAndAPlainFileIsRefused) {
   EXPECT_EQ(plain.error, "refusing the control socket " + plain_path + ": it is not a socket");
 }
 
+// The diag report list shows each report's time read back from its file name, so every field of
+// the compact stamp must land in its place of the RFC 3339 form.
+TEST(DiagReportName, ParsedIntoItsTimeAndLevel) {
+  const auto r = DataDir::parseDiagReportName("20260102T030405Z-r2.json");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->time, "2026-01-02T03:04:05Z");
+  EXPECT_EQ(r->level, 2);
+  EXPECT_FALSE(DataDir::parseDiagReportName("20260102T030405Z-r4.json").has_value());
+}
+
 }  // namespace
 }  // namespace gw::node

@@ -322,5 +322,18 @@ TEST(MonitorJobs, TheMappingFolderDrivesJobsLabelsAndTheirXids) {
   for (const auto& v : views) EXPECT_TRUE(v.workload_labels.empty());
 }
 
+// The epilog's leftover check asks the monitor for the GPUs' processes: with NVML up (the
+// simulator) the lists are read, not refused as if NVML were missing, and a GPU it does not
+// know is named as unread.
+TEST(MonitorGpuProcesses, ReadWhileNvmlIsUp) {
+  testsupport::TempDir root("gw-monitor-root");
+  SimNode node(scenario("dgx-h100"), root.path());
+  const auto procs = node.monitor().gpuProcesses({"GPU-not-on-this-node"});
+  ASSERT_TRUE(procs) << procs.error();
+  EXPECT_TRUE(procs->simulated);
+  EXPECT_TRUE(procs->processes.empty());
+  EXPECT_EQ(procs->unread, std::vector<std::string>{"GPU-not-on-this-node"});
+}
+
 }  // namespace
 }  // namespace gw::node
