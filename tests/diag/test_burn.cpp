@@ -135,6 +135,9 @@ TEST(Burn, AnXidDuringTheBurnIsFaultyTheOthersOk) {
   const auto j = burnToJson(r);
   EXPECT_EQ(j["gpus"][2]["verdict"], "faulty");
   EXPECT_EQ(j["gpus"][0]["verdict"], "ok");
+  // The report's "gemm" is the GEMM step's own measurement, not another check's.
+  ASSERT_TRUE(j["gpus"][0].contains("gemm"));
+  EXPECT_EQ(j["gpus"][0]["gemm"].value("gflops", 0.0), 50000.0);
 }
 
 // Interrupted: what ran is judged, but no GPU is called OK and the run does not pass.

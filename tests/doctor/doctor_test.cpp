@@ -629,6 +629,10 @@ TEST(Timezone, MissingInAContainerWarns) {
   m->env["TZ"] = "CST-8";
   const auto rule = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kPass);
   EXPECT_EQ(rule.found, "TZ=CST-8 (a POSIX rule); /etc/localtime absent (TZ decides)");
+  // UTC is no zone file's name yet a zone all the same: it needs no /etc/localtime either.
+  m->env["TZ"] = "UTC";
+  const auto utc = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kPass);
+  EXPECT_EQ(utc.found, "TZ=UTC (UTC); /etc/localtime absent (TZ decides)");
 }
 
 // A POSIX rule's offset may carry a '+' or no sign at all ("EST5EDT,M3.2.0,M11.1.0", the form

@@ -77,6 +77,9 @@ TEST_F(KmsgSourceTest, AppendedLinesArriveMalformedCounted) {
   EXPECT_EQ(st.events, 2U);
   EXPECT_EQ(st.malformed, 1U);
   EXPECT_EQ(st.irrelevant, 1U);
+  // A plain file has no kernel records to lose or pass over: only /dev/kmsg counts those.
+  EXPECT_EQ(st.overwritten, 0U);
+  EXPECT_EQ(st.oversized, 0U);
   ASSERT_EQ(st.last_malformed.size(), 1U);
   EXPECT_NE(st.last_malformed.back().find("abc"), std::string::npos);
   EXPECT_TRUE(src.healthy());

@@ -111,6 +111,8 @@ TEST(RuleConfigKeys, RangesAtTheirEdges) {
       {"starvation_window_ms: 9999\n", false},
       {"starvation_window_ms: 648000\n", true},
       {"starvation_window_ms: 648001\n", false},
+      {"pcie_replay_per_min: [0, 0, 0, 0, 1000000000]\n", true},
+      {"pcie_replay_per_min: [0, 0, 0, 0, 1000000000.5]\n", false},
   };
   for (const auto& [yaml, ok] : cases) EXPECT_EQ(parseRuleConfig(yaml, "r.yaml").ok(), ok) << yaml;
 }

@@ -376,6 +376,10 @@ TEST(ListenAddresses, Parse) {
   EXPECT_FALSE(parseListenAddress("::1:9400"));
   EXPECT_FALSE(parseListenAddress("host:"));
   EXPECT_FALSE(parseListenAddress("host:65536"));
+  // The top of the range is a port too.
+  auto top = parseListenAddress("host:65535");
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->port, 65535);
   EXPECT_FALSE(parseListenAddress("host"));
 }
 
@@ -429,6 +433,10 @@ TEST(TimeSpecs, EveryMonthEndsOnItsLastDay) {
     EXPECT_FALSE(parseTimeSpec(buf, 0)) << buf;
   }
   EXPECT_TRUE(parseTimeSpec("2024-02-29T00:00:00Z", 0));
+  // The Gregorian rule: a century is a leap year only when it is a 400th one.
+  EXPECT_FALSE(parseTimeSpec("2100-02-29T00:00:00Z", 0));
+  EXPECT_TRUE(parseTimeSpec("2000-02-29T00:00:00Z", 0));
+  EXPECT_TRUE(parseTimeSpec("2020-02-29T00:00:00Z", 0));
 }
 
 TEST(TimeSpecs, StepsAndFormatting) {

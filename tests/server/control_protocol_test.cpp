@@ -1,6 +1,14 @@
 // node::control::parseBounded: what both ends of the control socket parse with. Depth, number of
-// values and malformed text are refused with a sentence, never a crash or an exception.
+// values and malformed text are refused with a sentence, never a crash or an exception. And
+// sendAll, what both ends write with.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
 
 #include "node/control_protocol.h"
 
@@ -50,6 +58,28 @@ TEST(ControlProtocol, ParseBoundedRefusesTooManyValuesAndMalformedText) {
     ASSERT_FALSE(b) << bad;
     EXPECT_EQ(b.error().rfind("not JSON", 0), 0u) << b.error();
   }
+}
+
+// A reply larger than the socket's buffer: the sender waits for room (the reader catching up)
+// rather than giving up at the first full buffer.
+TEST(ControlProtocol, SendAllWaitsForRoomWhileTheReaderCatchesUp) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  ASSERT_EQ(::fcntl(sv[0], F_SETFL, ::fcntl(sv[0], F_GETFL) | O_NONBLOCK), 0);
+  const std::string data(8 << 20, 'x');
+  std::size_t got = 0;
+  std::thread reader([&] {
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(sv[1], buf, sizeof buf)) > 0) got += static_cast<std::size_t>(n);
+  });
+  const std::string why =
+      node::control::sendAll(sv[0], data, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  ::close(sv[0]);
+  reader.join();
+  ::close(sv[1]);
+  EXPECT_EQ(why, "");
+  EXPECT_EQ(got, data.size());
 }
 
 }  // namespace

@@ -673,8 +673,10 @@ TEST(MetricsPage, ScrapesBetweenTwoSamplesShareThePageAndOnlyTheTailMoves) {
   ASSERT_TRUE(agent->start());
   const int port = portOf(*agent);
   ASSERT_GT(port, 0);
+  int waiting_scrapes = 0;  // these count too
   ASSERT_TRUE(test::eventually(
       [&] {
+        ++waiting_scrapes;
         return test::select(test::parseExposition(httpGet(port, "/metrics").body), "DCGM_FI_DEV_GPU_TEMP").size() == 8;
       },
       10s));
@@ -695,6 +697,7 @@ TEST(MetricsPage, ScrapesBetweenTwoSamplesShareThePageAndOnlyTheTailMoves) {
   EXPECT_EQ(split(a).first, split(b).first);
   EXPECT_EQ(split(c).first, split(a).first);
   EXPECT_NE(split(a).second, split(b).second);
+  EXPECT_EQ(scrapes(a), waiting_scrapes + 1.0) << "a scrape counts itself";
   EXPECT_EQ(scrapes(b), scrapes(a) + 1);
   EXPECT_EQ(scrapes(c), scrapes(a) + 2);
   EXPECT_NE(split(a).first.find("gpuwarden_gpu_health{"), std::string::npos);  // health series are in the page
