@@ -156,11 +156,14 @@ TEST(LiveMetrics, DcgmFamiliesMatchDcgmExportersDeclarations) {
   ASSERT_GT(table.size(), 30u);
   LiveAgent agent("dgx-h100", "dcgm");
   ASSERT_GT(agent.port(), 0);
-  // Wait for the slow cadence too (remapped rows, ECC) on the last GPU.
-  const std::string body =
-      agent.metricsWhen({"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-                         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"},
-                        8);
+  // Wait for the slow cadence too (remapped rows, ECC) on the last GPU, and for the profiling
+  // families, which a GPU has only from its second GPM sample on (a page under load once had them
+  // for six GPUs of eight).
+  const std::string body = agent.metricsWhen(
+      {"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+       "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
+       "DCGM_FI_PROF_PCIE_RX_BYTES", "DCGM_FI_PROF_PIPE_FP16_ACTIVE"},
+      8);
   const auto parsed = testing::parseExposition(body, false);
   ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
 
