@@ -27,27 +27,30 @@ struct Column {
 };
 
 // nvidia-smi dmon's groups and columns: p power/temp, u utilisation, c clocks, v violations,
-// m memory, e ECC and PCIe replays, t PCIe throughput.
+// m memory, e ECC and PCIe replays, t PCIe throughput. Every column is six wide and every line
+// ends in a space, as a real 580.159.04 printed them (tests/e2e/fixtures/real-h200-580.159.04).
 constexpr Column kColumns[] = {
-    {'p', "pwr", "W", "power_usage", 1, 5},
+    {'p', "pwr", "W", "power_usage", 1, 6},
     {'p', "gtemp", "C", "gpu_temp", 1, 6},
     {'p', "mtemp", "C", "memory_temp", 1, 6},
-    {'u', "sm", "%", "gpu_util", 1, 5},
-    {'u', "mem", "%", "mem_copy_util", 1, 5},
-    {'u', "enc", "%", "enc_util", 1, 5},
-    {'u', "dec", "%", "dec_util", 1, 5},
-    {'c', "mclk", "MHz", "mem_clock", 1, 5},
-    {'c', "pclk", "MHz", "sm_clock", 1, 5},
+    {'u', "sm", "%", "gpu_util", 1, 6},
+    {'u', "mem", "%", "mem_copy_util", 1, 6},
+    {'u', "enc", "%", "enc_util", 1, 6},
+    {'u', "dec", "%", "dec_util", 1, 6},
+    {'u', "jpg", "%", "@jpeg_util", 1, 6},
+    {'u', "ofa", "%", "@ofa_util", 1, 6},
+    {'c', "mclk", "MHz", "mem_clock", 1, 6},
+    {'c', "pclk", "MHz", "sm_clock", 1, 6},
     // Violations: 100 while the clock event reason is active at the sample, else 0.
-    {'v', "pviol", "%", "@power_violation", 1, 5},
-    {'v', "tviol", "bool", "@thermal_violation", 1, 5},
-    {'m', "fb", "MB", "fb_used", 1, 5},
-    {'m', "bar1", "MB", "@bar1_used", 1, 5},
-    {'e', "sbecc", "errs", "ecc_sbe_volatile", 1, 5},
-    {'e', "dbecc", "errs", "ecc_dbe_volatile", 1, 5},
-    {'e', "pci", "errs", "pcie_replay_counter", 1, 5},
-    {'t', "rxpci", "MB/s", "pcie_rx_throughput", 1.0 / 1024, 5},
-    {'t', "txpci", "MB/s", "pcie_tx_throughput", 1.0 / 1024, 5},
+    {'v', "pviol", "%", "@power_violation", 1, 6},
+    {'v', "tviol", "bool", "@thermal_violation", 1, 6},
+    {'m', "fb", "MB", "fb_used", 1, 6},
+    {'m', "bar1", "MB", "@bar1_used", 1, 6},
+    {'e', "sbecc", "errs", "ecc_sbe_volatile", 1, 6},
+    {'e', "dbecc", "errs", "ecc_dbe_volatile", 1, 6},
+    {'e', "pci", "errs", "pcie_replay_counter", 1, 6},
+    {'t', "rxpci", "MB/s", "pcie_rx_throughput", 1.0 / 1024, 6},
+    {'t', "txpci", "MB/s", "pcie_tx_throughput", 1.0 / 1024, 6},
 };
 
 Result<double> readColumn(const Column& c, const nvml::Device& d) {
@@ -59,6 +62,13 @@ Result<double> readColumn(const Column& c, const nvml::Device& d) {
                              ? (nvmlClocksThrottleReasonSwPowerCap | nvmlClocksThrottleReasonHwPowerBrakeSlowdown)
                              : (nvmlClocksThrottleReasonSwThermalSlowdown | nvmlClocksThrottleReasonHwThermalSlowdown);
     return (*r & mask) ? 100.0 : 0.0;
+  }
+  // Engines nvidia-smi shows beside the video ones; not in the field catalog (no DCGM field,
+  // no metric), read where dmon shows them.
+  if (f == "@jpeg_util" || f == "@ofa_util") {
+    auto r = f == "@jpeg_util" ? d.jpegUtilization() : d.ofaUtilization();
+    if (!r) return r.status();
+    return static_cast<double>(*r);
   }
   if (f == "@bar1_used") {
     auto r = d.bar1Memory();
@@ -125,7 +135,7 @@ int runDmon(Context& ctx, const DmonOptions& o, std::ostream& out, std::ostream&
       h1 += fmt::format(" {:>{}}", c->name, c->width);
       h2 += fmt::format(" {:>{}}", c->unit, c->width);
     }
-    out << h1 << "\n" << h2 << "\n";
+    out << h1 << " \n" << h2 << " \n";
   } else if (csv) {
     std::string h = "gpu";
     for (const auto* c : cols) h += std::string(",") + c->name;
@@ -192,8 +202,12 @@ int runDmon(Context& ctx, const DmonOptions& o, std::ostream& out, std::ostream&
         std::string line = fmt::format("{:>5}", gpus[g].first);
         for (std::size_t k = 0; k < cols.size(); ++k) {
           const auto& v = values[g][k];
-          line += v ? fmt::format(" {:>{}.0f}", *v, cols[k]->width) : fmt::format(" {:>{}}", "-", cols[k]->width);
+          // Whole units by truncation, as nvidia-smi divides NVML's integers (587 KB/s of PCIe
+          // traffic is 0 MB/s on a real 580.159.04, not 1).
+          line += v ? fmt::format(" {:>{}.0f}", std::floor(*v), cols[k]->width)
+                    : fmt::format(" {:>{}}", "-", cols[k]->width);
         }
+        line += ' ';
         if (o.markers && !errors[g].empty()) line += "  <- GPU " + errors[g];
         if (o.markers && straggler) line += "  <- idle while peers busy";
         if (!o.markers && !errors[g].empty() && reported.insert(g).second)

@@ -21,7 +21,9 @@ struct Metric {
   const char* name;
   const char* unit;
 };
-constexpr Metric kUtil[] = {{"sm", "%"}, {"mem", "%"}, {"enc", "%"}, {"dec", "%"}};
+// jpg and ofa as nvidia-smi 580 prints them; NVML's per-process samples have no such engines, so
+// their cells are always "-".
+constexpr Metric kUtil[] = {{"sm", "%"}, {"mem", "%"}, {"enc", "%"}, {"dec", "%"}, {"jpg", "%"}, {"ofa", "%"}};
 constexpr Metric kMem[] = {{"fb", "MB"}};
 
 }  // namespace
@@ -47,7 +49,7 @@ int runPmon(Context& ctx, const PmonOptions& o, std::ostream& out, std::ostream&
           h2 += fmt::format("{:>7}", m.unit);
         }
     }
-    out << h1 << "    command\n" << h2 << "    name\n";
+    out << h1 << "    command \n" << h2 << "    name \n";
   }
   installStopHandlers();
   bool any_error = false;
@@ -93,14 +95,15 @@ int runPmon(Context& ctx, const PmonOptions& o, std::ostream& out, std::ostream&
         auto pct = [](const std::optional<unsigned>& v) -> std::string { return v ? std::to_string(*v) : "-"; };
         for (char g : o.groups) {
           if (g == 'u') {
-            for (const auto& v :
-                 {p ? pct(p->sm) : "-", p ? pct(p->mem) : "-", p ? pct(p->enc) : "-", p ? pct(p->dec) : "-"})
+            for (const auto& v : {p ? pct(p->sm) : "-", p ? pct(p->mem) : "-", p ? pct(p->enc) : "-",
+                                  p ? pct(p->dec) : "-", std::string("-"), std::string("-")})
               line += fmt::format("{:>7}", v);
           }
           if (g == 'm') line += fmt::format("{:>7}", p ? std::to_string(p->used_bytes / (1024 * 1024)) : "-");
         }
         const std::string command = p ? p->command.substr(0, kCommandWidth) : "-";
-        out << line << "    " << command << "\n";
+        // The command padded to 15, as the real 580 pads its "-" of an idle GPU.
+        out << line << "    " << fmt::format("{:<{}}", command, kCommandWidth) << "\n";
       };
       if (r.procs.empty() && !o.json) row("-", "-", nullptr);
       for (const auto& p : r.procs) {

@@ -35,9 +35,10 @@ struct PmonOptions {
 };
 int runPmon(Context& ctx, const PmonOptions& o, std::ostream& out, std::ostream& err);
 
-// topo -m: nvidia-smi's tab-separated matrix and legend; `warnings` adds gpuwarden's notes on
-// pairs whose traffic crosses the CPU (not in nvidia-smi's output, so smi leaves them out).
-int runTopoMatrix(Context& ctx, bool json, bool warnings, std::ostream& out);
+// topo -m: nvidia-smi's tab-separated matrix and legend. as_nvidia_smi: nvidia-smi's text
+// exactly (its underlined header, the GPU NUMA ID column, no warnings); else gpuwarden's, which
+// adds notes on pairs whose traffic crosses the CPU.
+int runTopoMatrix(Context& ctx, bool json, bool as_nvidia_smi, std::ostream& out);
 
 // Whether the process's standard output is a terminal.
 bool stdoutIsTerminal();

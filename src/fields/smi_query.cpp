@@ -61,7 +61,13 @@ constexpr TextReader kPciSubDevice = [](const ReadContext& c) -> Result<std::str
   return hex("0x%08llX", p->subsystem_id);
 };
 constexpr TextReader kPcieGen = [](const ReadContext& c) { return number(c.device.pcieGen()); };
-constexpr TextReader kDisplayMode = [](const ReadContext& c) { return enabledText(c.device.displayMode()); };
+// nvidia-smi 580 no longer reads the display mode: it prints NVML's "deprecated" sentence
+// (recorded on a real 580.159.04, whose NVML still answered the call).
+constexpr TextReader kDisplayMode = [](const ReadContext& c) -> Result<std::string> {
+  if (nvml::driverMajor(c.session.driverVersion().value_or("")) >= 580)
+    return nvml::nvmlError(NVML_ERROR_DEPRECATED, "display_mode");
+  return enabledText(c.device.displayMode());
+};
 constexpr TextReader kDisplayAttached = [](const ReadContext& c) -> Result<std::string> {
   auto r = c.device.displayMode();
   if (!r) return r.status();
@@ -120,13 +126,30 @@ Result<std::string> eccAt(const ReadContext& c) {
 }
 // NVML's margin temperature: degrees left before the GPU reaches its slowdown threshold (negative
 // past it), which is what nvidia-smi prints, not the threshold itself.
+// The margin is to the GPU's maximum operating temperature, not to its slowdown threshold: a
+// real H200 at 37 C answered 50 (87 - 37; slowdown is 89) on driver 580.159.04.
 constexpr TextReader kTlimitMargin = [](const ReadContext& c) -> Result<std::string> {
-  auto slowdown = c.device.temperatureThreshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
-  if (!slowdown) return slowdown.status();
+  auto max_operating = c.device.temperatureThreshold(NVML_TEMPERATURE_THRESHOLD_GPU_MAX);
+  if (!max_operating) return max_operating.status();
   auto temp = c.device.temperature();
   if (!temp) return temp.status();
-  return std::to_string(static_cast<long long>(*slowdown) - static_cast<long long>(*temp));
+  return std::to_string(static_cast<long long>(*max_operating) - static_cast<long long>(*temp));
 };
+constexpr TextReader kPcieGpuMaxGen = [](const ReadContext& c) { return number(c.device.pcieGpuMaxGen()); };
+constexpr TextReader kAccountingMode = [](const ReadContext& c) { return enabledText(c.device.accountingMode()); };
+constexpr TextReader kAccountingBuffer = [](const ReadContext& c) { return number(c.device.accountingBufferSize()); };
+constexpr TextReader kGspCurrent = [](const ReadContext& c) -> Result<std::string> {
+  auto m = c.device.gspFirmwareMode();
+  if (!m) return m.status();
+  return std::string(m->enabled ? "Enabled" : "Disabled");
+};
+constexpr TextReader kGspDefault = [](const ReadContext& c) -> Result<std::string> {
+  auto m = c.device.gspFirmwareMode();
+  if (!m) return m.status();
+  return std::string(m->by_default ? "Enabled" : "Disabled");
+};
+constexpr TextReader kJpegUtil = [](const ReadContext& c) { return number(c.device.jpegUtilization()); };
+constexpr TextReader kOfaUtil = [](const ReadContext& c) { return number(c.device.ofaUtilization()); };
 constexpr TextReader kPowerManagement = [](const ReadContext& c) {
   return enabledText(c.device.powerManagementMode());
 };
@@ -179,7 +202,7 @@ const std::array kGpu = {
     P{"pcie.link.gen.current", "", "", "Current PCIe link generation (deprecated: pcie.link.gen.gpucurrent)"},
     P{"pcie.link.gen.gpucurrent", "", "", "Current PCIe link generation; may drop while the GPU is idle", kPcieGen},
     P{"pcie.link.gen.max", "", "", "Highest PCIe link generation this GPU and system allow"},
-    P{"pcie.link.gen.gpumax", "", "", "Highest PCIe link generation the GPU supports", kNotRead},
+    P{"pcie.link.gen.gpumax", "", "", "Highest PCIe link generation the GPU supports", kPcieGpuMaxGen},
     P{"pcie.link.gen.hostmax", "", "", "Highest PCIe link generation the GPU's root port supports", kNotRead},
     P{"pcie.link.width.current", "", "", "Current PCIe link width; may drop while the GPU is idle"},
     P{"pcie.link.width.max", "", "", "Widest PCIe link this GPU and system allow"},
@@ -190,8 +213,8 @@ const std::array kGpu = {
     P{"display_active", "", "", "A display is initialised on the GPU (Enabled/Disabled)", kDisplayActive},
     P{"persistence_mode", "", "", "Persistence mode keeps the driver loaded without clients (Enabled/Disabled)"},
     P{"addressing_mode", "", "", "System memory addressing from the GPU: HMM, ATS or None", kNotRead},
-    P{"accounting.mode", "", "", "Per-process accounting is enabled (Enabled/Disabled)", kNotRead},
-    P{"accounting.buffer_size", "", "", "How many processes the accounting buffer keeps", kNotRead},
+    P{"accounting.mode", "", "", "Per-process accounting is enabled (Enabled/Disabled)", kAccountingMode},
+    P{"accounting.buffer_size", "", "", "How many processes the accounting buffer keeps", kAccountingBuffer},
     P{"driver_model.current", "", "", "Windows driver model in use; always N/A on Linux", kDriverModel},
     P{"driver_model.pending", "", "", "Windows driver model after the next reboot; always N/A on Linux", kDriverModel},
     P{"vbios_version", "", "", "BIOS of the GPU board"},
@@ -251,8 +274,8 @@ const std::array kGpu = {
     P{"utilization.memory", "", "", "Percent of the last sample period during which device memory was read or written"},
     P{"utilization.encoder", "", "", "Percent of the last sample period the encoder was busy"},
     P{"utilization.decoder", "", "", "Percent of the last sample period the decoder was busy"},
-    P{"utilization.jpeg", "", "%", "Percent of the last sample period the JPEG engine was busy", kNotRead},
-    P{"utilization.ofa", "", "%", "Percent of the last sample period the optical flow accelerator was busy", kNotRead},
+    P{"utilization.jpeg", "", "%", "Percent of the last sample period the JPEG engine was busy", kJpegUtil},
+    P{"utilization.ofa", "", "%", "Percent of the last sample period the optical flow accelerator was busy", kOfaUtil},
     P{"encoder.stats.sessionCount", "", "", "Encoder sessions running on the GPU", kNotRead},
     P{"encoder.stats.averageFps", "", "", "Average frames per second over the encoder sessions", kNotRead},
     P{"encoder.stats.averageLatency", "", "", "Average encoder latency over the sessions, in microseconds", kNotRead},
@@ -273,7 +296,8 @@ const std::array kGpu = {
     P{"ecc.errors.corrected.volatile.texture_memory", "", "", "Parity errors in texture memory since the driver loaded",
       kNotRead},
     P{"ecc.errors.corrected.volatile.cbu", "", "", "Parity errors in the CBU since the driver loaded", kNotRead},
-    P{"ecc.errors.corrected.volatile.sram", "", "", "Errors in global SRAMs since the driver loaded", kNotRead},
+    P{"ecc.errors.corrected.volatile.sram", "", "", "Errors in global SRAMs since the driver loaded",
+      eccAt<NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_SRAM>},
     P{"ecc.errors.corrected.volatile.total", "", "", "Errors over the whole chip since the driver loaded"},
     P{"ecc.errors.corrected.aggregate.device_memory", "", "", "Errors in global device memory over the GPU's life",
       eccAt<NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_DEVICE_MEMORY>},
@@ -288,7 +312,8 @@ const std::array kGpu = {
     P{"ecc.errors.corrected.aggregate.texture_memory", "", "", "Parity errors in texture memory over the GPU's life",
       kNotRead},
     P{"ecc.errors.corrected.aggregate.cbu", "", "", "Parity errors in the CBU over the GPU's life", kNotRead},
-    P{"ecc.errors.corrected.aggregate.sram", "", "", "Errors in global SRAMs over the GPU's life", kNotRead},
+    P{"ecc.errors.corrected.aggregate.sram", "", "", "Errors in global SRAMs over the GPU's life",
+      eccAt<NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_SRAM>},
     P{"ecc.errors.corrected.aggregate.total", "", "", "Errors over the whole chip over the GPU's life"},
     P{"ecc.errors.uncorrected.volatile.device_memory", "", "", "Errors in global device memory since the driver loaded",
       eccAt<NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_DEVICE_MEMORY>},
@@ -303,7 +328,8 @@ const std::array kGpu = {
     P{"ecc.errors.uncorrected.volatile.texture_memory", "", "",
       "Parity errors in texture memory since the driver loaded", kNotRead},
     P{"ecc.errors.uncorrected.volatile.cbu", "", "", "Parity errors in the CBU since the driver loaded", kNotRead},
-    P{"ecc.errors.uncorrected.volatile.sram", "", "", "Errors in global SRAMs since the driver loaded", kNotRead},
+    P{"ecc.errors.uncorrected.volatile.sram", "", "", "Errors in global SRAMs since the driver loaded",
+      eccAt<NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, NVML_MEMORY_LOCATION_SRAM>},
     P{"ecc.errors.uncorrected.volatile.total", "", "", "Errors over the whole chip since the driver loaded"},
     P{"ecc.errors.uncorrected.aggregate.device_memory", "", "", "Errors in global device memory over the GPU's life",
       eccAt<NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_DEVICE_MEMORY>},
@@ -318,7 +344,8 @@ const std::array kGpu = {
     P{"ecc.errors.uncorrected.aggregate.texture_memory", "", "", "Parity errors in texture memory over the GPU's life",
       kNotRead},
     P{"ecc.errors.uncorrected.aggregate.cbu", "", "", "Parity errors in the CBU over the GPU's life", kNotRead},
-    P{"ecc.errors.uncorrected.aggregate.sram", "", "", "Errors in global SRAMs over the GPU's life", kNotRead},
+    P{"ecc.errors.uncorrected.aggregate.sram", "", "", "Errors in global SRAMs over the GPU's life",
+      eccAt<NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_SRAM>},
     P{"ecc.errors.uncorrected.aggregate.total", "", "", "Errors over the whole chip over the GPU's life"},
     P{"ecc.errors.uncorrected.volatile.sram.parity", "", "", "Unique volatile parity errors in SRAM", kNotRead},
     P{"ecc.errors.uncorrected.volatile.sram.secded", "", "", "Unique volatile SEC-DED errors in SRAM", kNotRead},
@@ -349,7 +376,8 @@ const std::array kGpu = {
     P{"remapped_rows.histogram.none", "", "", "Memory banks with no remap availability", kNotRead},
     P{"temperature.gpu", "", "", "Core GPU temperature, degrees C"},
     P{"temperature.gpu.tlimit", "", "",
-      "Degrees C left before the GPU reaches its slowdown threshold (NVML's margin temperature)", kTlimitMargin},
+      "Degrees C left before the GPU reaches its maximum operating temperature (NVML's margin temperature)",
+      kTlimitMargin},
     P{"temperature.memory", "", "", "HBM memory temperature, degrees C"},
     P{"power.management", "", "", "Power management is enabled (Enabled/Disabled)", kPowerManagement},
     P{"power.draw", "", "", "Last measured board power draw, watts (one-second average on Ampere and newer)"},
@@ -410,8 +438,8 @@ const std::array kGpu = {
     P{"clocks.max.memory", "clocks.max.mem", "", "Maximum memory clock"},
     P{"mig.mode.current", "", "", "MIG mode in use (Enabled/Disabled)"},
     P{"mig.mode.pending", "", "", "MIG mode after the next GPU reset (Enabled/Disabled)", kMigPending},
-    P{"gsp.mode.current", "", "", "GSP firmware is in use (Enabled/Disabled)", kNotRead},
-    P{"gsp.mode.default", "", "", "GSP firmware is in use by default (Enabled/Disabled)", kNotRead},
+    P{"gsp.mode.current", "", "", "GSP firmware is in use (Enabled/Disabled)", kGspCurrent},
+    P{"gsp.mode.default", "", "", "GSP firmware is in use by default (Enabled/Disabled)", kGspDefault},
     P{"c2c.mode", "", "", "The GPU is in C2C mode (Enabled/Disabled)", kNotRead},
     P{"protected_memory.total", "", "MiB", "Confidential computing protected memory installed", kNotRead},
     P{"protected_memory.used", "", "MiB", "Confidential computing protected memory allocated", kNotRead},
@@ -540,6 +568,7 @@ std::string describeError(const Status& s) {
   if (nvml::isUnsupported(s.nvmlCode())) return "[N/A]";
   if (s.nvmlCode() == NVML_ERROR_GPU_IS_LOST) return "[GPU is lost]";
   if (s.nvmlCode() == NVML_ERROR_NO_PERMISSION) return "[Insufficient Permissions]";
+  if (s.nvmlCode() == NVML_ERROR_DEPRECATED) return "[Requested functionality has been deprecated]";
   return "[Unknown Error]";
 }
 

@@ -56,6 +56,8 @@ const char* errorName(nvmlReturn_t r) {
       return "FREQ_NOT_SUPPORTED";
     case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
       return "ARGUMENT_VERSION_MISMATCH";
+    case NVML_ERROR_DEPRECATED:
+      return "DEPRECATED";
     default:
       return "UNKNOWN";
   }
@@ -113,6 +115,8 @@ std::string errorMeaning(nvmlReturn_t r) {
       return "insufficient resources";
     case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
       return "struct version not supported by this driver";
+    case NVML_ERROR_DEPRECATED:
+      return "Requested functionality has been deprecated";
     case NVML_ERROR_UNKNOWN:
       return "Unknown Error (the driver gave no reason)";
     default:

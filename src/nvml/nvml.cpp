@@ -190,6 +190,28 @@ Result<unsigned> Device::pcieMaxGen() const {
 Result<unsigned> Device::pcieMaxWidth() const {
   GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth", h_);
 }
+Result<unsigned> Device::pcieGpuMaxGen() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetGpuMaxPcieLinkGeneration, "nvmlDeviceGetGpuMaxPcieLinkGeneration", h_);
+}
+Result<bool> Device::accountingMode() const {
+  if (!api_) return noHandle("nvmlDeviceGetAccountingMode");
+  if (!api_->nvmlDeviceGetAccountingMode) return missing("nvmlDeviceGetAccountingMode");
+  nvmlEnableState_t s = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetAccountingMode(h_, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetAccountingMode");
+  return s == NVML_FEATURE_ENABLED;
+}
+Result<unsigned> Device::accountingBufferSize() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetAccountingBufferSize, "nvmlDeviceGetAccountingBufferSize", h_);
+}
+Result<Device::GspMode> Device::gspFirmwareMode() const {
+  if (!api_) return noHandle("nvmlDeviceGetGspFirmwareMode");
+  if (!api_->nvmlDeviceGetGspFirmwareMode) return missing("nvmlDeviceGetGspFirmwareMode");
+  unsigned enabled = 0, by_default = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetGspFirmwareMode(h_, &enabled, &by_default);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetGspFirmwareMode");
+  return GspMode{enabled != 0, by_default != 0};
+}
 Result<unsigned> Device::pcieThroughputKBs(nvmlPcieUtilCounter_t c) const {
   GW_CALL_OUT(unsigned, api_->nvmlDeviceGetPcieThroughput, "nvmlDeviceGetPcieThroughput", h_, c);
 }
@@ -257,6 +279,24 @@ Result<unsigned> Device::decoderUtilization() const {
   unsigned u = 0, period = 0;
   nvmlReturn_t r = api_->nvmlDeviceGetDecoderUtilization(h_, &u, &period);
   if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDecoderUtilization");
+  return u;
+}
+
+Result<unsigned> Device::jpegUtilization() const {
+  if (!api_) return noHandle("nvmlDeviceGetJpgUtilization");
+  if (!api_->nvmlDeviceGetJpgUtilization) return missing("nvmlDeviceGetJpgUtilization");
+  unsigned u = 0, period = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetJpgUtilization(h_, &u, &period);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetJpgUtilization");
+  return u;
+}
+
+Result<unsigned> Device::ofaUtilization() const {
+  if (!api_) return noHandle("nvmlDeviceGetOfaUtilization");
+  if (!api_->nvmlDeviceGetOfaUtilization) return missing("nvmlDeviceGetOfaUtilization");
+  unsigned u = 0, period = 0;
+  nvmlReturn_t r = api_->nvmlDeviceGetOfaUtilization(h_, &u, &period);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetOfaUtilization");
   return u;
 }
 
@@ -981,6 +1021,15 @@ Result<std::string> Session::processName(unsigned pid) const {
 }
 
 std::string cudaVersionString(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+int driverMajor(std::string_view driver_version) {
+  int major = 0;
+  for (char ch : driver_version) {
+    if (ch < '0' || ch > '9' || major > 100000) break;
+    major = major * 10 + (ch - '0');
+  }
+  return major;
+}
 
 const char* architectureName(unsigned arch) {
   switch (arch) {

@@ -166,6 +166,16 @@ class Device {
   Result<unsigned> pcieWidth() const;
   Result<unsigned> pcieMaxGen() const;
   Result<unsigned> pcieMaxWidth() const;
+  // The GPU's own highest generation (pcieMaxGen is the link's: the lower of GPU and slot).
+  Result<unsigned> pcieGpuMaxGen() const;
+  // Per-process accounting: on or off, and how many processes its buffer keeps.
+  Result<bool> accountingMode() const;
+  Result<unsigned> accountingBufferSize() const;
+  // GSP firmware: in use now, and by default.
+  struct GspMode {
+    bool enabled = false, by_default = false;
+  };
+  Result<GspMode> gspFirmwareMode() const;
   Result<unsigned> pcieThroughputKBs(nvmlPcieUtilCounter_t counter) const;
   Result<unsigned> pcieReplayCounter() const;
   Result<unsigned> powerUsageMw() const;
@@ -182,6 +192,9 @@ class Device {
   Result<nvmlUtilization_t> utilization() const;
   Result<unsigned> encoderUtilization() const;
   Result<unsigned> decoderUtilization() const;
+  // The JPEG decoder and optical flow accelerator (NVML 12, R525+; nvidia-smi dmon's jpg, ofa).
+  Result<unsigned> jpegUtilization() const;
+  Result<unsigned> ofaUtilization() const;
   Result<bool> eccEnabled() const;
   Result<std::uint64_t> eccErrors(nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter) const;
   Result<unsigned> retiredPages(nvmlPageRetirementCause_t cause) const;
@@ -306,6 +319,8 @@ class Session {
 
 // "12.4" from 12040.
 std::string cudaVersionString(int v);
+// 580 from "580.159.04"; 0 when the version does not start with a number.
+int driverMajor(std::string_view driver_version);
 // Architecture name ("Hopper") from NVML_DEVICE_ARCH_*.
 const char* architectureName(unsigned arch);
 // nvidia-smi's brand name ("NVIDIA", "Tesla", "GeForce RTX") from NVML_BRAND_*.

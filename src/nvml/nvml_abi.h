@@ -41,6 +41,7 @@ enum : nvmlReturn_t {
   NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
   NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
   NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+  NVML_ERROR_DEPRECATED = 26,
   NVML_ERROR_UNKNOWN = 999,
 };
 
@@ -228,6 +229,10 @@ enum : nvmlMemoryLocation_t {
   NVML_MEMORY_LOCATION_L2_CACHE = 1,
   NVML_MEMORY_LOCATION_DEVICE_MEMORY = 2,
   NVML_MEMORY_LOCATION_REGISTER_FILE = 3,
+  NVML_MEMORY_LOCATION_TEXTURE_MEMORY = 4,
+  NVML_MEMORY_LOCATION_TEXTURE_SHM = 5,
+  NVML_MEMORY_LOCATION_CBU = 6,
+  NVML_MEMORY_LOCATION_SRAM = 7,  // Hopper's on-chip SRAMs, counted together
 };
 
 typedef unsigned int nvmlClockType_t;
@@ -561,6 +566,11 @@ typedef struct nvmlGpmSupport_st {
   X(nvmlDeviceGetCurrPcieLinkGeneration, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currLinkGen))              \
   X(nvmlDeviceGetCurrPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currLinkWidth))                 \
   X(nvmlDeviceGetMaxPcieLinkGeneration, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkGen))                \
+  X(nvmlDeviceGetGpuMaxPcieLinkGeneration, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkGenDevice))       \
+  X(nvmlDeviceGetAccountingMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                       \
+  X(nvmlDeviceGetAccountingBufferSize, nvmlReturn_t, (nvmlDevice_t device, unsigned int* bufferSize))                 \
+  X(nvmlDeviceGetGspFirmwareMode, nvmlReturn_t,                                                                       \
+    (nvmlDevice_t device, unsigned int* isEnabled, unsigned int* defaultMode))                                        \
   X(nvmlDeviceGetMaxPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkWidth))                   \
   X(nvmlDeviceGetPcieThroughput, nvmlReturn_t,                                                                        \
     (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* value))                                        \
@@ -589,6 +599,10 @@ typedef struct nvmlGpmSupport_st {
   X(nvmlDeviceGetEncoderUtilization, nvmlReturn_t,                                                                    \
     (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                 \
   X(nvmlDeviceGetDecoderUtilization, nvmlReturn_t,                                                                    \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                 \
+  X(nvmlDeviceGetJpgUtilization, nvmlReturn_t,                                                                        \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                 \
+  X(nvmlDeviceGetOfaUtilization, nvmlReturn_t,                                                                        \
     (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                 \
   X(nvmlDeviceGetEccMode, nvmlReturn_t,                                                                               \
     (nvmlDevice_t device, nvmlEnableState_t * current, nvmlEnableState_t * pending))                                  \

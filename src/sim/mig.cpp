@@ -108,7 +108,7 @@ const MigProfile* migProfileByIndex(const Device& gpu, unsigned nvml_index) {
 
 std::vector<unsigned> migPlacements(const MigProfile& p) {
   std::vector<unsigned> starts;
-  for (unsigned k = 0; k < p.instances; ++k)
+  for (unsigned k = 0; k < (p.places ? p.places : p.instances); ++k)
     if ((k + 1) * p.mem_slices <= kMigMemorySlices) starts.push_back(k * p.mem_slices);
   return starts;
 }

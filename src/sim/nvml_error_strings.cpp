@@ -56,6 +56,8 @@ extern "C" const char* nvmlErrorString(nvmlReturn_t result) {
       return "Frequency not supported";
     case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
       return "Argument version mismatch";
+    case NVML_ERROR_DEPRECATED:
+      return "Requested functionality has been deprecated";
     case NVML_ERROR_UNKNOWN:
       return "Unknown Error";
     default:

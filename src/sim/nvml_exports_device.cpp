@@ -491,8 +491,46 @@ nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int* 
   return nvmlDeviceGetEncoderUtilization(device, utilization, samplingPeriodUs);
 }
 
+// No workload of the simulator decodes JPEG or computes optical flow: idle engines, as the
+// recorded H200 answered (0 %).
+nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device, unsigned int* utilization,
+                                         unsigned int* samplingPeriodUs) {
+  return nvmlDeviceGetEncoderUtilization(device, utilization, samplingPeriodUs);
+}
+
+nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t device, unsigned int* utilization,
+                                         unsigned int* samplingPeriodUs) {
+  return nvmlDeviceGetEncoderUtilization(device, utilization, samplingPeriodUs);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Modes and settings.
+
+// Accounting is off with the driver's default buffer of 4000 processes (a real H200 on 580.159.04).
+nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
+  *mode = NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetAccountingBufferSize(nvmlDevice_t device, unsigned int* bufferSize) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!bufferSize) return NVML_ERROR_INVALID_ARGUMENT;
+  *bufferSize = 4000;
+  return NVML_SUCCESS;
+}
+
+// GSP firmware runs Hopper by default (the recorded H200 answered Enabled/Enabled); the older
+// boards of the simulator run without it, as the proprietary module of their drivers does.
+nvmlReturn_t nvmlDeviceGetGspFirmwareMode(nvmlDevice_t device, unsigned int* isEnabled, unsigned int* defaultMode) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!isEnabled || !defaultMode) return NVML_ERROR_INVALID_ARGUMENT;
+  const bool gsp = c.dev->profile->architecture >= NVML_DEVICE_ARCH_HOPPER;
+  *isEnabled = gsp ? 1 : 0;
+  *defaultMode = gsp ? 1 : 0;
+  return NVML_SUCCESS;
+}
 
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);

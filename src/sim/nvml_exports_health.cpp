@@ -55,9 +55,17 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
 nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
                                              nvmlEccCounterType_t counterType, nvmlMemoryLocation_t location,
                                              unsigned long long* count) {
-  if (location > NVML_MEMORY_LOCATION_REGISTER_FILE) {
+  {
     GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
-    return NVML_ERROR_INVALID_ARGUMENT;
+    if (location > NVML_MEMORY_LOCATION_SRAM) return NVML_ERROR_INVALID_ARGUMENT;
+    // Hopper counts its on-chip memories as one SRAM location and answers nothing for the
+    // units older GPUs counted one by one (a real H200 on 580.159.04); the older boards of the
+    // simulator count L1, L2 and the register file, and no texture, CBU or SRAM location.
+    const bool hopper = c.dev->profile->architecture >= NVML_DEVICE_ARCH_HOPPER;
+    const bool counted =
+        location == NVML_MEMORY_LOCATION_DEVICE_MEMORY ||
+        (hopper ? location == NVML_MEMORY_LOCATION_SRAM : location <= NVML_MEMORY_LOCATION_REGISTER_FILE);
+    if (!counted) return NVML_ERROR_NOT_SUPPORTED;
   }
   nvmlReturn_t rc = nvmlDeviceGetTotalEccErrors(device, errorType, counterType, count);
   // The scenario's ECC errors are all in device memory.
@@ -69,7 +77,7 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCa
                                        unsigned long long* addresses) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!pageCount || cause > NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR) return NVML_ERROR_INVALID_ARGUMENT;
-  if (!c.gpu->readSettings().ecc_current) return NVML_ERROR_NOT_SUPPORTED;
+  if (!c.dev->profile->retires_pages || !c.gpu->readSettings().ecc_current) return NVML_ERROR_NOT_SUPPORTED;
   RetiredPages r = retiredAt(faultsOf(c), c.t);
   unsigned n = cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? r.dbe : r.sbe;
   if (*pageCount < n) {
@@ -88,7 +96,7 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCa
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t* isPending) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!isPending) return NVML_ERROR_INVALID_ARGUMENT;
-  if (!c.gpu->readSettings().ecc_current) return NVML_ERROR_NOT_SUPPORTED;
+  if (!c.dev->profile->retires_pages || !c.gpu->readSettings().ecc_current) return NVML_ERROR_NOT_SUPPORTED;
   *isPending = retiredAt(faultsOf(c), c.t).pending ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
 }
@@ -127,6 +135,14 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned in
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!maxLinkGen) return NVML_ERROR_INVALID_ARGUMENT;
   *maxLinkGen = c.dev->profile->pcie_max_gen;
+  return NVML_SUCCESS;
+}
+
+// The simulated boards sit in slots of their own generation, so the GPU's maximum is the link's.
+nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int* maxLinkGenDevice) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!maxLinkGenDevice) return NVML_ERROR_INVALID_ARGUMENT;
+  *maxLinkGenDevice = c.dev->profile->pcie_max_gen;
   return NVML_SUCCESS;
 }
 

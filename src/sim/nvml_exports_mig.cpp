@@ -115,7 +115,9 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned i
                                                  nvmlGpuInstanceProfileInfo_t* info) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!info || profile > NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2) return NVML_ERROR_INVALID_ARGUMENT;
-  if (!c.dev->profile->mig_capable || !c.dev->mig_current.load()) return NVML_ERROR_NOT_SUPPORTED;
+  // A MIG-capable GPU describes its profiles with MIG off too: a real H200 on 580.159.04 did
+  // (nvidia-smi mig -lgip listed them all, every instance free).
+  if (!c.dev->profile->mig_capable) return NVML_ERROR_NOT_SUPPORTED;
   const MigProfile* p = migProfileByIndex(*c.dev, profile);
   if (!p) return NVML_ERROR_NOT_SUPPORTED;
   fillGpuProfile(*p, p->instances, info);
@@ -149,8 +151,11 @@ nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, 
                                                            unsigned int* count) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
   if (!count) return NVML_ERROR_INVALID_ARGUMENT;
-  const MigProfile* p = nullptr;
-  if (nvmlReturn_t rc = profileOf(c, profileId, &p); rc != NVML_SUCCESS) return rc;
+  // Where a profile could go is a fact of the GPU, answered with MIG off too (a real H200 on
+  // 580.159.04 listed every placement, nvidia-smi mig -lgipp).
+  if (!c.dev->profile->mig_capable) return NVML_ERROR_NOT_SUPPORTED;
+  const MigProfile* p = migProfileById(*c.dev, profileId);
+  if (!p) return NVML_ERROR_INVALID_ARGUMENT;
   const auto starts = migPlacements(*p);
   if (!placements) {
     *count = static_cast<unsigned>(starts.size());

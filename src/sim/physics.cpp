@@ -163,13 +163,14 @@ void GpuPhysics::evaluate(StepState* s) const {
   s->sm_clock = std::max(P.idle_sm_clock, roundClock(top * factor));
   s->mem_clock = idle ? P.idle_mem_clock : P.max_mem_clock;
   s->video_clock = idle ? P.idle_video_clock : roundClock(P.max_video_clock * std::min(1.0, factor));
-  s->pstate = fx.pstate ? fx.pstate : idle ? NVML_PSTATE_8 : NVML_PSTATE_0;
+  s->pstate = fx.pstate ? fx.pstate : idle && !P.idle_in_p0 ? NVML_PSTATE_8 : NVML_PSTATE_0;
 
   s->fan = fanPercent(*s, fx.fan_failed);
 
   // Active-state power management: an idle board trains its link down to Gen1 (the width stays);
-  // it is back at full speed as soon as work arrives. A downtrained link stays downtrained.
-  s->pcie_gen = fx.pcie_gen ? fx.pcie_gen : idle ? 1 : P.pcie_max_gen;
+  // it is back at full speed as soon as work arrives. A downtrained link stays downtrained. A
+  // board that idles in P0 keeps its link at full speed.
+  s->pcie_gen = fx.pcie_gen ? fx.pcie_gen : idle && !P.idle_in_p0 ? 1 : P.pcie_max_gen;
   s->pcie_width = fx.pcie_width ? fx.pcie_width : P.pcie_max_width;
   double tx_share = 0, rx_share = 0;
   pcieShare(gpu_.workload, &tx_share, &rx_share);

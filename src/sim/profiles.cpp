@@ -11,9 +11,10 @@ namespace {
 // MIG geometries (nvidia-smi mig -lgip). Memory is the usable size NVML reports per instance.
 // Columns: name, compute slices, SMs, MiB, CE, DEC, NVML profile index, profile id, instances,
 // memory slices, JPEG, OFA.
-constexpr unsigned k1 = NVML_GPU_INSTANCE_PROFILE_1_SLICE, k1r2 = NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2,
-                   k2 = NVML_GPU_INSTANCE_PROFILE_2_SLICE, k3 = NVML_GPU_INSTANCE_PROFILE_3_SLICE,
-                   k4 = NVML_GPU_INSTANCE_PROFILE_4_SLICE, k7 = NVML_GPU_INSTANCE_PROFILE_7_SLICE;
+constexpr unsigned k1 = NVML_GPU_INSTANCE_PROFILE_1_SLICE, k1r1 = NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1,
+                   k1r2 = NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2, k2 = NVML_GPU_INSTANCE_PROFILE_2_SLICE,
+                   k3 = NVML_GPU_INSTANCE_PROFILE_3_SLICE, k4 = NVML_GPU_INSTANCE_PROFILE_4_SLICE,
+                   k7 = NVML_GPU_INSTANCE_PROFILE_7_SLICE;
 const std::vector<MigProfile> kA100_80Mig = {
     {"1g.10gb", 1, 14, 9728, 1, 0, k1, 19, 7, 1, 0, 0},  {"1g.20gb", 1, 14, 19968, 1, 1, k1r2, 15, 4, 2, 0, 0},
     {"2g.20gb", 2, 28, 19968, 2, 1, k2, 14, 3, 2, 0, 0}, {"3g.40gb", 3, 42, 40192, 3, 2, k3, 9, 2, 4, 0, 0},
@@ -24,10 +25,13 @@ const std::vector<MigProfile> kH100_80Mig = {
     {"2g.20gb", 2, 32, 19968, 2, 2, k2, 14, 3, 2, 2, 0}, {"3g.40gb", 3, 60, 40448, 3, 3, k3, 9, 2, 4, 3, 0},
     {"4g.40gb", 4, 64, 40448, 4, 4, k4, 5, 1, 4, 4, 0},  {"7g.80gb", 7, 132, 80896, 8, 7, k7, 0, 1, 8, 7, 1},
 };
+// H200: as `nvidia-smi mig -lgip` listed them on a real H200 with driver 580.159.04
+// (tests/e2e/fixtures/real-h200-580.159.04/nvidia-smi-mig-lgip.txt), the +me profile too.
 const std::vector<MigProfile> kH200Mig = {
-    {"1g.18gb", 1, 16, 16896, 1, 1, k1, 19, 7, 1, 1, 0}, {"1g.35gb", 1, 26, 33536, 1, 1, k1r2, 15, 4, 2, 1, 0},
-    {"2g.35gb", 2, 32, 33536, 2, 2, k2, 14, 3, 2, 2, 0}, {"3g.71gb", 3, 60, 69888, 3, 3, k3, 9, 2, 4, 3, 0},
-    {"4g.71gb", 4, 64, 69888, 4, 4, k4, 5, 1, 4, 4, 0},  {"7g.141gb", 7, 132, 142336, 8, 7, k7, 0, 1, 8, 7, 1},
+    {"1g.18gb", 1, 16, 16384, 1, 1, k1, 19, 7, 1, 1, 0},         {"1g.35gb", 1, 26, 33280, 1, 1, k1r2, 15, 4, 2, 1, 0},
+    {"2g.35gb", 2, 32, 33280, 2, 2, k2, 14, 3, 2, 2, 0},         {"3g.71gb", 3, 60, 71424, 3, 3, k3, 9, 2, 4, 3, 0},
+    {"4g.71gb", 4, 64, 71424, 4, 4, k4, 5, 1, 4, 4, 0},          {"7g.141gb", 7, 132, 143360, 8, 7, k7, 0, 1, 8, 7, 1},
+    {"1g.18gb+me", 1, 16, 16384, 1, 1, k1r1, 20, 1, 1, 1, 1, 7},
 };
 
 // The first GPU instance id of each size; an instance's id counts its placement from there.
@@ -120,17 +124,22 @@ const std::vector<GpuProfile>& profileTable() {
           .serial_prefix = "165412",
           .mig_profiles = kH100_80Mig,
       },
+      // H200 SXM 141GB: identity, reserve, idle state and thresholds as a real one answered on
+      // driver 580.159.04 (tests/e2e/fixtures/real-h200-580.159.04): subsystem 0x18BF10DE, VBIOS
+      // 96.00.A5.00.1A, InfoROM G520.0282.02.02, 616 MiB reserved, idle in P0 at 345 MHz SM /
+      // 765 MHz video with the link at Gen5, T.Limit thresholds -8/-2/0 C around a maximum
+      // operating 87 C (shutdown 95, slowdown 89).
       {
           .id = "H200-SXM-141GB",
           .name = "NVIDIA H200",
           .pci_device_id = 0x2335,
-          .pci_subsystem_id = 0x18BE10DE,
+          .pci_subsystem_id = 0x18BF10DE,
           .brand = NVML_BRAND_NVIDIA,
           .architecture = NVML_DEVICE_ARCH_HOPPER,
           .cc_major = 9,
           .cc_minor = 0,
           .memory_mib = 143771,
-          .reserved_mib = 563,
+          .reserved_mib = 616,
           .bar1_mib = 262144,
           .sm_count = 132,
           .cuda_cores = 16896,
@@ -144,13 +153,13 @@ const std::vector<GpuProfile>& profileTable() {
           .app_mem_clock = 3201,
           .idle_sm_clock = 345,
           .idle_mem_clock = 3201,
-          .idle_video_clock = 345,
+          .idle_video_clock = 765,
           .power_default_mw = 700000,
           .power_min_mw = 200000,
           .power_max_mw = 700000,
           .idle_power = 78,
           .full_power = 770,
-          .temp_shutdown = 92,
+          .temp_shutdown = 95,
           .temp_slowdown = 89,
           .temp_mem_max = 95,
           .temp_gpu_max = 87,
@@ -167,14 +176,16 @@ const std::vector<GpuProfile>& profileTable() {
           .mig_capable = true,
           .fans = 0,
           .zero_rpm_start_c = 0,
-          .vbios = "96.00.9F.00.04",
-          .inforom_image = "G525.0200.00.05",
+          .vbios = "96.00.A5.00.1A",
+          .inforom_image = "G520.0282.02.02",
           .inforom_oem = "2.1",
           .inforom_ecc = "7.16",
           .inforom_power = "",
-          .part_number = "692-2G525-0200-000",
-          .serial_prefix = "165302",
+          .part_number = "692-2G520-0282-000",
+          .serial_prefix = "165372",
           .mig_profiles = kH200Mig,
+          .idle_in_p0 = true,
+          .retires_pages = false,
       },
       {
           .id = "A100-SXM4-80GB",

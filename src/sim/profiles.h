@@ -25,6 +25,9 @@ struct MigProfile {
   unsigned instances = 0;   // instanceCount: at most this many at once
   unsigned mem_slices = 0;  // memory slices: placement size
   unsigned jpegs = 0, ofas = 0;
+  // Where it may start, when that differs from `instances`: the +me profile fits at any of the
+  // seven 1-slice places but takes all media engines, so one at a time (nvidia-smi mig -lgipp).
+  unsigned places = 0;
 };
 
 constexpr unsigned kMigComputeSlices = 7;
@@ -56,7 +59,7 @@ struct GpuProfile {
   unsigned idle_sm_clock, idle_mem_clock, idle_video_clock;
   // Power limits in milliwatts, as NVML reports them (a limit need not be a whole watt).
   unsigned power_default_mw, power_min_mw, power_max_mw;
-  double idle_power;  // at 0 % utilisation, P8
+  double idle_power;  // at 0 % utilisation (P8, or P0 where idle_in_p0)
   double full_power;  // demand at 100 % of a compute-bound load (may exceed the limit)
   // Thermal: thresholds in degrees C, and the model of the cooler.
   unsigned temp_shutdown, temp_slowdown, temp_mem_max, temp_gpu_max;
@@ -78,6 +81,13 @@ struct GpuProfile {
   std::string_view vbios, inforom_image, inforom_oem, inforom_ecc, inforom_power, part_number;
   std::string_view serial_prefix;
   std::vector<MigProfile> mig_profiles;
+  // Idle in P0 at the idle clocks with the link at full speed, instead of P8 on a link trained
+  // down to Gen1: what a real H200 (driver 580.159.04, persistence on) answered at rest.
+  bool idle_in_p0 = false;
+  // Page retirement (nvmlDeviceGetRetiredPages): Ampere and later replace it with row remapping
+  // and answer NOT_SUPPORTED, as the recorded H200 did; on for the profiles that still carry
+  // the retired_pages rule's scenarios.
+  bool retires_pages = true;
 };
 
 // nullptr when unknown.

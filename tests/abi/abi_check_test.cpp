@@ -27,12 +27,23 @@ const std::set<std::string> kConstantsNewerThanBindings = {
     // NVML 12.0 (driver R525): the GPU instance profiles of H100, from nvml.h:
     // #define NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1 0x8, #define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 0x9
     "NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1",
+    // NVML 12.2 (driver R535): from nvml.h, NVML_ERROR_DEPRECATED = 26, "The requested
+    // functionality has been deprecated".
+    "NVML_ERROR_DEPRECATED",
     "NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2",
 };
 const std::set<std::string> kFunctionsNewerThanBindings = {
     // NVML 12.0 (driver R525): GPM samples of one MIG GPU instance. Signature from nvml.h:
     // nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample)
     "nvmlGpmMigSampleGet",
+    // NVML 12.0 (driver R525): JPEG and OFA engine utilisation. Signatures from nvml.h:
+    // nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device, unsigned int *utilization,
+    //                                          unsigned int *samplingPeriodUs), and the same for Ofa.
+    "nvmlDeviceGetJpgUtilization",
+    "nvmlDeviceGetOfaUtilization",
+    // NVML 11.8 (driver R520): the GPU's own PCIe generation. Signature from nvml.h:
+    // nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGenDevice)
+    "nvmlDeviceGetGpuMaxPcieLinkGeneration",
 };
 
 // ----- Our structs: every field, in order. -----
@@ -192,6 +203,7 @@ std::vector<OurConstant> OurConstants() {
       GW_C(NVML_ERROR_INSUFFICIENT_RESOURCES),
       GW_C(NVML_ERROR_FREQ_NOT_SUPPORTED),
       GW_C(NVML_ERROR_ARGUMENT_VERSION_MISMATCH),
+      GW_C(NVML_ERROR_DEPRECATED),
       GW_C(NVML_ERROR_UNKNOWN),
       // Buffer sizes and limits
       GW_C(NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE),
@@ -252,6 +264,10 @@ std::vector<OurConstant> OurConstants() {
       GW_C(NVML_MEMORY_LOCATION_L2_CACHE),
       GW_C(NVML_MEMORY_LOCATION_DEVICE_MEMORY),
       GW_C(NVML_MEMORY_LOCATION_REGISTER_FILE),
+      GW_C(NVML_MEMORY_LOCATION_TEXTURE_MEMORY),
+      GW_C(NVML_MEMORY_LOCATION_TEXTURE_SHM),
+      GW_C(NVML_MEMORY_LOCATION_CBU),
+      GW_C(NVML_MEMORY_LOCATION_SRAM),
       // Clock types and ids
       GW_C(NVML_CLOCK_GRAPHICS),
       GW_C(NVML_CLOCK_SM),

@@ -283,7 +283,8 @@ TEST(Dmon, ThreeSamplesGiveThreeRowsPerGpu) {
   ASSERT_EQ(r.code, 0) << describe(r);
   auto lines = r.lines();
   ASSERT_GE(lines.size(), 2u);
-  EXPECT_TRUE(std::regex_search(lines[0], std::regex("# gpu +pwr +gtemp +mtemp +sm +mem +enc +dec +mclk +pclk")))
+  EXPECT_TRUE(
+      std::regex_search(lines[0], std::regex("# gpu +pwr +gtemp +mtemp +sm +mem +enc +dec +jpg +ofa +mclk +pclk")))
       << lines[0];
   std::map<int, int> rows;
   for (std::size_t i = 2; i < lines.size(); ++i) rows[std::stoi(lines[i])]++;
@@ -317,7 +318,8 @@ TEST(Pmon, ProcessesWithCommandNamesFromProcUnderTheRoot) {
   auto r2 = runGw({"--simulate", "dgx-h100", "--root", root.path(), "pmon", "-c", "1"});
   ASSERT_EQ(r2.code, 0) << describe(r2);
   EXPECT_NE(r2.out.find("fixture-trainer"), std::string::npos) << r2.out;
-  EXPECT_TRUE(std::regex_search(r2.out, std::regex("# gpu +pid +type +sm +mem +enc +dec +fb +command"))) << r2.out;
+  EXPECT_TRUE(std::regex_search(r2.out, std::regex("# gpu +pid +type +sm +mem +enc +dec +jpg +ofa +fb +command")))
+      << r2.out;
   for (const auto& p : procs) {
     EXPECT_GT(p["fb_mb"].get<unsigned>(), 1000u) << p.dump();
     EXPECT_EQ(p["type"], "C");

@@ -62,20 +62,22 @@ TEST(SmiMig, ListsTheGpuInstanceProfilesOfAnH200) {
   Node n;
   auto r = n.smi({"mig", "-lgip", "-i", "0"});
   ASSERT_EQ(r.code, 0) << describe(r);
-  // nvidia-smi's columns, smallest profile first; the H200's profiles as NVML reports them
-  // (src/sim/profiles.cpp).
+  // nvidia-smi's columns (the R550 layout: this scenario's driver is 550), smallest profile
+  // first; the H200's profiles as a real one reported them (src/sim/profiles.cpp).
   const std::string rows[] = {
-      "|   0  MIG 1g.18gb       19         7/7     16.50     No    16     1     0    |\n"
+      "|   0  MIG 1g.18gb       19         7/7     16.00     No    16     1     0    |\n"
       "|                                                            1     1     0    |\n",
-      "|   0  MIG 1g.35gb       15         4/4     32.75     No    26     1     0    |\n"
+      "|   0  MIG 1g.18gb+me    20         1/1     16.00     No    16     1     0    |\n"
+      "|                                                            1     1     1    |\n",
+      "|   0  MIG 1g.35gb       15         4/4     32.50     No    26     1     0    |\n"
       "|                                                            1     1     0    |\n",
-      "|   0  MIG 2g.35gb       14         3/3     32.75     No    32     2     0    |\n"
+      "|   0  MIG 2g.35gb       14         3/3     32.50     No    32     2     0    |\n"
       "|                                                            2     2     0    |\n",
-      "|   0  MIG 3g.71gb        9         2/2     68.25     No    60     3     0    |\n"
+      "|   0  MIG 3g.71gb        9         2/2     69.75     No    60     3     0    |\n"
       "|                                                            3     3     0    |\n",
-      "|   0  MIG 4g.71gb        5         1/1     68.25     No    64     4     0    |\n"
+      "|   0  MIG 4g.71gb        5         1/1     69.75     No    64     4     0    |\n"
       "|                                                            4     4     0    |\n",
-      "|   0  MIG 7g.141gb       0         1/1    139.00     No   132     7     0    |\n"
+      "|   0  MIG 7g.141gb       0         1/1    140.00     No   132     7     0    |\n"
       "|                                                            8     7     1    |\n",
   };
   std::size_t at = 0;
@@ -231,19 +233,27 @@ TEST(SmiMig, AComputeInstanceWithAProcessIsInUse) {
   EXPECT_EQ(missing.err, "Unable to destroy GPU instance ID  9 on GPU  0: Not Found\n");
 }
 
-TEST(SmiMig, MigOffIsAClearErrorWithNvidiaSmisExitCodes) {
+// With MIG off a list finds no MIG device and says so on stdout with success, as a real
+// nvidia-smi 580.159.04 did (gpuwarden's hint goes to stderr); a change is refused.
+TEST(SmiMig, MigOffListsFindNothingAndChangesAreRefused) {
   Node n;
-  auto list = n.smi({"mig", "-lgip", "-i", "1"});
-  EXPECT_EQ(list.code, 6) << describe(list);
+  auto list = n.smi({"mig", "-lgi", "-i", "1"});
+  EXPECT_EQ(list.code, 0) << describe(list);
+  EXPECT_EQ(list.out, "No MIG-enabled devices found.\n");
   EXPECT_EQ(list.err,
-            "No MIG-enabled devices found.\ngpuwarden: MIG mode is disabled on GPU 1 (00000000:2A:00.0): `gpuwarden "
-            "smi -i 1 -mig 1` (as root) enables it.\n");
+            "gpuwarden: MIG mode is disabled on GPU 1 (00000000:2A:00.0): `gpuwarden smi -i 1 -mig 1` (as root) "
+            "enables it.\n");
+  // The profiles and their placements are the GPU's, listed with MIG off too.
+  auto profiles = n.smi({"mig", "-lgip", "-i", "1"});
+  EXPECT_EQ(profiles.code, 0) << describe(profiles);
+  EXPECT_TRUE(has(profiles.out, "MIG 1g.18gb       19         7/7")) << profiles.out;
   auto create = n.smi({"mig", "-cgi", "19", "-i", "1"});
   EXPECT_EQ(create.code, 3) << describe(create);
   EXPECT_TRUE(has(create.err, "No MIG-enabled devices found.")) << create.err;
   EXPECT_TRUE(n.records().empty());
   auto pcie = runGw({"--simulate", "pcie-mixed", "smi", "mig", "-lgi"}, n.env());
-  EXPECT_EQ(pcie.code, 6) << describe(pcie);
+  EXPECT_EQ(pcie.code, 0) << describe(pcie);
+  EXPECT_EQ(pcie.out, "No MIG-enabled devices found.\n");
   EXPECT_TRUE(has(pcie.err, "does not support MIG")) << pcie.err;
 }
 

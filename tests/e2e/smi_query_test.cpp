@@ -56,9 +56,10 @@ TEST(SmiQuery, ExactValuesFromTheScenario) {
             "0x233010DE, 0x16C110DE, 9.0, 8, 1980 MHz, 2619 MHz");
 }
 
-// nvidia-smi's temperature.gpu.tlimit is the margin left before slowdown (89 C on an H100 SXM5),
-// not the threshold itself.
-TEST(SmiQuery, TlimitIsTheMarginBeforeSlowdown) {
+// nvidia-smi's temperature.gpu.tlimit is the margin left before the maximum operating
+// temperature (87 C on an H100 SXM5; slowdown is at 89 C), not a threshold itself: a real H200
+// at 37 C answered 50 (tests/e2e/fixtures/real-h200-580.159.04).
+TEST(SmiQuery, TlimitIsTheMarginBeforeTheMaximumOperatingTemperature) {
   auto r = runGw({"--simulate", "dgx-h100", "query", "--query-gpu=temperature.gpu,temperature.gpu.tlimit",
                   "--format=csv,noheader"},
                  {{"GPUWARDEN_SIM_START", "600"}});
@@ -68,7 +69,7 @@ TEST(SmiQuery, TlimitIsTheMarginBeforeSlowdown) {
     int temp = 0, margin = 0;
     ASSERT_EQ(std::sscanf(line.c_str(), "%d, %d", &temp, &margin), 2) << line;
     EXPECT_GT(temp, 30) << line;
-    EXPECT_NEAR(temp + margin, 89, 1) << line;
+    EXPECT_NEAR(temp + margin, 87, 1) << line;
   }
 }
 

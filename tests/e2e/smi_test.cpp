@@ -27,6 +27,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return v;
 }
 
+// A file recorded from a real nvidia-smi (tests/e2e/fixtures/real-h200-580.159.04), by lines.
+std::vector<std::string> recorded(const std::string& name) {
+  std::ifstream f(std::string(GW_SOURCE_DIR) + "/tests/e2e/fixtures/real-h200-580.159.04/" + name);
+  EXPECT_TRUE(f.good()) << name;
+  std::vector<std::string> v;
+  for (std::string l; std::getline(f, l);) v.push_back(l);
+  return v;
+}
+
 GwResult runShell(const std::string& script) {
   platform::RunOptions o;
   o.timeout = std::chrono::milliseconds(60000);
@@ -189,22 +198,32 @@ TEST(Smi, TopoMatrixIsTabSeparated) {
   ASSERT_EQ(r.code, 0) << describe(r);
   auto lines = r.lines();
   ASSERT_GE(lines.size(), 9u);
+  // nvidia-smi underlines its header with terminal escapes, also into a pipe, and ends the row
+  // with an empty column and the GPU NUMA ID (as a real 580.159.04 prints it).
   auto head = split(lines[0], '\t');
-  ASSERT_EQ(head.size(), 11u) << lines[0];
+  ASSERT_EQ(head.size(), 12u) << lines[0];
   EXPECT_EQ(head[0], "");
-  EXPECT_EQ(head[1], "GPU0");
+  EXPECT_EQ(head[1], "\x1b[4mGPU0");
+  EXPECT_EQ(head[8], "GPU7");
   EXPECT_EQ(head[9], "CPU Affinity");
   EXPECT_EQ(head[10], "NUMA Affinity");
+  EXPECT_EQ(head[11], "GPU NUMA ID\x1b[0m");
+  auto own = runGw({"--simulate", "dgx-h100", "topo", "-m"});
+  ASSERT_EQ(own.code, 0) << describe(own);
+  auto own_lines = own.lines();
+  ASSERT_GE(own_lines.size(), 9u);
+  EXPECT_EQ(own_lines[0], "\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tCPU Affinity\tNUMA Affinity");
   for (int i = 0; i < 8; ++i) {
     auto row = split(lines[1 + i], '\t');
-    ASSERT_EQ(row.size(), 11u) << lines[1 + i];
+    ASSERT_EQ(row.size(), 13u) << lines[1 + i];
     EXPECT_EQ(row[0], "GPU" + std::to_string(i));
     for (int k = 0; k < 8; ++k) EXPECT_EQ(row[1 + k], i == k ? " X " : "NV18");
+    EXPECT_EQ(row[11], "");
+    EXPECT_EQ(row[12], "N/A");
+    // gpuwarden topo -m prints the same matrix, without nvidia-smi's last two columns.
+    EXPECT_EQ(own_lines[1 + i] + "\t\tN/A", lines[1 + i]);
   }
   EXPECT_NE(r.out.find("  NV#  = Connection traversing a bonded set of # NVLinks"), std::string::npos);
-  // gpuwarden topo -m prints the same matrix.
-  auto own = runGw({"--simulate", "dgx-h100", "topo", "-m"});
-  EXPECT_EQ(own.out.substr(0, r.out.size()), r.out);
 }
 
 TEST(Smi, DmonAndPmonPipedHaveNvidiaSmisHeadersAndNoMarkers) {
@@ -212,8 +231,11 @@ TEST(Smi, DmonAndPmonPipedHaveNvidiaSmisHeadersAndNoMarkers) {
   ASSERT_EQ(r.code, 0) << describe(r);
   auto lines = r.lines();
   ASSERT_GE(lines.size(), 3u);
-  EXPECT_EQ(lines[0], "# gpu   pwr  gtemp  mtemp    sm   mem   enc   dec  mclk  pclk");
-  EXPECT_EQ(lines[1], "# Idx     W      C      C     %     %     %     %   MHz   MHz");
+  // The header a real nvidia-smi (580.159.04) printed, word for word, trailing space too.
+  const auto real = recorded("nvidia-smi-dmon.txt");
+  ASSERT_GE(real.size(), 2u);
+  EXPECT_EQ(lines[0], real[0]);
+  EXPECT_EQ(lines[1], real[1]);
   for (std::size_t i = 2; i < lines.size(); ++i) {
     EXPECT_EQ(lines[i].find("<-"), std::string::npos) << lines[i];
     EXPECT_EQ(lines[i].size(), lines[0].size()) << lines[i];
@@ -225,9 +247,13 @@ TEST(Smi, DmonAndPmonPipedHaveNvidiaSmisHeadersAndNoMarkers) {
   ASSERT_EQ(p.code, 0) << describe(p);
   auto pl = p.lines();
   ASSERT_GE(pl.size(), 3u);
-  EXPECT_EQ(pl[0], "# gpu         pid   type     sm    mem    enc    dec    command");
-  EXPECT_EQ(pl[1], "# Idx           #    C/G      %      %      %      %    name");
-  EXPECT_TRUE(std::regex_match(pl[2], std::regex(R"(    0 +\d+     C +(\d+|-) +(\d+|-) +(\d+|-) +(\d+|-)    \S+)")))
+  const auto real_pmon = recorded("nvidia-smi-pmon.txt");
+  ASSERT_GE(real_pmon.size(), 2u);
+  EXPECT_EQ(pl[0], real_pmon[0]);
+  EXPECT_EQ(pl[1], real_pmon[1]);
+  // A process's row: NVML has no per-process JPEG or OFA sample, so those two cells are "-".
+  EXPECT_TRUE(std::regex_match(
+      pl[2], std::regex(R"(    0 +\d+     C +(\d+|-) +(\d+|-) +(\d+|-) +(\d+|-)      -      -    \S+ *)")))
       << pl[2];
 }
 
@@ -256,9 +282,9 @@ TEST(Smi, ExitCodesAreNvidiaSmis) {
   EXPECT_EQ(nolib.code, 12) << describe(nolib);
   EXPECT_NE(nolib.err.find("NVIDIA-SMI couldn't find libnvidia-ml.so library"), std::string::npos) << nolib.err;
   auto bad = runGw({"--simulate", "dgx-h100", "smi", "--bogus"});
-  EXPECT_EQ(bad.code, 2) << describe(bad);
-  EXPECT_NE(bad.err.find("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."),
-            std::string::npos);
+  EXPECT_EQ(bad.code, 255) << describe(bad);  // as a real 580.159.04 answered
+  EXPECT_NE(bad.err.find("ERROR: Option --bogus is not recognized. Please run 'nvidia-smi -h'."), std::string::npos)
+      << bad.err;
   auto settings = runGw({"--simulate", "dgx-h100", "smi", "-am", "1"});  // a setting this build does not change
   EXPECT_EQ(settings.code, 3) << describe(settings);
   auto help = runGw({"smi", "-h"});

@@ -32,6 +32,24 @@ void expectMalformed(std::string_view line) {
   }
 }
 
+// ------------------------------------------------------------------ a real driver's lines
+
+// What a real driver (580.159.04, open module, on an H200) wrote to /dev/kmsg from load to an
+// idle hour: its banner, a poison-interrupt workaround at boot and a deprecation notice. None is
+// a fault, and none is malformed.
+TEST(KmsgParser, ARealDriversOwnLinesAreNoEvents) {
+  for (std::string_view line : {
+           "4,352,443947,-;nvidia: loading out-of-tree module taints kernel.",
+           "6,353,519893,-;nvidia-nvlink: Nvlink Core is being initialized, major device number 240",
+           "3,354,519901,-;NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
+           "(nixbld@)  ",
+           "4,355,1069353,c;NVRM: gpuClearFbhubPoisonIntrForBug2924523_GA100: FBHUB Interrupt detected. Clearing it.",
+           "4,356,3521831,c;NVRM: Persistence mode is deprecated and will be removed in a future release. Please "
+           "use nvidia-persistenced instead.",
+       })
+    expectNotEvent(line);
+}
+
 // ------------------------------------------------------------------ sources and timestamps
 
 TEST(KmsgParser, KmsgRecordXid79WithPidAndName) {

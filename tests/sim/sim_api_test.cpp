@@ -409,8 +409,9 @@ TEST_F(Api_, MigInstancesComeAndGoWithCapacityAccounting) {
   nvmlDevice_t d = Gpu(0);
   nvmlGpuInstanceProfileInfo_t info{};
   nvmlGpuInstance_t gi = nullptr;
-  EXPECT_EQ(nv.nvmlDeviceGetGpuInstanceProfileInfo(d, NVML_GPU_INSTANCE_PROFILE_1_SLICE, &info),
-            NVML_ERROR_NOT_SUPPORTED);  // MIG is off
+  // MIG is off: the profiles are described (as a real 580 driver does), nothing is created.
+  ASSERT_EQ(nv.nvmlDeviceGetGpuInstanceProfileInfo(d, NVML_GPU_INSTANCE_PROFILE_1_SLICE, &info), NVML_SUCCESS);
+  EXPECT_EQ(info.id, 19u);
   EXPECT_EQ(nv.nvmlDeviceCreateGpuInstance(d, 19, &gi), NVML_ERROR_NOT_SUPPORTED);
   nvmlReturn_t activation = NVML_ERROR_UNKNOWN;
   ASSERT_EQ(nv.nvmlDeviceSetMigMode(d, NVML_DEVICE_MIG_ENABLE, &activation), NVML_SUCCESS);

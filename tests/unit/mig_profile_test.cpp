@@ -9,7 +9,8 @@ namespace gw::nvml {
 namespace {
 
 TEST(MigProfileName, TheDriversNameWinsOverTheGuess) {
-  // H200's 1g is 16.5 GiB, which the guess calls 17gb; NVIDIA calls it 18gb.
+  // A 1g of 16.5 GiB, which the guess calls 17gb, where NVIDIA's name says 18gb (a real H200's 1g
+  // is 16 GiB and still named 18gb).
   EXPECT_EQ(migProfileName("NVIDIA H200 MIG 1g.18gb", 1, 16896), "1g.18gb");
   EXPECT_EQ(migProfileName("", 1, 16896), "1g.17gb");
   // A compute instance smaller than its GPU instance.

@@ -91,7 +91,8 @@ TEST(SmiQuery, SampledPropertiesReadTheirCatalogField) {
   EXPECT_EQ(findAny("gpu_bus_id"), findBySmiName("pci.bus_id"));
 }
 
-// nvidia-smi's temperature.gpu.tlimit is the margin before slowdown, not the slowdown threshold.
+// nvidia-smi's temperature.gpu.tlimit is the margin before the maximum operating temperature,
+// not a threshold.
 TEST(SmiQuery, TlimitIsTheMarginNotTheThreshold) {
   const Property* p = findGpuProperty("temperature.gpu.tlimit");
   ASSERT_NE(p, nullptr);

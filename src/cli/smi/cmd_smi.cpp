@@ -81,6 +81,8 @@ int selectGpus(const nvml::Inventory& inv, const std::string& ids, std::vector<c
   return kSmiOk;
 }
 
+bool layout580(const std::string& driver_version) { return nvml::driverMajor(driver_version) >= 580; }
+
 void reportLost(const nvml::GpuInfo& g, std::ostream& err) {
   const std::string where = g.pci.bus_id.empty() ? std::to_string(g.index) : g.pci.bus_id;
   err << noHandleLine(where, g.state == "lost" ? "GPU is lost.  Reboot the system to recover this GPU" : g.error);
@@ -213,7 +215,7 @@ int monitor(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err
     if (code == kExitPartial && lostExit(sel.gpus) == kSmiOther) return static_cast<int>(kSmiOther);
     return fromGpuwardenExit(code);
   };
-  if (a.mode == SmiArgs::Mode::Topo) return exitOf(runTopoMatrix(ctx, false, false, out));
+  if (a.mode == SmiArgs::Mode::Topo) return exitOf(runTopoMatrix(ctx, false, true, out));
   if (a.mode == SmiArgs::Mode::Dmon)
     return exitOf(runDmon(ctx, monitorOptions<DmonOptions>(a, "puc", terminal), out, err));
   return exitOf(runPmon(ctx, monitorOptions<PmonOptions>(a, "u", terminal), out, err));

@@ -403,7 +403,10 @@ class Parser {
                      : n == "--help-query-retired-pages" ? QueryRequest::Kind::RetiredPages
                                                          : QueryRequest::Kind::RemappedRows;
       } else {
-        return invalid("unknown option '" + word + "'");
+        // A real 580.159.04 answers an option it does not know with this sentence and 255; a stray
+        // word that is no option stays an invalid combination.
+        if (!word.starts_with("-")) return invalid("unexpected word '" + word + "'");
+        return fail(kSmiOther, "ERROR: Option " + word + " is not recognized. Please run 'nvidia-smi -h'.\n");
       }
     }
     if (help) {

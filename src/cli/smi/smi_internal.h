@@ -36,6 +36,11 @@ void reportLost(const nvml::GpuInfo& g, std::ostream& err);
 // kSmiGpuLost when one of `gpus` is lost, kSmiOther when one did not answer, else kSmiOk.
 int lostExit(const std::vector<const nvml::GpuInfo*>& gpus);
 
+// nvidia-smi 580 redrew a few frames (the summary's rule under the banner, its process columns,
+// topo's NUMA column, mig -lgip): true when the driver version's major number is 580 or later,
+// the first driver these layouts were recorded from (tests/e2e/fixtures/real-h200-580.159.04).
+bool layout580(const std::string& driver_version);
+
 // The views, one round each; each returns an SmiExit.
 int summary(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err);
 int queryText(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/smi/smi_internal.h"
 #include "cli/smi/smi_settings.h"
 #include "nvml/errors.h"
 
@@ -41,6 +42,7 @@ struct CiView {
 // What one selected GPU answers about MIG, read once per command.
 struct MigGpu {
   const SmiGpu* gpu = nullptr;
+  bool enabled = false;  // MIG mode on (off: only its profiles are listed)
   std::vector<nvml::MigGpuProfile> profiles;
   std::vector<GiView> instances;  // by id
 };
@@ -77,7 +79,9 @@ class MigRunner {
         why_not += fmt::format("gpuwarden: GPU {} ({}) does not support MIG.\n", g.index, g.bus_id);
         continue;
       }
-      if (!modes->first) {
+      // nvidia-smi lists a MIG-capable GPU's profiles and their placements with MIG off too (a
+      // real 580.159.04 did).
+      if (!modes->first && r_.kind != K::MigListGpuProfiles && r_.kind != K::MigListPlacements) {
         why_not += fmt::format(
             "gpuwarden: MIG mode is disabled on GPU {} ({}): `gpuwarden smi -i {} -mig 1` (as root) enables it.\n",
             g.index, g.bus_id, g.index);
@@ -85,10 +89,20 @@ class MigRunner {
       }
       MigGpu m;
       m.gpu = &g;
-      if (!readProfiles(&m) || !readInstances(&m)) return std::move(o_);
+      m.enabled = modes->first;
+      if (!readProfiles(&m) || (m.enabled && !readInstances(&m))) return std::move(o_);
       gpus_.push_back(std::move(m));
     }
-    if (gpus_.empty()) return fail(list ? kSmiNotFound : kSmiNotSupported, "No MIG-enabled devices found.\n" + why_not);
+    if (gpus_.empty()) {
+      // A list finds nothing and says so on stdout with success, as nvidia-smi does; a change
+      // has nothing to act on.
+      if (list) {
+        o_.out += "No MIG-enabled devices found.\n";
+        o_.err += why_not;
+        return std::move(o_);
+      }
+      return fail(kSmiNotSupported, "No MIG-enabled devices found.\n" + why_not);
+    }
     switch (r_.kind) {
       case K::MigListGpuProfiles:
         listProfiles();
@@ -250,22 +264,47 @@ class MigRunner {
       return row(fmt::format("{:>4}  {:<16}{:>4}{:>12}{:>10}{:>7}{:>6}{:>6}{:>6}", gpu, name, id, inst, mem, p2p, sm,
                              dec, enc));
     };
-    std::string s = line() + row(" GPU instance profiles:") +
-                    cols("GPU", "Name", "ID", "Instances", "Memory", "P2P", "SM", "DEC", "ENC") +
-                    cols("", "", "", "Free/Total", "GiB", "", "CE", "JPEG", "OFA") + line('=');
+    // 580 widened the table to 81 columns and left-aligns the numbers (recorded from a real
+    // 580.159.04; the older layout is from published 535/550 outputs).
+    const bool r580 = layout580(session_.driverVersion().value_or(""));
+    const std::string rule580 = "+" + std::string(79, '-') + "+\n";
+    auto row580 = [](const std::string& gpu, const std::string& name, const std::string& id, const std::string& inst,
+                     const std::string& mem, const std::string& p2p, const std::string& sm, const std::string& dec,
+                     const std::string& enc) {
+      return fmt::format("|{:>4}  {:<18}{:>4}     {:<11}{:<11}{:<7}{:<7}{:<6}{:<4}|\n", gpu, name, id, inst, mem, p2p,
+                         sm, dec, enc);
+    };
+    std::string s = r580 ? rule580 +
+                               "| GPU instance profiles:                                                        |\n"
+                               "| GPU   Name               ID    Instances   Memory     P2P    SM    DEC   ENC  |\n"
+                               "|                                Free/Total   GiB              CE    JPEG  OFA  |\n"
+                               "|" +
+                               std::string(79, '=') + "|\n"
+                         : line() + row(" GPU instance profiles:") +
+                               cols("GPU", "Name", "ID", "Instances", "Memory", "P2P", "SM", "DEC", "ENC") +
+                               cols("", "", "", "Free/Total", "GiB", "", "CE", "JPEG", "OFA") + line('=');
     for (const MigGpu& m : gpus_) {
       for (const auto& p : m.profiles) {
-        auto free = m.gpu->device.gpuInstanceCapacity(p.id);
+        // With MIG off nothing is placed, so every instance of a profile is free.
+        Result<unsigned> free = m.enabled ? m.gpu->device.gpuInstanceCapacity(p.id) : Result<unsigned>(p.instances);
         if (!free) {
           refused("Unable to read the free GPU instances of GPU " + m.gpu->bus_id, free.status());
           return;
         }
-        s += cols(std::to_string(m.gpu->index), p.name, std::to_string(p.id), fmt::format("{}/{}", *free, p.instances),
-                  fmt::format("{:.2f}", p.memory_mib / 1024.0), p.p2p ? "Yes" : "No", std::to_string(p.sms),
-                  std::to_string(p.decoders), std::to_string(p.encoders));
-        s += cols("", "", "", "", "", "", std::to_string(p.copy_engines), std::to_string(p.jpegs),
-                  std::to_string(p.ofas));
-        s += line();
+        const std::string gpu = std::to_string(m.gpu->index), id = std::to_string(p.id),
+                          inst = fmt::format("{}/{}", *free, p.instances),
+                          mem = fmt::format("{:.2f}", p.memory_mib / 1024.0), p2p = p.p2p ? "Yes" : "No";
+        if (r580) {
+          s += row580(gpu, p.name, id, inst, mem, p2p, std::to_string(p.sms), std::to_string(p.decoders),
+                      std::to_string(p.encoders));
+          s += fmt::format("|{:63}{:<6}{:<6}{:<4}|\n", "", p.copy_engines, p.jpegs, p.ofas) + rule580;
+        } else {
+          s += cols(gpu, p.name, id, inst, mem, p2p, std::to_string(p.sms), std::to_string(p.decoders),
+                    std::to_string(p.encoders));
+          s += cols("", "", "", "", "", "", std::to_string(p.copy_engines), std::to_string(p.jpegs),
+                    std::to_string(p.ofas));
+          s += line();
+        }
       }
     }
     o_.out += s;

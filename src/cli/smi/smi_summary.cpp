@@ -1,6 +1,8 @@
 // nvidia-smi with no view option: the summary table in the R550+ layout (91 columns: the GPU
 // table's three boxes are 41, 24 and 22 wide inside). Widths learned from published outputs of
-// drivers 550.54.15 and 550.90.07; every value is NVML's answer, N/A where it gives none.
+// drivers 550.54.15 and 550.90.07, and from a real 580.159.04 (which draws the rule under the
+// banner with '+', leaves the line before the processes empty and gives the PID six more
+// columns); every value is NVML's answer, N/A where it gives none.
 //
 // The banner keeps the words `NVIDIA-SMI`, `Driver Version:` and `CUDA Version:` because scripts
 // grep and split that line (`nvidia-smi | grep "CUDA Version"`); the version after NVIDIA-SMI is
@@ -127,7 +129,7 @@ struct ProcRow {
   std::uint64_t used = 0;
 };
 
-void processTable(Context& ctx, const nvml::Session& s, const std::vector<const nvml::GpuInfo*>& gpus,
+void processTable(Context& ctx, const nvml::Session& s, const std::vector<const nvml::GpuInfo*>& gpus, bool r580,
                   std::ostream& out) {
   std::vector<ProcRow> rows;
   for (const auto* g : gpus) {
@@ -149,10 +151,13 @@ void processTable(Context& ctx, const nvml::Session& s, const std::vector<const 
     add(g->device.graphicsProcesses(), true);
     for (auto& [key, r] : by_pid) rows.push_back(r);
   }
-  out << std::string(kInner, ' ') << "\n"
+  // 580 moved six columns from the process name to the PID.
+  const int pid_width = r580 ? 16 : 10, name_width = r580 ? 32 : 38;
+  out << (r580 ? std::string() : std::string(kInner, ' ')) << "\n"
       << "+" << std::string(kInner, '-') << "+\n"
       << fmt::format("| {:<{}}|\n", "Processes:", kInner - 1)
-      << "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |\n"
+      << (r580 ? "|  GPU   GI   CI              PID   Type   Process name                        GPU Memory |\n"
+               : "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |\n")
       << "|        ID   ID                                                               Usage      |\n"
       << "|" << std::string(kInner, '=') << "|\n";
   if (rows.empty()) out << fmt::format("|  {:<{}}|\n", "No running processes found", kInner - 2);
@@ -160,10 +165,11 @@ void processTable(Context& ctx, const nvml::Session& s, const std::vector<const 
     auto id = [](unsigned v) { return v == 0xffffffffU ? std::string("N/A") : std::to_string(v); };
     std::string name = s.processName(r.pid).value_or("");
     if (name.empty()) name = processCommand(ctx.root(), s, r.pid);
-    if (name.size() > 38) name = "..." + name.substr(name.size() - 35);
+    const std::size_t room = static_cast<std::size_t>(name_width);
+    if (name.size() > room) name = "..." + name.substr(name.size() - (room - 3));
     const char* type = r.compute && r.graphics ? "C+G" : (r.graphics ? "G" : "C");
-    out << fmt::format("|{:>5}{:>6}{:>5}{:>10}{:>7}   {:<38}{:>14} |\n", r.gpu, id(r.gi), id(r.ci), r.pid, type, name,
-                       r.used ? mib(r.used) : "N/A");
+    out << fmt::format("|{:>5}{:>6}{:>5}{:>{}}{:>7}   {:<{}}{:>14} |\n", r.gpu, id(r.gi), id(r.ci), r.pid, pid_width,
+                       type, name, name_width, r.used ? mib(r.used) : "N/A");
   }
   out << "+" << std::string(kInner, '-') << "+\n";
 }
@@ -193,7 +199,8 @@ int summary(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err
   const std::string cuda = inv->cuda_driver_version ? nvml::cudaVersionString(inv->cuda_driver_version) : "N/A";
   out << "+" << std::string(kInner, '-') << "+\n"
       << fmt::format("| NVIDIA-SMI {:<23}Driver Version: {:<15}CUDA Version: {:<9}|\n", driver, driver, cuda)
-      << "|-----------------------------------------+------------------------+----------------------+\n"
+      << (layout580(driver) ? '+' : '|') << "-----------------------------------------+------------------------+"
+      << "----------------------" << (layout580(driver) ? '+' : '|') << "\n"
       << "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n"
       << "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |\n"
       << "|                                         |                        |               MIG M. |\n"
@@ -202,7 +209,7 @@ int summary(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err
   bool any_mig = false;
   for (const auto* g : gpus) any_mig = any_mig || !g->mig_devices.empty();
   if (any_mig) migTable(gpus, out);
-  processTable(ctx, s, gpus, out);
+  processTable(ctx, s, gpus, layout580(driver), out);
   return lostExit(selected);
 }
 
