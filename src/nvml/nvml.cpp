@@ -16,6 +16,18 @@ Status missing(const char* fn) {
 // A Device without a handle has no api_: every call says so instead of dereferencing null.
 Status noHandle(const char* fn) { return nvmlError(NVML_ERROR_INVALID_ARGUMENT, fn); }
 
+// The video, JPEG and optical-flow engines answer through one signature; the sampling period
+// NVML returns beside the percentage is not kept. `api` is null for a device without a handle.
+Result<unsigned> engineUtilization(const void* api, nvmlDevice_t h,
+                                   nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int*, unsigned int*), const char* name) {
+  if (!api) return noHandle(name);
+  if (!fn) return missing(name);
+  unsigned u = 0, period = 0;
+  nvmlReturn_t r = fn(h, &u, &period);
+  if (r != NVML_SUCCESS) return nvmlError(r, name);
+  return u;
+}
+
 // A setter that failed: the simulator says why it failed for a reason of its own (it could not
 // save its state file), which NVML's codes cannot carry.
 Status setterError(const NvmlApi& api, nvmlReturn_t r, const char* fn) {
@@ -265,39 +277,18 @@ Result<nvmlUtilization_t> Device::utilization() const {
 }
 
 Result<unsigned> Device::encoderUtilization() const {
-  if (!api_) return noHandle("nvmlDeviceGetEncoderUtilization");
-  if (!api_->nvmlDeviceGetEncoderUtilization) return missing("nvmlDeviceGetEncoderUtilization");
-  unsigned u = 0, period = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetEncoderUtilization(h_, &u, &period);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetEncoderUtilization");
-  return u;
+  return engineUtilization(api_, h_, api_ ? api_->nvmlDeviceGetEncoderUtilization : nullptr,
+                           "nvmlDeviceGetEncoderUtilization");
 }
-
 Result<unsigned> Device::decoderUtilization() const {
-  if (!api_) return noHandle("nvmlDeviceGetDecoderUtilization");
-  if (!api_->nvmlDeviceGetDecoderUtilization) return missing("nvmlDeviceGetDecoderUtilization");
-  unsigned u = 0, period = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetDecoderUtilization(h_, &u, &period);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDecoderUtilization");
-  return u;
+  return engineUtilization(api_, h_, api_ ? api_->nvmlDeviceGetDecoderUtilization : nullptr,
+                           "nvmlDeviceGetDecoderUtilization");
 }
-
 Result<unsigned> Device::jpegUtilization() const {
-  if (!api_) return noHandle("nvmlDeviceGetJpgUtilization");
-  if (!api_->nvmlDeviceGetJpgUtilization) return missing("nvmlDeviceGetJpgUtilization");
-  unsigned u = 0, period = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetJpgUtilization(h_, &u, &period);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetJpgUtilization");
-  return u;
+  return engineUtilization(api_, h_, api_ ? api_->nvmlDeviceGetJpgUtilization : nullptr, "nvmlDeviceGetJpgUtilization");
 }
-
 Result<unsigned> Device::ofaUtilization() const {
-  if (!api_) return noHandle("nvmlDeviceGetOfaUtilization");
-  if (!api_->nvmlDeviceGetOfaUtilization) return missing("nvmlDeviceGetOfaUtilization");
-  unsigned u = 0, period = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetOfaUtilization(h_, &u, &period);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetOfaUtilization");
-  return u;
+  return engineUtilization(api_, h_, api_ ? api_->nvmlDeviceGetOfaUtilization : nullptr, "nvmlDeviceGetOfaUtilization");
 }
 
 Result<bool> Device::eccEnabled() const {

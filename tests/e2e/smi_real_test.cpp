@@ -148,15 +148,15 @@ TEST(SmiReal, SettingsAnswerInTheRecordedWords) {
   // The words are nvidia-smi's; it printed them on stdout, gpuwarden on stderr (a known
   // difference, docs/cli.md).
   EXPECT_EQ(refused.err, fixture("nvidia-smi-pl-9999.txt"));
-  auto pm = n.smi({"-pm", "1", "-i", "0"});
-  EXPECT_EQ(pm.code, 0) << describe(pm);
-  EXPECT_EQ(pm.out, fixture("nvidia-smi-pm-same.txt"));
-  auto c = n.smi({"-c", "0", "-i", "0"});
-  EXPECT_EQ(c.code, 0) << describe(c);
-  EXPECT_EQ(c.out, fixture("nvidia-smi-c-same.txt"));
-  auto pl = n.smi({"-pl", "700.00", "-i", "0"});
-  EXPECT_EQ(pl.code, 0) << describe(pl);
-  EXPECT_EQ(pl.out, fixture("nvidia-smi-pl-same.txt"));
+  // Each set to what it already was: nvidia-smi's sentence for that, word for word, and exit 0.
+  for (const auto& [words, recorded] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"-pm", "1", "-i", "0"}, "nvidia-smi-pm-same.txt"},
+           {{"-c", "0", "-i", "0"}, "nvidia-smi-c-same.txt"},
+           {{"-pl", "700.00", "-i", "0"}, "nvidia-smi-pl-same.txt"}}) {
+    auto r = n.smi(words);
+    EXPECT_EQ(r.code, 0) << words[0] << "\n" << describe(r);
+    EXPECT_EQ(r.out, fixture(recorded)) << words[0];
+  }
 }
 
 // --query-gpu, every name of the real --help-query-gpu in one query: each value as the real
