@@ -40,6 +40,15 @@ class NvmlEventSourceTest : public ::testing::Test {
   TempDir dir_;
 };
 
+// Clock-change events are not asked for by default: a real H200 under a burn sent 24 a second,
+// which would fill the event log with what the sampled clocks already show.
+TEST(NvmlEventSourceOptions, FaultsAndPStatesAreAskedForNotClockChanges) {
+  const NvmlEventSourceOptions o;
+  EXPECT_EQ(o.types & nvmlEventTypeClock, 0u);
+  EXPECT_EQ(o.types, nvmlEventTypeXidCriticalError | nvmlEventTypeSingleBitEccError | nvmlEventTypeDoubleBitEccError |
+                         nvmlEventTypePState);
+}
+
 TEST_F(NvmlEventSourceTest, XidArrivesAtItsTimeOnItsGpuWithUuid) {
   auto session = openSim("  - {type: xid, gpu: 2, at: 5, code: 79}\n");
   ASSERT_NE(session, nullptr);
