@@ -16,6 +16,18 @@ Status missing(const char* fn) {
 // A Device without a handle has no api_: every call says so instead of dereferencing null.
 Status noHandle(const char* fn) { return nvmlError(NVML_ERROR_INVALID_ARGUMENT, fn); }
 
+// A mode NVML answers as an nvmlEnableState_t (persistence, accounting, display, power
+// management, a pending page retirement). `api` is null for a device without a handle.
+Result<bool> enableState(const void* api, nvmlDevice_t h, nvmlReturn_t (*fn)(nvmlDevice_t, nvmlEnableState_t*),
+                         const char* name) {
+  if (!api) return noHandle(name);
+  if (!fn) return missing(name);
+  nvmlEnableState_t s = 0;
+  nvmlReturn_t r = fn(h, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, name);
+  return s == NVML_FEATURE_ENABLED;
+}
+
 // The video, JPEG and optical-flow engines answer through one signature; the sampling period
 // NVML returns beside the percentage is not kept. `api` is null for a device without a handle.
 Result<unsigned> engineUtilization(const void* api, nvmlDevice_t h,
@@ -206,12 +218,7 @@ Result<unsigned> Device::pcieGpuMaxGen() const {
   GW_CALL_OUT(unsigned, api_->nvmlDeviceGetGpuMaxPcieLinkGeneration, "nvmlDeviceGetGpuMaxPcieLinkGeneration", h_);
 }
 Result<bool> Device::accountingMode() const {
-  if (!api_) return noHandle("nvmlDeviceGetAccountingMode");
-  if (!api_->nvmlDeviceGetAccountingMode) return missing("nvmlDeviceGetAccountingMode");
-  nvmlEnableState_t s = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetAccountingMode(h_, &s);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetAccountingMode");
-  return s == NVML_FEATURE_ENABLED;
+  return enableState(api_, h_, api_ ? api_->nvmlDeviceGetAccountingMode : nullptr, "nvmlDeviceGetAccountingMode");
 }
 Result<unsigned> Device::accountingBufferSize() const {
   GW_CALL_OUT(unsigned, api_->nvmlDeviceGetAccountingBufferSize, "nvmlDeviceGetAccountingBufferSize", h_);
@@ -337,21 +344,12 @@ Result<std::pair<bool, bool>> Device::migModes() const {
 }
 
 Result<bool> Device::displayMode() const {
-  if (!api_) return noHandle("nvmlDeviceGetDisplayMode");
-  if (!api_->nvmlDeviceGetDisplayMode) return missing("nvmlDeviceGetDisplayMode");
-  nvmlEnableState_t s = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetDisplayMode(h_, &s);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDisplayMode");
-  return enabled(s);
+  return enableState(api_, h_, api_ ? api_->nvmlDeviceGetDisplayMode : nullptr, "nvmlDeviceGetDisplayMode");
 }
 
 Result<bool> Device::powerManagementMode() const {
-  if (!api_) return noHandle("nvmlDeviceGetPowerManagementMode");
-  if (!api_->nvmlDeviceGetPowerManagementMode) return missing("nvmlDeviceGetPowerManagementMode");
-  nvmlEnableState_t s = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetPowerManagementMode(h_, &s);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetPowerManagementMode");
-  return enabled(s);
+  return enableState(api_, h_, api_ ? api_->nvmlDeviceGetPowerManagementMode : nullptr,
+                     "nvmlDeviceGetPowerManagementMode");
 }
 
 Result<std::string> Device::inforomVersion(nvmlInforomObject_t object) const {
@@ -398,12 +396,8 @@ Result<std::vector<std::uint64_t>> Device::retiredPageAddresses(nvmlPageRetireme
 // --- end of nvidia-smi's query properties ---
 
 Result<bool> Device::retiredPagesPending() const {
-  if (!api_) return noHandle("nvmlDeviceGetRetiredPagesPendingStatus");
-  if (!api_->nvmlDeviceGetRetiredPagesPendingStatus) return missing("nvmlDeviceGetRetiredPagesPendingStatus");
-  nvmlEnableState_t s = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetRetiredPagesPendingStatus(h_, &s);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetRetiredPagesPendingStatus");
-  return s == NVML_FEATURE_ENABLED;
+  return enableState(api_, h_, api_ ? api_->nvmlDeviceGetRetiredPagesPendingStatus : nullptr,
+                     "nvmlDeviceGetRetiredPagesPendingStatus");
 }
 
 Result<RemappedRows> Device::remappedRows() const {
@@ -626,12 +620,7 @@ Result<ComputeInstanceInfo> ComputeInstance::info() const {
 }
 
 Result<bool> Device::persistenceMode() const {
-  if (!api_) return noHandle("nvmlDeviceGetPersistenceMode");
-  if (!api_->nvmlDeviceGetPersistenceMode) return missing("nvmlDeviceGetPersistenceMode");
-  nvmlEnableState_t s = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetPersistenceMode(h_, &s);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetPersistenceMode");
-  return s == NVML_FEATURE_ENABLED;
+  return enableState(api_, h_, api_ ? api_->nvmlDeviceGetPersistenceMode : nullptr, "nvmlDeviceGetPersistenceMode");
 }
 
 Result<unsigned> Device::computeMode() const {
@@ -639,12 +628,7 @@ Result<unsigned> Device::computeMode() const {
 }
 
 Result<bool> Device::displayActive() const {
-  if (!api_) return noHandle("nvmlDeviceGetDisplayActive");
-  if (!api_->nvmlDeviceGetDisplayActive) return missing("nvmlDeviceGetDisplayActive");
-  nvmlEnableState_t s = 0;
-  nvmlReturn_t r = api_->nvmlDeviceGetDisplayActive(h_, &s);
-  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetDisplayActive");
-  return s == NVML_FEATURE_ENABLED;
+  return enableState(api_, h_, api_ ? api_->nvmlDeviceGetDisplayActive : nullptr, "nvmlDeviceGetDisplayActive");
 }
 
 Result<bool> Device::migEnabled() const {
