@@ -106,9 +106,7 @@ TEST(SmiMig, OneSliceInstancesUntilNoneIsLeftThenInsufficientResources) {
         << r.out;
   auto full = n.smi({"mig", "-cgi", "1g.18gb", "-i", "0"});
   EXPECT_EQ(full.code, 23) << describe(full);
-  EXPECT_TRUE(full.out.empty()) << full.out;
-  EXPECT_TRUE(has(full.err, "Unable to create a GPU instance on GPU  0 using profile 19: Insufficient Resources\n"))
-      << full.err;
+  EXPECT_EQ(full.out, "Unable to create a GPU instance on GPU  0 using profile 19: Insufficient Resources\n");
   EXPECT_TRUE(has(full.err, "gpuwarden: no room is left on GPU 0 for another MIG 1g.18gb")) << full.err;
   auto lgip = n.smi({"mig", "-lgip", "-i", "0"});
   ASSERT_EQ(lgip.code, 0) << describe(lgip);
@@ -153,8 +151,8 @@ TEST(SmiMig, CreateWithTheDefaultComputeInstanceListDestroyInOrder) {
   // As NVML: a GPU instance with compute instances in it is in use.
   auto busy = n.smi({"mig", "-dgi", "-gi", "1", "-i", "0"});
   EXPECT_EQ(busy.code, 19) << describe(busy);
-  EXPECT_TRUE(has(busy.err, "Unable to destroy GPU instance ID  1 from GPU  0: In use by another client\n"))
-      << busy.err;
+  EXPECT_TRUE(has(busy.out, "Unable to destroy GPU instance ID  1 from GPU  0: In use by another client\n"))
+      << busy.out;
   EXPECT_TRUE(has(busy.err, "destroy them first (smi mig -dci -gi 1 -i 0)")) << busy.err;
 
   auto dci = n.smi({"mig", "-dci", "-ci", "0", "-gi", "1", "-i", "0"});
@@ -165,7 +163,7 @@ TEST(SmiMig, CreateWithTheDefaultComputeInstanceListDestroyInOrder) {
   EXPECT_EQ(dgi.out, "Successfully destroyed GPU instance ID  1 from GPU  0\n");
   auto empty = n.smi({"mig", "-lgi", "-i", "0"});
   EXPECT_EQ(empty.code, 6) << describe(empty);
-  EXPECT_EQ(empty.err, "No GPU instances found: Not Found\n");
+  EXPECT_EQ(empty.out, "No GPU instances found: Not Found\n");
   auto no_ci = n.smi({"mig", "-lci", "-i", "0"});
   EXPECT_EQ(no_ci.code, 6) << describe(no_ci);
 
@@ -200,10 +198,10 @@ TEST(SmiMig, ComputeProfilesByNameAndTheDefault) {
   // The default (all seven slices) no longer fits beside the two.
   auto dflt = n.smi({"mig", "-cci", "-gi", "0", "-i", "0"});
   EXPECT_EQ(dflt.code, 23) << describe(dflt);
-  EXPECT_TRUE(has(dflt.err,
+  EXPECT_TRUE(has(dflt.out,
                   "Unable to create a compute instance on GPU  0 GPU instance ID  0 using profile 4: "
                   "Insufficient Resources\n"))
-      << dflt.err;
+      << dflt.out;
   auto unknown = n.smi({"mig", "-cgi", "5g.99gb", "-i", "0"});
   EXPECT_EQ(unknown.code, 2) << describe(unknown);
   EXPECT_TRUE(has(unknown.err, "GPU 0 has no GPU instance profile '5g.99gb'; its profiles are 19 (1g.18gb), "))
@@ -216,10 +214,10 @@ TEST(SmiMig, AComputeInstanceWithAProcessIsInUse) {
   n.scenario = "mig-h100";
   auto r = n.smi({"mig", "-dci", "-gi", "2", "-i", "0"});
   EXPECT_EQ(r.code, 19) << describe(r);
-  EXPECT_TRUE(has(r.err,
+  EXPECT_TRUE(has(r.out,
                   "Unable to destroy compute instance ID  0 from GPU  0 GPU instance ID  2: In use by another "
                   "client\n"))
-      << r.err;
+      << r.out;
   EXPECT_TRUE(has(r.err, "a process runs on compute instance 0 of GPU instance 2")) << r.err;
   // The empty 1g (gi 9) goes, in two steps.
   ASSERT_EQ(n.smi({"mig", "-dci", "-gi", "9", "-i", "0"}).code, 0);
@@ -230,7 +228,7 @@ TEST(SmiMig, AComputeInstanceWithAProcessIsInUse) {
   EXPECT_TRUE(has(lgi.out, "MIG 3g.40gb")) << lgi.out;
   auto missing = n.smi({"mig", "-dgi", "-gi", "9", "-i", "0"});
   EXPECT_EQ(missing.code, 6) << describe(missing);
-  EXPECT_EQ(missing.err, "Unable to destroy GPU instance ID  9 on GPU  0: Not Found\n");
+  EXPECT_EQ(missing.out, "Unable to destroy GPU instance ID  9 on GPU  0: Not Found\n");
 }
 
 // With MIG off a list finds no MIG device and says so on stdout with success, as a real
@@ -249,7 +247,7 @@ TEST(SmiMig, MigOffListsFindNothingAndChangesAreRefused) {
   EXPECT_TRUE(has(profiles.out, "MIG 1g.18gb       19         7/7")) << profiles.out;
   auto create = n.smi({"mig", "-cgi", "19", "-i", "1"});
   EXPECT_EQ(create.code, 3) << describe(create);
-  EXPECT_TRUE(has(create.err, "No MIG-enabled devices found.")) << create.err;
+  EXPECT_TRUE(has(create.out, "No MIG-enabled devices found.")) << create.out;
   EXPECT_TRUE(n.records().empty());
   auto pcie = runGw({"--simulate", "pcie-mixed", "smi", "mig", "-lgi"}, n.env());
   EXPECT_EQ(pcie.code, 0) << describe(pcie);
@@ -285,8 +283,8 @@ TEST(SmiMig, MigModeIsEnabledAndKeptAcrossProcessesAndReboots) {
   ASSERT_EQ(n.smi({"mig", "-cgi", "19", "-i", "1"}, "1").code, 0);
   auto busy = n.smi({"-i", "1", "-mig", "0"}, "1");
   EXPECT_EQ(busy.code, 19) << describe(busy);
-  EXPECT_TRUE(has(busy.err, "Unable to disable MIG Mode for GPU 00000000:2A:00.0: In use by another client"))
-      << busy.err;
+  EXPECT_TRUE(has(busy.out, "Unable to disable MIG Mode for GPU 00000000:2A:00.0: In use by another client"))
+      << busy.out;
   Node h100;
   h100.scenario = "mig-h100";
   auto running = h100.smi({"-i", "1", "-mig", "1"});
@@ -304,7 +302,7 @@ TEST(SmiMig, AStateFileOfAnotherScenarioIsRefusedByName) {
   std::vector<std::string> argv{"--simulate", n.dir.path() + "/twin.yaml", "smi", "-L"};
   auto twin = runGw(argv, n.env());
   EXPECT_EQ(twin.code, 255) << describe(twin);
-  EXPECT_TRUE(has(twin.err, "Failed to initialize NVML: Unknown Error")) << twin.err;
+  EXPECT_TRUE(has(twin.out, "Failed to initialize NVML: Unknown Error")) << twin.out;
   EXPECT_TRUE(has(twin.err, "GPUWARDEN_SIM_STATE " + n.dir.path() + "/sim-state: written for scenario 'mig-empty', " +
                                 "not 'twin': give each scenario a state file of its own"))
       << twin.err;
@@ -323,10 +321,10 @@ TEST(SmiMig, ADriverThatHangsInACreateStopsTheCommandAtTheDeadline) {
       << "faults:\n  - {type: hang, gpu: 0, at: 0, duration: 3600, seconds: 60, call: nvmlDeviceCreateGpuInstance}\n";
   auto r = n.smi({"mig", "-cgi", "19", "-i", "0"});
   EXPECT_EQ(r.code, 255) << describe(r);
-  EXPECT_TRUE(has(r.err,
+  EXPECT_TRUE(has(r.out,
                   "Unable to change the MIG layout of GPU 00000000:18:00.0: no answer from NVML within 30000 ms; "
                   "whether it changed is unknown (read it back with `gpuwarden smi mig -lgi`)\n"))
-      << r.err;
+      << r.out;
   EXPECT_FALSE(has(r.out, "Successfully created")) << r.out;
   // Tried, outcome unknown: the record says the change may have happened.
   const auto recs = n.records();
@@ -339,7 +337,7 @@ TEST(SmiMig, ADriverThatHangsInACreateStopsTheCommandAtTheDeadline) {
   // Reads do not hang: the list still answers, with no instance.
   auto list = n.smi({"mig", "-lgi", "-i", "0"});
   EXPECT_EQ(list.code, 6) << describe(list);
-  EXPECT_TRUE(has(list.err, "No GPU instances found: Not Found\n")) << list.err;
+  EXPECT_TRUE(has(list.out, "No GPU instances found: Not Found\n")) << list.out;
 }
 
 TEST(SmiMig, AnotherUserThanRootIsToldItNeedsRoot) {
@@ -360,12 +358,12 @@ TEST(SmiMig, AnotherUserThanRootIsToldItNeedsRoot) {
   };
   auto create = as_nobody({"mig", "-cgi", "19", "-C", "-i", "0"});
   EXPECT_EQ(create.exit_code, 4) << create.out << create.err;
-  EXPECT_TRUE(has(create.err, "Unable to create a GPU instance on GPU  0 using profile 19: Insufficient Permissions\n"))
-      << create.err;
+  EXPECT_TRUE(has(create.out, "Unable to create a GPU instance on GPU  0 using profile 19: Insufficient Permissions\n"))
+      << create.out;
   EXPECT_TRUE(has(create.err, "needs root: this process runs as uid 65534")) << create.err;
   auto mode = as_nobody({"-i", "1", "-mig", "1"});
   EXPECT_EQ(mode.exit_code, 4) << mode.out << mode.err;
-  EXPECT_TRUE(has(mode.err, "Insufficient Permissions")) << mode.err;
+  EXPECT_TRUE(has(mode.out, "Insufficient Permissions")) << mode.out;
   auto list = as_nobody({"mig", "-lgip", "-i", "0"});
   EXPECT_EQ(list.exit_code, 0) << list.out << list.err;
   EXPECT_TRUE(has(list.out, "MIG 1g.18gb")) << list.out;

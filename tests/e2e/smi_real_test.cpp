@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "gw_run.h"
 
@@ -143,11 +144,16 @@ TEST(SmiReal, MigListsWithMigOffAreTheRecordedOnes) {
 
 TEST(SmiReal, SettingsAnswerInTheRecordedWords) {
   Node n;
-  auto refused = n.smi({"-pl", "9999", "-i", "0"});
-  EXPECT_EQ(refused.code, 2) << describe(refused);
-  // The words are nvidia-smi's; it printed them on stdout, gpuwarden on stderr (a known
-  // difference, docs/cli.md).
-  EXPECT_EQ(refused.err, fixture("nvidia-smi-pl-9999.txt"));
+  // Refusals: nvidia-smi's words and exit code, on stdout as it printed them; nothing on stderr.
+  for (const auto& [words, recorded, code] : std::vector<std::tuple<std::vector<std::string>, std::string, int>>{
+           {{"-pl", "9999", "-i", "0"}, "nvidia-smi-pl-9999.txt", 2},
+           {{"--query-gpu=bogus", "--format=csv"}, "nvidia-smi-bad-field.txt", 2},
+           {{"--bogus"}, "nvidia-smi-bad-flag.txt", 255}}) {
+    auto r = n.smi(words);
+    EXPECT_EQ(r.code, code) << words[0] << "\n" << describe(r);
+    EXPECT_EQ(r.out, fixture(recorded)) << words[0];
+    EXPECT_TRUE(r.err.empty()) << words[0] << "\n" << r.err;
+  }
   // Each set to what it already was: nvidia-smi's sentence for that, word for word, and exit 0.
   for (const auto& [words, recorded] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"-pm", "1", "-i", "0"}, "nvidia-smi-pm-same.txt"},

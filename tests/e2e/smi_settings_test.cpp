@@ -84,7 +84,7 @@ TEST(SmiSettings, PowerLimitOutOfRangeNamesTheBoardsRange) {
   const std::string min = n.query("power.min_limit"), max = n.query("power.max_limit");
   auto r = n.smi({"-i", "0", "-pl", "50"});
   EXPECT_EQ(r.code, 2) << describe(r);
-  EXPECT_EQ(r.err, "Provided power limit 50.00 W is not a valid power limit which should be between " + min + " and " +
+  EXPECT_EQ(r.out, "Provided power limit 50.00 W is not a valid power limit which should be between " + min + " and " +
                        max + " for GPU " + bus + "\nTerminating early due to previous errors.\n");
   EXPECT_TRUE(n.records().empty());  // a refused change is no change
 }
@@ -106,10 +106,10 @@ TEST(SmiSettings, EverySetterWithoutPrivilegeExitsFourAndNamesIt) {
     argv.insert(argv.end(), words.begin(), words.end());
     auto r = n.smi(argv);
     EXPECT_EQ(r.code, 4) << words[0] << "\n" << describe(r);
-    EXPECT_TRUE(has(r.err, "Insufficient Permissions")) << r.err;
+    EXPECT_TRUE(has(r.out, "Insufficient Permissions")) << r.out;
     // Which privilege: root (when not root), or the driver's refusal to root (here: the scenario).
     EXPECT_TRUE(::geteuid() == 0 ? has(r.err, "privileged: false") : has(r.err, "needs root")) << r.err;
-    EXPECT_TRUE(has(r.err, "Terminating early due to previous errors.")) << r.err;
+    EXPECT_TRUE(has(r.out, "Terminating early due to previous errors.")) << r.out;
   }
   EXPECT_EQ(n.query("power.limit"), n.query("power.default_limit"));
 }
@@ -122,10 +122,10 @@ TEST(SmiSettings, ASimulatorThatCannotSaveItsStateSaysWhy) {
   env["GPUWARDEN_SIM_STATE"] = n.dir.path() + "/no-such-folder/sim-state";
   auto r = runGw({"--simulate", "dgx-h100", "smi", "-i", "0", "-pl", "300"}, env);
   EXPECT_EQ(r.code, 255) << describe(r);
-  EXPECT_TRUE(has(r.err, "nvmlDeviceSetPowerManagementLimit: Unknown Error")) << r.err;
+  EXPECT_TRUE(has(r.out, "nvmlDeviceSetPowerManagementLimit: Unknown Error")) << r.out;
   EXPECT_TRUE(
-      has(r.err, "(simulator: GPUWARDEN_SIM_STATE " + n.dir.path() + "/no-such-folder/sim-state: cannot create"))
-      << r.err;
+      has(r.out, "(simulator: GPUWARDEN_SIM_STATE " + n.dir.path() + "/no-such-folder/sim-state: cannot create"))
+      << r.out;
   EXPECT_TRUE(n.records().empty());
 }
 
@@ -138,7 +138,7 @@ TEST(SmiSettings, AHungGpuDoesNotHoldTheCommandUp) {
   env["GPUWARDEN_SIM_START"] = "15";
   auto all = runGw({"--simulate", "fault-hang", "smi", "-pl", "300"}, env);
   EXPECT_EQ(all.code, 255) << describe(all);
-  EXPECT_TRUE(has(all.err, "Unable to determine the device handle for GPU5: no answer from NVML within")) << all.err;
+  EXPECT_TRUE(has(all.out, "Unable to determine the device handle for GPU5: no answer from NVML within")) << all.out;
   EXPECT_FALSE(has(all.out, "was set to")) << all.out;
   auto one = runGw({"--simulate", "fault-hang", "smi", "-i", "0", "-pl", "300"}, env);
   EXPECT_EQ(one.code, 0) << describe(one);
@@ -157,11 +157,11 @@ TEST(SmiSettings, AGpuThatHangsInTheSetterStopsTheCommandAtTheDeadline) {
   n.scenario = n.dir.path() + "/setter-hang.yaml";
   auto r = n.smi({"-pm", "0"});  // the scenario's GPUs run with persistence mode on
   EXPECT_EQ(r.code, 255) << describe(r);
-  EXPECT_TRUE(has(r.err,
+  EXPECT_TRUE(has(r.out,
                   "Unable to change the setting of GPU 00000000:2A:00.0: no answer from NVML within 10000 ms; "
                   "whether it changed is unknown"))
-      << r.err;
-  EXPECT_TRUE(has(r.err, "Terminating early due to previous errors.")) << r.err;
+      << r.out;
+  EXPECT_TRUE(has(r.out, "Terminating early due to previous errors.")) << r.out;
   EXPECT_TRUE(has(r.out, "Disabled persistence mode for GPU 00000000:18:00.0.")) << r.out;
   const auto recs = n.records();
   ASSERT_EQ(recs.size(), 2u) << recs.dump();
@@ -198,7 +198,7 @@ TEST(SmiSettings, AnotherUserThanRootIsToldItNeedsRoot) {
                        "dgx-h100", "smi", "-i", "0", "-pl", "300"},
                       o);
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
-  EXPECT_TRUE(has(r.err, "Insufficient Permissions")) << r.err;
+  EXPECT_TRUE(has(r.out, "Insufficient Permissions")) << r.out;
   EXPECT_TRUE(has(r.err, "needs root: this process runs as uid 65534")) << r.err;
   EXPECT_FALSE(has(r.out, "was set to")) << r.out;
 }
@@ -217,14 +217,14 @@ TEST(SmiSettings, LockedClocksHoldTheClockAndResetReleasesIt) {
   // Beyond the board's highest clock: the driver's INVALID_ARGUMENT, exit 2.
   auto high = n.smi({"-i", "0", "-lgc", "1000,9000"});
   EXPECT_EQ(high.code, 2) << describe(high);
-  EXPECT_TRUE(has(high.err, "its highest is")) << high.err;
+  EXPECT_TRUE(has(high.out, "its highest is")) << high.out;
 
   // HBM runs one memory clock: a lock below it is outside the board's range.
   const std::string mem = n.query("clocks.mem");
   const std::string mem_mhz = mem.substr(0, mem.find(' '));
   auto low = n.smi({"-i", "0", "-lmc", "1000,1500"});
   EXPECT_EQ(low.code, 2) << describe(low);
-  EXPECT_TRUE(has(low.err, "its highest is " + mem_mhz + " MHz")) << low.err;
+  EXPECT_TRUE(has(low.out, "its highest is " + mem_mhz + " MHz")) << low.out;
   auto lmc = n.smi({"-i", "0", "-lmc", mem_mhz});
   ASSERT_EQ(lmc.code, 0) << describe(lmc);
   EXPECT_TRUE(has(lmc.out, "Memory clocks set to \"(memClkMin " + mem_mhz + ", memClkMax " + mem_mhz + ")\""))
@@ -246,7 +246,7 @@ TEST(SmiSettings, ApplicationsClocksAreReadBackAndResetToTheDefault) {
   EXPECT_EQ(n.query("clocks.default_applications.graphics"), gr);
   auto bad = n.smi({"-i", "0", "-ac", "1,1200"});
   EXPECT_EQ(bad.code, 2) << describe(bad);
-  EXPECT_TRUE(has(bad.err, "Specified clock combination \"(MEM 1, SM 1200)\" is not supported")) << bad.err;
+  EXPECT_TRUE(has(bad.out, "Specified clock combination \"(MEM 1, SM 1200)\" is not supported")) << bad.out;
   ASSERT_EQ(n.smi({"-i", "0", "-rac"}).code, 0);
   EXPECT_EQ(n.query("clocks.applications.graphics"), gr);
 }
@@ -314,7 +314,7 @@ TEST(SmiSettings, ResetIsRefusedWhileProcessesRunAndWritesTheResetFileWhenIdle) 
   };
   auto refused = runGw(argv("0"), env);
   EXPECT_EQ(refused.code, 19) << describe(refused);
-  EXPECT_TRUE(has(refused.err, "GPU " + busy + " is currently in use by another process.")) << refused.err;
+  EXPECT_TRUE(has(refused.out, "GPU " + busy + " is currently in use by another process.")) << refused.out;
   EXPECT_EQ(std::filesystem::file_size(sysfs(busy) + "/reset"), 0u);  // not written
 
   auto done = runGw(argv("5"), env);

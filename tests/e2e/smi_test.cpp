@@ -277,14 +277,14 @@ TEST(Smi, FileIsOverwritten) {
 TEST(Smi, ExitCodesAreNvidiaSmis) {
   auto unknown = runGw({"--simulate", "dgx-h100", "smi", "-L", "-i", "99"});
   EXPECT_EQ(unknown.code, 6) << describe(unknown);
-  EXPECT_NE(unknown.err.find("No devices were found"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.out.find("No devices were found"), std::string::npos) << unknown.out;
   auto nolib = runGw({"--nvml-lib", "/nonexistent/libnvidia-ml.so.1", "smi", "-L"});
   EXPECT_EQ(nolib.code, 12) << describe(nolib);
-  EXPECT_NE(nolib.err.find("NVIDIA-SMI couldn't find libnvidia-ml.so library"), std::string::npos) << nolib.err;
+  EXPECT_NE(nolib.out.find("NVIDIA-SMI couldn't find libnvidia-ml.so library"), std::string::npos) << nolib.out;
   auto bad = runGw({"--simulate", "dgx-h100", "smi", "--bogus"});
   EXPECT_EQ(bad.code, 255) << describe(bad);  // as a real 580.159.04 answered
-  EXPECT_NE(bad.err.find("ERROR: Option --bogus is not recognized. Please run 'nvidia-smi -h'."), std::string::npos)
-      << bad.err;
+  EXPECT_NE(bad.out.find("ERROR: Option --bogus is not recognized. Please run 'nvidia-smi -h'."), std::string::npos)
+      << bad.out;
   auto settings = runGw({"--simulate", "dgx-h100", "smi", "-am", "1"});  // a setting this build does not change
   EXPECT_EQ(settings.code, 3) << describe(settings);
   auto help = runGw({"smi", "-h"});
@@ -296,8 +296,13 @@ TEST(Smi, LostGpuExits15WhileTheOthersAreListed) {
   std::map<std::string, std::string> after_fault{{"GPUWARDEN_SIM_START", "60"}};
   auto r = runGw({"--simulate", "fault-gpu-lost", "smi", "-L"}, after_fault);
   EXPECT_EQ(r.code, 15) << describe(r);
-  EXPECT_EQ(r.lines().size(), 7u) << r.out;
-  EXPECT_NE(r.err.find("GPU is lost"), std::string::npos) << r.err;
+  // As nvidia-smi, the lost GPU's line stands in its place in the list, on stdout.
+  ASSERT_EQ(r.lines().size(), 8u) << r.out;
+  EXPECT_EQ(r.lines()[3],
+            "Unable to determine the device handle for GPU3: GPU is lost.  Reboot the system to recover "
+            "this GPU")
+      << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
   auto table = runGw({"--simulate", "fault-gpu-lost", "smi"}, after_fault);
   EXPECT_EQ(table.code, 15) << describe(table);
 }

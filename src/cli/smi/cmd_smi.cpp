@@ -251,8 +251,62 @@ int looped(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err)
 
 }  // namespace
 
-int dispatch(Context& ctx, const std::vector<std::string>& words, std::ostream& stdout_stream, std::ostream& err,
+namespace {
+
+// nvidia-smi writes every sentence, its errors included, to standard output (the recorded 580's
+// `--bogus`, `-pl 9999`, `--query-gpu=bogus`), and scripts capture or grep that stream; gpuwarden's
+// own notes, which name the cause, begin with "gpuwarden" and go to standard error, where they
+// cannot break a parser. The views write both kinds to one `err` stream; this sorts it by line.
+class SentenceRouter : public std::streambuf {
+ public:
+  SentenceRouter(std::ostream& sentences, std::ostream& notes) : sentences_(sentences), notes_(notes) {}
+  ~SentenceRouter() override { emit(); }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    line_ += traits_type::to_char_type(c);
+    if (line_.back() == '\n') emit();
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    for (std::streamsize i = 0; i < n; ++i) overflow(traits_type::to_int_type(s[i]));
+    return n;
+  }
+  int sync() override {
+    emit();
+    return 0;
+  }
+
+ private:
+  void emit() {
+    if (line_.empty()) return;
+    std::ostream& to = line_.starts_with("gpuwarden") ? notes_ : sentences_;
+    to << line_;
+    to.flush();
+    line_.clear();
+  }
+  std::ostream& sentences_;
+  std::ostream& notes_;
+  std::string line_;
+};
+
+int dispatchRouted(Context& ctx, const std::vector<std::string>& words, std::ostream& stdout_stream, std::ostream& err,
+                   bool terminal);
+
+}  // namespace
+
+int dispatch(Context& ctx, const std::vector<std::string>& words, std::ostream& stdout_stream, std::ostream& notes,
              bool terminal) {
+  SentenceRouter router(stdout_stream, notes);
+  std::ostream err(&router);
+  return dispatchRouted(ctx, words, stdout_stream, err, terminal);
+}
+
+namespace {
+
+int dispatchRouted(Context& ctx, const std::vector<std::string>& words, std::ostream& stdout_stream, std::ostream& err,
+                   bool terminal) {
   const SmiParse p = parseSmiArgs(words);
   if (!p.ok()) {
     err << p.error << "\n";
@@ -303,6 +357,8 @@ int dispatch(Context& ctx, const std::vector<std::string>& words, std::ostream& 
   }
   return kSmiOther;
 }
+
+}  // namespace
 
 }  // namespace smi
 

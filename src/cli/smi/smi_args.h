@@ -84,7 +84,7 @@ struct SmiArgs {
 struct SmiParse {
   SmiArgs args;
   int exit = kSmiOk;  // an SmiExit; not kSmiOk: `error` says why
-  std::string error;  // what to print on stderr, nvidia-smi's sentence included
+  std::string error;  // nvidia-smi's sentence (to stdout) and gpuwarden's note (to stderr)
   bool ok() const { return exit == kSmiOk; }
 };
 

@@ -47,6 +47,9 @@ int queryText(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& e
 int queryXml(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err);
 
 // Parses `words` (everything after `smi`) and runs the view; `terminal`: stdout is a terminal.
-int dispatch(Context& ctx, const std::vector<std::string>& words, std::ostream& out, std::ostream& err, bool terminal);
+// As nvidia-smi, every sentence goes to `out`, its errors included; only gpuwarden's own notes
+// (the lines that begin with "gpuwarden") go to `notes`.
+int dispatch(Context& ctx, const std::vector<std::string>& words, std::ostream& out, std::ostream& notes,
+             bool terminal);
 
 }  // namespace gw::cli::smi

@@ -39,7 +39,7 @@ struct SmiGpu {
 
 // nvidia-smi's exit for an NVML error (an SmiExit).
 int smiExitFor(const Status& st);
-// Why NVML said NO_PERMISSION: which privilege this process lacks (a line for stderr).
+// Why NVML said NO_PERMISSION: which privilege this process lacks (a "gpuwarden:" note, for stderr).
 std::string missingPrivilege();
 // A record of kind "setting" for a change to `g`: who, when, the flag, what changed before → after.
 node::Record settingRecord(const SmiGpu& g, const std::string& flag, const std::string& who, std::int64_t now_ms,
