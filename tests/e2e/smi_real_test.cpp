@@ -165,6 +165,112 @@ TEST(SmiReal, SettingsAnswerInTheRecordedWords) {
   }
 }
 
+// -q's lines as (label with its indentation, value); a heading has no value.
+std::vector<std::pair<std::string, std::string>> logLines(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> v;
+  for (const auto& l : linesOf(text)) {
+    const auto colon = l.find(" : ");
+    if (colon == std::string::npos) {
+      v.emplace_back(l, "");
+    } else {
+      std::string label = l.substr(0, colon);
+      label.erase(label.find_last_not_of(' ') + 1);
+      v.emplace_back(label, l.substr(colon + 3));
+    }
+  }
+  return v;
+}
+
+// Holds a -q text to a recorded one: every line of ours is one of the real lines, in the real
+// order (the lines gpuwarden does not read are left out, docs/cli.md), its colon at column 55,
+// and its value the real one: digit for digit unless it is a reading that moves, "N/A" where
+// gpuwarden does not read the property. Returns how many lines matched.
+std::size_t expectRecordedLog(const std::string& ours, const std::string& recorded) {
+  static const std::set<std::string> kMoving = {
+      "Timestamp", "GPU Current Temp",    "GPU T.Limit Temp", "Memory Current Temp", "Average Power Draw", "Free",
+      "Used",      "Replays Since Reset", "Tx Throughput",    "Rx Throughput"};
+  static const std::set<std::string> kModelled = {"Display Attached"};  // the simulator's boards have none
+  const auto got = logLines(ours), want = logLines(recorded);
+  for (const auto& l : linesOf(ours)) {
+    if (l.find(" : ") != std::string::npos) {
+      EXPECT_EQ(l.find(" : "), 54u) << l;
+    }
+  }
+  std::size_t at = 0, matched = 0;
+  for (const auto& [label, value] : got) {
+    std::size_t i = at;
+    while (i < want.size() && want[i].first != label) ++i;
+    if (i == want.size()) {
+      ADD_FAILURE() << "not in the recorded -q after its line " << at << ": '" << label << "'";
+      continue;
+    }
+    at = i + 1;
+    ++matched;
+    std::string name = label;
+    name.erase(0, name.find_first_not_of(' '));
+    if (value == "N/A" || kModelled.count(name)) continue;
+    static const std::regex kNumber(R"(\d+)");
+    if (kMoving.count(name))  // a number of any width where the recorded one stood
+      EXPECT_EQ(std::regex_replace(value, kNumber, "9"), std::regex_replace(want[i].second, kNumber, "9")) << label;
+    else
+      EXPECT_EQ(value, want[i].second) << label;
+  }
+  return matched;
+}
+
+// The XML's element paths, one per line's opening tag, in order.
+std::vector<std::string> xmlPaths(const std::string& xml) {
+  std::vector<std::string> paths, stack;
+  static const std::regex kOpen(R"(^\t*<([A-Za-z_]+)[ >].*)"), kClose(R"(^\t*</([A-Za-z_]+)>$)");
+  std::smatch m;
+  for (const auto& l : linesOf(xml)) {
+    if (std::regex_match(l, m, kClose)) {
+      if (!stack.empty()) stack.pop_back();
+      continue;
+    }
+    if (!std::regex_match(l, m, kOpen)) continue;
+    std::string path;
+    for (const auto& s : stack) path += "/" + s;
+    paths.push_back(path + "/" + m[1].str());
+    if (l.find("</") == std::string::npos) stack.push_back(m[1].str());
+  }
+  return paths;
+}
+
+// 580's log (-q): the recorded labels, indentation, 55-column colons and values.
+TEST(SmiReal, QueryLogIsTheRecordedTree) {
+  Node n;
+  auto r = n.smi({"-q"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  // 257 lines recorded; the ones left are properties gpuwarden does not read (docs/cli.md).
+  EXPECT_GE(expectRecordedLog(r.out, fixture("nvidia-smi-q.txt")), 205u);
+  auto d = n.smi({"-q", "-d", "PERFORMANCE,TEMPERATURE,POWER,ECC,PAGE_RETIREMENT,ROW_REMAPPER"});
+  ASSERT_EQ(d.code, 0) << describe(d);
+  EXPECT_GE(expectRecordedLog(d.out, fixture("nvidia-smi-q-d-perf-temp-power-ecc.txt")), 75u);
+}
+
+// 580's XML (-q -x): DTD v13, and every element ours writes is one the real one wrote, at the same
+// place and in the same order.
+TEST(SmiReal, QueryXmlHasTheRecordedElements) {
+  Node n;
+  auto r = n.smi({"-q", "-x"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  const auto recorded = fixture("nvidia-smi-qx.txt");
+  EXPECT_EQ(linesOf(r.out).at(1), linesOf(recorded).at(1));  // <!DOCTYPE … nvsmi_device_v13.dtd>
+  const auto got = xmlPaths(r.out), want = xmlPaths(recorded);
+  std::size_t at = 0;
+  for (const auto& p : got) {
+    std::size_t i = at;
+    while (i < want.size() && want[i] != p) ++i;
+    EXPECT_LT(i, want.size()) << "not in the recorded XML after element " << at << ": " << p;
+    if (i < want.size()) at = i + 1;
+  }
+  EXPECT_GE(got.size(), 205u);  // of the 269 recorded: the rest are not read (docs/cli.md)
+  // A value: the recorded display_mode sentence, the power state inside the power readings.
+  EXPECT_NE(r.out.find("<display_mode>Requested functionality has been deprecated</display_mode>"), std::string::npos);
+  EXPECT_NE(r.out.find("<gpu_power_readings>\n\t\t\t<power_state>P0</power_state>"), std::string::npos) << r.out;
+}
+
 // --query-gpu, every name of the real --help-query-gpu in one query: each value as the real
 // driver printed it, except readings that move (compared by shape) and the properties gpuwarden
 // does not read or models otherwise, each named here with why (docs/cli.md "Against a real

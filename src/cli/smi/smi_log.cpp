@@ -1,6 +1,9 @@
 // nvidia-smi -q (the "NVSMI LOG" text) and -q -x (the nvidia_smi_log XML): one tree of facts per
 // GPU, read once from NVML and rendered both ways, so that the two can never disagree. Labels and
-// element names are nvidia-smi's (R550); a value NVML does not give is N/A, never guessed.
+// element names are nvidia-smi's: R550's tree, and for a 580 or later driver the tree a real 580
+// printed (tests/e2e/fixtures/real-h200-580.159.04), whose values are the --query-gpu
+// properties' (src/fields/smi_query.h), so that -q and --query-gpu say one thing. A value NVML
+// does not give is N/A, never guessed.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 
 #include "cli/gpu_processes.h"
 #include "cli/smi/smi_internal.h"
+#include "fields/smi_query.h"
 
 namespace gw::cli::smi {
 namespace {
@@ -24,6 +28,7 @@ struct Node {
   std::vector<Node> children;
   bool group = false;      // printed as a heading even with no children
   std::string empty_text;  // the text's value for a group without children ("None")
+  bool xml_only = false;   // 580's XML repeats the power state inside the power readings; its text does not
 };
 
 Node leaf(std::string key, std::string tag, std::string value) {
@@ -338,25 +343,284 @@ std::vector<Node> gpuNodes(Context& ctx, const nvml::Session& s, const nvml::Gpu
   return n;
 }
 
+// --- nvidia-smi 580's tree ---------------------------------------------------------------------
+
+// One --query-gpu property as -q prints it: the same reading, with its unit, and without the
+// brackets the CSV puts around a value that is not one ("[N/A]" is -q's "N/A").
+class Properties {
+ public:
+  Properties(const nvml::Session& s, const nvml::GpuInfo& g) : ctx_{s, g.device, g.index} {}
+  std::string operator()(std::string_view name) const {
+    const auto* p = fields::smi::findGpuProperty(name);
+    if (!p) return "N/A";  // a slip in the table below; SmiReal holds every line to the real tree
+    std::string v = fields::smi::read(*p, ctx_, true);
+    if (v.size() >= 2 && v.front() == '[' && v.back() == ']') v = v.substr(1, v.size() - 2);
+    return v;
+  }
+  Node leaf(std::string key, std::string tag, std::string_view property) const {
+    return gw::cli::smi::leaf(std::move(key), std::move(tag), (*this)(property));
+  }
+
+ private:
+  fields::ReadContext ctx_;
+};
+
+Node xmlOnly(Node n) {
+  n.xml_only = true;
+  return n;
+}
+
+Node indented(Node n) {
+  n.text_indent = 1;
+  return n;
+}
+
+Node pciNode580(const nvml::GpuInfo& g, const Properties& q) {
+  Node pci = pciNode(g);
+  // 580 adds the class codes after the domain, the device's own and the host's link generations,
+  // and drops nothing; its Bridge Chip, rollover and atomics lines are not read by gpuwarden.
+  auto& c = pci.children;
+  c.insert(c.begin() + 3, {q.leaf("Base Classcode", "pci_base_class", "pci.baseClass"),
+                           q.leaf("Sub Classcode", "pci_sub_class", "pci.subClass")});
+  for (auto& link : c)
+    if (link.tag == "pci_gpu_link_info")
+      for (auto& gen : link.children)
+        if (gen.tag == "pcie_gen") {
+          gen.children.push_back(q.leaf("Device Current", "device_current_link_gen", "pcie.link.gen.gpucurrent"));
+          gen.children.push_back(q.leaf("Device Max", "max_device_link_gen", "pcie.link.gen.gpumax"));
+          gen.children.push_back(q.leaf("Host Max", "max_host_link_gen", "pcie.link.gen.hostmax"));
+        }
+  return pci;
+}
+
+Node eccErrorsNode580(const Properties& q) {
+  auto side = [&](const char* key, const char* tag, const std::string& when) {
+    Node n = group(key, tag,
+                   {q.leaf("SRAM Correctable", "sram_correctable", "ecc.errors.corrected." + when + ".sram"),
+                    q.leaf("SRAM Uncorrectable Parity", "sram_uncorrectable_parity",
+                           "ecc.errors.uncorrected." + when + ".sram.parity"),
+                    q.leaf("SRAM Uncorrectable SEC-DED", "sram_uncorrectable_secded",
+                           "ecc.errors.uncorrected." + when + ".sram.secded"),
+                    q.leaf("DRAM Correctable", "dram_correctable", "ecc.errors.corrected." + when + ".dram"),
+                    q.leaf("DRAM Uncorrectable", "dram_uncorrectable", "ecc.errors.uncorrected." + when + ".dram")});
+    if (when == "aggregate")
+      n.children.push_back(q.leaf("SRAM Threshold Exceeded", "sram_threshold_exceeded",
+                                  "ecc.errors.uncorrected.aggregate.sram.thresholdExceeded"));
+    return n;
+  };
+  auto source = [&](const char* key, const char* tag, const char* where) {
+    return q.leaf(key, tag, std::string("ecc.errors.uncorrected.aggregate.sram.") + where);
+  };
+  return group("ECC Errors", "ecc_errors",
+               {side("Volatile", "volatile", "volatile"), side("Aggregate", "aggregate", "aggregate"),
+                group("Aggregate Uncorrectable SRAM Sources", "aggregate_uncorrectable_sram_sources",
+                      {source("SRAM L2", "sram_l2", "l2"), source("SRAM SM", "sram_sm", "sm"),
+                       source("SRAM Microcontroller", "sram_microcontroller", "mcu"),
+                       source("SRAM PCIE", "sram_pcie", "pcie"), source("SRAM Other", "sram_other", "other")})},
+               "ECC");
+}
+
+Node remappedRowsNode580(const nvml::Device& d, const Properties& q) {
+  Node n = remappedRowsNode(d);
+  auto& c = n.children;
+  c.insert(c.begin() + 2,
+           q.leaf("Inactive Uncorrectable Error", "remapped_row_unc_inactive", "remapped_rows.uncorrectable_inactive"));
+  c.insert(c.begin() + 1,
+           q.leaf("Inactive Correctable Error", "remapped_row_corr_inactive", "remapped_rows.correctable_inactive"));
+  auto banks = [&](const char* key, const char* level) {
+    std::string v = q(std::string("remapped_rows.histogram.") + level);
+    if (v != "N/A") v += " bank(s)";
+    return leaf(key, std::string("row_remapper_histogram_") + level, v);
+  };
+  c.push_back(group("Bank Remap Availability Histogram", "row_remapper_histogram",
+                    {banks("Max", "max"), banks("High", "high"), banks("Partial", "partial"), banks("Low", "low"),
+                     banks("None", "none")}));
+  return n;
+}
+
+// 580 gives each threshold as its distance below the GPU's maximum operating temperature (the
+// T.Limit scale: shutdown at 95 C with a maximum of 87 C is -8 C), as it gives the current margin.
+Node temperatureNode580(const nvml::Device& d, const Properties& q) {
+  auto threshold = [&](nvmlTemperatureThresholds_t t) { return d.temperatureThreshold(t); };
+  const auto gpu_max = threshold(NVML_TEMPERATURE_THRESHOLD_GPU_MAX);
+  const auto mem_max = threshold(NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
+  auto below = [](const Result<unsigned>& max, const Result<unsigned>& t) {
+    if (!max || !t) return std::string("N/A");
+    return std::to_string(static_cast<int>(*max) - static_cast<int>(*t)) + " C";
+  };
+  auto celsius = [&](std::string_view property) {
+    std::string v = q(property);
+    return v == "N/A" ? v : v + " C";
+  };
+  return group(
+      "Temperature", "temperature",
+      {leaf("GPU Current Temp", "gpu_temp", withUnit(d.temperature(), "C")),
+       leaf("GPU T.Limit Temp", "gpu_temp_tlimit", celsius("temperature.gpu.tlimit")),
+       leaf("GPU Shutdown T.Limit Temp", "gpu_temp_max_tlimit_threshold",
+            below(gpu_max, threshold(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN))),
+       leaf("GPU Slowdown T.Limit Temp", "gpu_temp_slow_tlimit_threshold",
+            below(gpu_max, threshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN))),
+       leaf("GPU Max Operating T.Limit Temp", "gpu_temp_max_gpu_tlimit_threshold", below(gpu_max, gpu_max)),
+       leaf("Memory Current Temp", "memory_temp", celsius("temperature.memory")),
+       leaf("Memory Max Operating T.Limit Temp", "gpu_temp_max_mem_tlimit_threshold", below(mem_max, mem_max))},
+      "TEMPERATURE");
+}
+
+Node powerNode580(const char* key, const char* tag, const std::string& prefix, const std::string& pstate,
+                  const Properties& q) {
+  // The board's readings are the properties without a prefix, the module's "module.…".
+  auto name = [&](const char* board, const char* module) { return prefix.empty() ? board : prefix + module; };
+  return group(
+      key, tag,
+      {xmlOnly(leaf("", "power_state", pstate)),
+       q.leaf("Average Power Draw", "average_power_draw", name("power.draw.average", "power.draw.average")),
+       q.leaf("Instantaneous Power Draw", "instant_power_draw", name("power.draw.instant", "power.draw.instant")),
+       q.leaf("Current Power Limit", "current_power_limit", name("enforced.power.limit", "enforced.power.limit")),
+       q.leaf("Requested Power Limit", "requested_power_limit", name("power.limit", "power.limit")),
+       q.leaf("Default Power Limit", "default_power_limit", name("power.default_limit", "power.default_limit")),
+       q.leaf("Min Power Limit", "min_power_limit", name("power.min_limit", "power.min_limit")),
+       q.leaf("Max Power Limit", "max_power_limit", name("power.max_limit", "power.max_limit"))},
+      "POWER");
+}
+
+std::vector<Node> gpuNodes580(Context& ctx, const nvml::Session& s, const nvml::GpuInfo& g) {
+  const nvml::Device& d = g.device;
+  const Properties q(s, g);
+  std::vector<Node> r550 = gpuNodes(ctx, s, g);
+  auto take = [&](const char* tag) {
+    for (auto& n : r550)
+      if (n.tag == tag) return std::move(n);
+    return leaf(tag, tag, "N/A");  // never: every tag named here is in gpuNodes
+  };
+  auto two = [&](const char* key, const char* tag, const char* current_tag, const char* pending_tag,
+                 const std::string& property) {
+    return group(
+        key, tag,
+        {q.leaf("Current", current_tag, property + ".current"), q.leaf("Pending", pending_tag, property + ".pending")});
+  };
+  std::vector<Node> n;
+  n.push_back(take("product_name"));
+  n.push_back(take("product_brand"));
+  n.push_back(take("product_architecture"));
+  n.push_back(q.leaf("Display Mode", "display_mode", "display_mode"));
+  n.push_back(q.leaf("Display Attached", "display_attached", "display_attached"));
+  n.push_back(q.leaf("Display Active", "display_active", "display_active"));
+  n.push_back(q.leaf("Persistence Mode", "persistence_mode", "persistence_mode"));
+  n.push_back(q.leaf("Addressing Mode", "addressing_mode", "addressing_mode"));
+  n.push_back(two("MIG Mode", "mig_mode", "current_mig", "pending_mig", "mig.mode"));
+  n.push_back(q.leaf("Accounting Mode", "accounting_mode", "accounting.mode"));
+  n.push_back(q.leaf("Accounting Mode Buffer Size", "accounting_mode_buffer_size", "accounting.buffer_size"));
+  n.push_back(two("Driver Model", "driver_model", "current_dm", "pending_dm", "driver_model"));
+  n.push_back(take("serial"));
+  n.push_back(take("uuid"));
+  n.push_back(take("minor_number"));
+  n.push_back(take("vbios_version"));
+  n.push_back(take("board_part_number"));
+  n.push_back(group(
+      "Platform Info", "platformInfo",
+      {q.leaf("Chassis Serial Number", "chassis_serial_number", "platform.chassis_serial_number"),
+       q.leaf("Slot Number", "slot_number", "platform.slot_number"),
+       q.leaf("Tray Index", "tray_index", "platform.tray_index"), q.leaf("Host ID", "host_id", "platform.host_id"),
+       q.leaf("Peer Type", "peer_type", "platform.peer_type"), q.leaf("Module Id", "module_id", "platform.module_id"),
+       q.leaf("GPU Fabric GUID", "gpu_fabric_guid", "platform.gpu_fabric_guid")}));
+  n.push_back(
+      group("Inforom Version", "inforom_version",
+            {q.leaf("Image Version", "img_version", "inforom.img"), q.leaf("OEM Object", "oem_object", "inforom.oem"),
+             q.leaf("ECC Object", "ecc_object", "inforom.ecc"),
+             q.leaf("Power Management Object", "pwr_object", "inforom.pwr")}));
+  n.push_back(
+      group("GPU Operation Mode", "gpu_operation_mode",
+            {q.leaf("Current", "current_gom", "gom.current"), q.leaf("Pending", "pending_gom", "gom.pending")}));
+  n.push_back(q.leaf("GPU C2C Mode", "c2c_mode", "c2c.mode"));
+  n.push_back(q.leaf("GPU Recovery Action", "gpu_recovery_action", "gpu_recovery_action"));
+  n.push_back(pciNode580(g, q));
+  n.push_back(take("fan_speed"));
+  n.push_back(take("performance_state"));
+  Node reasons = take("clocks_event_reasons");
+  for (auto& c : reasons.children)  // 580 indents the two kinds of HW slowdown under it
+    if (c.tag == "clocks_event_reason_hw_thermal_slowdown" || c.tag == "clocks_event_reason_hw_power_brake_slowdown")
+      c = indented(std::move(c));
+  n.push_back(std::move(reasons));
+  auto counter = [&](const char* key, const char* tag, const char* property) {
+    return q.leaf(key, std::string("clocks_event_reasons_counters_") + tag,
+                  std::string("clocks_event_reasons_counters.") + property);
+  };
+  n.push_back(group(
+      "Clocks Event Reasons Counters", "clocks_event_reasons_counters",
+      {counter("SW Power Capping", "sw_power_cap", "sw_power_cap"), counter("Sync Boost", "sync_boost", "sync_boost"),
+       counter("SW Thermal Slowdown", "sw_therm_slowdown", "sw_thermal_slowdown"),
+       counter("HW Thermal Slowdown", "hw_therm_slowdown", "hw_thermal_slowdown"),
+       counter("HW Power Braking", "hw_power_brake", "hw_power_brake_slowdown")},
+      "PERFORMANCE"));
+  n.push_back(take("fb_memory_usage"));
+  n.push_back(take("bar1_memory_usage"));
+  n.push_back(group("Conf Compute Protected Memory Usage", "cc_protected_memory_usage",
+                    {q.leaf("Total", "total", "protected_memory.total"),
+                     q.leaf("Used", "used", "protected_memory.used"), q.leaf("Free", "free", "protected_memory.free")},
+                    "MEMORY"));
+  n.push_back(take("compute_mode"));
+  Node util = take("utilization");
+  util.children.front().key = "GPU";
+  util.children.push_back(leaf("JPEG", "jpeg_util", withUnit(d.jpegUtilization(), "%")));
+  util.children.push_back(leaf("OFA", "ofa_util", withUnit(d.ofaUtilization(), "%")));
+  n.push_back(std::move(util));
+  n.push_back(group("Encoder Stats", "encoder_stats",
+                    {q.leaf("Active Sessions", "session_count", "encoder.stats.sessionCount"),
+                     q.leaf("Average FPS", "average_fps", "encoder.stats.averageFps"),
+                     q.leaf("Average Latency", "average_latency", "encoder.stats.averageLatency")}));
+  n.push_back(two("DRAM Encryption Mode", "dram_encryption_mode", "current_dram_encryption", "pending_dram_encryption",
+                  "dramEncryption.mode"));
+  Node ecc_mode = two("ECC Mode", "ecc_mode", "current_ecc", "pending_ecc", "ecc.mode");
+  ecc_mode.section = "ECC";
+  n.push_back(std::move(ecc_mode));
+  n.push_back(eccErrorsNode580(q));
+  n.push_back(take("retired_pages"));
+  n.push_back(remappedRowsNode580(d, q));
+  n.push_back(temperatureNode580(d, q));
+  const std::string pstate = q("pstate");
+  n.push_back(powerNode580("GPU Power Readings", "gpu_power_readings", "", pstate, q));
+  n.push_back(powerNode580("Module Power Readings", "module_power_readings", "module.", pstate, q));
+  n.push_back(take("clocks"));
+  n.push_back(take("applications_clocks"));
+  n.push_back(take("default_applications_clocks"));
+  n.push_back(take("max_clocks"));
+  n.push_back(group(
+      "Fabric", "fabric",
+      {q.leaf("State", "state", "fabric.state"), q.leaf("Status", "status", "fabric.status"),
+       q.leaf("CliqueId", "cliqueId", "fabric.cliqueId"), q.leaf("ClusterUUID", "clusterUuid", "fabric.clusterUuid"),
+       group("Health", "health",
+             {q.leaf("Summary", "summary", "fabric.health.summary"),
+              q.leaf("Bandwidth", "bandwidth", "fabric.health.bandwidth"),
+              q.leaf("Route Recovery in progress", "route_recovery_in_progress",
+                     "fabric.health.route_recovery_in_progress"),
+              q.leaf("Route Unhealthy", "route_unhealthy", "fabric.health.route_unhealthy"),
+              q.leaf("Access Timeout Recovery", "access_timeout_recovery", "fabric.health.access_timeout_recovery"),
+              q.leaf("Incorrect Configuration", "incorrect_configuration", "fabric.health.incorrect_configuration"),
+              q.leaf("Partition Assigned", "partition_assigned", "fabric.health.partition_assigned")})}));
+  n.push_back(take("processes"));
+  return n;
+}
+
 bool shown(const Node& n, const std::vector<std::string>& sections) {
   if (sections.empty()) return true;
   return !n.section.empty() && std::find(sections.begin(), sections.end(), n.section) != sections.end();
 }
 
-// The text's key column: nvidia-smi puts every colon at column 42.
-void renderText(const Node& n, int level, std::ostream& out) {
+// The text's key column: nvidia-smi puts every colon at column 42 (R550) or 55 (580).
+void renderText(const Node& n, int level, std::size_t width, std::ostream& out) {
+  if (n.xml_only) return;
   if (n.key.empty()) {
-    for (const auto& c : n.children) renderText(c, level, out);
+    for (const auto& c : n.children) renderText(c, level, width, out);
     return;
   }
   const std::string label = std::string(4 * (level + n.text_indent), ' ') + n.key;
   if (!n.group) {
-    out << fmt::format("{:<42}: {}\n", label, n.value);
+    out << fmt::format("{:<{}}: {}\n", label, width, n.value);
   } else if (n.children.empty() && !n.empty_text.empty()) {
-    out << fmt::format("{:<42}: {}\n", label, n.empty_text);
+    out << fmt::format("{:<{}}: {}\n", label, width, n.empty_text);
   } else {
     out << label << "\n";
-    for (const auto& c : n.children) renderText(c, level + 1, out);
+    for (const auto& c : n.children) renderText(c, level + 1, width, out);
   }
 }
 
@@ -395,9 +659,12 @@ int query(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err, 
   const std::string driver = inv->driver_version.empty() ? "N/A" : inv->driver_version;
   const std::string cuda = inv->cuda_driver_version ? nvml::cudaVersionString(inv->cuda_driver_version) : "N/A";
   const std::string stamp = timestamp();
+  const bool v580 = layout580(inv->driver_version);
+  const std::size_t width = v580 ? 55 : 42;
+  auto nodes = [&](const nvml::GpuInfo& g) { return v580 ? gpuNodes580(ctx, s, g) : gpuNodes(ctx, s, g); };
   if (xml) {
     out << "<?xml version=\"1.0\" ?>\n"
-        << "<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v12.dtd\">\n"
+        << "<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v" << (v580 ? 13 : 12) << ".dtd\">\n"
         << "<nvidia_smi_log>\n"
         << "\t<timestamp>" << stamp << "</timestamp>\n"
         << "\t<driver_version>" << xmlEscape(driver) << "</driver_version>\n"
@@ -405,9 +672,10 @@ int query(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err, 
         << "\t<attached_gpus>" << inv->gpus.size() << "</attached_gpus>\n";
   } else {
     out << "\n==============NVSMI LOG==============\n\n"
-        << fmt::format("{:<42}: {}\n", "Timestamp", stamp) << fmt::format("{:<42}: {}\n", "Driver Version", driver)
-        << fmt::format("{:<42}: {}\n", "CUDA Version", cuda) << "\n"
-        << fmt::format("{:<42}: {}\n", "Attached GPUs", inv->gpus.size());
+        << fmt::format("{:<{}}: {}\n", "Timestamp", width, stamp)
+        << fmt::format("{:<{}}: {}\n", "Driver Version", width, driver)
+        << fmt::format("{:<{}}: {}\n", "CUDA Version", width, cuda) << "\n"
+        << fmt::format("{:<{}}: {}\n", "Attached GPUs", width, inv->gpus.size());
   }
   for (const auto* g : gpus) {
     if (g->state != "ok") {
@@ -416,13 +684,13 @@ int query(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err, 
     }
     if (xml) {
       out << "\t<gpu id=\"" << xmlEscape(g->pci.bus_id) << "\">\n";
-      for (const auto& n : gpuNodes(ctx, s, *g))
+      for (const auto& n : nodes(*g))
         if (shown(n, a.sections)) renderXml(n, 2, out);
       out << "\t</gpu>\n";
     } else {
       out << "GPU " << g->pci.bus_id << "\n";
-      for (const auto& n : gpuNodes(ctx, s, *g))
-        if (shown(n, a.sections)) renderText(n, 1, out);
+      for (const auto& n : nodes(*g))
+        if (shown(n, a.sections)) renderText(n, 1, width, out);
       out << "\n";
     }
   }
