@@ -156,6 +156,20 @@ constexpr TextReader kPowerManagement = [](const ReadContext& c) {
 // NVML's power usage is the one-second average on Ampere and newer (nvidia-smi's power.draw);
 // the instantaneous reading needs a field id gpuwarden does not declare.
 constexpr TextReader kPowerAverage = [](const ReadContext& c) { return watts(c.device.powerUsageMw()); };
+constexpr TextReader kPowerInstant = [](const ReadContext& c) -> Result<std::string> {
+  nvmlFieldValue_t v{};
+  v.fieldId = NVML_FI_DEV_POWER_INSTANT;
+  if (Status s = c.device.fieldValues(&v, 1); !s.ok()) return s;
+  if (v.nvmlReturn != NVML_SUCCESS) return nvml::nvmlError(v.nvmlReturn, "nvmlDeviceGetFieldValues(POWER_INSTANT)");
+  return watts(Result<unsigned>(v.value.uiVal));
+};
+// One level of the row remapper's bank histogram.
+template <unsigned nvmlRowRemapperHistogramValues_t::*level>
+constexpr TextReader kRemapBanks = [](const ReadContext& c) -> Result<std::string> {
+  auto h = c.device.rowRemapperHistogram();
+  if (!h) return h.status();
+  return std::to_string((*h).*level);
+};
 constexpr TextReader kMaxGrClock = [](const ReadContext& c) { return number(c.device.maxClock(NVML_CLOCK_GRAPHICS)); };
 constexpr TextReader kDefaultAppGr = [](const ReadContext& c) {
   return number(c.device.defaultAppClock(NVML_CLOCK_GRAPHICS));
@@ -369,11 +383,16 @@ const std::array kGpu = {
     P{"remapped_rows.uncorrectable_inactive", "", "", "Rows remapped for uncorrectable errors but inactive", kNotRead},
     P{"remapped_rows.pending", "", "", "A row remap waits for the next GPU reset (Yes/No)", nullptr, YesNo},
     P{"remapped_rows.failure", "", "", "A row remap has failed in the GPU's life (Yes/No)", nullptr, YesNo},
-    P{"remapped_rows.histogram.max", "", "", "Memory banks with full remap availability", kNotRead},
-    P{"remapped_rows.histogram.high", "", "", "Memory banks with high remap availability", kNotRead},
-    P{"remapped_rows.histogram.partial", "", "", "Memory banks with partial remap availability", kNotRead},
-    P{"remapped_rows.histogram.low", "", "", "Memory banks with low remap availability", kNotRead},
-    P{"remapped_rows.histogram.none", "", "", "Memory banks with no remap availability", kNotRead},
+    P{"remapped_rows.histogram.max", "", "", "Memory banks with full remap availability",
+      kRemapBanks<&nvmlRowRemapperHistogramValues_t::max>},
+    P{"remapped_rows.histogram.high", "", "", "Memory banks with high remap availability",
+      kRemapBanks<&nvmlRowRemapperHistogramValues_t::high>},
+    P{"remapped_rows.histogram.partial", "", "", "Memory banks with partial remap availability",
+      kRemapBanks<&nvmlRowRemapperHistogramValues_t::partial>},
+    P{"remapped_rows.histogram.low", "", "", "Memory banks with low remap availability",
+      kRemapBanks<&nvmlRowRemapperHistogramValues_t::low>},
+    P{"remapped_rows.histogram.none", "", "", "Memory banks with no remap availability",
+      kRemapBanks<&nvmlRowRemapperHistogramValues_t::none>},
     P{"temperature.gpu", "", "", "Core GPU temperature, degrees C"},
     P{"temperature.gpu.tlimit", "", "",
       "Degrees C left before the GPU reaches its maximum operating temperature (NVML's margin temperature)",
@@ -383,7 +402,7 @@ const std::array kGpu = {
     P{"power.draw", "", "", "Last measured board power draw, watts (one-second average on Ampere and newer)"},
     P{"power.draw.average", "gpu.power.draw.average", "W", "Board power draw averaged over one second, watts",
       kPowerAverage},
-    P{"power.draw.instant", "gpu.power.draw.instant", "W", "Instantaneous board power draw, watts", kNotRead},
+    P{"power.draw.instant", "gpu.power.draw.instant", "W", "Instantaneous board power draw, watts", kPowerInstant},
     P{"power.limit", "gpu.power.requested_limit", "", "Software power limit, watts"},
     P{"enforced.power.limit", "gpu.power.current_limit", "",
       "Power ceiling the power management algorithm enforces (lowest of the limiters), watts"},

@@ -409,6 +409,11 @@ Result<RemappedRows> Device::remappedRows() const {
   return RemappedRows{corr, unc, pending != 0, failure != 0};
 }
 
+Result<nvmlRowRemapperHistogramValues_t> Device::rowRemapperHistogram() const {
+  GW_CALL_OUT(nvmlRowRemapperHistogramValues_t, api_->nvmlDeviceGetRowRemapperHistogram,
+              "nvmlDeviceGetRowRemapperHistogram", h_);
+}
+
 // Calls an NVML setter: OK or NVML's code, named after the function.
 #define GW_CALL_SET(fnptr, fname, ...)                          \
   do {                                                          \

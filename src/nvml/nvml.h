@@ -200,6 +200,7 @@ class Device {
   Result<unsigned> retiredPages(nvmlPageRetirementCause_t cause) const;
   Result<bool> retiredPagesPending() const;
   Result<RemappedRows> remappedRows() const;
+  Result<nvmlRowRemapperHistogramValues_t> rowRemapperHistogram() const;
   Result<bool> persistenceMode() const;
   Result<unsigned> computeMode() const;
   Result<bool> displayActive() const;

@@ -79,6 +79,16 @@ typedef struct nvmlPciInfo_st {
   char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 } nvmlPciInfo_t;
 
+// Memory banks by how many spare rows the row remapper has left in each (nvidia-smi's "Bank Remap
+// Availability Histogram").
+typedef struct nvmlRowRemapperHistogramValues_st {
+  unsigned int max;
+  unsigned int high;
+  unsigned int partial;
+  unsigned int low;
+  unsigned int none;
+} nvmlRowRemapperHistogramValues_t;
+
 typedef struct nvmlUtilization_st {
   unsigned int gpu;
   unsigned int memory;
@@ -459,6 +469,7 @@ typedef struct nvmlComputeInstanceInfo_st {
 #define NVML_FI_DEV_REMAPPED_UNC 143
 #define NVML_FI_DEV_REMAPPED_PENDING 144
 #define NVML_FI_DEV_REMAPPED_FAILURE 145
+#define NVML_FI_DEV_POWER_INSTANT 186  // milliwatts, the board's latest sample (not the 1 s average)
 #define NVML_FI_MAX 167
 
 // GPU Performance Monitoring (GPM, Hopper and newer): two samples an interval apart give the
@@ -513,203 +524,204 @@ typedef struct nvmlGpmSupport_st {
 
 // Every NVML entry point we call: X(name, return type, (parameters)).
 // Versioned names come first; the loader falls back from _v3 to _v2 to the plain name.
-#define GW_NVML_FUNCTIONS(X)                                                                                          \
-  X(nvmlInitWithFlags, nvmlReturn_t, (unsigned int flags))                                                            \
-  X(nvmlDeviceValidateInforom, nvmlReturn_t, (nvmlDevice_t device))                                                   \
-  X(nvmlEventSetCreate, nvmlReturn_t, (nvmlEventSet_t * set))                                                         \
-  X(nvmlEventSetFree, nvmlReturn_t, (nvmlEventSet_t set))                                                             \
-  X(nvmlInit_v2, nvmlReturn_t, (void))                                                                                \
-  X(nvmlInit, nvmlReturn_t, (void))                                                                                   \
-  X(nvmlShutdown, nvmlReturn_t, (void))                                                                               \
-  X(nvmlErrorString, const char*, (nvmlReturn_t result))                                                              \
-  X(nvmlSystemGetDriverVersion, nvmlReturn_t, (char* version, unsigned int length))                                   \
-  X(nvmlSystemGetNVMLVersion, nvmlReturn_t, (char* version, unsigned int length))                                     \
-  X(nvmlSystemGetCudaDriverVersion, nvmlReturn_t, (int* cudaDriverVersion))                                           \
-  X(nvmlSystemGetCudaDriverVersion_v2, nvmlReturn_t, (int* cudaDriverVersion))                                        \
-  X(nvmlSystemGetProcessName, nvmlReturn_t, (unsigned int pid, char* name, unsigned int length))                      \
-  X(nvmlDeviceGetCount_v2, nvmlReturn_t, (unsigned int* deviceCount))                                                 \
-  X(nvmlDeviceGetCount, nvmlReturn_t, (unsigned int* deviceCount))                                                    \
-  X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t, (unsigned int index, nvmlDevice_t* device))                          \
-  X(nvmlDeviceGetHandleByIndex, nvmlReturn_t, (unsigned int index, nvmlDevice_t* device))                             \
-  X(nvmlDeviceGetHandleByUUID, nvmlReturn_t, (const char* uuid, nvmlDevice_t* device))                                \
-  X(nvmlDeviceGetHandleByPciBusId_v2, nvmlReturn_t, (const char* pciBusId, nvmlDevice_t* device))                     \
-  X(nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t device, char* name, unsigned int length))                          \
-  X(nvmlDeviceGetBrand, nvmlReturn_t, (nvmlDevice_t device, nvmlBrandType_t * type_))                                 \
-  X(nvmlDeviceGetIndex, nvmlReturn_t, (nvmlDevice_t device, unsigned int* index))                                     \
-  X(nvmlDeviceGetSerial, nvmlReturn_t, (nvmlDevice_t device, char* serial, unsigned int length))                      \
-  X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t device, char* uuid, unsigned int length))                          \
-  X(nvmlDeviceGetMinorNumber, nvmlReturn_t, (nvmlDevice_t device, unsigned int* minorNumber))                         \
-  X(nvmlDeviceGetBoardPartNumber, nvmlReturn_t, (nvmlDevice_t device, char* partNumber, unsigned int length))         \
-  X(nvmlDeviceGetInforomImageVersion, nvmlReturn_t, (nvmlDevice_t device, char* version, unsigned int length))        \
-  X(nvmlDeviceGetInforomVersion, nvmlReturn_t,                                                                        \
-    (nvmlDevice_t device, nvmlInforomObject_t object, char* version, unsigned int length))                            \
-  X(nvmlDeviceGetVbiosVersion, nvmlReturn_t, (nvmlDevice_t device, char* version, unsigned int length))               \
-  X(nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))                                \
-  X(nvmlDeviceGetPciInfo_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))                                \
-  X(nvmlDeviceGetPciInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))                                   \
-  X(nvmlDeviceGetArchitecture, nvmlReturn_t, (nvmlDevice_t device, nvmlDeviceArchitecture_t * arch))                  \
-  X(nvmlDeviceGetCudaComputeCapability, nvmlReturn_t, (nvmlDevice_t device, int* major, int* minor))                  \
-  X(nvmlDeviceGetNumGpuCores, nvmlReturn_t, (nvmlDevice_t device, unsigned int* numCores))                            \
-  X(nvmlDeviceGetAttributes_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlDeviceAttributes_t * attributes))             \
-  X(nvmlDeviceGetMemoryInfo_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_v2_t * memory))                        \
-  X(nvmlDeviceGetMemoryInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_t * memory))                              \
-  X(nvmlDeviceGetBAR1MemoryInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlBAR1Memory_t * bar1Memory))                  \
-  X(nvmlDeviceGetMemoryBusWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* busWidth))                         \
-  X(nvmlDeviceGetClockInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlClockType_t type_, unsigned int* clock))          \
-  X(nvmlDeviceGetMaxClockInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlClockType_t type_, unsigned int* clock))       \
-  X(nvmlDeviceGetApplicationsClock, nvmlReturn_t,                                                                     \
-    (nvmlDevice_t device, nvmlClockType_t clockType, unsigned int* clockMHz))                                         \
-  X(nvmlDeviceGetDefaultApplicationsClock, nvmlReturn_t,                                                              \
-    (nvmlDevice_t device, nvmlClockType_t clockType, unsigned int* clockMHz))                                         \
-  X(nvmlDeviceGetClock, nvmlReturn_t,                                                                                 \
-    (nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId, unsigned int* clockMHz))                  \
-  X(nvmlDeviceGetCurrPcieLinkGeneration, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currLinkGen))              \
-  X(nvmlDeviceGetCurrPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currLinkWidth))                 \
-  X(nvmlDeviceGetMaxPcieLinkGeneration, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkGen))                \
-  X(nvmlDeviceGetGpuMaxPcieLinkGeneration, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkGenDevice))       \
-  X(nvmlDeviceGetAccountingMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                       \
-  X(nvmlDeviceGetAccountingBufferSize, nvmlReturn_t, (nvmlDevice_t device, unsigned int* bufferSize))                 \
-  X(nvmlDeviceGetGspFirmwareMode, nvmlReturn_t,                                                                       \
-    (nvmlDevice_t device, unsigned int* isEnabled, unsigned int* defaultMode))                                        \
-  X(nvmlDeviceGetMaxPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkWidth))                   \
-  X(nvmlDeviceGetPcieThroughput, nvmlReturn_t,                                                                        \
-    (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* value))                                        \
-  X(nvmlDeviceGetPcieReplayCounter, nvmlReturn_t, (nvmlDevice_t device, unsigned int* value))                         \
-  X(nvmlDeviceGetPowerUsage, nvmlReturn_t, (nvmlDevice_t device, unsigned int* power))                                \
-  X(nvmlDeviceGetPowerManagementMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                  \
-  X(nvmlDeviceGetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))                      \
-  X(nvmlDeviceGetPowerManagementLimitConstraints, nvmlReturn_t,                                                       \
-    (nvmlDevice_t device, unsigned int* minLimit, unsigned int* maxLimit))                                            \
-  X(nvmlDeviceGetPowerManagementDefaultLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* defaultLimit))        \
-  X(nvmlDeviceGetEnforcedPowerLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))                        \
-  X(nvmlDeviceGetTotalEnergyConsumption, nvmlReturn_t, (nvmlDevice_t device, unsigned long long* energy))             \
-  X(nvmlDeviceGetTemperature, nvmlReturn_t,                                                                           \
-    (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int* temp))                                   \
-  X(nvmlDeviceGetTemperatureThreshold, nvmlReturn_t,                                                                  \
-    (nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int* temp))                             \
-  X(nvmlDeviceGetFanSpeed, nvmlReturn_t, (nvmlDevice_t device, unsigned int* speed))                                  \
-  X(nvmlDeviceGetFanSpeed_v2, nvmlReturn_t, (nvmlDevice_t device, unsigned int fan, unsigned int* speed))             \
-  X(nvmlDeviceGetNumFans, nvmlReturn_t, (nvmlDevice_t device, unsigned int* numFans))                                 \
-  X(nvmlDeviceGetPerformanceState, nvmlReturn_t, (nvmlDevice_t device, nvmlPstates_t * pState))                       \
-  X(nvmlDeviceGetCurrentClocksThrottleReasons, nvmlReturn_t,                                                          \
-    (nvmlDevice_t device, unsigned long long* clocksThrottleReasons))                                                 \
-  X(nvmlDeviceGetSupportedClocksThrottleReasons, nvmlReturn_t,                                                        \
-    (nvmlDevice_t device, unsigned long long* supportedClocksThrottleReasons))                                        \
-  X(nvmlDeviceGetUtilizationRates, nvmlReturn_t, (nvmlDevice_t device, nvmlUtilization_t * utilization))              \
-  X(nvmlDeviceGetEncoderUtilization, nvmlReturn_t,                                                                    \
-    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                 \
-  X(nvmlDeviceGetDecoderUtilization, nvmlReturn_t,                                                                    \
-    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                 \
-  X(nvmlDeviceGetJpgUtilization, nvmlReturn_t,                                                                        \
-    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                 \
-  X(nvmlDeviceGetOfaUtilization, nvmlReturn_t,                                                                        \
-    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                 \
-  X(nvmlDeviceGetEccMode, nvmlReturn_t,                                                                               \
-    (nvmlDevice_t device, nvmlEnableState_t * current, nvmlEnableState_t * pending))                                  \
-  X(nvmlDeviceGetTotalEccErrors, nvmlReturn_t,                                                                        \
-    (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType,                          \
-     unsigned long long* eccCounts))                                                                                  \
-  X(nvmlDeviceGetMemoryErrorCounter, nvmlReturn_t,                                                                    \
-    (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType,                          \
-     nvmlMemoryLocation_t locationType, unsigned long long* count))                                                   \
-  X(nvmlDeviceGetRetiredPages, nvmlReturn_t,                                                                          \
-    (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int* pageCount, unsigned long long* addresses))   \
-  X(nvmlDeviceGetRetiredPagesPendingStatus, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * isPending))       \
-  X(nvmlDeviceGetRemappedRows, nvmlReturn_t,                                                                          \
-    (nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows, unsigned int* isPending,                     \
-     unsigned int* failureOccurred))                                                                                  \
-  X(nvmlDeviceGetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                      \
-  X(nvmlDeviceGetComputeMode, nvmlReturn_t, (nvmlDevice_t device, nvmlComputeMode_t * mode))                          \
-  X(nvmlDeviceGetDisplayActive, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * isActive))                    \
-  X(nvmlDeviceGetDisplayMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * display))                       \
-  X(nvmlDeviceGetMigMode, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode))  \
-  X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t, (nvmlDevice_t device, unsigned int* count))                         \
-  X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                                                \
-    (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice))                                               \
-  X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, nvmlReturn_t, (nvmlDevice_t migDevice, nvmlDevice_t * device))      \
-  X(nvmlDeviceIsMigDeviceHandle, nvmlReturn_t, (nvmlDevice_t device, unsigned int* isMigDevice))                      \
-  X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))                                \
-  X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))                            \
-  X(nvmlDeviceSetMigMode, nvmlReturn_t, (nvmlDevice_t device, unsigned int mode, nvmlReturn_t* activationStatus))     \
-  X(nvmlDeviceGetGpuInstanceProfileInfoV, nvmlReturn_t,                                                               \
-    (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t* info))                               \
-  X(nvmlDeviceGetGpuInstanceProfileInfo, nvmlReturn_t,                                                                \
-    (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t* info))                                  \
-  X(nvmlDeviceGetGpuInstancePossiblePlacements_v2, nvmlReturn_t,                                                      \
-    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t* placements, unsigned int* count))       \
-  X(nvmlDeviceGetGpuInstanceRemainingCapacity, nvmlReturn_t,                                                          \
-    (nvmlDevice_t device, unsigned int profileId, unsigned int* count))                                               \
-  X(nvmlDeviceCreateGpuInstance, nvmlReturn_t,                                                                        \
-    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstance))                                    \
-  X(nvmlDeviceGetGpuInstances, nvmlReturn_t,                                                                          \
-    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstances, unsigned int* count))              \
-  X(nvmlDeviceGetGpuInstanceById, nvmlReturn_t,                                                                       \
-    (nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gpuInstance))                                           \
-  X(nvmlGpuInstanceGetInfo, nvmlReturn_t, (nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t * info))              \
-  X(nvmlGpuInstanceDestroy, nvmlReturn_t, (nvmlGpuInstance_t gpuInstance))                                            \
-  X(nvmlGpuInstanceGetComputeInstanceProfileInfo, nvmlReturn_t,                                                       \
-    (nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile,                                    \
-     nvmlComputeInstanceProfileInfo_t* info))                                                                         \
-  X(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, nvmlReturn_t,                                                 \
-    (nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int* count))                                     \
-  X(nvmlGpuInstanceCreateComputeInstance, nvmlReturn_t,                                                               \
-    (nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstance))                  \
-  X(nvmlGpuInstanceGetComputeInstances, nvmlReturn_t,                                                                 \
-    (nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstances,                  \
-     unsigned int* count))                                                                                            \
-  X(nvmlGpuInstanceGetComputeInstanceById, nvmlReturn_t,                                                              \
-    (nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t* computeInstance))                         \
-  X(nvmlComputeInstanceGetInfo_v2, nvmlReturn_t,                                                                      \
-    (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info))                                        \
-  X(nvmlComputeInstanceGetInfo, nvmlReturn_t,                                                                         \
-    (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info))                                        \
-  X(nvmlComputeInstanceDestroy, nvmlReturn_t, (nvmlComputeInstance_t computeInstance))                                \
-  X(nvmlDeviceGetNvLinkState, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, nvmlEnableState_t* isActive))    \
-  X(nvmlDeviceGetNvLinkVersion, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, unsigned int* version))        \
-  X(nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci))  \
-  X(nvmlDeviceGetNvLinkRemoteDeviceType, nvmlReturn_t,                                                                \
-    (nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t* pNvLinkDeviceType))                           \
-  X(nvmlDeviceGetNvLinkErrorCounter, nvmlReturn_t,                                                                    \
-    (nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter, unsigned long long* counterValue))     \
-  X(nvmlDeviceGetTopologyCommonAncestor, nvmlReturn_t,                                                                \
-    (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t * pathInfo))                                  \
-  X(nvmlDeviceGetCpuAffinity, nvmlReturn_t, (nvmlDevice_t device, unsigned int cpuSetSize, unsigned long* cpuSet))    \
-  X(nvmlDeviceGetMemoryAffinity, nvmlReturn_t,                                                                        \
-    (nvmlDevice_t device, unsigned int nodeSetSize, unsigned long* nodeSet, nvmlAffinityScope_t scope))               \
-  X(nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t,                                                            \
-    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                                         \
-  X(nvmlDeviceGetComputeRunningProcesses_v2, nvmlReturn_t,                                                            \
-    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos))                                      \
-  X(nvmlDeviceGetComputeRunningProcesses, nvmlReturn_t,                                                               \
-    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos))                                      \
-  X(nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlReturn_t,                                                           \
-    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                                         \
-  X(nvmlDeviceGetProcessUtilization, nvmlReturn_t,                                                                    \
-    (nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization, unsigned int* processSamplesCount,            \
-     unsigned long long lastSeenTimeStamp))                                                                           \
-  X(nvmlDeviceGetFieldValues, nvmlReturn_t, (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values))         \
-  X(nvmlDeviceGetSupportedEventTypes, nvmlReturn_t, (nvmlDevice_t device, unsigned long long* eventTypes))            \
-  X(nvmlDeviceRegisterEvents, nvmlReturn_t, (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set)) \
-  X(nvmlEventSetWait_v2, nvmlReturn_t, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))          \
-  X(nvmlEventSetWait, nvmlReturn_t, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))             \
-  X(nvmlDeviceSetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int limit))                       \
-  X(nvmlDeviceSetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t mode))                        \
-  X(nvmlDeviceSetGpuLockedClocks, nvmlReturn_t,                                                                       \
-    (nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz))                                  \
-  X(nvmlDeviceResetGpuLockedClocks, nvmlReturn_t, (nvmlDevice_t device))                                              \
-  X(nvmlDeviceSetMemoryLockedClocks, nvmlReturn_t,                                                                    \
-    (nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz))                                  \
-  X(nvmlDeviceResetMemoryLockedClocks, nvmlReturn_t, (nvmlDevice_t device))                                           \
-  X(nvmlDeviceSetApplicationsClocks, nvmlReturn_t,                                                                    \
-    (nvmlDevice_t device, unsigned int memClockMHz, unsigned int graphicsClockMHz))                                   \
-  X(nvmlDeviceResetApplicationsClocks, nvmlReturn_t, (nvmlDevice_t device))                                           \
-  X(nvmlDeviceSetComputeMode, nvmlReturn_t, (nvmlDevice_t device, nvmlComputeMode_t mode))                            \
-  X(nvmlDeviceSetEccMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t ecc))                                 \
-  X(nvmlGpmQueryDeviceSupport, nvmlReturn_t, (nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport))                    \
-  X(nvmlGpmSampleAlloc, nvmlReturn_t, (nvmlGpmSample_t * gpmSample))                                                  \
-  X(nvmlGpmSampleFree, nvmlReturn_t, (nvmlGpmSample_t gpmSample))                                                     \
-  X(nvmlGpmSampleGet, nvmlReturn_t, (nvmlDevice_t device, nvmlGpmSample_t gpmSample))                                 \
-  X(nvmlGpmMigSampleGet, nvmlReturn_t, (nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample))  \
+#define GW_NVML_FUNCTIONS(X)                                                                                           \
+  X(nvmlInitWithFlags, nvmlReturn_t, (unsigned int flags))                                                             \
+  X(nvmlDeviceValidateInforom, nvmlReturn_t, (nvmlDevice_t device))                                                    \
+  X(nvmlEventSetCreate, nvmlReturn_t, (nvmlEventSet_t * set))                                                          \
+  X(nvmlEventSetFree, nvmlReturn_t, (nvmlEventSet_t set))                                                              \
+  X(nvmlInit_v2, nvmlReturn_t, (void))                                                                                 \
+  X(nvmlInit, nvmlReturn_t, (void))                                                                                    \
+  X(nvmlShutdown, nvmlReturn_t, (void))                                                                                \
+  X(nvmlErrorString, const char*, (nvmlReturn_t result))                                                               \
+  X(nvmlSystemGetDriverVersion, nvmlReturn_t, (char* version, unsigned int length))                                    \
+  X(nvmlSystemGetNVMLVersion, nvmlReturn_t, (char* version, unsigned int length))                                      \
+  X(nvmlSystemGetCudaDriverVersion, nvmlReturn_t, (int* cudaDriverVersion))                                            \
+  X(nvmlSystemGetCudaDriverVersion_v2, nvmlReturn_t, (int* cudaDriverVersion))                                         \
+  X(nvmlSystemGetProcessName, nvmlReturn_t, (unsigned int pid, char* name, unsigned int length))                       \
+  X(nvmlDeviceGetCount_v2, nvmlReturn_t, (unsigned int* deviceCount))                                                  \
+  X(nvmlDeviceGetCount, nvmlReturn_t, (unsigned int* deviceCount))                                                     \
+  X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t, (unsigned int index, nvmlDevice_t* device))                           \
+  X(nvmlDeviceGetHandleByIndex, nvmlReturn_t, (unsigned int index, nvmlDevice_t* device))                              \
+  X(nvmlDeviceGetHandleByUUID, nvmlReturn_t, (const char* uuid, nvmlDevice_t* device))                                 \
+  X(nvmlDeviceGetHandleByPciBusId_v2, nvmlReturn_t, (const char* pciBusId, nvmlDevice_t* device))                      \
+  X(nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t device, char* name, unsigned int length))                           \
+  X(nvmlDeviceGetBrand, nvmlReturn_t, (nvmlDevice_t device, nvmlBrandType_t * type_))                                  \
+  X(nvmlDeviceGetIndex, nvmlReturn_t, (nvmlDevice_t device, unsigned int* index))                                      \
+  X(nvmlDeviceGetSerial, nvmlReturn_t, (nvmlDevice_t device, char* serial, unsigned int length))                       \
+  X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t device, char* uuid, unsigned int length))                           \
+  X(nvmlDeviceGetMinorNumber, nvmlReturn_t, (nvmlDevice_t device, unsigned int* minorNumber))                          \
+  X(nvmlDeviceGetBoardPartNumber, nvmlReturn_t, (nvmlDevice_t device, char* partNumber, unsigned int length))          \
+  X(nvmlDeviceGetInforomImageVersion, nvmlReturn_t, (nvmlDevice_t device, char* version, unsigned int length))         \
+  X(nvmlDeviceGetInforomVersion, nvmlReturn_t,                                                                         \
+    (nvmlDevice_t device, nvmlInforomObject_t object, char* version, unsigned int length))                             \
+  X(nvmlDeviceGetVbiosVersion, nvmlReturn_t, (nvmlDevice_t device, char* version, unsigned int length))                \
+  X(nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))                                 \
+  X(nvmlDeviceGetPciInfo_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))                                 \
+  X(nvmlDeviceGetPciInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))                                    \
+  X(nvmlDeviceGetArchitecture, nvmlReturn_t, (nvmlDevice_t device, nvmlDeviceArchitecture_t * arch))                   \
+  X(nvmlDeviceGetCudaComputeCapability, nvmlReturn_t, (nvmlDevice_t device, int* major, int* minor))                   \
+  X(nvmlDeviceGetNumGpuCores, nvmlReturn_t, (nvmlDevice_t device, unsigned int* numCores))                             \
+  X(nvmlDeviceGetAttributes_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlDeviceAttributes_t * attributes))              \
+  X(nvmlDeviceGetMemoryInfo_v2, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_v2_t * memory))                         \
+  X(nvmlDeviceGetMemoryInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_t * memory))                               \
+  X(nvmlDeviceGetBAR1MemoryInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlBAR1Memory_t * bar1Memory))                   \
+  X(nvmlDeviceGetMemoryBusWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* busWidth))                          \
+  X(nvmlDeviceGetClockInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlClockType_t type_, unsigned int* clock))           \
+  X(nvmlDeviceGetMaxClockInfo, nvmlReturn_t, (nvmlDevice_t device, nvmlClockType_t type_, unsigned int* clock))        \
+  X(nvmlDeviceGetApplicationsClock, nvmlReturn_t,                                                                      \
+    (nvmlDevice_t device, nvmlClockType_t clockType, unsigned int* clockMHz))                                          \
+  X(nvmlDeviceGetDefaultApplicationsClock, nvmlReturn_t,                                                               \
+    (nvmlDevice_t device, nvmlClockType_t clockType, unsigned int* clockMHz))                                          \
+  X(nvmlDeviceGetClock, nvmlReturn_t,                                                                                  \
+    (nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId, unsigned int* clockMHz))                   \
+  X(nvmlDeviceGetCurrPcieLinkGeneration, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currLinkGen))               \
+  X(nvmlDeviceGetCurrPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currLinkWidth))                  \
+  X(nvmlDeviceGetMaxPcieLinkGeneration, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkGen))                 \
+  X(nvmlDeviceGetGpuMaxPcieLinkGeneration, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkGenDevice))        \
+  X(nvmlDeviceGetAccountingMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                        \
+  X(nvmlDeviceGetAccountingBufferSize, nvmlReturn_t, (nvmlDevice_t device, unsigned int* bufferSize))                  \
+  X(nvmlDeviceGetGspFirmwareMode, nvmlReturn_t,                                                                        \
+    (nvmlDevice_t device, unsigned int* isEnabled, unsigned int* defaultMode))                                         \
+  X(nvmlDeviceGetMaxPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkWidth))                    \
+  X(nvmlDeviceGetPcieThroughput, nvmlReturn_t,                                                                         \
+    (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* value))                                         \
+  X(nvmlDeviceGetPcieReplayCounter, nvmlReturn_t, (nvmlDevice_t device, unsigned int* value))                          \
+  X(nvmlDeviceGetPowerUsage, nvmlReturn_t, (nvmlDevice_t device, unsigned int* power))                                 \
+  X(nvmlDeviceGetPowerManagementMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                   \
+  X(nvmlDeviceGetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))                       \
+  X(nvmlDeviceGetPowerManagementLimitConstraints, nvmlReturn_t,                                                        \
+    (nvmlDevice_t device, unsigned int* minLimit, unsigned int* maxLimit))                                             \
+  X(nvmlDeviceGetPowerManagementDefaultLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* defaultLimit))         \
+  X(nvmlDeviceGetEnforcedPowerLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int* limit))                         \
+  X(nvmlDeviceGetTotalEnergyConsumption, nvmlReturn_t, (nvmlDevice_t device, unsigned long long* energy))              \
+  X(nvmlDeviceGetTemperature, nvmlReturn_t,                                                                            \
+    (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int* temp))                                    \
+  X(nvmlDeviceGetTemperatureThreshold, nvmlReturn_t,                                                                   \
+    (nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int* temp))                              \
+  X(nvmlDeviceGetFanSpeed, nvmlReturn_t, (nvmlDevice_t device, unsigned int* speed))                                   \
+  X(nvmlDeviceGetFanSpeed_v2, nvmlReturn_t, (nvmlDevice_t device, unsigned int fan, unsigned int* speed))              \
+  X(nvmlDeviceGetNumFans, nvmlReturn_t, (nvmlDevice_t device, unsigned int* numFans))                                  \
+  X(nvmlDeviceGetPerformanceState, nvmlReturn_t, (nvmlDevice_t device, nvmlPstates_t * pState))                        \
+  X(nvmlDeviceGetCurrentClocksThrottleReasons, nvmlReturn_t,                                                           \
+    (nvmlDevice_t device, unsigned long long* clocksThrottleReasons))                                                  \
+  X(nvmlDeviceGetSupportedClocksThrottleReasons, nvmlReturn_t,                                                         \
+    (nvmlDevice_t device, unsigned long long* supportedClocksThrottleReasons))                                         \
+  X(nvmlDeviceGetUtilizationRates, nvmlReturn_t, (nvmlDevice_t device, nvmlUtilization_t * utilization))               \
+  X(nvmlDeviceGetEncoderUtilization, nvmlReturn_t,                                                                     \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                  \
+  X(nvmlDeviceGetDecoderUtilization, nvmlReturn_t,                                                                     \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                  \
+  X(nvmlDeviceGetJpgUtilization, nvmlReturn_t,                                                                         \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                  \
+  X(nvmlDeviceGetOfaUtilization, nvmlReturn_t,                                                                         \
+    (nvmlDevice_t device, unsigned int* utilization, unsigned int* samplingPeriodUs))                                  \
+  X(nvmlDeviceGetEccMode, nvmlReturn_t,                                                                                \
+    (nvmlDevice_t device, nvmlEnableState_t * current, nvmlEnableState_t * pending))                                   \
+  X(nvmlDeviceGetTotalEccErrors, nvmlReturn_t,                                                                         \
+    (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType,                           \
+     unsigned long long* eccCounts))                                                                                   \
+  X(nvmlDeviceGetMemoryErrorCounter, nvmlReturn_t,                                                                     \
+    (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType,                           \
+     nvmlMemoryLocation_t locationType, unsigned long long* count))                                                    \
+  X(nvmlDeviceGetRetiredPages, nvmlReturn_t,                                                                           \
+    (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int* pageCount, unsigned long long* addresses))    \
+  X(nvmlDeviceGetRetiredPagesPendingStatus, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * isPending))        \
+  X(nvmlDeviceGetRemappedRows, nvmlReturn_t,                                                                           \
+    (nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows, unsigned int* isPending,                      \
+     unsigned int* failureOccurred))                                                                                   \
+  X(nvmlDeviceGetRowRemapperHistogram, nvmlReturn_t, (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values)) \
+  X(nvmlDeviceGetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                       \
+  X(nvmlDeviceGetComputeMode, nvmlReturn_t, (nvmlDevice_t device, nvmlComputeMode_t * mode))                           \
+  X(nvmlDeviceGetDisplayActive, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * isActive))                     \
+  X(nvmlDeviceGetDisplayMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * display))                        \
+  X(nvmlDeviceGetMigMode, nvmlReturn_t, (nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode))   \
+  X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t, (nvmlDevice_t device, unsigned int* count))                          \
+  X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                                                 \
+    (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice))                                                \
+  X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, nvmlReturn_t, (nvmlDevice_t migDevice, nvmlDevice_t * device))       \
+  X(nvmlDeviceIsMigDeviceHandle, nvmlReturn_t, (nvmlDevice_t device, unsigned int* isMigDevice))                       \
+  X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))                                 \
+  X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* id))                             \
+  X(nvmlDeviceSetMigMode, nvmlReturn_t, (nvmlDevice_t device, unsigned int mode, nvmlReturn_t* activationStatus))      \
+  X(nvmlDeviceGetGpuInstanceProfileInfoV, nvmlReturn_t,                                                                \
+    (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t* info))                                \
+  X(nvmlDeviceGetGpuInstanceProfileInfo, nvmlReturn_t,                                                                 \
+    (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t* info))                                   \
+  X(nvmlDeviceGetGpuInstancePossiblePlacements_v2, nvmlReturn_t,                                                       \
+    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t* placements, unsigned int* count))        \
+  X(nvmlDeviceGetGpuInstanceRemainingCapacity, nvmlReturn_t,                                                           \
+    (nvmlDevice_t device, unsigned int profileId, unsigned int* count))                                                \
+  X(nvmlDeviceCreateGpuInstance, nvmlReturn_t,                                                                         \
+    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstance))                                     \
+  X(nvmlDeviceGetGpuInstances, nvmlReturn_t,                                                                           \
+    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstances, unsigned int* count))               \
+  X(nvmlDeviceGetGpuInstanceById, nvmlReturn_t,                                                                        \
+    (nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gpuInstance))                                            \
+  X(nvmlGpuInstanceGetInfo, nvmlReturn_t, (nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t * info))               \
+  X(nvmlGpuInstanceDestroy, nvmlReturn_t, (nvmlGpuInstance_t gpuInstance))                                             \
+  X(nvmlGpuInstanceGetComputeInstanceProfileInfo, nvmlReturn_t,                                                        \
+    (nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile,                                     \
+     nvmlComputeInstanceProfileInfo_t* info))                                                                          \
+  X(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, nvmlReturn_t,                                                  \
+    (nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int* count))                                      \
+  X(nvmlGpuInstanceCreateComputeInstance, nvmlReturn_t,                                                                \
+    (nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstance))                   \
+  X(nvmlGpuInstanceGetComputeInstances, nvmlReturn_t,                                                                  \
+    (nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstances,                   \
+     unsigned int* count))                                                                                             \
+  X(nvmlGpuInstanceGetComputeInstanceById, nvmlReturn_t,                                                               \
+    (nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t* computeInstance))                          \
+  X(nvmlComputeInstanceGetInfo_v2, nvmlReturn_t,                                                                       \
+    (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info))                                         \
+  X(nvmlComputeInstanceGetInfo, nvmlReturn_t,                                                                          \
+    (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info))                                         \
+  X(nvmlComputeInstanceDestroy, nvmlReturn_t, (nvmlComputeInstance_t computeInstance))                                 \
+  X(nvmlDeviceGetNvLinkState, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, nvmlEnableState_t* isActive))     \
+  X(nvmlDeviceGetNvLinkVersion, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, unsigned int* version))         \
+  X(nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlReturn_t, (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci))   \
+  X(nvmlDeviceGetNvLinkRemoteDeviceType, nvmlReturn_t,                                                                 \
+    (nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t* pNvLinkDeviceType))                            \
+  X(nvmlDeviceGetNvLinkErrorCounter, nvmlReturn_t,                                                                     \
+    (nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter, unsigned long long* counterValue))      \
+  X(nvmlDeviceGetTopologyCommonAncestor, nvmlReturn_t,                                                                 \
+    (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t * pathInfo))                                   \
+  X(nvmlDeviceGetCpuAffinity, nvmlReturn_t, (nvmlDevice_t device, unsigned int cpuSetSize, unsigned long* cpuSet))     \
+  X(nvmlDeviceGetMemoryAffinity, nvmlReturn_t,                                                                         \
+    (nvmlDevice_t device, unsigned int nodeSetSize, unsigned long* nodeSet, nvmlAffinityScope_t scope))                \
+  X(nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t,                                                             \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                                          \
+  X(nvmlDeviceGetComputeRunningProcesses_v2, nvmlReturn_t,                                                             \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v2_t* infos))                                       \
+  X(nvmlDeviceGetComputeRunningProcesses, nvmlReturn_t,                                                                \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos))                                       \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlReturn_t,                                                            \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                                          \
+  X(nvmlDeviceGetProcessUtilization, nvmlReturn_t,                                                                     \
+    (nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization, unsigned int* processSamplesCount,             \
+     unsigned long long lastSeenTimeStamp))                                                                            \
+  X(nvmlDeviceGetFieldValues, nvmlReturn_t, (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values))          \
+  X(nvmlDeviceGetSupportedEventTypes, nvmlReturn_t, (nvmlDevice_t device, unsigned long long* eventTypes))             \
+  X(nvmlDeviceRegisterEvents, nvmlReturn_t, (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set))  \
+  X(nvmlEventSetWait_v2, nvmlReturn_t, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))           \
+  X(nvmlEventSetWait, nvmlReturn_t, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))              \
+  X(nvmlDeviceSetPowerManagementLimit, nvmlReturn_t, (nvmlDevice_t device, unsigned int limit))                        \
+  X(nvmlDeviceSetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t mode))                         \
+  X(nvmlDeviceSetGpuLockedClocks, nvmlReturn_t,                                                                        \
+    (nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz))                                   \
+  X(nvmlDeviceResetGpuLockedClocks, nvmlReturn_t, (nvmlDevice_t device))                                               \
+  X(nvmlDeviceSetMemoryLockedClocks, nvmlReturn_t,                                                                     \
+    (nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz))                                   \
+  X(nvmlDeviceResetMemoryLockedClocks, nvmlReturn_t, (nvmlDevice_t device))                                            \
+  X(nvmlDeviceSetApplicationsClocks, nvmlReturn_t,                                                                     \
+    (nvmlDevice_t device, unsigned int memClockMHz, unsigned int graphicsClockMHz))                                    \
+  X(nvmlDeviceResetApplicationsClocks, nvmlReturn_t, (nvmlDevice_t device))                                            \
+  X(nvmlDeviceSetComputeMode, nvmlReturn_t, (nvmlDevice_t device, nvmlComputeMode_t mode))                             \
+  X(nvmlDeviceSetEccMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t ecc))                                  \
+  X(nvmlGpmQueryDeviceSupport, nvmlReturn_t, (nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport))                     \
+  X(nvmlGpmSampleAlloc, nvmlReturn_t, (nvmlGpmSample_t * gpmSample))                                                   \
+  X(nvmlGpmSampleFree, nvmlReturn_t, (nvmlGpmSample_t gpmSample))                                                      \
+  X(nvmlGpmSampleGet, nvmlReturn_t, (nvmlDevice_t device, nvmlGpmSample_t gpmSample))                                  \
+  X(nvmlGpmMigSampleGet, nvmlReturn_t, (nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample))   \
   X(nvmlGpmMetricsGet, nvmlReturn_t, (nvmlGpmMetricsGet_t * metricsGet))
 
 // Declarations, so that a library exporting these (the simulator) is checked by the compiler.

@@ -2,6 +2,7 @@
 // field-value interface that reads many of them at once.
 #include "sim/export_api.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/faults.h"
@@ -111,6 +112,22 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corrRo
   *uncRows = r.uncorrectable;
   *isPending = r.pending ? 1 : 0;
   *failureOccurred = r.failure ? 1 : 0;
+  return NVML_SUCCESS;
+}
+
+// The simulator's model of the histogram: every bank starts with all its spare rows (the profile's
+// recorded bank count under "max"); each remapped row takes a spare from one more bank, which
+// moves from "max" to "high". A profile with no recorded bank count answers NOT_SUPPORTED rather
+// than invent one.
+nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemapperHistogramValues_t* values) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!values) return NVML_ERROR_INVALID_ARGUMENT;
+  const unsigned banks = c.dev->profile->remap_banks;
+  if (!c.dev->profile->row_remapping || banks == 0 || !c.gpu->readSettings().ecc_current)
+    return NVML_ERROR_NOT_SUPPORTED;
+  const RemappedRows r = remappedAt(faultsOf(c), c.t);
+  const unsigned used = std::min(banks, r.correctable + r.uncorrectable);
+  *values = nvmlRowRemapperHistogramValues_t{banks - used, used, 0, 0, 0};
   return NVML_SUCCESS;
 }
 
@@ -356,6 +373,9 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
           unsupported();
         else
           u32(P.nvlink_links);
+        break;
+      case NVML_FI_DEV_POWER_INSTANT:
+        u32(static_cast<unsigned>(std::lround(s.power_w * 1000)));
         break;
       case NVML_FI_DEV_MEMORY_TEMP:
         if (!P.hbm)

@@ -186,6 +186,7 @@ const std::vector<GpuProfile>& profileTable() {
           .mig_profiles = kH200Mig,
           .idle_in_p0 = true,
           .retires_pages = false,
+          .remap_banks = 3072,
       },
       {
           .id = "A100-SXM4-80GB",

@@ -88,6 +88,9 @@ struct GpuProfile {
   // and answer NOT_SUPPORTED, as the recorded H200 did; on for the profiles that still carry
   // the retired_pages rule's scenarios.
   bool retires_pages = true;
+  // Memory banks the row remapper tracks (nvmlDeviceGetRowRemapperHistogram's total), where one was
+  // recorded (the H200: 3072); 0: not known, and the call answers NOT_SUPPORTED.
+  unsigned remap_banks = 0;
 };
 
 // nullptr when unknown.

@@ -31,6 +31,9 @@ const std::set<std::string> kConstantsNewerThanBindings = {
     // functionality has been deprecated".
     "NVML_ERROR_DEPRECATED",
     "NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2",
+    // NVML 12.0 (driver R525): the board's latest power sample as a field value, from nvml.h:
+    // #define NVML_FI_DEV_POWER_INSTANT 186 (milliwatts; 185 is the one-second average).
+    "NVML_FI_DEV_POWER_INSTANT",
 };
 const std::set<std::string> kFunctionsNewerThanBindings = {
     // NVML 12.0 (driver R525): GPM samples of one MIG GPU instance. Signature from nvml.h:
@@ -62,6 +65,9 @@ std::vector<OurStruct> OurStructs() {
            GW_F(nvmlPciInfo_t, device), GW_F(nvmlPciInfo_t, pciDeviceId), GW_F(nvmlPciInfo_t, pciSubSystemId),
            GW_F(nvmlPciInfo_t, busId)),
       GW_S(nvmlUtilization_t, GW_F(nvmlUtilization_t, gpu), GW_F(nvmlUtilization_t, memory)),
+      GW_S(nvmlRowRemapperHistogramValues_t, GW_F(nvmlRowRemapperHistogramValues_t, max),
+           GW_F(nvmlRowRemapperHistogramValues_t, high), GW_F(nvmlRowRemapperHistogramValues_t, partial),
+           GW_F(nvmlRowRemapperHistogramValues_t, low), GW_F(nvmlRowRemapperHistogramValues_t, none)),
       GW_S(nvmlMemory_t, GW_F(nvmlMemory_t, total), GW_F(nvmlMemory_t, free), GW_F(nvmlMemory_t, used)),
       GW_S(nvmlMemory_v2_t, GW_F(nvmlMemory_v2_t, version), GW_F(nvmlMemory_v2_t, total),
            GW_F(nvmlMemory_v2_t, reserved), GW_F(nvmlMemory_v2_t, free), GW_F(nvmlMemory_v2_t, used)),
@@ -395,6 +401,7 @@ std::vector<OurConstant> OurConstants() {
       GW_C(NVML_FI_DEV_REMAPPED_UNC),
       GW_C(NVML_FI_DEV_REMAPPED_PENDING),
       GW_C(NVML_FI_DEV_REMAPPED_FAILURE),
+      GW_C(NVML_FI_DEV_POWER_INSTANT),
       GW_C(NVML_FI_MAX),
       // GPM
       GW_C(NVML_GPM_METRIC_GRAPHICS_UTIL),

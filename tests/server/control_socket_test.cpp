@@ -464,6 +464,8 @@ TEST(ControlSocketSettings, SmiPowerLimitGoesThroughTheAgentAndIsRecorded) {
   ASSERT_EQ(rc2, 0) << out2 << a.proc->log();
   EXPECT_NE(out2.find("was set to 250.00 W from"), std::string::npos) << out2;
   EXPECT_NE(out2.find("All done."), std::string::npos) << out2;
+  // Recorded: nvidia-smi's sentences only, no note of gpuwarden's (such as "not recorded").
+  EXPECT_EQ(out2.find("gpuwarden"), std::string::npos) << out2;
   EXPECT_TRUE(eventually([&] { return limit() == 250.0; }, 20s)) << "agent's power_limit " << limit();
   EXPECT_NE(a.proc->log().find("setting changed by uid " + std::to_string(::geteuid())), std::string::npos)
       << a.proc->log();

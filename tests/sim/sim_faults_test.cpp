@@ -193,6 +193,39 @@ faults:
   EXPECT_EQ(Field(d, NVML_FI_DEV_RETIRED_DBE).value.ullVal, 1u);
   EXPECT_EQ(Field(d, NVML_FI_DEV_REMAPPED_COR).value.uiVal, 3u);
   EXPECT_EQ(Field(d, NVML_FI_DEV_REMAPPED_PENDING).value.uiVal, 1u);
+  // The A100's bank count was never recorded: the histogram is not invented.
+  nvmlRowRemapperHistogramValues_t h{};
+  EXPECT_EQ(nv.nvmlDeviceGetRowRemapperHistogram(d, &h), NVML_ERROR_NOT_SUPPORTED);
+}
+
+// The H200's 3072 banks (recorded from a real one) all have their spare rows until rows are
+// remapped: each remapped row moves one bank from "max" to "high".
+TEST_F(Faults, RemappedRowsTakeBanksFromTheHistogram) {
+  StartYaml(R"(
+count: 1
+defaults: {profile: H200-SXM-141GB}
+faults:
+  - {type: row_remap, gpu: 0, at: 10, correctable: 3, uncorrectable: 1}
+)");
+  nvmlDevice_t d = Gpu(0);
+  nvmlRowRemapperHistogramValues_t h{9, 9, 9, 9, 9};
+  At(5);
+  ASSERT_EQ(nv.nvmlDeviceGetRowRemapperHistogram(d, &h), NVML_SUCCESS);
+  EXPECT_EQ(h.max, 3072u);
+  EXPECT_EQ(h.high + h.partial + h.low + h.none, 0u);
+  At(11);
+  ASSERT_EQ(nv.nvmlDeviceGetRowRemapperHistogram(d, &h), NVML_SUCCESS);
+  EXPECT_EQ(h.max, 3068u);
+  EXPECT_EQ(h.high, 4u);
+  EXPECT_EQ(h.partial + h.low + h.none, 0u);
+  EXPECT_EQ(nv.nvmlDeviceGetRowRemapperHistogram(d, nullptr), NVML_ERROR_INVALID_ARGUMENT);
+  // The instantaneous power is a whole-milliwatt sample near the averaged reading.
+  unsigned avg_mw = 0;
+  ASSERT_EQ(nv.nvmlDeviceGetPowerUsage(d, &avg_mw), NVML_SUCCESS);
+  const nvmlFieldValue_t instant = Field(d, NVML_FI_DEV_POWER_INSTANT);
+  EXPECT_EQ(instant.nvmlReturn, NVML_SUCCESS);
+  EXPECT_EQ(instant.valueType, NVML_VALUE_TYPE_UNSIGNED_INT);
+  EXPECT_NEAR(instant.value.uiVal, avg_mw, 0.1 * avg_mw);
 }
 
 TEST_F(Faults, ThermalSlowdownHeatsTheGpuAndCutsClocks) {
