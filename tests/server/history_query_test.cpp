@@ -77,6 +77,26 @@ TEST(HistoryQuery, ARawRangeOverTheCapIsRefusedAndAStepAnswersIt) {
 }
 
 // docs/api.md: `since` defaults to 1h before now and `until` to now.
+// A GPU is named by its index (up to six digits, the longest an NVML index is read as) or its
+// UUID; a MIG device only by its UUID, and a number is never taken for a UUID.
+TEST(HistoryQuery, AGpuIsFoundByItsIndexOfUpToSixDigitsOrItsUuid) {
+  std::vector<collect::GpuView> views(3);
+  views[0].id.index = 123456;
+  views[0].id.uuid = "GPU-six";
+  views[1].id.index = 7;
+  views[1].id.uuid = "1234567";  // a UUID that looks like a seven-digit number
+  views[2].id.index = 7;
+  views[2].id.uuid = "MIG-seven";
+  views[2].id.is_mig = true;
+  EXPECT_EQ(server::findGpu(views, "123456"), &views[0]);
+  EXPECT_EQ(server::findGpu(views, "GPU-six"), &views[0]);
+  EXPECT_EQ(server::findGpu(views, "1234567"), &views[1]);  // seven digits: not an index, a UUID
+  EXPECT_EQ(server::findGpu(views, "7"), &views[1]);        // the GPU, not its MIG device
+  EXPECT_EQ(server::findGpu(views, "MIG-seven"), &views[2]);
+  EXPECT_EQ(server::findGpu(views, "12345"), nullptr);
+  EXPECT_EQ(server::findGpu(views, ""), nullptr);
+}
+
 TEST(HistoryQuery, TheDefaultRangeIsTheLastHour) {
   Filled h(10);
   HistoryQuery q;
