@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 GW = sys.argv[1]
@@ -104,6 +105,52 @@ with tempfile.TemporaryDirectory() as tmp:
     err.seek(0)
     plain_log = err.read()
     check(plain_log and not plain_log.startswith("<"), "a priority prefix without $JOURNAL_STREAM")
+
+    # While the driver is away the agent keeps re-initialising NVML, and keeps the watchdog fed
+    # while it does (else systemd would restart it for the driver's absence). The simulator's
+    # manual clock (a file) takes the driver away: fault-driver-reload has none from 10 s to 20 s.
+    clock = os.path.join(tmp, "sim-time")
+
+    def set_clock(t):
+        with open(clock + ".tmp", "w") as f:
+            f.write(f"{t}\n")
+        os.replace(clock + ".tmp", clock)
+
+    set_clock(5)
+    port = free_port()
+    env = dict(os.environ, NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="2000000", GPUWARDEN_SIM_CLOCK="file:" + clock,
+               GPUWARDEN_RUNTIME_DIR=os.path.join(tmp, "run3"))
+    messages.clear()
+    agent = subprocess.Popen([GW, "serve", "--simulate", "fault-driver-reload", "--listen", f"127.0.0.1:{port}",
+                              "--data-dir", os.path.join(tmp, "data3")], env=env, stderr=err)
+    try:
+        wait_for(lambda: seen("READY=1"), 60, "READY=1 (driver reload)")
+        set_clock(12)
+
+        def driver_away():
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                return False
+            except urllib.error.HTTPError as e:
+                return e.code == 503
+            except Exception:
+                return False
+
+        wait_for(driver_away, 60, "/healthz 503 with the driver away")
+        # The watchdog checks every second (WATCHDOG_USEC/2); the re-initialising loop beats after
+        # each of its waits (0.5 s, 1 s, 2 s, ...), so 3 s from 1.5 s into the absence see a beat.
+        time.sleep(1.5)
+        drain()
+        messages.clear()
+        time.sleep(3)
+        drain()
+        pings = sum(1 for m in messages if "WATCHDOG=1" in m.split("\n"))
+        check(pings >= 1, f"{pings} watchdog pings in 3 s while the driver was away")
+        agent.terminate()
+        check(agent.wait(timeout=60) == 0, "the agent did not stop with 0 (driver reload)")
+    finally:
+        if agent.poll() is None:
+            agent.kill()
 
     # Without $NOTIFY_SOCKET the agent runs as before.
     port = free_port()
