@@ -46,6 +46,7 @@ constexpr Column kColumns[] = {
     {'v', "tviol", "bool", "@thermal_violation", 1, 6},
     {'m', "fb", "MB", "fb_used", 1, 6},
     {'m', "bar1", "MB", "@bar1_used", 1, 6},
+    {'m', "ccpm", "MB", "@ccpm_used", 1, 6},  // confidential computing's protected memory
     {'e', "sbecc", "errs", "ecc_sbe_volatile", 1, 6},
     {'e', "dbecc", "errs", "ecc_dbe_volatile", 1, 6},
     {'e', "pci", "errs", "pcie_replay_counter", 1, 6},
@@ -70,8 +71,8 @@ Result<double> readColumn(const Column& c, const nvml::Device& d) {
     if (!r) return r.status();
     return static_cast<double>(*r);
   }
-  if (f == "@bar1_used") {
-    auto r = d.bar1Memory();
+  if (f == "@bar1_used" || f == "@ccpm_used") {
+    auto r = f == "@bar1_used" ? d.bar1Memory() : d.protectedMemory();
     if (!r) return r.status();
     return std::floor(static_cast<double>(r->used) / (1024.0 * 1024.0));
   }

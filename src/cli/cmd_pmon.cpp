@@ -24,7 +24,9 @@ struct Metric {
 // jpg and ofa as nvidia-smi 580 prints them; NVML's per-process samples have no such engines, so
 // their cells are always "-".
 constexpr Metric kUtil[] = {{"sm", "%"}, {"mem", "%"}, {"enc", "%"}, {"dec", "%"}, {"jpg", "%"}, {"ofa", "%"}};
-constexpr Metric kMem[] = {{"fb", "MB"}};
+// ccpm (confidential computing's protected memory) as 580 prints it; NVML gives no per-process
+// figure for it, so its cells are "-" too.
+constexpr Metric kMem[] = {{"fb", "MB"}, {"ccpm", "MB"}};
 
 }  // namespace
 
@@ -99,7 +101,7 @@ int runPmon(Context& ctx, const PmonOptions& o, std::ostream& out, std::ostream&
                                   p ? pct(p->dec) : "-", std::string("-"), std::string("-")})
               line += fmt::format("{:>7}", v);
           }
-          if (g == 'm') line += fmt::format("{:>7}", p ? std::to_string(p->used_bytes / (1024 * 1024)) : "-");
+          if (g == 'm') line += fmt::format("{:>7}{:>7}", p ? std::to_string(p->used_bytes / (1024 * 1024)) : "-", "-");
         }
         const std::string command = p ? p->command.substr(0, kCommandWidth) : "-";
         // The command padded to 15, as the real 580 pads its "-" of an idle GPU.

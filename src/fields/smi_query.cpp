@@ -163,6 +163,13 @@ constexpr TextReader kPowerInstant = [](const ReadContext& c) -> Result<std::str
   if (v.nvmlReturn != NVML_SUCCESS) return nvml::nvmlError(v.nvmlReturn, "nvmlDeviceGetFieldValues(POWER_INSTANT)");
   return watts(Result<unsigned>(v.value.uiVal));
 };
+// Confidential computing's protected memory, in whole MiB as nvidia-smi prints memory.
+template <std::uint64_t nvml::MemoryInfo::*part>
+constexpr TextReader kProtectedMemory = [](const ReadContext& c) -> Result<std::string> {
+  auto m = c.device.protectedMemory();
+  if (!m) return m.status();
+  return std::to_string((*m).*part / (1024 * 1024));
+};
 // One level of the row remapper's bank histogram.
 template <unsigned nvmlRowRemapperHistogramValues_t::*level>
 constexpr TextReader kRemapBanks = [](const ReadContext& c) -> Result<std::string> {
@@ -460,9 +467,12 @@ const std::array kGpu = {
     P{"gsp.mode.current", "", "", "GSP firmware is in use (Enabled/Disabled)", kGspCurrent},
     P{"gsp.mode.default", "", "", "GSP firmware is in use by default (Enabled/Disabled)", kGspDefault},
     P{"c2c.mode", "", "", "The GPU is in C2C mode (Enabled/Disabled)", kNotRead},
-    P{"protected_memory.total", "", "MiB", "Confidential computing protected memory installed", kNotRead},
-    P{"protected_memory.used", "", "MiB", "Confidential computing protected memory allocated", kNotRead},
-    P{"protected_memory.free", "", "MiB", "Confidential computing protected memory free", kNotRead},
+    P{"protected_memory.total", "", "MiB", "Confidential computing protected memory installed",
+      kProtectedMemory<&nvml::MemoryInfo::total>},
+    P{"protected_memory.used", "", "MiB", "Confidential computing protected memory allocated",
+      kProtectedMemory<&nvml::MemoryInfo::used>},
+    P{"protected_memory.free", "", "MiB", "Confidential computing protected memory free",
+      kProtectedMemory<&nvml::MemoryInfo::free>},
     P{"fabric.state", "", "", "State of the GPU's fabric registration", kNotRead},
     P{"fabric.status", "", "", "Error status of a completed fabric registration", kNotRead},
     P{"fabric.cliqueId", "", "", "Fabric clique the GPU belongs to", kNotRead},

@@ -184,6 +184,16 @@ Result<MemoryInfo> Device::bar1Memory() const {
   return MemoryInfo{m.bar1Total, m.bar1Used, m.bar1Free, 0};
 }
 
+Result<MemoryInfo> Device::protectedMemory() const {
+  if (!api_) return noHandle("nvmlDeviceGetConfComputeProtectedMemoryUsage");
+  if (!api_->nvmlDeviceGetConfComputeProtectedMemoryUsage)
+    return missing("nvmlDeviceGetConfComputeProtectedMemoryUsage");
+  nvmlMemory_t m{};
+  nvmlReturn_t r = api_->nvmlDeviceGetConfComputeProtectedMemoryUsage(h_, &m);
+  if (r != NVML_SUCCESS) return nvmlError(r, "nvmlDeviceGetConfComputeProtectedMemoryUsage");
+  return MemoryInfo{m.total, m.used, m.free, 0};
+}
+
 Result<unsigned> Device::memoryBusWidth() const {
   GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMemoryBusWidth, "nvmlDeviceGetMemoryBusWidth", h_);
 }

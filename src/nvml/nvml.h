@@ -158,6 +158,8 @@ class Device {
   Result<nvmlDeviceAttributes_t> attributes() const;
   Result<MemoryInfo> memory() const;
   Result<MemoryInfo> bar1Memory() const;
+  // Confidential computing's protected memory (all zero while CC is off, NOT_SUPPORTED before Hopper).
+  Result<MemoryInfo> protectedMemory() const;
   Result<unsigned> memoryBusWidth() const;                // bits
   Result<unsigned> clock(nvmlClockType_t type) const;     // MHz, current
   Result<unsigned> maxClock(nvmlClockType_t type) const;  // MHz

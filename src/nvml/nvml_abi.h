@@ -629,6 +629,7 @@ typedef struct nvmlGpmSupport_st {
   X(nvmlDeviceGetRemappedRows, nvmlReturn_t,                                                                           \
     (nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows, unsigned int* isPending,                      \
      unsigned int* failureOccurred))                                                                                   \
+  X(nvmlDeviceGetConfComputeProtectedMemoryUsage, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_t * memory))          \
   X(nvmlDeviceGetRowRemapperHistogram, nvmlReturn_t, (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values)) \
   X(nvmlDeviceGetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                       \
   X(nvmlDeviceGetComputeMode, nvmlReturn_t, (nvmlDevice_t device, nvmlComputeMode_t * mode))                           \

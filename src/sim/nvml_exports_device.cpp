@@ -254,6 +254,16 @@ nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t* 
   return NVML_SUCCESS;
 }
 
+// Confidential computing arrived with Hopper; the simulator's GPUs never run with it on, so the
+// protected memory is all zero, as the recorded H200 (CC off) answered.
+nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t* memory) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
+  if (c.dev->profile->architecture < NVML_DEVICE_ARCH_HOPPER) return NVML_ERROR_NOT_SUPPORTED;
+  *memory = nvmlMemory_t{0, 0, 0};
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int* busWidth) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!busWidth) return NVML_ERROR_INVALID_ARGUMENT;

@@ -47,6 +47,9 @@ const std::set<std::string> kFunctionsNewerThanBindings = {
     // NVML 11.8 (driver R520): the GPU's own PCIe generation. Signature from nvml.h:
     // nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGenDevice)
     "nvmlDeviceGetGpuMaxPcieLinkGeneration",
+    // NVML 12.2 (driver R535): confidential computing's protected memory. Signature from nvml.h:
+    // nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t *memory)
+    "nvmlDeviceGetConfComputeProtectedMemoryUsage",
 };
 
 // ----- Our structs: every field, in order. -----

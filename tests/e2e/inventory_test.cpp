@@ -318,7 +318,7 @@ TEST(Pmon, ProcessesWithCommandNamesFromProcUnderTheRoot) {
   auto r2 = runGw({"--simulate", "dgx-h100", "--root", root.path(), "pmon", "-c", "1"});
   ASSERT_EQ(r2.code, 0) << describe(r2);
   EXPECT_NE(r2.out.find("fixture-trainer"), std::string::npos) << r2.out;
-  EXPECT_TRUE(std::regex_search(r2.out, std::regex("# gpu +pid +type +sm +mem +enc +dec +jpg +ofa +fb +command")))
+  EXPECT_TRUE(std::regex_search(r2.out, std::regex("# gpu +pid +type +sm +mem +enc +dec +jpg +ofa +fb +ccpm +command")))
       << r2.out;
   for (const auto& p : procs) {
     EXPECT_GT(p["fb_mb"].get<unsigned>(), 1000u) << p.dump();

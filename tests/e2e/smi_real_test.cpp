@@ -120,6 +120,15 @@ TEST(SmiReal, DmonAndPmonAreTheRecordedOnes) {
   auto p = n.smi({"pmon", "-c", "1"});
   ASSERT_EQ(p.code, 0) << describe(p);
   EXPECT_EQ(p.out, fixture("nvidia-smi-pmon.txt"));
+  // Every group: 580's ccpm (confidential computing's protected memory) after bar1 and fb.
+  auto all = n.smi({"dmon", "-s", "pucvmet", "-c", "2"});
+  ASSERT_EQ(all.code, 0) << describe(all);
+  const auto all_got = all.lines(), all_want = linesOf(fixture("nvidia-smi-dmon-s-pucvmet.txt"));
+  ASSERT_EQ(all_got.size(), all_want.size()) << all.out;
+  for (std::size_t i = 0; i < all_want.size(); ++i) EXPECT_EQ(digitsMasked(all_got[i]), digitsMasked(all_want[i])) << i;
+  auto um = n.smi({"pmon", "-s", "um", "-c", "1"});
+  ASSERT_EQ(um.code, 0) << describe(um);
+  EXPECT_EQ(um.out, fixture("nvidia-smi-pmon-s-um.txt"));
 }
 
 // With MIG off, -lgip still lists every profile with all instances free and -lgipp their
@@ -302,9 +311,6 @@ TEST(SmiReal, QueryGpuValuesAreTheRecordedOnes) {
                                               "addressing_mode",
                                               "gpu_recovery_action",
                                               "c2c.mode",
-                                              "protected_memory.total",
-                                              "protected_memory.used",
-                                              "protected_memory.free",
                                               "remapped_rows.correctable_inactive",
                                               "remapped_rows.uncorrectable_inactive"};
   const std::regex not_modelled_family(R"(clocks_event_reasons_counters\..*|ecc\.errors\..*\.sram\..*|)"
