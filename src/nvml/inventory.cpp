@@ -80,7 +80,30 @@ std::string formatIdRanges(const std::vector<unsigned>& ids) {
 
 namespace {
 
-GpuInfo readGpu(const Session& s, unsigned i) {
+void readMigDevices(GpuInfo& g) {
+  const Device& d = g.device;
+  unsigned max = d.maxMigDevices().value_or(0);
+  for (unsigned m = 0; m < max; ++m) {
+    auto md = d.migDevice(m);
+    if (!md) continue;  // NOT_FOUND: no instance in this slot
+    MigInfo mi;
+    mi.index = static_cast<unsigned>(g.mig_devices.size());
+    mi.device = *md;
+    mi.name = md->name().value_or("");
+    mi.uuid = md->uuid().value_or("");
+    mi.gpu_instance_id = md->gpuInstanceId().value_or(0);
+    mi.compute_instance_id = md->computeInstanceId().value_or(0);
+    if (auto a = md->attributes()) {
+      mi.sm_count = a->multiprocessorCount;
+      mi.memory_total_mib = a->memorySizeMB;
+      mi.profile = migProfileName(mi.name, a->gpuInstanceSliceCount, a->memorySizeMB);
+    }
+    if (auto mem = md->memory(); mem && mi.memory_total_mib == 0) mi.memory_total_mib = mem->total / (1024 * 1024);
+    g.mig_devices.push_back(std::move(mi));
+  }
+}
+
+GpuInfo readGpu(const Session& s, unsigned i, InventoryDepth depth) {
   GpuInfo g;
   g.index = i;
   {
@@ -102,6 +125,13 @@ GpuInfo readGpu(const Session& s, unsigned i) {
     }
     g.name = *name;
     g.uuid = d.uuid().value_or("");
+    if (depth == InventoryDepth::Identity) {
+      if (auto pci = d.pciInfo()) g.pci = *pci;
+      g.minor_number = opt(d.minorNumber());
+      g.mig_enabled = opt(d.migEnabled());
+      if (g.mig_enabled.value_or(false)) readMigDevices(g);
+      return g;
+    }
     g.serial = d.serial().value_or("");
     g.vbios = d.vbiosVersion().value_or("");
     g.inforom = d.inforomImageVersion().value_or("");
@@ -145,34 +175,14 @@ GpuInfo readGpu(const Session& s, unsigned i) {
     g.numa_nodes = d.numaNodes().value_or({});
     g.cpus = d.cpuAffinity().value_or({});
 
-    if (g.mig_enabled.value_or(false)) {
-      unsigned max = d.maxMigDevices().value_or(0);
-      for (unsigned m = 0; m < max; ++m) {
-        auto md = d.migDevice(m);
-        if (!md) continue;  // NOT_FOUND: no instance in this slot
-        MigInfo mi;
-        mi.index = static_cast<unsigned>(g.mig_devices.size());
-        mi.device = *md;
-        mi.name = md->name().value_or("");
-        mi.uuid = md->uuid().value_or("");
-        mi.gpu_instance_id = md->gpuInstanceId().value_or(0);
-        mi.compute_instance_id = md->computeInstanceId().value_or(0);
-        if (auto a = md->attributes()) {
-          mi.sm_count = a->multiprocessorCount;
-          mi.memory_total_mib = a->memorySizeMB;
-          mi.profile = migProfileName(mi.name, a->gpuInstanceSliceCount, a->memorySizeMB);
-        }
-        if (auto mem = md->memory(); mem && mi.memory_total_mib == 0) mi.memory_total_mib = mem->total / (1024 * 1024);
-        g.mig_devices.push_back(std::move(mi));
-      }
-    }
+    if (g.mig_enabled.value_or(false)) readMigDevices(g);
   }
   return g;
 }
 
 }  // namespace
 
-Result<Inventory> readInventory(const Session& s, std::chrono::milliseconds deadline) {
+Result<Inventory> readInventory(const Session& s, std::chrono::milliseconds deadline, InventoryDepth depth) {
   Inventory inv;
   inv.driver_version = s.driverVersion().value_or("");
   inv.nvml_version = s.nvmlVersion().value_or("");
@@ -183,7 +193,7 @@ Result<Inventory> readInventory(const Session& s, std::chrono::milliseconds dead
   // no other.
   const Session* session = &s;
   auto read = platform::runEachWithDeadline<GpuInfo>(
-      *count, [session](std::size_t i) { return readGpu(*session, static_cast<unsigned>(i)); }, deadline);
+      *count, [session, depth](std::size_t i) { return readGpu(*session, static_cast<unsigned>(i), depth); }, deadline);
   for (unsigned i = 0; i < *count; ++i) {
     if (read[i]) {
       inv.gpus.push_back(std::move(*read[i]));

@@ -49,11 +49,17 @@ struct Inventory {
   bool anyLost() const;
 };
 
+// How much of each GPU to read: all of the R2 inventory, or only what names it (index, name, UUID,
+// PCI bus id, minor number, MIG mode and MIG devices): what `smi -L` and the monitors need. On a
+// real driver the rest (VBIOS, InfoROM, NVLink links, limits...) costs a list most of its time.
+enum class InventoryDepth { Full, Identity };
+
 // Enumerates every GPU, each on its own thread; a GPU that fails to answer is listed with state
 // "lost" (or "error") and its error, one that has not answered within `deadline` as "stalled"
 // (its reading thread is abandoned: see platform/deadline.h), and the others are still read.
 // Fails only when the device count itself cannot be read.
-Result<Inventory> readInventory(const Session& session, std::chrono::milliseconds deadline);
+Result<Inventory> readInventory(const Session& session, std::chrono::milliseconds deadline,
+                                InventoryDepth depth = InventoryDepth::Full);
 
 // "0-55,112-167" from a sorted id list.
 std::string formatIdRanges(const std::vector<unsigned>& ids);

@@ -76,6 +76,49 @@ TEST(NvmlBinding, SimulatorExportsEverySymbolWeDeclare) {
   EXPECT_NE(api->gwSimSetTime, nullptr);
 }
 
+// smi -L and the monitors read each GPU's identity only: the same names, UUIDs, bus ids, minor
+// numbers and MIG devices as the full inventory, and none of the rest (whose calls cost a real
+// driver most of a list's time).
+TEST(NvmlBinding, AnIdentityInventoryNamesTheGpusAsTheFullOneAndReadsNothingElse) {
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/mig-h100.yaml", 1);
+  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+  ::unsetenv("GPUWARDEN_SIM_STATE");
+  {
+    auto s = Session::open({GW_SIM_LIB});
+    ASSERT_TRUE(s.ok()) << s.error();
+    auto full = readInventory(**s, std::chrono::seconds(10));
+    auto ident = readInventory(**s, std::chrono::seconds(10), InventoryDepth::Identity);
+    ASSERT_TRUE(full.ok() && ident.ok());
+    ASSERT_EQ(full->gpus.size(), ident->gpus.size());
+    ASSERT_FALSE(full->gpus.empty());
+    EXPECT_EQ(full->driver_version, ident->driver_version);
+    std::size_t mig = 0;
+    for (std::size_t i = 0; i < full->gpus.size(); ++i) {
+      const GpuInfo &f = full->gpus[i], &g = ident->gpus[i];
+      EXPECT_EQ(g.state, "ok");
+      EXPECT_EQ(g.index, f.index);
+      EXPECT_EQ(g.name, f.name);
+      EXPECT_EQ(g.uuid, f.uuid);
+      EXPECT_EQ(g.pci.bus_id, f.pci.bus_id);
+      EXPECT_EQ(g.minor_number, f.minor_number);
+      EXPECT_EQ(g.mig_enabled, f.mig_enabled);
+      ASSERT_EQ(g.mig_devices.size(), f.mig_devices.size()) << i;
+      for (std::size_t m = 0; m < g.mig_devices.size(); ++m) {
+        EXPECT_EQ(g.mig_devices[m].uuid, f.mig_devices[m].uuid);
+        EXPECT_EQ(g.mig_devices[m].profile, f.mig_devices[m].profile);
+        EXPECT_EQ(g.mig_devices[m].gpu_instance_id, f.mig_devices[m].gpu_instance_id);
+      }
+      mig += g.mig_devices.size();
+      EXPECT_FALSE(f.serial.empty());
+      EXPECT_TRUE(g.serial.empty() && g.vbios.empty() && !g.power_limit_w && !g.memory_total_mib && g.cpus.empty())
+          << i;
+    }
+    EXPECT_GT(mig, 0u);  // the scenario's MIG devices were listed
+  }
+  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
+  ::unsetenv("GPUWARDEN_SIM_CLOCK");
+}
+
 TEST(NvmlBinding, ErrorMeaningsNameTheFailure) {
   EXPECT_NE(errorMeaning(NVML_ERROR_LIB_RM_VERSION_MISMATCH).find("Driver/library version mismatch"),
             std::string::npos);

@@ -55,11 +55,11 @@ OpenResult openNvml(Context& ctx, std::ostream& err) {
   return r;
 }
 
-int openAndSelect(Context& ctx, const std::string& ids, Selection* out, std::ostream& err) {
+int openAndSelect(Context& ctx, const std::string& ids, Selection* out, std::ostream& err, nvml::InventoryDepth depth) {
   auto open = openNvml(ctx, err);
   if (!open.session) return open.exit;
   out->session = open.session;
-  auto inv = nvml::readInventory(*open.session, kCallDeadline);
+  auto inv = nvml::readInventory(*open.session, kCallDeadline, depth);
   if (!inv) {
     err << "gpuwarden: " << inv.error() << "\n";
     return kSmiOther;
@@ -109,7 +109,7 @@ namespace {
 // -L: nvidia-smi's list, MIG devices indented under their GPU.
 int listGpus(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err) {
   Selection sel;
-  if (int rc = openAndSelect(ctx, a.ids, &sel, err)) return rc;
+  if (int rc = openAndSelect(ctx, a.ids, &sel, err, nvml::InventoryDepth::Identity)) return rc;
   const auto& gpus = sel.gpus;
   for (const auto* g : gpus) {
     if (g->state != "ok") {
@@ -208,7 +208,7 @@ Options monitorOptions(const SmiArgs& a, const char* groups, bool terminal) {
 
 int monitor(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err, bool terminal) {
   Selection sel;  // nvidia-smi's answers for no driver and an -i that names no GPU
-  if (int rc = openAndSelect(ctx, a.ids, &sel, err)) return rc;
+  if (int rc = openAndSelect(ctx, a.ids, &sel, err, nvml::InventoryDepth::Identity)) return rc;
   // gpuwarden's "partial" does not say why a GPU was missing; the inventory read at the start
   // does: one that did not answer is 255 as in -L and the summary, one lost (then or later) 15.
   auto exitOf = [&](int code) {

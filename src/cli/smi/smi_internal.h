@@ -30,7 +30,9 @@ struct Selection {
   nvml::Inventory inv;
   std::vector<const nvml::GpuInfo*> gpus;
 };
-int openAndSelect(Context& ctx, const std::string& ids, Selection* out, std::ostream& err);
+// `depth`: Identity where the view needs only the GPUs' names (-L, the monitors' selection).
+int openAndSelect(Context& ctx, const std::string& ids, Selection* out, std::ostream& err,
+                  nvml::InventoryDepth depth = nvml::InventoryDepth::Full);
 // nvidia-smi's line for a GPU it cannot open.
 void reportLost(const nvml::GpuInfo& g, std::ostream& err);
 // kSmiGpuLost when one of `gpus` is lost, kSmiOther when one did not answer, else kSmiOk.
