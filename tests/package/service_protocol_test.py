@@ -76,6 +76,14 @@ with tempfile.TemporaryDirectory() as tmp:
         drain()
         return any(state in m.split("\n") for m in messages)
 
+    def pings_within(seconds):
+        """The watchdog pings the agent sends in the next `seconds`."""
+        drain()
+        messages.clear()
+        time.sleep(seconds)
+        drain()
+        return sum(1 for m in messages if "WATCHDOG=1" in m.split("\n"))
+
     port = free_port()
     env = dict(os.environ, NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="1000000",
                GPUWARDEN_RUNTIME_DIR=os.path.join(tmp, "run"))
@@ -88,10 +96,7 @@ with tempfile.TemporaryDirectory() as tmp:
         status = [l for m in messages for l in m.split("\n") if l.startswith("STATUS=")]
         check(status and f"127.0.0.1:{port}" in status[0], f"STATUS names the address: {status}")
         # WATCHDOG_USEC=1 s: a ping at least every half second, so three within 2 s.
-        messages.clear()
-        time.sleep(2)
-        drain()
-        pings = sum(1 for m in messages if "WATCHDOG=1" in m.split("\n"))
+        pings = pings_within(2)
         check(pings >= 3, f"{pings} watchdog pings in 2 s at WatchdogSec=1s")
         messages.clear()
         agent.send_signal(1)  # SIGHUP
@@ -140,11 +145,7 @@ with tempfile.TemporaryDirectory() as tmp:
         # The watchdog checks every second (WATCHDOG_USEC/2); the re-initialising loop beats after
         # each of its waits (0.5 s, 1 s, 2 s, ...), so 3 s from 1.5 s into the absence see a beat.
         time.sleep(1.5)
-        drain()
-        messages.clear()
-        time.sleep(3)
-        drain()
-        pings = sum(1 for m in messages if "WATCHDOG=1" in m.split("\n"))
+        pings = pings_within(3)
         check(pings >= 1, f"{pings} watchdog pings in 3 s while the driver was away")
         agent.terminate()
         check(agent.wait(timeout=60) == 0, "the agent did not stop with 0 (driver reload)")

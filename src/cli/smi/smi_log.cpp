@@ -499,9 +499,7 @@ std::vector<Node> gpuNodes580(Context& ctx, const nvml::Session& s, const nvml::
         {q.leaf("Current", current_tag, property + ".current"), q.leaf("Pending", pending_tag, property + ".pending")});
   };
   std::vector<Node> n;
-  n.push_back(take("product_name"));
-  n.push_back(take("product_brand"));
-  n.push_back(take("product_architecture"));
+  for (const char* tag : {"product_name", "product_brand", "product_architecture"}) n.push_back(take(tag));
   n.push_back(q.leaf("Display Mode", "display_mode", "display_mode"));
   n.push_back(q.leaf("Display Attached", "display_attached", "display_attached"));
   n.push_back(q.leaf("Display Active", "display_active", "display_active"));
@@ -511,11 +509,8 @@ std::vector<Node> gpuNodes580(Context& ctx, const nvml::Session& s, const nvml::
   n.push_back(q.leaf("Accounting Mode", "accounting_mode", "accounting.mode"));
   n.push_back(q.leaf("Accounting Mode Buffer Size", "accounting_mode_buffer_size", "accounting.buffer_size"));
   n.push_back(two("Driver Model", "driver_model", "current_dm", "pending_dm", "driver_model"));
-  n.push_back(take("serial"));
-  n.push_back(take("uuid"));
-  n.push_back(take("minor_number"));
-  n.push_back(take("vbios_version"));
-  n.push_back(take("board_part_number"));
+  for (const char* tag : {"serial", "uuid", "minor_number", "vbios_version", "board_part_number"})
+    n.push_back(take(tag));
   n.push_back(group(
       "Platform Info", "platformInfo",
       {q.leaf("Chassis Serial Number", "chassis_serial_number", "platform.chassis_serial_number"),
@@ -580,10 +575,8 @@ std::vector<Node> gpuNodes580(Context& ctx, const nvml::Session& s, const nvml::
   const std::string pstate = q("pstate");
   n.push_back(powerNode580("GPU Power Readings", "gpu_power_readings", "", pstate, q));
   n.push_back(powerNode580("Module Power Readings", "module_power_readings", "module.", pstate, q));
-  n.push_back(take("clocks"));
-  n.push_back(take("applications_clocks"));
-  n.push_back(take("default_applications_clocks"));
-  n.push_back(take("max_clocks"));
+  for (const char* tag : {"clocks", "applications_clocks", "default_applications_clocks", "max_clocks"})
+    n.push_back(take(tag));
   n.push_back(group(
       "Fabric", "fabric",
       {q.leaf("State", "state", "fabric.state"), q.leaf("Status", "status", "fabric.status"),
