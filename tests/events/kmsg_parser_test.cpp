@@ -100,6 +100,14 @@ TEST(KmsgParser, DmesgXid13WithUnknownPidAndName) {
   EXPECT_FALSE(ev.level.has_value());
 }
 
+// A bus:device address without a domain is domain 0, as the driver's short form means.
+TEST(KmsgParser, AnAddressWithoutADomainIsDomainZero) {
+  auto ev = mustParse("[   12.5] NVRM: Xid (PCI:3b:00): 45, pid=1, name=a, Ch 00000001");
+  EXPECT_EQ(ev.pciBusId, "00000000:3B:00.0");
+  auto full = mustParse("[   12.5] NVRM: Xid (PCI:0001:3b:00): 45, pid=1, name=a, Ch 00000001");
+  EXPECT_EQ(full.pciBusId, "00000001:3B:00.0");
+}
+
 TEST(KmsgParser, DmesgShortFractionIsScaledToMicroseconds) {
   auto ev = mustParse("[   12.5] NVRM: Xid (PCI:0000:3b:00): 45, pid=1, name=a, Ch 00000001");
   ASSERT_TRUE(ev.monotonicUs.has_value());

@@ -391,6 +391,18 @@ TEST(JobTracker, AnXidByUuidCountsOnlyOnThatGpu) {
   EXPECT_EQ(r->gpus[0]["xid_count"], 1);
 }
 
+// Mapping files written on Windows or by hand: CR LF endings, spaces and tabs around an id.
+TEST(JobTracker, MappingIdsAreTrimmedOfLineEndsAndBlanks) {
+  testsupport::TempDir dir("gw-jobmap-crlf");
+  const std::string map = dir.file("map");
+  fs::create_directories(map);
+  auto t = JobTracker::open("");
+  ASSERT_TRUE(t);
+  dir.write("map/0", "5001\r\n  5002 \t\r\n\t5003\r\n");
+  EXPECT_EQ((*t)->pollMappingDir(map, fleet(), kT0), "");
+  EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-zero", "5001,5002,5003"}}));
+}
+
 TEST(JobTracker, TheDcgmMappingFolderStartsAndEndsJobs) {
   testsupport::TempDir dir("gw-jobmap");
   const std::string map = dir.file("map");

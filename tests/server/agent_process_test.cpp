@@ -72,6 +72,24 @@ bool sampledAfter(int port, const std::vector<int>& which, std::int64_t after_ms
 // The fault tests step the simulator through each fault by writing its clock file
 // (GPUWARDEN_SIM_CLOCK=file:PATH) and wait for the agent's states; no step races wall time.
 
+// Plain HTTP is said to be open to the network only when it is: on loopback the agent does not
+// warn, on every interface it does.
+TEST(AgentStart, PlainHttpBeyondLoopbackIsWarnedAbout) {
+  // The warning would come before the control socket's line: the log is read once that is in.
+  auto started = [](const Running& r) { return r.proc->log().find("control socket ") != std::string::npos; };
+  Running local("dgx-h100", {});
+  ASSERT_GT(local.port, 0) << local.proc->log();
+  ASSERT_TRUE(eventually([&] { return started(local); }, kStateBound)) << local.proc->log();
+  EXPECT_NE(local.proc->log().find("listening on 127.0.0.1:"), std::string::npos) << local.proc->log();
+  EXPECT_EQ(local.proc->log().find("serving plain HTTP beyond this machine"), std::string::npos) << local.proc->log();
+  std::string open_config = kFastAgentConfig;
+  open_config.replace(open_config.find("127.0.0.1:0"), 11, "0.0.0.0:0");
+  Running open("dgx-h100", {}, open_config);
+  ASSERT_GT(open.port, 0) << open.proc->log();
+  ASSERT_TRUE(eventually([&] { return started(open); }, kStateBound)) << open.proc->log();
+  EXPECT_NE(open.proc->log().find("serving plain HTTP beyond this machine"), std::string::npos) << open.proc->log();
+}
+
 TEST(AgentFaults, LostGpuIsMarkedAndTheOthersStayFresh) {
   TempDir clock_dir;
   SimClockFile clock(clock_dir.file("sim-time"), 5);  // GPU 3 falls off the bus at t=20 s

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <set>
 
@@ -10,6 +11,8 @@
 #include "platform/clock.h"
 #include "server/api_params.h"
 #include "server/config.h"
+
+#include "../support/temp_dir.h"
 #include "server/counters_file.h"
 #include "../support/temp_dir.h"
 
@@ -319,6 +322,23 @@ TEST(Config, OnlyARegularFileIsAConfiguration) {
   std::remove(fifo.c_str());
   std::remove(file.c_str());
   ::rmdir(dir.c_str());
+}
+
+// The file's bound (kMaxConfigBytes, 1 MiB): a file of exactly that size is read, one byte more
+// is refused before it is parsed.
+TEST(Config, AFileOfOneMebibyteIsReadAndOneByteMoreIsRefused) {
+  testsupport::TempDir dir("gw-config-size");
+  const std::string body = "sampling:\n  fast_interval: 2s\n";
+  auto padded = [&](std::size_t size) { return body + "#" + std::string(size - body.size() - 2, 'x') + "\n"; };
+  const std::string at = dir.write("at.yaml", padded(std::size_t{1} << 20));
+  const std::string over = dir.write("over.yaml", padded((std::size_t{1} << 20) + 1));
+  ASSERT_EQ(std::filesystem::file_size(at), std::size_t{1} << 20);
+  auto ok = loadConfig(at);
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(ok->fast_interval, Millis(2000));
+  auto big = loadConfig(over);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().find(over), std::string::npos) << big.error();
 }
 
 TEST(Config, MissingFileIsNamed) {
