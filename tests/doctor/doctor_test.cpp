@@ -365,6 +365,31 @@ TEST(Doctor, PyTorchNotInstalledIsSkipped) {
   expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kSkip);
 }
 
+// An import that fails on a shared library says which layer to look at: cuDNN's check for
+// libcudnn, the toolkit's for the CUDA runtime or cuBLAS (either one alone), none for another error.
+TEST(Doctor, ATorchImportThatCannotLoadALibraryNamesItsCheck) {
+  struct Case {
+    const char* error;
+    bool cudnn, toolkit;
+  };
+  for (const Case& c : {Case{"ImportError: libcudnn.so.9: cannot open shared object file", true, false},
+                        Case{"ImportError: libcudart.so.12: cannot open shared object file", false, true},
+                        Case{"ImportError: libcublas.so.12: cannot open shared object file", false, true},
+                        Case{"ImportError: undefined symbol: ncclCommInitRankConfig", false, false}}) {
+    auto m = Machine::healthy();
+    m->fx.script("/usr/bin/python3",
+                 std::string("case \"$2\" in\n  *torch*) echo \"") + c.error +
+                     "\" >&2; exit 1 ;;\n  *paddle*) echo \"No module named 'paddle'\" >&2; exit 1 ;;\n"
+                     "esac\n");
+    auto checks = m->run();
+    const auto& t = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kFail);
+    EXPECT_EQ(t.found, std::string("import torch failed: ") + c.error);
+    EXPECT_EQ(t.fix.find("cuDNN cannot be loaded: see lib.cudnn.") != std::string::npos, c.cudnn) << c.error;
+    EXPECT_EQ(t.fix.find("A CUDA library cannot be loaded: see the toolkit checks") != std::string::npos, c.toolkit)
+        << c.error;
+  }
+}
+
 TEST(Doctor, PyTorchBuiltForNewerCudaThanDriver) {
   auto m = Machine::healthy();
   m->nvml.driver_version = "520.61.05";
