@@ -66,6 +66,18 @@ TEST(Thresholds, OverridesApplyPerSku) {
   EXPECT_DOUBLE_EQ(t->lookup("y", 0).max_temp_c, 80);
 }
 
+// A key given twice in one SKU: the later list is the SKU's, not both lists run together.
+TEST(Thresholds, ARepeatedListKeyKeepsTheLaterList) {
+  auto t = ThresholdTable::parse(
+      "version: 1\nskus:\n  - key: x\n    names: [A]\n    names: [B]\n"
+      "    pci_device_ids: [0x1234]\n    pci_device_ids: [0x5678]\n",
+      "t");
+  ASSERT_TRUE(t.ok()) << t.error();
+  ASSERT_EQ(t->skus().size(), 1u);
+  EXPECT_EQ(t->skus()[0].names, std::vector<std::string>{"B"});
+  EXPECT_EQ(t->skus()[0].pci_device_ids, std::vector<uint32_t>{0x5678});
+}
+
 namespace gw::diag {
 namespace {
 
