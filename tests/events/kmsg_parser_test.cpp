@@ -305,6 +305,29 @@ TEST(KmsgParser, NvLink5Xid149LinkFatal) {
   EXPECT_EQ(*ev.errorStatus, 0U);
 }
 
+// The NVLink5 range 144-150 leads with the unit's name; 150 is its last code, and 136 (NVLink
+// before it) does not.
+TEST(KmsgParser, NvLink5UnitsEndAtXid150) {
+  auto last = mustParse(
+      "NVRM: Xid (PCI:0000:1b:00): 150, NETIR_LINK_EVT Fatal XC0 i0 Link 07 (0x00000001 0x00000002 "
+      "0x00000000 0x00000000 0x00000000 0x00000000)");
+  EXPECT_EQ(last.nvlinkUnit, "NETIR_LINK_EVT");
+  ASSERT_TRUE(last.link.has_value());
+  EXPECT_EQ(*last.link, 7);
+  auto before = mustParse("NVRM: Xid (PCI:0000:1b:00): 136, NETIR_LINK_EVT Link 03 (0x00000001 0x00000002)");
+  EXPECT_TRUE(before.nvlinkUnit.empty());
+}
+
+// A pid is any value up to the largest signed 32-bit one (ten digits); past that it is not taken.
+TEST(KmsgParser, APidOfTenDigitsIsReadAndOnePastTheLargestIsNot) {
+  auto top = mustParse("NVRM: Xid (PCI:0000:3b:00): 13, pid=2147483647, name=x, Graphics Exception");
+  ASSERT_TRUE(top.pid.has_value());
+  EXPECT_EQ(*top.pid, 2147483647);
+  auto past = mustParse("NVRM: Xid (PCI:0000:3b:00): 13, pid=2147483648, name=x, Graphics Exception");
+  EXPECT_FALSE(past.pid.has_value());
+  EXPECT_EQ(past.processName, "x");
+}
+
 TEST(KmsgParser, NvLink5Xid144Nonfatal) {
   auto ev = mustParse(
       "NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 "
