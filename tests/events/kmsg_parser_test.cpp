@@ -198,6 +198,24 @@ TEST(KmsgParser, IsoTimestampWithZoneAndFraction) {
   EXPECT_EQ(*ev.wallClock->utcOffsetMinutes, 60);
 }
 
+// A space may stand for the T (syslog's "2024-11-29 10:00:01"); a month or day out of the
+// calendar is no timestamp, and the line's event is still read.
+TEST(KmsgParser, IsoTimestampWithASpaceAndDatesOutOfTheCalendar) {
+  auto spaced = mustParse("2024-11-29 10:00:01 node07 kernel: NVRM: Xid (PCI:0000:3b:00): 43, pid=9, name=y, Ch 1");
+  ASSERT_TRUE(spaced.wallClock.has_value());
+  EXPECT_EQ(spaced.wallClock->day, 29);
+  EXPECT_EQ(spaced.wallClock->hour, 10);
+  for (const char* date : {"2024-12-31", "2024-01-01"}) {
+    auto ok = mustParse(std::string(date) + "T10:00:01Z node07 kernel: NVRM: Xid (PCI:0000:3b:00): 43, Ch 1");
+    EXPECT_TRUE(ok.wallClock.has_value()) << date;
+  }
+  for (const char* date : {"2024-13-01", "2024-00-10", "2024-11-32", "2024-11-00"}) {
+    auto bad = mustParse(std::string(date) + "T10:00:01Z node07 kernel: NVRM: Xid (PCI:0000:3b:00): 43, Ch 1");
+    EXPECT_EQ(bad.code, 43) << date;
+    EXPECT_FALSE(bad.wallClock.has_value()) << date;
+  }
+}
+
 TEST(KmsgParser, IsoTimestampCompactZone) {
   auto ev = mustParse(
       "2024-11-29T10:00:01-0530 node07 kernel: NVRM: Xid (PCI:0000:3b:00): 43, pid=9, name=y, "
