@@ -197,6 +197,13 @@ def test_http(a):
           "the page has a viewport and only external scripts")
     status, _, body = a.request("/", {"Accept": BROWSER_ACCEPT, "If-None-Match": headers.get("ETag", "x")})
     check(status == 304 and body == b"", f"If-None-Match with the page's tag: {status}")
+    # A list of tags (a cache holding several versions): any one of them, weak or strong, matches;
+    # a list without it is answered with the page.
+    tag = headers.get("ETag", "x")
+    status, _, body = a.request("/", {"Accept": BROWSER_ACCEPT, "If-None-Match": f'"old", W/{tag}'})
+    check(status == 304 and body == b"", f"If-None-Match with the page's tag second in a list: {status}")
+    status, _, body = a.request("/", {"Accept": BROWSER_ACCEPT, "If-None-Match": '"old", "older"'})
+    check(status == 200 and body == page, f"If-None-Match with a list of other tags: {status}")
 
     total = len(page)
     for name, ctype in (("app.js", "text/javascript; charset=utf-8"), ("app.css", "text/css; charset=utf-8"),
