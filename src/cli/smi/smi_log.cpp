@@ -256,7 +256,9 @@ Node processesNode(Context& ctx, const nvml::Session& s, const nvml::Device& d) 
   return n;
 }
 
-std::vector<Node> gpuNodes(Context& ctx, const nvml::Session& s, const nvml::GpuInfo& g) {
+// `shared_only`: without the nodes 580's tree draws anew (ECC errors, remapped rows, temperature,
+// power; gpuNodes580), so that those are not read from NVML twice.
+std::vector<Node> gpuNodes(Context& ctx, const nvml::Session& s, const nvml::GpuInfo& g, bool shared_only = false) {
   const nvml::Device& d = g.device;
   const auto mem = d.memory();
   const auto bar1 = d.bar1Memory();
@@ -314,25 +316,27 @@ std::vector<Node> gpuNodes(Context& ctx, const nvml::Session& s, const nvml::Gpu
                      leaf("Decoder", "decoder_util", pct(d.decoderUtilization()))},
                     "UTILIZATION"));
   n.push_back(group("ECC Mode", "ecc_mode", {leaf("Current", "current_ecc", enabled(d.eccEnabled()))}, "ECC"));
-  n.push_back(eccErrorsNode(d));
+  if (!shared_only) n.push_back(eccErrorsNode(d));
   n.push_back(retiredPagesNode(d));
-  n.push_back(remappedRowsNode(d));
-  n.push_back(
-      group("Temperature", "temperature",
-            {leaf("GPU Current Temp", "gpu_temp", withUnit(d.temperature(), "C")),
-             leaf("GPU Shutdown Temp", "gpu_temp_max_threshold", temp(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)),
-             leaf("GPU Slowdown Temp", "gpu_temp_slow_threshold", temp(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)),
-             leaf("GPU Max Operating Temp", "gpu_temp_max_gpu_threshold", temp(NVML_TEMPERATURE_THRESHOLD_GPU_MAX)),
-             leaf("Memory Max Operating Temp", "gpu_temp_max_mem_threshold", temp(NVML_TEMPERATURE_THRESHOLD_MEM_MAX))},
-            "TEMPERATURE"));
-  n.push_back(group("GPU Power Readings", "gpu_power_readings",
-                    {leaf("Power Draw", "power_draw", powerW(d.powerUsageMw())),
-                     leaf("Current Power Limit", "current_power_limit", powerW(d.enforcedPowerLimitMw())),
-                     leaf("Requested Power Limit", "requested_power_limit", powerW(d.powerLimitMw())),
-                     leaf("Default Power Limit", "default_power_limit", powerW(d.defaultPowerLimitMw())),
-                     leaf("Min Power Limit", "min_power_limit", powerW(constraint(false))),
-                     leaf("Max Power Limit", "max_power_limit", powerW(constraint(true)))},
-                    "POWER"));
+  if (!shared_only) {
+    n.push_back(remappedRowsNode(d));
+    n.push_back(group(
+        "Temperature", "temperature",
+        {leaf("GPU Current Temp", "gpu_temp", withUnit(d.temperature(), "C")),
+         leaf("GPU Shutdown Temp", "gpu_temp_max_threshold", temp(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)),
+         leaf("GPU Slowdown Temp", "gpu_temp_slow_threshold", temp(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)),
+         leaf("GPU Max Operating Temp", "gpu_temp_max_gpu_threshold", temp(NVML_TEMPERATURE_THRESHOLD_GPU_MAX)),
+         leaf("Memory Max Operating Temp", "gpu_temp_max_mem_threshold", temp(NVML_TEMPERATURE_THRESHOLD_MEM_MAX))},
+        "TEMPERATURE"));
+    n.push_back(group("GPU Power Readings", "gpu_power_readings",
+                      {leaf("Power Draw", "power_draw", powerW(d.powerUsageMw())),
+                       leaf("Current Power Limit", "current_power_limit", powerW(d.enforcedPowerLimitMw())),
+                       leaf("Requested Power Limit", "requested_power_limit", powerW(d.powerLimitMw())),
+                       leaf("Default Power Limit", "default_power_limit", powerW(d.defaultPowerLimitMw())),
+                       leaf("Min Power Limit", "min_power_limit", powerW(constraint(false))),
+                       leaf("Max Power Limit", "max_power_limit", powerW(constraint(true)))},
+                      "POWER"));
+  }
   n.push_back(clocksNode("Clocks", "clocks", true, [&](nvmlClockType_t t) { return d.clock(t); }));
   n.push_back(clocksNode("Applications Clocks", "applications_clocks", false,
                          [&](nvmlClockType_t t) { return d.appClock(t); }));
@@ -486,7 +490,7 @@ Node powerNode580(const char* key, const char* tag, const std::string& prefix, c
 std::vector<Node> gpuNodes580(Context& ctx, const nvml::Session& s, const nvml::GpuInfo& g) {
   const nvml::Device& d = g.device;
   const Properties q(s, g);
-  std::vector<Node> r550 = gpuNodes(ctx, s, g);
+  std::vector<Node> r550 = gpuNodes(ctx, s, g, true);
   auto take = [&](const char* tag) {
     for (auto& n : r550)
       if (n.tag == tag) return std::move(n);
