@@ -48,5 +48,38 @@ TEST(DiskQueue, NewerSchemaVersionIsRefusedNamingTheFileAndBothVersions) {
   EXPECT_EQ((*db)->queryInt("SELECT count(*) FROM queue").value_or(-1), 1);
 }
 
+// An acknowledgement the database refuses (a full or failing disk) is reported, naming the step, and
+// the alert stays at the head of its sink's queue: it is delivered again rather than lost.
+TEST(DiskQueue, AFailedAckIsReportedAndTheAlertStaysQueued) {
+  testsupport::TempDir dir("gw-queue");
+  const std::string path = dir.file("alerts.db");
+  auto q = DiskQueue::open(path);
+  ASSERT_TRUE(q.ok()) << q.error();
+  Alert a;
+  a.id = "r/GPU-1";
+  a.rule = "r";
+  a.starts_at_ms = 1000;
+  ASSERT_TRUE((*q)->submit(a, {"hook"}, 1000, 60'000).ok());
+  auto head = (*q)->head("hook");
+  ASSERT_TRUE(head.has_value());
+  {
+    // Another connection makes every delete fail, as a failing disk would.
+    auto db = platform::Database::open(path, "test");
+    ASSERT_TRUE(db.ok()) << db.error();
+    ASSERT_TRUE(
+        (*db)
+            ->exec("CREATE TRIGGER refuse BEFORE DELETE ON queue BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+            .ok());
+  }
+  const Status s = (*q)->ack(head->seq);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("ack"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("disk says no"), std::string::npos) << s.message();
+  auto again = (*q)->head("hook");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->seq, head->seq);
+  EXPECT_EQ(again->alert.id, "r/GPU-1");
+}
+
 }  // namespace
 }  // namespace gw::alert

@@ -607,6 +607,21 @@ TEST(RuleWindows, StarvationJudgesOnlyWithNinetyPercentOfItsWindow) {
   EXPECT_TRUE(x.at(need, "starvation", [](Gpu& g) { g.set("gpu_util", 40); }));
 }
 
+// Starvation judges on at least ten utilisation readings in its window: nine (the rest unread) are
+// too few, ten are enough.
+TEST(RuleWindows, StarvationNeedsTenUtilisationReadingsInItsWindow) {
+  RuleConfig c;
+  c.workload = WorkloadClass::kTraining;
+  const std::int64_t end = c.starvation_window_ms;
+  for (const std::int64_t readings : {9, 10}) {
+    Window x(1, c);
+    bool fired = false;
+    for (std::int64_t t = 0; t <= end; t += 1000)
+      fired = x.at(t, "starvation", [&](Gpu& g) { g.set("gpu_util", t > end - readings * 1000 ? 40 : kNone); });
+    EXPECT_EQ(fired, readings >= 10) << readings << " readings";
+  }
+}
+
 // leftover_process, like starvation, waits for 90 % of its window; a busy sample anywhere in the
 // window keeps it quiet until that sample has left the window.
 TEST(RuleWindows, LeftoverJudgesOnlyWithNinetyPercentOfAnIdleWindow) {
