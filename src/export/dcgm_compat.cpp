@@ -74,8 +74,9 @@ std::optional<DcgmMeta> dcgmExporterMeta(std::string_view dcgm_name) {
 
 DcgmValueKind dcgmValueKind(int dcgm_id) {
   // DCGM_FT_DOUBLE fields: power usage (155), instant power (157), the power limits (160-164),
-  // and every profiling (DCGM_FI_PROF_*, 1001+) field. The rest of the DEV fields are INT64.
-  if (dcgm_id == 155 || dcgm_id == 157 || (dcgm_id >= 160 && dcgm_id <= 164) || dcgm_id >= 1001)
+  // and the profiling fields (DCGM_FI_PROF_*, 1001-1099). The rest are INT64, the recovery action
+  // (1523) among them.
+  if (dcgm_id == 155 || dcgm_id == 157 || (dcgm_id >= 160 && dcgm_id <= 164) || (dcgm_id >= 1001 && dcgm_id < 1100))
     return DcgmValueKind::Double;
   return DcgmValueKind::Int64;
 }

@@ -42,6 +42,16 @@ constexpr NumericReader kMemTemp = [](const Device& d) -> Result<double> {
   if (v.nvmlReturn != NVML_SUCCESS) return nvml::nvmlError(v.nvmlReturn, "nvmlDeviceGetFieldValues(MEMORY_TEMP)");
   return static_cast<double>(v.value.uiVal);
 };
+// NVML_GPU_RECOVERY_ACTION_*: what the driver asks for after an error (R560 and later).
+constexpr NumericReader kRecoveryAction = [](const Device& d) -> Result<double> {
+  nvmlFieldValue_t v{};
+  v.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+  Status s = d.fieldValues(&v, 1);
+  if (!s.ok()) return s;
+  if (v.nvmlReturn != NVML_SUCCESS)
+    return nvml::nvmlError(v.nvmlReturn, "nvmlDeviceGetFieldValues(GET_GPU_RECOVERY_ACTION)");
+  return static_cast<double>(v.value.uiVal);
+};
 constexpr NumericReader kPower = [](const Device& d) -> Result<double> {
   auto r = d.powerUsageMw();
   if (!r) return r.status();
@@ -449,6 +459,11 @@ const std::array kFields = {
     Field{"row_remap_failure", 395, "DCGM_FI_DEV_ROW_REMAP_FAILURE", "remapped_rows.failure", "", 0,
           "gpuwarden_gpu_row_remap_failure", 1, "bool", G, S, NVML_FI_DEV_REMAPPED_FAILURE,
           "1 when a row remap failed: the GPU must be replaced", kRemapFailure, nullptr},
+    Field{"recovery_action", 1523, "DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION", "", "", 0, "gpuwarden_gpu_recovery_action", 1,
+          "code", G, S, NVML_FI_DEV_GET_GPU_RECOVERY_ACTION,
+          "Recovery the driver asks for after an error: 0 none, 1 GPU reset, 2 node reboot, 3 drain peer-to-peer "
+          "traffic, 4 drain and reset",
+          kRecoveryAction, nullptr},
 
     // NVLink.
     Field{"nvlink_active_links", 0, "", "", "", 0, "gpuwarden_gpu_nvlink_active_links", 1, "links", G, S, 0,

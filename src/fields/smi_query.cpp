@@ -170,6 +170,30 @@ constexpr TextReader kProtectedMemory = [](const ReadContext& c) -> Result<std::
   if (!m) return m.status();
   return std::to_string((*m).*part / (1024 * 1024));
 };
+// The recovery the driver asks for, through the catalog's reader (the agent samples the same field).
+constexpr TextReader kRecoveryAction = [](const ReadContext& c) -> Result<std::string> {
+  auto v = findByKey("recovery_action")->read_number(c.device);
+  if (!v) return v.status();
+  return std::string(nvml::recoveryActionName(static_cast<unsigned>(*v)));
+};
+constexpr TextReader kAddressingMode = [](const ReadContext& c) -> Result<std::string> {
+  auto m = c.device.addressingMode();
+  if (!m) return m.status();
+  return std::string(nvml::addressingModeName(*m));
+};
+constexpr TextReader kC2cMode = [](const ReadContext& c) { return enabledText(c.device.c2cEnabled()); };
+// One count of nvmlDeviceGetSramEccErrorStatus.
+template <unsigned long long nvmlEccSramErrorStatus_v1_t::*count>
+constexpr TextReader kSram = [](const ReadContext& c) -> Result<std::string> {
+  auto s = c.device.sramEccStatus();
+  if (!s) return s.status();
+  return std::to_string((*s).*count);
+};
+constexpr TextReader kSramThreshold = [](const ReadContext& c) -> Result<std::string> {
+  auto s = c.device.sramEccStatus();
+  if (!s) return s.status();
+  return std::string(s->bThresholdExceeded ? "Yes" : "No");
+};
 // One level of the row remapper's bank histogram.
 template <unsigned nvmlRowRemapperHistogramValues_t::*level>
 constexpr TextReader kRemapBanks = [](const ReadContext& c) -> Result<std::string> {
@@ -233,7 +257,7 @@ const std::array kGpu = {
       kDisplayAttached},
     P{"display_active", "", "", "A display is initialised on the GPU (Enabled/Disabled)", kDisplayActive},
     P{"persistence_mode", "", "", "Persistence mode keeps the driver loaded without clients (Enabled/Disabled)"},
-    P{"addressing_mode", "", "", "System memory addressing from the GPU: HMM, ATS or None", kNotRead},
+    P{"addressing_mode", "", "", "System memory addressing from the GPU: HMM, ATS or None", kAddressingMode},
     P{"accounting.mode", "", "", "Per-process accounting is enabled (Enabled/Disabled)", kAccountingMode},
     P{"accounting.buffer_size", "", "", "How many processes the accounting buffer keeps", kAccountingBuffer},
     P{"driver_model.current", "", "", "Windows driver model in use; always N/A on Linux", kDriverModel},
@@ -245,7 +269,7 @@ const std::array kGpu = {
     P{"inforom.pwr", "inforom.power", "", "Version of the infoROM's power management data", kInforomPower},
     P{"inforom.checksum_validation", "", "", "Result of validating the infoROM's checksum", kInforomChecksum},
     P{"gpu_recovery_action", "", "", "Recovery the driver recommends after an error (None, GPU reset, node reboot…)",
-      kNotRead},
+      kRecoveryAction},
     P{"reset_status.reset_required", "", "", "A GPU reset is required (R535-R570; later gpu_recovery_action)",
       kNotRead},
     P{"reset_status.drain_and_reset_recommended", "", "",
@@ -368,18 +392,26 @@ const std::array kGpu = {
     P{"ecc.errors.uncorrected.aggregate.sram", "", "", "Errors in global SRAMs over the GPU's life",
       eccAt<NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, NVML_MEMORY_LOCATION_SRAM>},
     P{"ecc.errors.uncorrected.aggregate.total", "", "", "Errors over the whole chip over the GPU's life"},
-    P{"ecc.errors.uncorrected.volatile.sram.parity", "", "", "Unique volatile parity errors in SRAM", kNotRead},
-    P{"ecc.errors.uncorrected.volatile.sram.secded", "", "", "Unique volatile SEC-DED errors in SRAM", kNotRead},
-    P{"ecc.errors.uncorrected.aggregate.sram.parity", "", "", "Unique aggregate parity errors in SRAM", kNotRead},
-    P{"ecc.errors.uncorrected.aggregate.sram.secded", "", "", "Unique aggregate SEC-DED errors in SRAM", kNotRead},
+    P{"ecc.errors.uncorrected.volatile.sram.parity", "", "", "Unique volatile parity errors in SRAM",
+      kSram<&nvmlEccSramErrorStatus_v1_t::volatileUncParity>},
+    P{"ecc.errors.uncorrected.volatile.sram.secded", "", "", "Unique volatile SEC-DED errors in SRAM",
+      kSram<&nvmlEccSramErrorStatus_v1_t::volatileUncSecDed>},
+    P{"ecc.errors.uncorrected.aggregate.sram.parity", "", "", "Unique aggregate parity errors in SRAM",
+      kSram<&nvmlEccSramErrorStatus_v1_t::aggregateUncParity>},
+    P{"ecc.errors.uncorrected.aggregate.sram.secded", "", "", "Unique aggregate SEC-DED errors in SRAM",
+      kSram<&nvmlEccSramErrorStatus_v1_t::aggregateUncSecDed>},
     P{"ecc.errors.uncorrected.aggregate.sram.thresholdExceeded", "", "",
-      "The aggregate SRAM error threshold was exceeded", kNotRead},
-    P{"ecc.errors.uncorrected.aggregate.sram.l2", "", "", "Unique aggregate SRAM errors in the L2 cache", kNotRead},
-    P{"ecc.errors.uncorrected.aggregate.sram.sm", "", "", "Unique aggregate SRAM errors in the SMs", kNotRead},
+      "The aggregate SRAM error threshold was exceeded (Yes/No): the board is due for replacement", kSramThreshold},
+    P{"ecc.errors.uncorrected.aggregate.sram.l2", "", "", "Unique aggregate SRAM errors in the L2 cache",
+      kSram<&nvmlEccSramErrorStatus_v1_t::aggregateUncBucketL2>},
+    P{"ecc.errors.uncorrected.aggregate.sram.sm", "", "", "Unique aggregate SRAM errors in the SMs",
+      kSram<&nvmlEccSramErrorStatus_v1_t::aggregateUncBucketSm>},
     P{"ecc.errors.uncorrected.aggregate.sram.mcu", "", "", "Unique aggregate SRAM errors in microcontrollers",
-      kNotRead},
-    P{"ecc.errors.uncorrected.aggregate.sram.pcie", "", "", "Aggregate SRAM errors in PCIe", kNotRead},
-    P{"ecc.errors.uncorrected.aggregate.sram.other", "", "", "Unique aggregate SRAM errors elsewhere", kNotRead},
+      kSram<&nvmlEccSramErrorStatus_v1_t::aggregateUncBucketMcu>},
+    P{"ecc.errors.uncorrected.aggregate.sram.pcie", "", "", "Aggregate SRAM errors in PCIe",
+      kSram<&nvmlEccSramErrorStatus_v1_t::aggregateUncBucketPcie>},
+    P{"ecc.errors.uncorrected.aggregate.sram.other", "", "", "Unique aggregate SRAM errors elsewhere",
+      kSram<&nvmlEccSramErrorStatus_v1_t::aggregateUncBucketOther>},
     P{"retired_pages.single_bit_ecc.count", "retired_pages.sbe", "",
       "Pages retired for multiple single-bit ECC errors"},
     P{"retired_pages.double_bit.count", "retired_pages.dbe", "", "Pages retired for a double-bit ECC error"},
@@ -466,7 +498,7 @@ const std::array kGpu = {
     P{"mig.mode.pending", "", "", "MIG mode after the next GPU reset (Enabled/Disabled)", kMigPending},
     P{"gsp.mode.current", "", "", "GSP firmware is in use (Enabled/Disabled)", kGspCurrent},
     P{"gsp.mode.default", "", "", "GSP firmware is in use by default (Enabled/Disabled)", kGspDefault},
-    P{"c2c.mode", "", "", "The GPU is in C2C mode (Enabled/Disabled)", kNotRead},
+    P{"c2c.mode", "", "", "The GPU is in C2C mode (Enabled/Disabled)", kC2cMode},
     P{"protected_memory.total", "", "MiB", "Confidential computing protected memory installed",
       kProtectedMemory<&nvml::MemoryInfo::total>},
     P{"protected_memory.used", "", "MiB", "Confidential computing protected memory allocated",

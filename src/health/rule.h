@@ -55,6 +55,7 @@ enum Col : std::size_t {
   kFan,
   kFbUsed,
   kSlowdownTemp,
+  kRecovery,
   kColCount
 };
 // The field catalog key of each column.
@@ -90,7 +91,8 @@ inline constexpr std::array<std::string_view, kColCount> kColKeys{"gpu_util",
                                                                   "persistence_mode",
                                                                   "fan_speed",
                                                                   "fb_used",
-                                                                  "slowdown_temp"};
+                                                                  "slowdown_temp",
+                                                                  "recovery_action"};
 
 // Clock event reason bits (nvmlClocksEventReason*).
 inline constexpr std::uint64_t kSwPowerCap = 0x4, kHwSlowdown = 0x8, kSwThermal = 0x20, kHwThermal = 0x40,

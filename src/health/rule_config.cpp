@@ -116,7 +116,7 @@ const std::vector<Key>& keys() {
       count("retired_pages_max", &C::retired_pages_max, 1e6, "retired pages (SBE + DBE) that call for a replacement"),
       count("remap_uncorrectable_max", &C::remap_uncorrectable_max, 1e6,
             "rows remapped for uncorrectable errors that call for a replacement"),
-      hold("memory_hold_ms", &C::memory_hold_ms, "hold of the ECC, retired-page and row-remap rules"),
+      hold("memory_hold_ms", &C::memory_hold_ms, "hold of the ECC, retired-page, row-remap and recovery-action rules"),
       count("sbe_rise_max", &C::sbe_rise_max, 1e9, "volatile SBE rise within `sbe_window_ms`"),
       window("sbe_window_ms", &C::sbe_window_ms, "window of `sbe_rise_max`"),
       hold("pcie_hold_ms", &C::pcie_hold_ms, "hold of `pcie_downtrain` and `pcie_replay`"),

@@ -1,9 +1,13 @@
 // GPU and node state rules: a lost or stalled GPU, fewer GPUs than expected, persistence mode off,
-// a driver/library mismatch, and Xid events (R26), whose facts come from the Xid catalog.
+// a driver/library mismatch, the driver's recovery action, and Xid events (R26), whose facts come
+// from the Xid catalog.
+#include <cctype>
+
 #include "health/rule.h"
 #include "health/rule_registry.h"
 #include "knowledge/knowledge_base.h"
 #include "knowledge/xid_catalog.h"
+#include "nvml/nvml.h"
 
 namespace gw::health {
 namespace {
@@ -62,6 +66,27 @@ std::optional<Condition> driverMismatch(const RuleContext& x) {
                        "Reboot the node (or reload the nvidia kernel modules) so the module matches the "
                        "library; do not mix driver packages.",
                    .evidence = "nvmlInit returned 18 (NVML_ERROR_LIB_RM_VERSION_MISMATCH)"};
+}
+
+// The driver's own verdict after an error (R560 and later; Xid 154 announces each change): until the
+// GPU is drained, reset or the node rebooted as it asks, the GPU is not fit for work whatever the
+// other signals say. Draining peer-to-peer traffic alone is a warning: the driver then names the
+// next step.
+std::optional<Condition> recoveryAction(const RuleContext& x) {
+  const double a = x.at(kRecovery);
+  if (!(valid(a) && a > 0)) return std::nullopt;
+  const auto code = static_cast<unsigned>(a);
+  const std::string name = nvml::recoveryActionName(code);
+  std::string todo(knowledge::describe(knowledge::actionForRecoveryCode(static_cast<int>(code))));
+  todo[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(todo[0])));
+  return Condition{
+      .severity = code == NVML_GPU_RECOVERY_ACTION_DRAIN_P2P ? Severity::Warning : Severity::Critical,
+      .summary = "The driver asks for recovery of " + x.gpuName() + ": " + name + ".",
+      .action = code == NVML_GPU_RECOVERY_ACTION_DRAIN_P2P
+                    ? "Stop the processes that use peer-to-peer traffic on this GPU (and UVM persistence), "
+                      "then read the recovery action again: the driver names the next step."
+                    : todo + ", as the driver asks (" + name + ").",
+      .evidence = "recovery_action=" + fmt(a) + " (" + name + ")"};
 }
 
 // Recent application-fault Xids on one GPU, for the repeat escalation.
@@ -131,6 +156,16 @@ constexpr Threshold kGpuCount[] = {
 constexpr Threshold kPersistence[] = {
     {.signal = "persistence mode", .cmp = Cmp::kEqual, .value = [](const RuleConfig&) { return 0.0; }},
 };
+constexpr Threshold kRecoveryAction[] = {
+    {.signal = "drain peer-to-peer traffic (3)",
+     .cmp = Cmp::kEqual,
+     .value = [](const RuleConfig&) { return static_cast<double>(NVML_GPU_RECOVERY_ACTION_DRAIN_P2P); },
+     .marks = "Drain P2P"},
+    {.signal = "recovery action (critical but for 3: 1 reset, 2 reboot, 4 drain and reset)",
+     .cmp = Cmp::kAbove,
+     .value = [](const RuleConfig&) { return static_cast<double>(NVML_GPU_RECOVERY_ACTION_NONE); },
+     .severity = Severity::Critical},
+};
 constexpr Threshold kXid[] = {
     {.signal = "application-fault Xids on one GPU within `xid_active_ms`, peers clean",
      .value = [](const RuleConfig& c) { return static_cast<double>(c.app_xid_repeat); },
@@ -175,6 +210,13 @@ const Rule kRules[] = {
               .fires_when = "`setNvmlInitError(18)`"},
      .scope = RuleScope::kNode,
      .evaluate = driverMismatch},
+    {.info = {.name = "recovery_action",
+              .config_key = "memory_hold_ms",
+              .hold = &RuleConfig::memory_hold_ms,
+              .severity = Severity::Critical,
+              .fires_when = "the driver's recovery action {0} (warning) or {1} (critical)",
+              .thresholds = kRecoveryAction},
+     .evaluate = recoveryAction},
     {.info = {.name = "xid",
               .sticky = true,
               .fires_when = "Xid event: severity/action from the Xid catalog; application faults are `info` (not "

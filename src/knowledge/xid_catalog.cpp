@@ -550,7 +550,9 @@ std::string renderXidCatalogMarkdown() {
   md +=
       "Xid 154 carries the driver's required recovery action in its text (\"GPU recovery action "
       "changed from 0x0 (None) to 0x2 (Node Reboot Required)\"); gpuwarden reads that action "
-      "from the line rather than from this table.\n\n";
+      "from the line rather than from this table, and the agent samples the same action from NVML "
+      "(field 230, `recovery_action`): the `recovery_action` health rule holds the GPU unfit until "
+      "the reset or reboot is done, even when the Xid line was never seen.\n\n";
   md += "## Where the seed handbook differs\n\n";
   md +=
       "- Seed 001 §5.1 calls Xid 79 \"an internal GPU error, usually hardware\". The vendor "

@@ -424,6 +424,36 @@ Result<nvmlRowRemapperHistogramValues_t> Device::rowRemapperHistogram() const {
               "nvmlDeviceGetRowRemapperHistogram", h_);
 }
 
+Result<nvmlEccSramErrorStatus_v1_t> Device::sramEccStatus() const {
+  constexpr const char* kName = "nvmlDeviceGetSramEccErrorStatus";
+  if (!api_) return noHandle(kName);
+  if (!api_->nvmlDeviceGetSramEccErrorStatus) return missing(kName);
+  nvmlEccSramErrorStatus_v1_t s{};
+  s.version = nvmlEccSramErrorStatus_v1;
+  nvmlReturn_t r = api_->nvmlDeviceGetSramEccErrorStatus(h_, &s);
+  if (r != NVML_SUCCESS) return nvmlError(r, kName);
+  return s;
+}
+
+Result<unsigned> Device::addressingMode() const {
+  constexpr const char* kName = "nvmlDeviceGetAddressingMode";
+  if (!api_) return noHandle(kName);
+  if (!api_->nvmlDeviceGetAddressingMode) return missing(kName);
+  nvmlDeviceAddressingMode_v1_t m{};
+  m.version = nvmlDeviceAddressingMode_v1;
+  nvmlReturn_t r = api_->nvmlDeviceGetAddressingMode(h_, &m);
+  if (r != NVML_SUCCESS) return nvmlError(r, kName);
+  return m.value;
+}
+
+Result<bool> Device::c2cEnabled() const {
+  auto info = [&]() -> Result<nvmlC2cModeInfo_v1_t> {
+    GW_CALL_OUT(nvmlC2cModeInfo_v1_t, api_->nvmlDeviceGetC2cModeInfoV, "nvmlDeviceGetC2cModeInfoV", h_);
+  }();
+  if (!info) return info.status();
+  return info->isC2cEnabled != 0;
+}
+
 // Calls an NVML setter: OK or NVML's code, named after the function.
 #define GW_CALL_SET(fnptr, fname, ...)                          \
   do {                                                          \
@@ -1041,6 +1071,36 @@ const char* architectureName(unsigned arch) {
       return "Hopper";
     case 10:
       return "Blackwell";
+    default:
+      return "Unknown";
+  }
+}
+
+const char* recoveryActionName(unsigned action) {
+  switch (action) {
+    case NVML_GPU_RECOVERY_ACTION_NONE:
+      return "None";
+    case NVML_GPU_RECOVERY_ACTION_GPU_RESET:
+      return "Reset";
+    case NVML_GPU_RECOVERY_ACTION_NODE_REBOOT:
+      return "Reboot";
+    case NVML_GPU_RECOVERY_ACTION_DRAIN_P2P:
+      return "Drain P2P";
+    case NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET:
+      return "Drain and Reset";
+    default:
+      return "Unknown";
+  }
+}
+
+const char* addressingModeName(unsigned mode) {
+  switch (mode) {
+    case NVML_DEVICE_ADDRESSING_MODE_NONE:
+      return "None";
+    case NVML_DEVICE_ADDRESSING_MODE_HMM:
+      return "HMM";
+    case NVML_DEVICE_ADDRESSING_MODE_ATS:
+      return "ATS";
     default:
       return "Unknown";
   }

@@ -203,6 +203,11 @@ class Device {
   Result<bool> retiredPagesPending() const;
   Result<RemappedRows> remappedRows() const;
   Result<nvmlRowRemapperHistogramValues_t> rowRemapperHistogram() const;
+  // SRAM's unique uncorrectable errors by kind and unit, and the RMA threshold flag (R550+).
+  Result<nvmlEccSramErrorStatus_v1_t> sramEccStatus() const;
+  // NVML_DEVICE_ADDRESSING_MODE_* (R570+); whether the chip-to-chip link is in use (R550+).
+  Result<unsigned> addressingMode() const;
+  Result<bool> c2cEnabled() const;
   Result<bool> persistenceMode() const;
   Result<unsigned> computeMode() const;
   Result<bool> displayActive() const;
@@ -328,6 +333,11 @@ int driverMajor(std::string_view driver_version);
 const char* architectureName(unsigned arch);
 // nvidia-smi's brand name ("NVIDIA", "Tesla", "GeForce RTX") from NVML_BRAND_*.
 const char* brandName(unsigned brand);
+// NVML_GPU_RECOVERY_ACTION_* as nvidia-smi names it ("None", "Reset", "Reboot", "Drain P2P",
+// "Drain and Reset"; NVIDIA's memory error management guide); "Unknown" for a code NVML added later.
+const char* recoveryActionName(unsigned action);
+// NVML_DEVICE_ADDRESSING_MODE_* as nvidia-smi names it ("None", "HMM", "ATS").
+const char* addressingModeName(unsigned mode);
 // Peak memory bandwidth in GB/s from the max memory clock (MHz) and bus width (bits): NVML
 // reports the data clock such that two transfers per clock give the datasheet figure for HBM
 // and GDDR alike.

@@ -89,6 +89,43 @@ typedef struct nvmlRowRemapperHistogramValues_st {
   unsigned int none;
 } nvmlRowRemapperHistogramValues_t;
 
+// SRAM ECC errors as nvidia-smi 580 shows them (-q's "SRAM Uncorrectable Parity" and the sources):
+// unique uncorrectable errors by kind and by unit, and whether the RMA threshold was crossed.
+typedef struct {
+  unsigned int version;
+  unsigned long long aggregateUncParity;
+  unsigned long long aggregateUncSecDed;
+  unsigned long long aggregateCor;
+  unsigned long long volatileUncParity;
+  unsigned long long volatileUncSecDed;
+  unsigned long long volatileCor;
+  unsigned long long aggregateUncBucketL2;
+  unsigned long long aggregateUncBucketSm;
+  unsigned long long aggregateUncBucketPcie;
+  unsigned long long aggregateUncBucketMcu;
+  unsigned long long aggregateUncBucketOther;
+  unsigned int bThresholdExceeded;
+} nvmlEccSramErrorStatus_v1_t;
+#define nvmlEccSramErrorStatus_v1 NVML_STRUCT_VERSION(EccSramErrorStatus, 1)
+
+// How the GPU addresses system memory (nvmlDeviceGetAddressingMode): HMM, ATS or neither.
+typedef struct {
+  unsigned int version;
+  unsigned int value;
+} nvmlDeviceAddressingMode_v1_t;
+#define nvmlDeviceAddressingMode_v1 NVML_STRUCT_VERSION(DeviceAddressingMode, 1)
+enum : unsigned int {
+  NVML_DEVICE_ADDRESSING_MODE_NONE = 0,
+  NVML_DEVICE_ADDRESSING_MODE_HMM = 1,
+  NVML_DEVICE_ADDRESSING_MODE_ATS = 2,
+};
+
+// Whether the GPU's chip-to-chip link (Grace Hopper, Grace Blackwell) is in use. nvml.h gives it a
+// version macro but no version field, so nothing is set before the call.
+typedef struct {
+  unsigned int isC2cEnabled;
+} nvmlC2cModeInfo_v1_t;
+
 typedef struct nvmlUtilization_st {
   unsigned int gpu;
   unsigned int memory;
@@ -470,6 +507,16 @@ typedef struct nvmlComputeInstanceInfo_st {
 #define NVML_FI_DEV_REMAPPED_PENDING 144
 #define NVML_FI_DEV_REMAPPED_FAILURE 145
 #define NVML_FI_DEV_POWER_INSTANT 186  // milliwatts, the board's latest sample (not the 1 s average)
+// What the driver asks the operator to do after an error (R560 and later; it replaced fields 226 and
+// 227, RESET_STATUS and DRAIN_AND_RESET_STATUS): one of NVML_GPU_RECOVERY_ACTION_*.
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+enum : unsigned int {
+  NVML_GPU_RECOVERY_ACTION_NONE = 0,
+  NVML_GPU_RECOVERY_ACTION_GPU_RESET = 1,
+  NVML_GPU_RECOVERY_ACTION_NODE_REBOOT = 2,
+  NVML_GPU_RECOVERY_ACTION_DRAIN_P2P = 3,
+  NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET = 4,
+};
 #define NVML_FI_MAX 167
 
 // GPU Performance Monitoring (GPM, Hopper and newer): two samples an interval apart give the
@@ -630,6 +677,9 @@ typedef struct nvmlGpmSupport_st {
     (nvmlDevice_t device, unsigned int* corrRows, unsigned int* uncRows, unsigned int* isPending,                      \
      unsigned int* failureOccurred))                                                                                   \
   X(nvmlDeviceGetConfComputeProtectedMemoryUsage, nvmlReturn_t, (nvmlDevice_t device, nvmlMemory_t * memory))          \
+  X(nvmlDeviceGetSramEccErrorStatus, nvmlReturn_t, (nvmlDevice_t device, nvmlEccSramErrorStatus_v1_t * status))        \
+  X(nvmlDeviceGetAddressingMode, nvmlReturn_t, (nvmlDevice_t device, nvmlDeviceAddressingMode_v1_t * mode))            \
+  X(nvmlDeviceGetC2cModeInfoV, nvmlReturn_t, (nvmlDevice_t device, nvmlC2cModeInfo_v1_t * c2cModeInfo))                \
   X(nvmlDeviceGetRowRemapperHistogram, nvmlReturn_t, (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values)) \
   X(nvmlDeviceGetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                       \
   X(nvmlDeviceGetComputeMode, nvmlReturn_t, (nvmlDevice_t device, nvmlComputeMode_t * mode))                           \

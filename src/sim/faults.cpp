@@ -10,7 +10,7 @@ namespace {
 
 const std::vector<FaultTypeInfo>& faultTable() {
   static const std::vector<FaultTypeInfo> table = {
-      {"xid", FaultType::kXid, true, false, {"code"}, {"code"}},
+      {"xid", FaultType::kXid, true, false, {"code", "action"}, {"code"}},
       {"ecc_sbe", FaultType::kEccSbe, true, false, {"count"}, {}},
       {"ecc_dbe", FaultType::kEccDbe, true, false, {"count"}, {}},
       {"retired_pages", FaultType::kRetiredPages, true, false, {"sbe", "dbe", "pending"}, {}},
@@ -151,6 +151,15 @@ RemappedRows remappedAt(const std::vector<const FaultConfig*>& faults, double t)
     r.failure = r.failure || f->failure;
   }
   return r;
+}
+
+unsigned recoveryActionAt(const std::vector<const FaultConfig*>& faults, double t) {
+  const FaultConfig* latest = nullptr;
+  for (const FaultConfig* f : faults) {
+    if (f->type != FaultType::kXid || f->action < 0 || f->at > t) continue;
+    if (!latest || f->at >= latest->at) latest = f;
+  }
+  return latest ? static_cast<unsigned>(latest->action) : NVML_GPU_RECOVERY_ACTION_NONE;
 }
 
 unsigned long long pcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t) {

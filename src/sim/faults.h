@@ -55,6 +55,9 @@ struct RemappedRows {
   bool pending = false, failure = false;
 };
 RemappedRows remappedAt(const std::vector<const FaultConfig*>& faults, double t);
+// The recovery action the driver asks for at t: the latest xid fault with an action that has
+// started, NVML_GPU_RECOVERY_ACTION_NONE when none has.
+unsigned recoveryActionAt(const std::vector<const FaultConfig*>& faults, double t);
 unsigned long long pcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t);
 // counter: nvmlNvLinkErrorCounter_t
 unsigned long long nvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link, unsigned counter,

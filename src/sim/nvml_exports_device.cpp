@@ -264,6 +264,24 @@ nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, n
   return NVML_SUCCESS;
 }
 
+// No simulated board runs HMM or ATS (no Grace profile, and HMM needs the open kernel modules the
+// simulator does not model), nor has a chip-to-chip link: the recorded H200 answered None and
+// Disabled.
+nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device, nvmlDeviceAddressingMode_v1_t* mode) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
+  if (mode->version != nvmlDeviceAddressingMode_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  mode->value = NVML_DEVICE_ADDRESSING_MODE_NONE;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_v1_t* c2cModeInfo) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!c2cModeInfo) return NVML_ERROR_INVALID_ARGUMENT;
+  c2cModeInfo->isC2cEnabled = 0;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int* busWidth) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!busWidth) return NVML_ERROR_INVALID_ARGUMENT;

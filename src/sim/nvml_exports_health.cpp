@@ -74,6 +74,19 @@ nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErro
   return rc;
 }
 
+// SRAM's unique uncorrectable errors: answered where the SRAM location is counted (Hopper and
+// later, ECC on), all zero because the scenario's ECC errors are all in device memory.
+nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device, nvmlEccSramErrorStatus_v1_t* status) {
+  GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
+  if (!status) return NVML_ERROR_INVALID_ARGUMENT;
+  if (status->version != nvmlEccSramErrorStatus_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  if (c.dev->profile->architecture < NVML_DEVICE_ARCH_HOPPER || !c.gpu->readSettings().ecc_current)
+    return NVML_ERROR_NOT_SUPPORTED;
+  *status = nvmlEccSramErrorStatus_v1_t{};
+  status->version = nvmlEccSramErrorStatus_v1;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int* pageCount,
                                        unsigned long long* addresses) {
   GW_ENTER_DEVICE(device, MigPolicy::kPhysicalOnly);
@@ -373,6 +386,9 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
           unsupported();
         else
           u32(P.nvlink_links);
+        break;
+      case NVML_FI_DEV_GET_GPU_RECOVERY_ACTION:
+        u32(recoveryActionAt(faults, c.t));
         break;
       case NVML_FI_DEV_POWER_INSTANT:
         u32(static_cast<unsigned>(std::lround(s.power_w * 1000)));

@@ -104,6 +104,7 @@ struct FaultConfig {
   double at = 0;
   double duration = kForever;
   unsigned code = 0;             // xid
+  int action = -1;               // xid: the recovery action it sets (NVML_GPU_RECOVERY_ACTION_*), -1 none
   unsigned long long count = 0;  // ecc
   unsigned sbe = 0, dbe = 0;     // retired pages
   bool pending = false;          // retired pages / row remap

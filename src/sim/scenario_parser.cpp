@@ -539,7 +539,20 @@ GpuConfig parseGpu(const GpuSource& src, unsigned index, const HostInfo& host, c
 void parseFaultParam(const N& v, const std::string& key, FaultConfig* f) {
   if (key == "code")
     f->code = static_cast<unsigned>(readInt(v, 1, 999));
-  else if (key == "count")
+  else if (key == "action") {
+    // The recovery action the driver asks for from then on, as Xid 154 announces it.
+    const std::string a = readStr(v);
+    constexpr std::pair<std::string_view, int> kActions[] = {
+        {"none", NVML_GPU_RECOVERY_ACTION_NONE},
+        {"reset", NVML_GPU_RECOVERY_ACTION_GPU_RESET},
+        {"reboot", NVML_GPU_RECOVERY_ACTION_NODE_REBOOT},
+        {"drain_p2p", NVML_GPU_RECOVERY_ACTION_DRAIN_P2P},
+        {"drain_and_reset", NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET}};
+    for (const auto& [name, code] : kActions)
+      if (a == name) f->action = code;
+    if (f->action < 0)
+      fail(v, "unknown recovery action '" + a + "' (expected none, reset, reboot, drain_p2p or drain_and_reset)");
+  } else if (key == "count")
     f->count = static_cast<unsigned long long>(readInt(v, 1, 1000000000));
   else if (key == "sbe")
     f->sbe = static_cast<unsigned>(readInt(v, 0, 100000));

@@ -8,10 +8,12 @@
 #include <cstddef>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -34,6 +36,19 @@ const std::set<std::string> kConstantsNewerThanBindings = {
     // NVML 12.0 (driver R525): the board's latest power sample as a field value, from nvml.h:
     // #define NVML_FI_DEV_POWER_INSTANT 186 (milliwatts; 185 is the one-second average).
     "NVML_FI_DEV_POWER_INSTANT",
+    // NVML 12.5 (driver R560): the recovery the driver asks for, from nvml.h:
+    // #define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230, and nvmlDeviceGpuRecoveryAction_t's
+    // NONE 0, GPU_RESET 1, NODE_REBOOT 2, DRAIN_P2P 3, DRAIN_AND_RESET 4 (R570).
+    "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION",
+    "NVML_GPU_RECOVERY_ACTION_NONE",
+    "NVML_GPU_RECOVERY_ACTION_GPU_RESET",
+    "NVML_GPU_RECOVERY_ACTION_NODE_REBOOT",
+    "NVML_GPU_RECOVERY_ACTION_DRAIN_P2P",
+    "NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET",
+    // NVML 12.8 (driver R570): nvmlDeviceAddressingModeType_t's NONE 0, HMM 1, ATS 2, from nvml.h.
+    "NVML_DEVICE_ADDRESSING_MODE_NONE",
+    "NVML_DEVICE_ADDRESSING_MODE_HMM",
+    "NVML_DEVICE_ADDRESSING_MODE_ATS",
 };
 const std::set<std::string> kFunctionsNewerThanBindings = {
     // NVML 12.0 (driver R525): GPM samples of one MIG GPU instance. Signature from nvml.h:
@@ -50,7 +65,67 @@ const std::set<std::string> kFunctionsNewerThanBindings = {
     // NVML 12.2 (driver R535): confidential computing's protected memory. Signature from nvml.h:
     // nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t *memory)
     "nvmlDeviceGetConfComputeProtectedMemoryUsage",
+    // NVML 12.4 (driver R550): SRAM's error status. Signature from nvml.h:
+    // nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device, nvmlEccSramErrorStatus_t *status)
+    "nvmlDeviceGetSramEccErrorStatus",
+    // NVML 12.8 (driver R570): system memory addressing. Signature from nvml.h:
+    // nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device, nvmlDeviceAddressingMode_t *mode)
+    "nvmlDeviceGetAddressingMode",
+    // NVML 12.4 (driver R550): the chip-to-chip link. Signature from nvml.h:
+    // nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_t *c2cModeInfo)
+    "nvmlDeviceGetC2cModeInfoV",
 };
+
+// Structs newer than bindings.rs, with their layout as nvml.h declares it (each field's offset
+// and size on x86-64, worked out from its C declaration), which ours must match field by field.
+struct NvmlHLayout {
+  std::size_t size;
+  std::vector<std::tuple<std::string, std::size_t, std::size_t>> fields;  // name, offset, size
+};
+const std::map<std::string, NvmlHLayout> kStructsNewerThanBindings = {
+    // typedef struct { unsigned int version; unsigned long long aggregateUncParity, aggregateUncSecDed,
+    // aggregateCor, volatileUncParity, volatileUncSecDed, volatileCor, aggregateUncBucketL2,
+    // aggregateUncBucketSm, aggregateUncBucketPcie, aggregateUncBucketMcu, aggregateUncBucketOther;
+    // unsigned int bThresholdExceeded; } nvmlEccSramErrorStatus_v1_t;
+    {"nvmlEccSramErrorStatus_v1_t",
+     {104,
+      {{"version", 0, 4},
+       {"aggregateUncParity", 8, 8},
+       {"aggregateUncSecDed", 16, 8},
+       {"aggregateCor", 24, 8},
+       {"volatileUncParity", 32, 8},
+       {"volatileUncSecDed", 40, 8},
+       {"volatileCor", 48, 8},
+       {"aggregateUncBucketL2", 56, 8},
+       {"aggregateUncBucketSm", 64, 8},
+       {"aggregateUncBucketPcie", 72, 8},
+       {"aggregateUncBucketMcu", 80, 8},
+       {"aggregateUncBucketOther", 88, 8},
+       {"bThresholdExceeded", 96, 4}}}},
+    // typedef struct { unsigned int version; unsigned int value; } nvmlDeviceAddressingMode_v1_t;
+    {"nvmlDeviceAddressingMode_v1_t", {8, {{"version", 0, 4}, {"value", 4, 4}}}},
+    // typedef struct { unsigned int isC2cEnabled; } nvmlC2cModeInfo_v1_t;
+    {"nvmlC2cModeInfo_v1_t", {4, {{"isC2cEnabled", 0, 4}}}},
+};
+
+std::vector<std::string> CheckAgainstNvmlH(const OurStruct& s, const NvmlHLayout& h) {
+  std::vector<std::string> problems;
+  const std::string name = s.name;
+  if (s.size != h.size)
+    problems.push_back(name + ": our sizeof " + std::to_string(s.size) + ", nvml.h's " + std::to_string(h.size));
+  if (s.fields.size() != h.fields.size())
+    problems.push_back(name + ": we list " + std::to_string(s.fields.size()) + " fields, nvml.h has " +
+                       std::to_string(h.fields.size()));
+  for (std::size_t i = 0; i < std::min(s.fields.size(), h.fields.size()); ++i) {
+    const auto& [field, offset, size] = h.fields[i];
+    const OurField& o = s.fields[i];
+    if (o.name != field || o.offset != offset || o.size != size)
+      problems.push_back(name + "." + o.name + " at " + std::to_string(o.offset) + " (" + std::to_string(o.size) +
+                         " bytes), nvml.h's field " + std::to_string(i) + " is " + field + " at " +
+                         std::to_string(offset) + " (" + std::to_string(size) + " bytes)");
+  }
+  return problems;
+}
 
 // ----- Our structs: every field, in order. -----
 #define GW_F(T, f) \
@@ -72,6 +147,19 @@ std::vector<OurStruct> OurStructs() {
            GW_F(nvmlRowRemapperHistogramValues_t, high), GW_F(nvmlRowRemapperHistogramValues_t, partial),
            GW_F(nvmlRowRemapperHistogramValues_t, low), GW_F(nvmlRowRemapperHistogramValues_t, none)),
       GW_S(nvmlMemory_t, GW_F(nvmlMemory_t, total), GW_F(nvmlMemory_t, free), GW_F(nvmlMemory_t, used)),
+      GW_S(nvmlEccSramErrorStatus_v1_t, GW_F(nvmlEccSramErrorStatus_v1_t, version),
+           GW_F(nvmlEccSramErrorStatus_v1_t, aggregateUncParity), GW_F(nvmlEccSramErrorStatus_v1_t, aggregateUncSecDed),
+           GW_F(nvmlEccSramErrorStatus_v1_t, aggregateCor), GW_F(nvmlEccSramErrorStatus_v1_t, volatileUncParity),
+           GW_F(nvmlEccSramErrorStatus_v1_t, volatileUncSecDed), GW_F(nvmlEccSramErrorStatus_v1_t, volatileCor),
+           GW_F(nvmlEccSramErrorStatus_v1_t, aggregateUncBucketL2),
+           GW_F(nvmlEccSramErrorStatus_v1_t, aggregateUncBucketSm),
+           GW_F(nvmlEccSramErrorStatus_v1_t, aggregateUncBucketPcie),
+           GW_F(nvmlEccSramErrorStatus_v1_t, aggregateUncBucketMcu),
+           GW_F(nvmlEccSramErrorStatus_v1_t, aggregateUncBucketOther),
+           GW_F(nvmlEccSramErrorStatus_v1_t, bThresholdExceeded)),
+      GW_S(nvmlDeviceAddressingMode_v1_t, GW_F(nvmlDeviceAddressingMode_v1_t, version),
+           GW_F(nvmlDeviceAddressingMode_v1_t, value)),
+      GW_S(nvmlC2cModeInfo_v1_t, GW_F(nvmlC2cModeInfo_v1_t, isC2cEnabled)),
       GW_S(nvmlMemory_v2_t, GW_F(nvmlMemory_v2_t, version), GW_F(nvmlMemory_v2_t, total),
            GW_F(nvmlMemory_v2_t, reserved), GW_F(nvmlMemory_v2_t, free), GW_F(nvmlMemory_v2_t, used)),
       GW_S(nvmlBAR1Memory_t, GW_F(nvmlBAR1Memory_t, bar1Total), GW_F(nvmlBAR1Memory_t, bar1Free),
@@ -405,6 +493,15 @@ std::vector<OurConstant> OurConstants() {
       GW_C(NVML_FI_DEV_REMAPPED_PENDING),
       GW_C(NVML_FI_DEV_REMAPPED_FAILURE),
       GW_C(NVML_FI_DEV_POWER_INSTANT),
+      GW_C(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION),
+      GW_C(NVML_GPU_RECOVERY_ACTION_NONE),
+      GW_C(NVML_GPU_RECOVERY_ACTION_GPU_RESET),
+      GW_C(NVML_GPU_RECOVERY_ACTION_NODE_REBOOT),
+      GW_C(NVML_GPU_RECOVERY_ACTION_DRAIN_P2P),
+      GW_C(NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET),
+      GW_C(NVML_DEVICE_ADDRESSING_MODE_NONE),
+      GW_C(NVML_DEVICE_ADDRESSING_MODE_HMM),
+      GW_C(NVML_DEVICE_ADDRESSING_MODE_ATS),
       GW_C(NVML_FI_MAX),
       // GPM
       GW_C(NVML_GPM_METRIC_GRAPHICS_UTIL),
@@ -438,7 +535,9 @@ struct OurStructVersion {
   OurStructVersion { #name, name, #T, ver }
 std::vector<OurStructVersion> OurStructVersions() {
   return {GW_V(nvmlMemory_v2, nvmlMemory_v2_t, 2),
-          GW_V(nvmlGpuInstanceProfileInfo_v2, nvmlGpuInstanceProfileInfo_v2_t, 2)};
+          GW_V(nvmlGpuInstanceProfileInfo_v2, nvmlGpuInstanceProfileInfo_v2_t, 2),
+          GW_V(nvmlEccSramErrorStatus_v1, nvmlEccSramErrorStatus_v1_t, 1),
+          GW_V(nvmlDeviceAddressingMode_v1, nvmlDeviceAddressingMode_v1_t, 1)};
 }
 #undef GW_V
 
@@ -509,10 +608,18 @@ TEST(NvmlAbi, BindingsParse) {
 
 TEST(NvmlAbi, StructLayouts) {
   GW_REQUIRE_BINDINGS(rust);
-  const auto ours = OurStructs();
+  std::vector<OurStruct> ours;
+  std::vector<std::string> problems;
   std::size_t fields = 0;
-  for (const auto& s : ours) fields += s.fields.size();
-  const auto problems = CheckStructs(rust, ours);
+  for (const auto& s : OurStructs()) {
+    fields += s.fields.size();
+    if (auto h = kStructsNewerThanBindings.find(s.name); h != kStructsNewerThanBindings.end()) {
+      for (auto& p : CheckAgainstNvmlH(s, h->second)) problems.push_back(p);
+    } else {
+      ours.push_back(s);
+    }
+  }
+  for (auto& p : CheckStructs(rust, ours)) problems.push_back(p);
   EXPECT_TRUE(problems.empty()) << Report(problems);
   std::cout << "[abi] " << ours.size() << " structs/unions, " << fields << " fields checked\n";
 }
@@ -535,13 +642,19 @@ TEST(NvmlAbi, Constants) {
   const auto ours = OurConstants();
   auto problems = CheckConstants(rust, ours, kConstantsNewerThanBindings);
   for (const OurStructVersion& v : OurStructVersions()) {
-    std::string error;
-    const auto layout = rust.LayoutOfRecord(v.struct_name, &error);
-    if (!layout) {
-      problems.push_back(std::string(v.name) + ": " + error);
-      continue;
+    std::size_t size = 0;
+    if (auto h = kStructsNewerThanBindings.find(v.struct_name); h != kStructsNewerThanBindings.end()) {
+      size = h->second.size;
+    } else {
+      std::string error;
+      const auto layout = rust.LayoutOfRecord(v.struct_name, &error);
+      if (!layout) {
+        problems.push_back(std::string(v.name) + ": " + error);
+        continue;
+      }
+      size = layout->size;
     }
-    const unsigned long long expected = layout->size | (static_cast<unsigned long long>(v.version) << 24U);
+    const unsigned long long expected = size | (static_cast<unsigned long long>(v.version) << 24U);
     if (v.value != expected) {
       problems.push_back(std::string(v.name) + ": our value " + std::to_string(v.value) +
                          ", NVML_STRUCT_VERSION over bindings.rs's " + v.struct_name + " gives " +
@@ -569,6 +682,10 @@ TEST(NvmlAbi, AllowListsOnlyNameWhatBindingsLacks) {
   for (const std::string& name : kFunctionsNewerThanBindings) {
     EXPECT_FALSE(rust.functions().count(name)) << name << " is in bindings.rs: remove it from the allow-list";
   }
+  for (const auto& [name, layout] : kStructsNewerThanBindings) {
+    std::string error;
+    EXPECT_FALSE(rust.LayoutOfRecord(name, &error).has_value()) << name << " is in bindings.rs: check it there instead";
+  }
 }
 
 // Every constant, struct and typedef nvml_abi.h declares is named in the lists above, so a
@@ -584,7 +701,7 @@ TEST(NvmlAbi, HeaderCoverage) {
   std::set<std::string> constants, structs, typedefs;
   const std::regex define(R"((?:^|\n)[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+\S)");
   for (std::sregex_iterator it(text.begin(), text.end(), define), end; it != end; ++it) constants.insert((*it)[1]);
-  const std::regex enum_block(R"(enum\s*(?::\s*\w+\s*)?\{([^}]*)\})");
+  const std::regex enum_block(R"(enum\s*(?::\s*\w+(?:\s+\w+)*\s*)?\{([^}]*)\})");
   const std::regex enumerator(R"((\w+)\s*=)");
   for (std::sregex_iterator it(text.begin(), text.end(), enum_block), end; it != end; ++it) {
     const std::string body = (*it)[1];

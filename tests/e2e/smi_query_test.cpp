@@ -232,4 +232,26 @@ TEST(SmiQuery, RetiredPagesAndRemappedRows) {
   EXPECT_EQ(rr.lines()[1], "00000000:BA:00.0, 1, 0, 1, 0");
 }
 
+// The driver's recovery action (field 230) as nvidia-smi names it: None until the Xid 154 at 30 s,
+// then Reset on GPU 2 alone; SRAM's status, the addressing mode and C2C beside it.
+TEST(SmiQuery, RecoveryActionAndSramStatusAreRead) {
+  const std::string q =
+      "--query-gpu=index,gpu_recovery_action,ecc.errors.uncorrected.aggregate.sram.parity,"
+      "ecc.errors.uncorrected.aggregate.sram.thresholdExceeded,addressing_mode,c2c.mode";
+  auto before = runGw({"--simulate", "fault-recovery-action", "query", q, "--format=csv,noheader", "-i", "1,2"},
+                      {{"GPUWARDEN_SIM_START", "20"}});
+  ASSERT_EQ(before.code, 0) << describe(before);
+  EXPECT_EQ(before.out, "1, None, 0, No, None, Disabled\n2, None, 0, No, None, Disabled\n");
+  auto after = runGw({"--simulate", "fault-recovery-action", "query", q, "--format=csv,noheader", "-i", "1,2"},
+                     {{"GPUWARDEN_SIM_START", "40"}});
+  ASSERT_EQ(after.code, 0) << describe(after);
+  EXPECT_EQ(after.out, "1, None, 0, No, None, Disabled\n2, Reset, 0, No, None, Disabled\n");
+  // SRAM's status is Hopper's: an A100 answers N/A for it, as for the SRAM location of its counters.
+  auto ampere = runGw({"--simulate", "mig-a100", "query",
+                       "--query-gpu=ecc.errors.uncorrected.aggregate.sram.l2,gpu_recovery_action",
+                       "--format=csv,noheader", "-i", "0"});
+  ASSERT_EQ(ampere.code, 0) << describe(ampere);
+  EXPECT_EQ(ampere.out, "[N/A], None\n");
+}
+
 }  // namespace

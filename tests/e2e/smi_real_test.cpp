@@ -307,13 +307,9 @@ TEST(SmiReal, QueryGpuValuesAreTheRecordedOnes) {
   };
   // Not read by gpuwarden (no NVML call of ours answers it yet), or answered otherwise by the
   // simulator than by this VM's H200.
-  const std::set<std::string> not_modelled = {"display_attached",
-                                              "addressing_mode",
-                                              "gpu_recovery_action",
-                                              "c2c.mode",
-                                              "remapped_rows.correctable_inactive",
+  const std::set<std::string> not_modelled = {"display_attached", "remapped_rows.correctable_inactive",
                                               "remapped_rows.uncorrectable_inactive"};
-  const std::regex not_modelled_family(R"(clocks_event_reasons_counters\..*|ecc\.errors\..*\.sram\..*|)"
+  const std::regex not_modelled_family(R"(clocks_event_reasons_counters\..*|)"
                                        R"(fabric\..*|platform\..*)");
   std::vector<std::pair<std::string, std::string>> recorded;
   for (const auto& line : linesOf(fixture("query-gpu-each-field.tsv"))) {

@@ -300,6 +300,32 @@ TEST(LiveMetrics, ProfilingMetricsOfATrainingNodeInNativeNaming) {
   for (const auto& s : parsed.samples) EXPECT_EQ(s.name.rfind("DCGM_FI_PROF_", 0), std::string::npos) << s.name;
 }
 
+// The driver's recovery action is an INT64 field in DCGM (1523): a whole number in both namings,
+// per GPU, 4 (drain and reset) on the GPU its Xid 154 named and 0 on the other.
+TEST(LiveMetrics, RecoveryActionIsAWholeNumberPerGpu) {
+  test::TempDir dir;
+  const std::string scenario = dir.write("recovery.yaml",
+                                         "gpus:\n"
+                                         "  - {profile: H100-SXM5-80GB, bus_id: \"0000:18:00.0\"}\n"
+                                         "  - {profile: H100-SXM5-80GB, bus_id: \"0000:2A:00.0\"}\n"
+                                         "faults:\n"
+                                         "  - {type: xid, gpu: 1, at: 0, code: 154, action: drain_and_reset}\n");
+  for (const std::string naming : {"dcgm", "native"}) {
+    SCOPED_TRACE(naming);
+    const std::string family =
+        naming == "dcgm" ? "DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION" : "gpuwarden_gpu_recovery_action";
+    LiveAgent agent(scenario, naming);
+    ASSERT_GT(agent.port(), 0);
+    const auto parsed = testing::parseExposition(agent.metricsWhen({family}, 2), false);
+    ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+    EXPECT_EQ(parsed.type.at(family), "gauge");
+    std::map<std::string, std::string> by_gpu;
+    for (const auto& s : parsed.samples)
+      if (s.name == family) by_gpu[label(s, "gpu")] = s.value;
+    EXPECT_EQ(by_gpu, (std::map<std::string, std::string>{{"0", "0"}, {"1", "4"}}));
+  }
+}
+
 TEST(LiveMetrics, ProfilingMetricsOfAnIdleHopperAreNearZero) {
   test::TempDir dir;
   const std::string scenario = dir.write("idle-h100.yaml",

@@ -269,6 +269,40 @@ TEST(HealthRules, RowRemap) {
   EXPECT_TRUE(run(q, g2, 2).empty());
 }
 
+// Each recovery action the driver can ask for, named as nvidia-smi names it, with its severity and
+// what to do; none (0) and a driver that cannot say (no reading) are silent.
+TEST(HealthRules, RecoveryActionNamesWhatTheDriverAsks) {
+  RuleEngine e;
+  auto gs = node(6);  // GPU n asks for action n
+  gs[1].set("recovery_action", 1);
+  gs[2].set("recovery_action", 2);
+  gs[3].set("recovery_action", 3);
+  gs[4].set("recovery_action", 4);
+  gs[5].set("recovery_action", 0);
+  auto fs = run(e, gs, 2);
+  ASSERT_EQ(fs.size(), 4u) << dump(fs);
+  struct Want {
+    int gpu;
+    Severity severity;
+    std::string name, action;
+  };
+  const Want want[] = {{1, Severity::Critical, "Reset", "reset"},
+                       {2, Severity::Critical, "Reboot", "reboot"},
+                       {3, Severity::Warning, "Drain P2P", "peer-to-peer"},
+                       {4, Severity::Critical, "Drain and Reset", "reset"}};
+  for (const Want& w : want) {
+    const Finding* f = nullptr;
+    for (const auto& x : fs)
+      if (x.gpu_index == w.gpu) f = &x;
+    ASSERT_NE(f, nullptr) << w.gpu << "\n" << dump(fs);
+    EXPECT_EQ(f->rule, "recovery_action");
+    EXPECT_EQ(f->severity, w.severity) << w.gpu;
+    EXPECT_NE(f->summary.find(": " + w.name + "."), std::string::npos) << f->summary;
+    EXPECT_NE(f->action.find(w.action), std::string::npos) << f->action;
+    EXPECT_EQ(f->evidence, "recovery_action=" + std::to_string(static_cast<int>(w.gpu)) + " (" + w.name + ")");
+  }
+}
+
 TEST(HealthRules, PcieDowntrainOnlyUnderLoad) {
   RuleEngine e;
   auto gs = node();

@@ -254,6 +254,11 @@ TEST(HealthScenario, Xid48) {
   check({.scenario = "fault-xid-48", .duration_s = 90, .expected = {{"xid", 2, C}, {"ecc_dbe", 2, C}}});
 }
 TEST(HealthScenario, Xid13) { check({.scenario = "fault-xid-13", .duration_s = 90, .expected = {{"xid", 1, I}}}); }
+// The driver asks for a reset (Xid 154 announces it; NVML's recovery-action field holds it).
+TEST(HealthScenario, RecoveryAction) {
+  check(
+      {.scenario = "fault-recovery-action", .duration_s = 90, .expected = {{"xid", 2, W}, {"recovery_action", 2, C}}});
+}
 TEST(HealthScenario, EccDbe) {
   check({.scenario = "fault-ecc-dbe", .duration_s = 90, .expected = {{"ecc_dbe", 4, C}}});
 }

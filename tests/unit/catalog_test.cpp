@@ -193,6 +193,8 @@ TEST(Catalog, EveryDcgmIdIsDcgmsOwn) {
                                         {"remapped_rows_uncorrectable", 393},
                                         {"row_remap_pending", 396},
                                         {"row_remap_failure", 395},
+                                        // DCGM 4: "GPU Recovery Action (see nvmlDeviceGpuRecoveryAction_t)"
+                                        {"recovery_action", 1523},
                                         {"nvlink_crc_flit_errors", 409},
                                         {"nvlink_crc_data_errors", 419},
                                         {"nvlink_replay_errors", 429},
