@@ -258,6 +258,11 @@ TEST(JobTracker, JobWordsAreBoundedAndPlain) {
   EXPECT_FALSE(checkJobWord("", "id", 64));
   for (const char* bad : {"a b", "a\"b", "a,b", "a$b", "a/b", "a\nb", "a\\b", "a}b"})
     EXPECT_FALSE(checkJobWord(bad, "id", 64)) << bad;
+  // The refusal quotes the whole word, first character to last, and says what each bound is.
+  EXPECT_EQ(checkJobWord("x1234 5", "job id", 64).message(),
+            "job id 'x1234 5' holds a character other than letters, digits and . _ + - : @");
+  EXPECT_EQ(checkJobWord(std::string(65, '9'), "job id", 64).message(), "job id is longer than 64 bytes");
+  EXPECT_EQ(checkJobWord("", "user", 64).message(), "user is empty");
 }
 
 TEST(JobTracker, StartEndAndTheLabelsInBetween) {

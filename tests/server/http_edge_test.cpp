@@ -114,6 +114,26 @@ class HttpEdge : public ::testing::Test {
   static inline int port_ = 0;
 };
 
+// libmicrohttpd's own messages (here: a header too big for a connection's memory) are logged at most
+// five a minute, so a hostile client cannot flood the journal: eight in a burst log five. An agent
+// of its own, so that no other test has spent the budget.
+TEST(HttpEdgeLog, LibmicrohttpdsMessagesAreLimitedToFiveAMinute) {
+  TempDir dir;
+  const std::string cfg = dir.write("agent.yaml", kFastAgentConfig);
+  AgentProcess proc({"serve", "--simulate", "dgx-h100", "--config", cfg, "--data-dir", dir.path() + "/data"}, {},
+                    dir.path() + "/agent.log");
+  const int port = proc.waitListening();
+  ASSERT_GT(port, 0) << proc.log();
+  const std::string big = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(100000, 'a') + "\r\n\r\n";
+  for (int i = 0; i < 8; ++i) {
+    auto r = talk(port, big);
+    EXPECT_EQ(r.bytes.rfind("HTTP/1.1 431", 0), 0u) << r.bytes.substr(0, 100);
+    EXPECT_TRUE(r.closed) << i;
+  }
+  // libmicrohttpd logs before it answers, and each answer has been read to the connection's close.
+  EXPECT_EQ(count(proc.log(), "http: Error processing request"), 5u) << proc.log();
+}
+
 TEST_F(HttpEdge, RangeIsIgnoredAndNoResponseIsLargerThanItsResource) {
   std::string many = "bytes=";
   for (int i = 0; i < 700; ++i) many += (i ? "," : "") + std::to_string(i * 3) + "-" + std::to_string(i * 3 + 1);
