@@ -121,6 +121,18 @@ Status Device::validateInforom() const {
   return r == NVML_SUCCESS ? Status::Ok() : nvmlError(r, "nvmlDeviceValidateInforom");
 }
 
+Result<unsigned> Device::boardId() const {
+  GW_CALL_OUT(unsigned, api_->nvmlDeviceGetBoardId, "nvmlDeviceGetBoardId", h_);
+}
+
+Result<bool> Device::multiGpuBoard() const {
+  auto multi = [&]() -> Result<unsigned> {
+    GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMultiGpuBoard, "nvmlDeviceGetMultiGpuBoard", h_);
+  }();
+  if (!multi) return multi.status();
+  return *multi != 0;
+}
+
 Result<unsigned> Device::index() const { GW_CALL_OUT(unsigned, api_->nvmlDeviceGetIndex, "nvmlDeviceGetIndex", h_); }
 Result<unsigned> Device::minorNumber() const {
   GW_CALL_OUT(unsigned, api_->nvmlDeviceGetMinorNumber, "nvmlDeviceGetMinorNumber", h_);

@@ -149,6 +149,9 @@ class Device {
   Result<std::string> inforomImageVersion() const;
   Status validateInforom() const;
   Result<std::string> boardPartNumber() const;
+  // The board's id (GPUs on one board share it) and whether the board carries several GPUs.
+  Result<unsigned> boardId() const;
+  Result<bool> multiGpuBoard() const;
   Result<unsigned> index() const;
   Result<unsigned> minorNumber() const;
   Result<PciInfo> pciInfo() const;

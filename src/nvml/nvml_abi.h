@@ -598,6 +598,8 @@ typedef struct nvmlGpmSupport_st {
   X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t device, char* uuid, unsigned int length))                           \
   X(nvmlDeviceGetMinorNumber, nvmlReturn_t, (nvmlDevice_t device, unsigned int* minorNumber))                          \
   X(nvmlDeviceGetBoardPartNumber, nvmlReturn_t, (nvmlDevice_t device, char* partNumber, unsigned int length))          \
+  X(nvmlDeviceGetBoardId, nvmlReturn_t, (nvmlDevice_t device, unsigned int* boardId))                                  \
+  X(nvmlDeviceGetMultiGpuBoard, nvmlReturn_t, (nvmlDevice_t device, unsigned int* multiGpuBool))                       \
   X(nvmlDeviceGetInforomImageVersion, nvmlReturn_t, (nvmlDevice_t device, char* version, unsigned int length))         \
   X(nvmlDeviceGetInforomVersion, nvmlReturn_t,                                                                         \
     (nvmlDevice_t device, nvmlInforomObject_t object, char* version, unsigned int length))                             \

@@ -120,6 +120,22 @@ nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char* partNumber,
   return copyString(partNumber, length, c.dev->profile->part_number);
 }
 
+// One GPU per board on every simulated profile. The board id follows the PCI address as the
+// recorded H200 at 00:06.0 answered 0x6: bus << 8 | device.
+nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int* multiGpuBool) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!multiGpuBool) return NVML_ERROR_INVALID_ARGUMENT;
+  *multiGpuBool = 0;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetBoardId(nvmlDevice_t device, unsigned int* boardId) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!boardId) return NVML_ERROR_INVALID_ARGUMENT;
+  *boardId = c.dev->pci.bus << 8U | c.dev->pci.device;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char* version, unsigned int length) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   return copyString(version, length, c.dev->profile->inforom_image);

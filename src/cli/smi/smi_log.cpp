@@ -513,8 +513,10 @@ std::vector<Node> gpuNodes580(Context& ctx, const nvml::Session& s, const nvml::
   n.push_back(q.leaf("Accounting Mode", "accounting_mode", "accounting.mode"));
   n.push_back(q.leaf("Accounting Mode Buffer Size", "accounting_mode_buffer_size", "accounting.buffer_size"));
   n.push_back(two("Driver Model", "driver_model", "current_dm", "pending_dm", "driver_model"));
-  for (const char* tag : {"serial", "uuid", "minor_number", "vbios_version", "board_part_number"})
-    n.push_back(take(tag));
+  for (const char* tag : {"serial", "uuid", "minor_number", "vbios_version"}) n.push_back(take(tag));
+  n.push_back(leaf("MultiGPU Board", "multigpu_board", orNA(d.multiGpuBoard(), yesNo)));
+  n.push_back(leaf("Board ID", "board_id", orNA(d.boardId(), [](unsigned v) { return fmt::format("{:#x}", v); })));
+  n.push_back(take("board_part_number"));
   n.push_back(group(
       "Platform Info", "platformInfo",
       {q.leaf("Chassis Serial Number", "chassis_serial_number", "platform.chassis_serial_number"),
