@@ -209,6 +209,22 @@ TEST(Fatbin, NonCudaElfReportsNoFatbin) {
   EXPECT_FALSE(synthetic->has_fatbin);
 }
 
+// A .nv_fatbin section with nothing in it is told apart from none: the program was built for the
+// GPU but carries no code for any, and the check says which of the two it saw.
+TEST(Fatbin, AnEmptyFatbinSectionIsNamedAsSuch) {
+  const std::string path = writeTemp(elf(""));
+  auto rep = readFatbinFile(path);
+  ASSERT_TRUE(rep.ok()) << rep.error();
+  EXPECT_TRUE(rep->has_fatbin);
+  EXPECT_TRUE(rep->entries.empty());
+  auto checks = checkBinary(path, NvmlFacts{});
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].id, "app.fatbin");
+  EXPECT_EQ(checks[0].verdict, Verdict::kWarn);
+  EXPECT_EQ(checks[0].found, "fatbin section present but empty");
+  std::filesystem::remove(path);
+}
+
 // ELF's extended numbering (more than 0xff00 sections): e_shnum 0 and e_shstrndx SHN_XINDEX, the
 // real count in section 0's sh_size and the name table's index in its sh_link.
 TEST(Fatbin, ExtendedSectionNumberingIsRead) {

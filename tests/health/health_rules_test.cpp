@@ -408,6 +408,9 @@ TEST(HealthRules, Straggler) {
   auto fs = run(e, gs, 70);
   ASSERT_TRUE(has(fs, "straggler", 5)) << dump(fs);
   EXPECT_EQ(fs.size(), 1u) << dump(fs);
+  // Its peers are the other seven, each counted once.
+  EXPECT_EQ(fs[0].summary, "GPU 5 is idle (0 %) while 7 of its 7 peers are busy.");
+  EXPECT_EQ(fs[0].evidence, "gpu_util=0 busy_peers=7/7");
   RuleEngine q;
   auto g2 = node(8);
   for (int i = 0; i < 8; ++i)

@@ -230,6 +230,14 @@ TEST(ControlSocket, MalformedRequestsGetAnErrorAndTheAgentStaysUp) {
   EXPECT_EQ(code(rawRequest(sock, "not json\n")), "bad_request");
   EXPECT_EQ(code(rawRequest(sock, "[1,2]\n")), "bad_request");
   EXPECT_EQ(code(rawRequest(sock, std::string(2 << 20, '[') + "\n")), "bad_request");  // over the size limit
+  // The limit is 1 MiB (a diag report fits): a request of exactly that is read whole and answered,
+  // and the refusal of a larger one names the bound.
+  const std::string head = R"({"op":"nope","args":{"pad":")", tail = R"("}})";
+  const std::string mib = head + std::string((1u << 20) - head.size() - tail.size(), 'a') + tail;
+  ASSERT_EQ(mib.size(), 1u << 20);
+  EXPECT_EQ(code(rawRequest(sock, mib + "\n")), "unknown_op");
+  const json big = json::parse(rawRequest(sock, std::string(2 << 20, 'a') + "\n"), nullptr, false);
+  EXPECT_EQ(big.value("error", std::string()), "request larger than 1048576 bytes") << big.dump();
   EXPECT_EQ(code(rawRequest(sock, std::string(1000, '[') + std::string(1000, ']') + "\n")), "bad_request");  // depth
   EXPECT_EQ(code(rawRequest(sock, R"({"op":"nope"})"
                                   "\n")),
@@ -296,6 +304,10 @@ while True:
 namespace gw::test {
 namespace {
 
+// Waits for a state of the agent. Only a failure takes this long; a sanitizer build on a machine
+// shared with other test runs has needed more than 10 s for the first labelled sample.
+constexpr auto kLoadedBound = std::chrono::seconds(60);
+
 // The job operations as a prolog, an epilog and a hostile caller use them; the agent's /metrics
 // carries hpc_job exactly while the job runs.
 TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
@@ -309,6 +321,14 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
     const json b = call(req);
     return b.value("ok", true) ? "ok" : b.value("code", std::string("?")) + ": " + b.value("error", std::string());
   };
+  // A prolog runs once the agent has judged its GPUs (before that a GPU's state is "unknown").
+  ASSERT_TRUE(eventually(
+      [&] {
+        const json h = json::parse(httpGet(a.port, "/api/v1/health").body, nullptr, false);
+        return h.is_object() && h.value("status", "") == "healthy";
+      },
+      kLoadedBound))
+      << a.proc->log();
   // Slurm's GPU 0 is the GPU with minor 0: NVML's GPU 2 in dgx-h100.
   json started = call({{"op", "job.start"},
                        {"args",
@@ -332,7 +352,7 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
         page = httpGet(a.port, "/metrics").body;
         return std::regex_search(page, temp_line);
       },
-      std::chrono::seconds(10), std::chrono::milliseconds(50));
+      kLoadedBound, std::chrono::milliseconds(50));
   std::size_t with = 0;
   for (std::size_t p = 0; (p = page.find("DCGM_FI_DEV_GPU_TEMP{", p)) != std::string::npos; ++p) {
     const std::string line = page.substr(p, page.find('\n', p) - p);
@@ -386,7 +406,7 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
         const json shown = call({{"op", "job.show"}, {"args", {{"job_id", "4711"}}}});
         return shown.value("ok", false) && shown["result"]["gpus"][0].value("samples", 0) >= 5;
       },
-      std::chrono::seconds(20), std::chrono::milliseconds(100));
+      kLoadedBound, std::chrono::milliseconds(100));
   // The CLI sees it, then the epilog ends it.
   auto [rc, out] = a.cli("job list --data-dir " + a.data);
   EXPECT_EQ(rc, 0) << out;
@@ -399,8 +419,8 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
   ASSERT_EQ(ended["result"]["leftovers"]["processes"].size(), 1u);  // dgx-h100's training process
   EXPECT_EQ(ended["result"]["leftovers"]["processes"][0]["index"], 2);
   EXPECT_EQ(code({{"op", "job.end"}, {"args", {{"job_id", "4711"}}}}), "not_found: job 4711 is not running");
-  eventually([&] { return httpGet(a.port, "/metrics").body.find("hpc_job=") == std::string::npos; },
-             std::chrono::seconds(10), std::chrono::milliseconds(50));
+  eventually([&] { return httpGet(a.port, "/metrics").body.find("hpc_job=") == std::string::npos; }, kLoadedBound,
+             std::chrono::milliseconds(50));
   EXPECT_EQ(httpGet(a.port, "/metrics").body.find("hpc_job="), std::string::npos);
   auto [rc2, shown] = a.cli("job show 4711 --json --data-dir " + a.data);
   ASSERT_EQ(rc2, 0) << shown;
