@@ -91,9 +91,11 @@ static Result<json> standaloneHealthReport(Run& run, double seconds, const std::
     if (!cfg) return cfg.status();
     rules = cfg->health;
   }
-  // The GPU count is an exact fact, held in the agent only to ride out a driver reload. A check
-  // shorter than that hold could never report a GPU missing after a reboot, the case it is for.
+  // The GPU count and the fabric registration are exact facts, held in the agent only to ride out a
+  // driver reload or a boot. A check shorter than the hold could never report a GPU missing after a
+  // reboot, or nvidia-fabricmanager not running: the cases it is for.
   if (static_cast<double>(rules.gpu_count_hold_ms) > seconds * 1000) rules.gpu_count_hold_ms = 0;
+  if (static_cast<double>(rules.fabric_hold_ms) > seconds * 1000) rules.fabric_hold_ms = 0;
   auto target = resolveNvmlTarget(run.ctx.options);
   if (!target) return target.status();
   if (!target->scenario.empty()) ::setenv("GPUWARDEN_SIM_SCENARIO", target->scenario.c_str(), 1);

@@ -225,6 +225,24 @@ constexpr NumericReader kNvlTotal = [](const Device& d) -> Result<double> {
   if (!rx) return rx;
   return *tx + *rx;
 };
+// The fabric registration as DCGM numbers it (nvml::FabricStatus); no reading where the GPU is on no
+// NVSwitch fabric, so that only fabric systems carry the series.
+constexpr NumericReader kFabricStatus = [](const Device& d) -> Result<double> {
+  auto f = d.fabricInfo();
+  if (!f) return f.status();
+  const auto status = nvml::fabricStatus(*f);
+  if (status == nvml::kFabricNotSupported)
+    return nvml::nvmlError(NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetGpuFabricInfoV (no NVSwitch fabric)");
+  return static_cast<double>(status);
+};
+constexpr NumericReader kFabricHealth = [](const Device& d) -> Result<double> {
+  auto f = d.fabricInfo();
+  if (!f) return f.status();
+  if (f->state == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED ||
+      f->healthSummary == NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED)
+    return nvml::nvmlError(NVML_ERROR_NOT_SUPPORTED, "nvmlDeviceGetGpuFabricInfoV (no fabric health summary)");
+  return static_cast<double>(f->healthSummary);
+};
 constexpr NumericReader kNvlActive = [](const Device& d) -> Result<double> {
   double active = 0;
   bool any = false;
@@ -480,6 +498,14 @@ const std::array kFields = {
     Field{"nvlink_recovery_errors", 439, "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "", "", 0,
           "gpuwarden_gpu_nvlink_recovery_errors_total", 1, "", C, S, NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
           "NVLink link recoveries over all links", kNvlRecovery, nullptr},
+    Field{"fabric_status", 170, "DCGM_FI_DEV_FABRIC_MANAGER_STATUS", "", "", 0, "gpuwarden_gpu_fabric_status", 1,
+          "code", G, S, 0,
+          "Registration with the NVSwitch fabric: 1 not started (nvidia-fabricmanager not running), 2 in progress, "
+          "3 success, 4 failure; no reading without a fabric",
+          kFabricStatus, nullptr},
+    Field{"fabric_health", 175, "DCGM_FI_DEV_FABRIC_HEALTH_SUMMARY", "", "", 0, "gpuwarden_gpu_fabric_health", 1,
+          "code", G, S, 0, "The fabric's health summary: 1 healthy, 2 unhealthy, 3 limited capacity", kFabricHealth,
+          nullptr},
     Field{"nvlink_tx_kib", 0, "", "", "", 0, "gpuwarden_gpu_nvlink_transmit_bytes_total", 1024, "KiB", C, F, 0,
           "NVLink data transmitted over all links (NVML's throughput counter)", kNvlTx, nullptr},
     Field{"nvlink_rx_kib", 0, "", "", "", 0, "gpuwarden_gpu_nvlink_receive_bytes_total", 1024, "KiB", C, F, 0,

@@ -31,7 +31,7 @@ Result<std::string> watts(const Result<unsigned>& mw) {
   return std::string(buf);
 }
 
-// A property gpuwarden does not read (no NVML call of ours answers it yet: vGPU, fabric, power
+// A property gpuwarden does not read (no NVML call of ours answers it yet: vGPU, power
 // smoothing, encoder sessions…): printed as nvidia-smi prints an unsupported one, never invented.
 constexpr TextReader kNotRead = [](const ReadContext&) { return notSupported("not read by gpuwarden"); };
 
@@ -182,6 +182,83 @@ constexpr TextReader kAddressingMode = [](const ReadContext& c) -> Result<std::s
   return std::string(nvml::addressingModeName(*m));
 };
 constexpr TextReader kC2cMode = [](const ReadContext& c) { return enabledText(c.device.c2cEnabled()); };
+// The fabric registration. A GPU on no NVSwitch fabric answers with the state NOT_SUPPORTED, which
+// nvidia-smi prints as a bare N/A (recorded on a PCIe H200), unlike an unsupported call's [N/A].
+// The words past N/A are NVIDIA's documented values; no NVSwitch system's output was recorded.
+template <class F>
+Result<std::string> onFabric(const ReadContext& c, bool completed_only, F text) {
+  auto f = c.device.fabricInfo();
+  if (!f) return f.status();
+  if (f->state == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED ||
+      (completed_only && f->state != NVML_GPU_FABRIC_STATE_COMPLETED))
+    return std::string("N/A");
+  return text(*f);
+}
+constexpr TextReader kFabricState = [](const ReadContext& c) {
+  return onFabric(c, false,
+                  [](const nvmlGpuFabricInfo_v3_t& f) { return std::string(nvml::fabricStateName(f.state)); });
+};
+constexpr TextReader kFabricStatus = [](const ReadContext& c) {
+  return onFabric(c, true, [&](const nvmlGpuFabricInfo_v3_t& f) {
+    const auto words = c.session.api().nvmlErrorString;
+    const char* s = words ? words(f.status) : nullptr;
+    return std::string(s && *s ? s : f.status == NVML_SUCCESS ? "Success" : "Unknown Error");
+  });
+};
+constexpr TextReader kFabricClique = [](const ReadContext& c) {
+  return onFabric(c, true, [](const nvmlGpuFabricInfo_v3_t& f) { return std::to_string(f.cliqueId); });
+};
+constexpr TextReader kFabricCluster = [](const ReadContext& c) {
+  return onFabric(c, true, [](const nvmlGpuFabricInfo_v3_t& f) {
+    std::string out;
+    for (std::size_t i = 0; i < NVML_GPU_FABRIC_UUID_LEN; ++i) {
+      if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+      char b[3];
+      std::snprintf(b, sizeof b, "%02x", f.clusterUuid[i]);
+      out += b;
+    }
+    return out;
+  });
+};
+constexpr TextReader kFabricSummary = [](const ReadContext& c) {
+  return onFabric(c, false, [](const nvmlGpuFabricInfo_v3_t& f) {
+    return std::string(nvml::fabricHealthSummaryName(f.healthSummary));
+  });
+};
+// One yes/no condition of the health mask: its TRUE and FALSE words, N/A when the driver does not say.
+template <unsigned shift, unsigned width>
+constexpr TextReader kFabricCondition = [](const ReadContext& c) {
+  return onFabric(c, false, [](const nvmlGpuFabricInfo_v3_t& f) {
+    const unsigned v = nvml::fabricHealthField(f.healthMask, shift, width);
+    // Every condition's TRUE is 1 and FALSE 2 (NVML_GPU_FABRIC_HEALTH_MASK_*_TRUE / _FALSE).
+    if (shift == NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW)
+      return std::string(v == 1 ? "Degraded" : v == 2 ? "Full" : "N/A");
+    return std::string(v == 1 ? "True" : v == 2 ? "False" : "N/A");
+  });
+};
+constexpr TextReader kFabricConfiguration = [](const ReadContext& c) {
+  return onFabric(c, false, [](const nvmlGpuFabricInfo_v3_t& f) {
+    switch (nvml::fabricHealthField(f.healthMask, NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION,
+                                    NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION)) {
+      case NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE:
+        return std::string("None");
+      case NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INCORRECT_SYSGUID:
+        return std::string("Incorrect SysGUID");
+      case NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INCORRECT_CHASSIS_SN:
+        return std::string("Incorrect Chassis Serial Number");
+      case NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NO_PARTITION:
+        return std::string("No Partition");
+      case NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INSUFFICIENT_NVLINKS:
+        return std::string("Insufficient NVLinks");
+      default:
+        return std::string("N/A");
+    }
+  });
+};
+// Where the partition bit lives is not in the headers gpuwarden reads: not read, in the fabric's N/A.
+constexpr TextReader kFabricPartition = [](const ReadContext& c) {
+  return onFabric(c, false, [](const nvmlGpuFabricInfo_v3_t&) { return std::string("N/A"); });
+};
 // One count of nvmlDeviceGetSramEccErrorStatus.
 template <unsigned long long nvmlEccSramErrorStatus_v1_t::*count>
 constexpr TextReader kSram = [](const ReadContext& c) -> Result<std::string> {
@@ -505,17 +582,24 @@ const std::array kGpu = {
       kProtectedMemory<&nvml::MemoryInfo::used>},
     P{"protected_memory.free", "", "MiB", "Confidential computing protected memory free",
       kProtectedMemory<&nvml::MemoryInfo::free>},
-    P{"fabric.state", "", "", "State of the GPU's fabric registration", kNotRead},
-    P{"fabric.status", "", "", "Error status of a completed fabric registration", kNotRead},
-    P{"fabric.cliqueId", "", "", "Fabric clique the GPU belongs to", kNotRead},
-    P{"fabric.clusterUuid", "", "", "UUID of the cluster the GPU belongs to", kNotRead},
-    P{"fabric.health.summary", "", "", "Fabric health summary", kNotRead},
-    P{"fabric.health.bandwidth", "", "", "Fabric bandwidth degradation", kNotRead},
-    P{"fabric.health.route_recovery_in_progress", "", "", "A fabric route recovery is in progress", kNotRead},
-    P{"fabric.health.route_unhealthy", "", "", "A fabric route is unhealthy", kNotRead},
-    P{"fabric.health.access_timeout_recovery", "", "", "Fabric access timeout recovery", kNotRead},
-    P{"fabric.health.incorrect_configuration", "", "", "The fabric is incorrectly configured", kNotRead},
-    P{"fabric.health.partition_assigned", "", "", "A fabric partition is assigned", kNotRead},
+    P{"fabric.state", "", "", "State of the GPU's fabric registration", kFabricState},
+    P{"fabric.status", "", "", "Error status of a completed fabric registration", kFabricStatus},
+    P{"fabric.cliqueId", "", "", "Fabric clique the GPU belongs to", kFabricClique},
+    P{"fabric.clusterUuid", "", "", "UUID of the cluster the GPU belongs to", kFabricCluster},
+    P{"fabric.health.summary", "", "", "Fabric health summary", kFabricSummary},
+    P{"fabric.health.bandwidth", "", "", "Fabric bandwidth degradation",
+      kFabricCondition<NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW, NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_DEGRADED_BW>},
+    P{"fabric.health.route_recovery_in_progress", "", "", "A fabric route recovery is in progress",
+      kFabricCondition<NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY,
+                       NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_RECOVERY>},
+    P{"fabric.health.route_unhealthy", "", "", "A fabric route is unhealthy",
+      kFabricCondition<NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY,
+                       NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_UNHEALTHY>},
+    P{"fabric.health.access_timeout_recovery", "", "", "Fabric access timeout recovery",
+      kFabricCondition<NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY,
+                       NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ACCESS_TIMEOUT_RECOVERY>},
+    P{"fabric.health.incorrect_configuration", "", "", "The fabric is incorrectly configured", kFabricConfiguration},
+    P{"fabric.health.partition_assigned", "", "", "A fabric partition is assigned", kFabricPartition},
     P{"platform.chassis_serial_number", "", "", "Serial number of the chassis holding the GPU", kNotRead},
     P{"platform.slot_number", "", "", "Slot of the chassis holding the GPU", kNotRead},
     P{"platform.tray_index", "", "", "Tray index among the compute slots of the chassis", kNotRead},

@@ -56,6 +56,8 @@ enum Col : std::size_t {
   kFbUsed,
   kSlowdownTemp,
   kRecovery,
+  kFabric,
+  kFabricHealth,
   kColCount
 };
 // The field catalog key of each column.
@@ -92,7 +94,9 @@ inline constexpr std::array<std::string_view, kColCount> kColKeys{"gpu_util",
                                                                   "fan_speed",
                                                                   "fb_used",
                                                                   "slowdown_temp",
-                                                                  "recovery_action"};
+                                                                  "recovery_action",
+                                                                  "fabric_status",
+                                                                  "fabric_health"};
 
 // Clock event reason bits (nvmlClocksEventReason*).
 inline constexpr std::uint64_t kSwPowerCap = 0x4, kHwSlowdown = 0x8, kSwThermal = 0x20, kHwThermal = 0x40,

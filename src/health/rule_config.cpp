@@ -124,6 +124,7 @@ const std::vector<Key>& keys() {
       hold("nvlink_hold_ms", &C::nvlink_hold_ms, "hold of `nvlink_down` and `nvlink_errors`"),
       count("nvlink_error_max", &C::nvlink_error_max, 1e9, "NVLink error rise within `nvlink_window_ms`"),
       window("nvlink_window_ms", &C::nvlink_window_ms, "window of `nvlink_error_max`"),
+      hold("fabric_hold_ms", &C::fabric_hold_ms, "hold of `fabric`"),
       {.name = "pstate_slow",
        .d = &C::pstate_slow,
        .min = 1,

@@ -124,6 +124,8 @@ struct RuleConfig {
   std::int64_t nvlink_hold_ms = 10'000;
   double nvlink_error_max = 10;  // CRC/replay/recovery increase within nvlink_window_ms
   std::int64_t nvlink_window_ms = 300'000;
+  // A GPU registers with the NVSwitch fabric seconds after nvidia-fabricmanager starts at boot.
+  std::int64_t fabric_hold_ms = 60'000;
 
   // P-state
   double pstate_slow = 8;  // P8 or higher under load

@@ -1,8 +1,9 @@
 // Link rules: a PCIe link trained below its maximum or replaying packets, NVLink links down or
-// counting errors.
+// counting errors, a GPU not (or badly) registered with its NVSwitch fabric.
 #include <algorithm>
 
 #include "health/rule.h"
+#include "nvml/nvml.h"
 
 namespace gw::health {
 namespace {
@@ -78,6 +79,70 @@ std::optional<Condition> nvlinkErrors(const RuleContext& x) {
                    .evidence = "nvlink errors +" + fmt(rise) + " in " + fmt((x.now - old->t) / 1000.0) + " s"};
 }
 
+// On an NVSwitch system (HGX, DGX, GB200 racks) a GPU is usable only once nvidia-fabricmanager has
+// registered it with the fabric: until then CUDA fails on it with error 802 ("system not yet
+// initialized") while nvidia-smi shows a healthy card, the classic "fabricmanager is not running"
+// after a driver upgrade. The registration comes first; its health summary only counts once done.
+std::optional<Condition> fabric(const RuleContext& x) {
+  const double st = x.at(kFabric), health = x.at(kFabricHealth);
+  const std::string who = x.gpuName();
+  const std::string error802 = "CUDA fails on this GPU with error 802 (system not yet initialized) until it is.";
+  const unsigned code = valid(st) ? static_cast<unsigned>(st) : nvml::kFabricNotSupported;
+  if (code != nvml::kFabricSuccess && code != nvml::kFabricNotSupported) {
+    const std::string evidence = "fabric_status=" + fmt(st) + " (" + nvml::fabricStatusName(code) + ")";
+    switch (code) {
+      case nvml::kFabricNotStarted:
+        return Condition{.severity = Severity::Critical,
+                         .summary = who +
+                                    " is not registered with the NVSwitch fabric (not started): "
+                                    "nvidia-fabricmanager is not running. " +
+                                    error802,
+                         .action =
+                             "Start nvidia-fabricmanager (systemctl start nvidia-fabricmanager; its version must "
+                             "equal the driver's) and read /var/log/fabricmanager.log if it stops again.",
+                         .evidence = evidence};
+      case nvml::kFabricInProgress:
+        return Condition{.severity = Severity::Warning,
+                         .summary = who + "'s registration with the NVSwitch fabric is still in progress. " + error802,
+                         .action =
+                             "Read /var/log/fabricmanager.log: registration takes seconds, so a long one is stuck; "
+                             "restart nvidia-fabricmanager.",
+                         .evidence = evidence};
+      case nvml::kFabricFailure:
+        return Condition{.severity = Severity::Critical,
+                         .summary = who + "'s registration with the NVSwitch fabric failed. " + error802,
+                         .action =
+                             "Read /var/log/fabricmanager.log and the kernel log (SXid lines); restart "
+                             "nvidia-fabricmanager; if it fails again, drain the node and reset the GPUs and "
+                             "NVSwitches (or reboot).",
+                         .evidence = evidence};
+      default:
+        return Condition{.severity = Severity::Warning,
+                         .summary = who + " reports a fabric status gpuwarden does not know (" + fmt(st) + ").",
+                         .action = "Compare nvidia-smi -q's Fabric section with the driver's documentation.",
+                         .evidence = evidence};
+    }
+  }
+  if (!(code == nvml::kFabricSuccess && valid(health))) return std::nullopt;
+  const auto summary = static_cast<unsigned>(health);
+  const std::string evidence = "fabric_health=" + fmt(health) + " (" + nvml::fabricHealthSummaryName(summary) + ")";
+  if (summary == NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY)
+    return Condition{.severity = Severity::Critical,
+                     .summary = who + "'s NVSwitch fabric is unhealthy (a route is unhealthy or recovering).",
+                     .action =
+                         "Drain the node; read nvidia-smi -q's Fabric health, nvidia-smi nvlink -e and the SXid "
+                         "lines of the kernel log; reset the GPUs and NVSwitches or reboot.",
+                     .evidence = evidence};
+  if (summary == NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY)
+    return Condition{.severity = Severity::Warning,
+                     .summary = who + "'s NVSwitch fabric runs with limited capacity (bandwidth degraded).",
+                     .action =
+                         "Collective traffic over NVLink is slower: schedule a drain and check the links "
+                         "(nvidia-smi nvlink -s, nvidia-smi nvlink -e).",
+                     .evidence = evidence};
+  return std::nullopt;
+}
+
 constexpr Threshold kDowntrain[] = {
     {.signal = "link generation", .cmp = Cmp::kBelow, .against = "the highest it supports"},
     {.signal = "link width", .cmp = Cmp::kBelow, .against = "the widest it supports"},
@@ -117,6 +182,32 @@ constexpr Threshold kNvlinkErrors[] = {
      .config_key = "nvlink_error_max"},
 };
 
+constexpr Threshold kFabric[] = {
+    {.signal = "fabric status 1 (not started)",
+     .cmp = Cmp::kEqual,
+     .value = [](const RuleConfig&) { return static_cast<double>(nvml::kFabricNotStarted); },
+     .severity = Severity::Critical,
+     .marks = "not started"},
+    {.signal = "fabric status 2 (in progress)",
+     .cmp = Cmp::kEqual,
+     .value = [](const RuleConfig&) { return static_cast<double>(nvml::kFabricInProgress); },
+     .marks = "in progress"},
+    {.signal = "fabric status 4 (failure)",
+     .cmp = Cmp::kEqual,
+     .value = [](const RuleConfig&) { return static_cast<double>(nvml::kFabricFailure); },
+     .severity = Severity::Critical,
+     .marks = "failed"},
+    {.signal = "fabric health 2 (unhealthy)",
+     .cmp = Cmp::kEqual,
+     .value = [](const RuleConfig&) { return static_cast<double>(NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY); },
+     .severity = Severity::Critical,
+     .marks = "unhealthy"},
+    {.signal = "fabric health 3 (limited capacity)",
+     .cmp = Cmp::kEqual,
+     .value = [](const RuleConfig&) { return static_cast<double>(NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY); },
+     .marks = "limited capacity"},
+};
+
 const Rule kRules[] = {
     {.info = {.name = "pcie_downtrain",
               .config_key = "pcie_hold_ms",
@@ -144,6 +235,14 @@ const Rule kRules[] = {
               .fires_when = "CRC + replay + recovery rise {0} within `nvlink_window_ms` (5 min)",
               .thresholds = kNvlinkErrors},
      .evaluate = nvlinkErrors},
+    {.info = {.name = "fabric",
+              .config_key = "fabric_hold_ms",
+              .hold = &RuleConfig::fabric_hold_ms,
+              .severity = Severity::Critical,
+              .fires_when = "NVSwitch systems: fabric status {0} or {2} (critical), {1} (warning); once registered, "
+                            "health summary {3} (critical), {4} (warning)",
+              .thresholds = kFabric},
+     .evaluate = fabric},
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstddef>
 #include <cstring>
 
 namespace gw::nvml {
@@ -464,6 +465,27 @@ Result<bool> Device::c2cEnabled() const {
   }();
   if (!info) return info.status();
   return info->isC2cEnabled != 0;
+}
+
+// A v2 answer is written into the v3 struct: the same layout up to where v2 ends.
+static_assert(offsetof(nvmlGpuFabricInfo_v3_t, healthSummary) == sizeof(nvmlGpuFabricInfo_v2_t));
+
+Result<nvmlGpuFabricInfo_v3_t> Device::fabricInfo() const {
+  constexpr const char* kName = "nvmlDeviceGetGpuFabricInfoV";
+  if (!api_) return noHandle(kName);
+  if (!api_->nvmlDeviceGetGpuFabricInfoV) return missing(kName);
+  nvmlGpuFabricInfo_v3_t info{};
+  info.version = nvmlGpuFabricInfo_v3;
+  nvmlReturn_t r = api_->nvmlDeviceGetGpuFabricInfoV(h_, &info);
+  if (r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+    // A driver older than v3 writes v2's 36 bytes only; the summary stays NOT_SUPPORTED (zero).
+    info = nvmlGpuFabricInfo_v3_t{};
+    info.version = nvmlGpuFabricInfo_v2;
+    r = api_->nvmlDeviceGetGpuFabricInfoV(h_, &info);
+    info.healthSummary = NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED;
+  }
+  if (r != NVML_SUCCESS) return nvmlError(r, kName);
+  return info;
 }
 
 // Calls an NVML setter: OK or NVML's code, named after the function.
@@ -1102,6 +1124,62 @@ const char* recoveryActionName(unsigned action) {
       return "Drain and Reset";
     default:
       return "Unknown";
+  }
+}
+
+FabricStatus fabricStatus(const nvmlGpuFabricInfo_v3_t& info) {
+  switch (info.state) {
+    case NVML_GPU_FABRIC_STATE_NOT_STARTED:
+      return kFabricNotStarted;
+    case NVML_GPU_FABRIC_STATE_IN_PROGRESS:
+      return kFabricInProgress;
+    case NVML_GPU_FABRIC_STATE_COMPLETED:
+      return info.status == NVML_SUCCESS ? kFabricSuccess : kFabricFailure;
+    default:
+      return kFabricNotSupported;
+  }
+}
+
+const char* fabricStatusName(unsigned status) {
+  switch (status) {
+    case kFabricNotSupported:
+      return "not supported";
+    case kFabricNotStarted:
+      return "not started";
+    case kFabricInProgress:
+      return "in progress";
+    case kFabricSuccess:
+      return "success";
+    case kFabricFailure:
+      return "failure";
+    default:
+      return "unknown";
+  }
+}
+
+const char* fabricStateName(unsigned state) {
+  switch (state) {
+    case NVML_GPU_FABRIC_STATE_NOT_STARTED:
+      return "Not Started";
+    case NVML_GPU_FABRIC_STATE_IN_PROGRESS:
+      return "In Progress";
+    case NVML_GPU_FABRIC_STATE_COMPLETED:
+      return "Completed";
+    default:
+      return "N/A";
+  }
+}
+
+const char* fabricHealthSummaryName(unsigned summary) {
+  switch (summary) {
+    case NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY:
+      return "Healthy";
+    case NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY:
+      return "Unhealthy";
+    case NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY:
+      return "Limited Capacity";
+    default:
+      return "N/A";
   }
 }
 

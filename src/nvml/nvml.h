@@ -211,6 +211,9 @@ class Device {
   // NVML_DEVICE_ADDRESSING_MODE_* (R570+); whether the chip-to-chip link is in use (R550+).
   Result<unsigned> addressingMode() const;
   Result<bool> c2cEnabled() const;
+  // Registration with the NVSwitch fabric: v3 where the driver has it (R550+), else v2 with the
+  // health summary NOT_SUPPORTED.
+  Result<nvmlGpuFabricInfo_v3_t> fabricInfo() const;
   Result<bool> persistenceMode() const;
   Result<unsigned> computeMode() const;
   Result<bool> displayActive() const;
@@ -341,6 +344,24 @@ const char* brandName(unsigned brand);
 const char* recoveryActionName(unsigned action);
 // NVML_DEVICE_ADDRESSING_MODE_* as nvidia-smi names it ("None", "HMM", "ATS").
 const char* addressingModeName(unsigned mode);
+// The fabric registration in one number, as DCGM numbers it (dcgmFabricManagerStatus_t, field 170):
+// 0 not supported (no NVSwitch fabric), 1 not started (nvidia-fabricmanager not running), 2 in
+// progress, 3 success, 4 failure (completed with an error status).
+enum FabricStatus : unsigned {
+  kFabricNotSupported = 0,
+  kFabricNotStarted = 1,
+  kFabricInProgress = 2,
+  kFabricSuccess = 3,
+  kFabricFailure = 4,
+};
+FabricStatus fabricStatus(const nvmlGpuFabricInfo_v3_t& info);
+const char* fabricStatusName(unsigned status);  // "not started", … for messages
+// nvidia-smi's words: state "Not Started" / "In Progress" / "Completed" ("N/A" not supported),
+// health summary "Healthy" / "Unhealthy" / "Limited Capacity".
+const char* fabricStateName(unsigned state);
+const char* fabricHealthSummaryName(unsigned summary);
+// One field of the health mask (NVML_GPU_FABRIC_HEALTH_GET): shift and width of the field.
+inline unsigned fabricHealthField(unsigned mask, unsigned shift, unsigned width) { return (mask >> shift) & width; }
 // Peak memory bandwidth in GB/s from the max memory clock (MHz) and bus width (bits): NVML
 // reports the data clock such that two transfers per clock give the datasheet figure for HBM
 // and GDDR alike.

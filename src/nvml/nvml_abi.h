@@ -126,6 +126,73 @@ typedef struct {
   unsigned int isC2cEnabled;
 } nvmlC2cModeInfo_v1_t;
 
+// A GPU's registration with the NVSwitch fabric (nvidia-fabricmanager; NVLink domains of GB200).
+// Until the state is COMPLETED with status SUCCESS, CUDA on the GPU fails to initialise (error 802,
+// "system not yet initialized"). v2 (R535+) lacks the summary; v3 (R550+) adds it.
+// nvml.h's state member is an nvmlGpuFabricState_t, an unsigned char.
+#define NVML_GPU_FABRIC_UUID_LEN 16
+typedef struct {
+  unsigned int version;
+  unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+  nvmlReturn_t status;  // of a COMPLETED registration
+  unsigned int cliqueId;
+  unsigned char state;      // NVML_GPU_FABRIC_STATE_*
+  unsigned int healthMask;  // NVML_GPU_FABRIC_HEALTH_MASK_*: fields of a few bits each
+} nvmlGpuFabricInfo_v2_t;
+#define nvmlGpuFabricInfo_v2 NVML_STRUCT_VERSION(GpuFabricInfo, 2)
+typedef struct {
+  unsigned int version;
+  unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  unsigned char state;
+  unsigned int healthMask;
+  unsigned char healthSummary;  // NVML_GPU_FABRIC_HEALTH_SUMMARY_*
+} nvmlGpuFabricInfo_v3_t;
+#define nvmlGpuFabricInfo_v3 NVML_STRUCT_VERSION(GpuFabricInfo, 3)
+enum : unsigned int {
+  NVML_GPU_FABRIC_STATE_NOT_SUPPORTED = 0,
+  NVML_GPU_FABRIC_STATE_NOT_STARTED = 1,
+  NVML_GPU_FABRIC_STATE_IN_PROGRESS = 2,
+  NVML_GPU_FABRIC_STATE_COMPLETED = 3,
+};
+enum : unsigned int {
+  NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_NOT_SUPPORTED = 0,
+  NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_TRUE = 1,
+  NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_FALSE = 2,
+  NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW = 0,
+  NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_DEGRADED_BW = 3,
+  NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_NOT_SUPPORTED = 0,
+  NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_TRUE = 1,
+  NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_FALSE = 2,
+  NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY = 2,
+  NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_RECOVERY = 3,
+  NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_NOT_SUPPORTED = 0,
+  NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_TRUE = 1,
+  NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_FALSE = 2,
+  NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY = 4,
+  NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_UNHEALTHY = 3,
+  NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_NOT_SUPPORTED = 0,
+  NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_TRUE = 1,
+  NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_FALSE = 2,
+  NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY = 6,
+  NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ACCESS_TIMEOUT_RECOVERY = 3,
+  NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NOT_SUPPORTED = 0,
+  NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE = 1,
+  NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INCORRECT_SYSGUID = 2,
+  NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INCORRECT_CHASSIS_SN = 3,
+  NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NO_PARTITION = 4,
+  NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INSUFFICIENT_NVLINKS = 5,
+  NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION = 8,
+  NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION = 15,
+};
+enum : unsigned int {
+  NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED = 0,
+  NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY = 1,
+  NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY = 2,
+  NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY = 3,
+};
+
 typedef struct nvmlUtilization_st {
   unsigned int gpu;
   unsigned int memory;
@@ -682,6 +749,7 @@ typedef struct nvmlGpmSupport_st {
   X(nvmlDeviceGetSramEccErrorStatus, nvmlReturn_t, (nvmlDevice_t device, nvmlEccSramErrorStatus_v1_t * status))        \
   X(nvmlDeviceGetAddressingMode, nvmlReturn_t, (nvmlDevice_t device, nvmlDeviceAddressingMode_v1_t * mode))            \
   X(nvmlDeviceGetC2cModeInfoV, nvmlReturn_t, (nvmlDevice_t device, nvmlC2cModeInfo_v1_t * c2cModeInfo))                \
+  X(nvmlDeviceGetGpuFabricInfoV, nvmlReturn_t, (nvmlDevice_t device, nvmlGpuFabricInfo_v3_t * gpuFabricInfo))          \
   X(nvmlDeviceGetRowRemapperHistogram, nvmlReturn_t, (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values)) \
   X(nvmlDeviceGetPersistenceMode, nvmlReturn_t, (nvmlDevice_t device, nvmlEnableState_t * mode))                       \
   X(nvmlDeviceGetComputeMode, nvmlReturn_t, (nvmlDevice_t device, nvmlComputeMode_t * mode))                           \

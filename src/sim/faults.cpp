@@ -35,6 +35,7 @@ const std::vector<FaultTypeInfo>& faultTable() {
       {"clocks_locked", FaultType::kClocksLocked, true, true, {"watts"}, {}},
       {"cooling_failure", FaultType::kCoolingFailure, true, true, {"factor"}, {}},
       {"pstate_stuck", FaultType::kPstateStuck, true, true, {"pstate"}, {}},
+      {"fabric", FaultType::kFabric, true, true, {"state", "health"}, {}},
   };
   return table;
 }
@@ -160,6 +161,47 @@ unsigned recoveryActionAt(const std::vector<const FaultConfig*>& faults, double 
     if (!latest || f->at >= latest->at) latest = f;
   }
   return latest ? static_cast<unsigned>(latest->action) : NVML_GPU_RECOVERY_ACTION_NONE;
+}
+
+nvmlGpuFabricInfo_v3_t fabricAt(const std::vector<const FaultConfig*>& faults, unsigned clique_id, double t) {
+  nvmlGpuFabricInfo_v3_t info{};
+  info.state = NVML_GPU_FABRIC_STATE_COMPLETED;
+  info.status = NVML_SUCCESS;
+  info.cliqueId = clique_id;
+  unsigned raised = 0;
+  const FaultConfig* latest = nullptr;
+  for (const FaultConfig* f : faults) {
+    if (f->type != FaultType::kFabric || !f->activeAt(t)) continue;
+    raised |= f->fabric_health;
+    if (!latest || f->at >= latest->at) latest = f;
+  }
+  if (latest) {
+    info.state = static_cast<unsigned char>(latest->fabric_state);
+    if (latest->fabric_failed) info.status = NVML_ERROR_UNKNOWN;
+  }
+  // Each condition FALSE unless raised; no partition or configuration problem is modelled.
+  auto field = [&](unsigned shift, unsigned true_value, unsigned false_value) {
+    const unsigned v = ((raised >> shift) & 3u) == true_value ? true_value : false_value;
+    info.healthMask |= v << shift;
+  };
+  field(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW, NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_TRUE,
+        NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_FALSE);
+  field(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY, NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_TRUE,
+        NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_FALSE);
+  field(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY, NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_TRUE,
+        NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_FALSE);
+  field(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY,
+        NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_TRUE,
+        NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_FALSE);
+  info.healthMask |= NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE
+                     << NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION;
+  // The simulator's summary: degraded bandwidth alone limits capacity, any other condition makes the
+  // fabric unhealthy (NVIDIA documents the values, not how the driver derives them).
+  const unsigned bw = NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_TRUE << NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW;
+  info.healthSummary = raised == 0    ? NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY
+                       : raised == bw ? NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY
+                                      : NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY;
+  return info;
 }
 
 unsigned long long pcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t) {

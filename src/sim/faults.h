@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nvml/nvml_abi.h"
 #include "sim/scenario.h"
 
 namespace gw::sim {
@@ -58,6 +59,9 @@ RemappedRows remappedAt(const std::vector<const FaultConfig*>& faults, double t)
 // The recovery action the driver asks for at t: the latest xid fault with an action that has
 // started, NVML_GPU_RECOVERY_ACTION_NONE when none has.
 unsigned recoveryActionAt(const std::vector<const FaultConfig*>& faults, double t);
+// The GPU's fabric registration at t on an NVSwitch system: completed, successful and healthy but
+// for the fabric faults active then (the latest one's state; their health conditions together).
+nvmlGpuFabricInfo_v3_t fabricAt(const std::vector<const FaultConfig*>& faults, unsigned clique_id, double t);
 unsigned long long pcieReplaysAt(const std::vector<const FaultConfig*>& faults, double t);
 // counter: nvmlNvLinkErrorCounter_t
 unsigned long long nvlinkErrorsAt(const std::vector<const FaultConfig*>& faults, unsigned link, unsigned counter,

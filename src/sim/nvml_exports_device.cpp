@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/faults.h"
 #include "sim/sim_state.h"
 #include "sim/world.h"
 
@@ -295,6 +296,22 @@ nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_v1_t
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!c2cModeInfo) return NVML_ERROR_INVALID_ARGUMENT;
   c2cModeInfo->isC2cEnabled = 0;
+  return NVML_SUCCESS;
+}
+
+// On an NVSwitch system each GPU registers with the fabric (a single HGX board: one clique 0, a
+// cluster UUID of zeros), as the scenario's fabric faults have it at the call's time; elsewhere the
+// call succeeds with the state NOT_SUPPORTED, as the recorded PCIe H200 answered (nvidia-smi: N/A).
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfo_v3_t* info) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!info) return NVML_ERROR_INVALID_ARGUMENT;
+  const unsigned version = info->version;
+  if (version != nvmlGpuFabricInfo_v3 && version != nvmlGpuFabricInfo_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  nvmlGpuFabricInfo_v3_t out{};
+  if (c.world->scenario.nvswitch_count) out = fabricAt(c.gpu->physics->faults(), 0, c.t);
+  out.version = version;
+  // A v2 caller's struct ends before the summary.
+  std::memcpy(info, &out, version == nvmlGpuFabricInfo_v3 ? sizeof out : sizeof(nvmlGpuFabricInfo_v2_t));
   return NVML_SUCCESS;
 }
 

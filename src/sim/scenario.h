@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "nvml/nvml_abi.h"
 #include "sim/profiles.h"
 
 namespace gw::sim {
@@ -93,6 +94,7 @@ enum class FaultType {
   kClocksLocked,
   kCoolingFailure,
   kPstateStuck,
+  kFabric,
 };
 
 // One injected fault. Parameters not used by a type keep their defaults; the parser allows
@@ -121,6 +123,11 @@ struct FaultConfig {
   double watts = 0;     // clocks locked: power at 0 % utilisation, 0 = profile default
   double factor = 0;    // cooling failure: multiplier of the thermal resistance, 0 = default
   unsigned pstate = 0;  // pstate stuck: the P-state held, 0 = P8
+  // fabric: the registration's state (NVML_GPU_FABRIC_STATE_*; COMPLETED with `fabric_failed` is a
+  // registration that ended in an error) and the health-mask conditions raised (their TRUE bits).
+  unsigned fabric_state = NVML_GPU_FABRIC_STATE_COMPLETED;
+  bool fabric_failed = false;
+  unsigned fabric_health = 0;
 
   bool activeAt(double t) const { return t >= at && t < at + duration; }
   // Seconds of the window elapsed at t, for rates.

@@ -598,7 +598,35 @@ void parseFaultParam(const N& v, const std::string& key, FaultConfig* f) {
     f->factor = readNum(v, 1, 100);
   else if (key == "pstate")
     f->pstate = static_cast<unsigned>(readInt(v, 1, 15));
-  else
+  else if (key == "state") {
+    // The fabric registration: nvidia-fabricmanager not running, still working, or done with an error.
+    const std::string st = readStr(v);
+    if (st == "not_started")
+      f->fabric_state = NVML_GPU_FABRIC_STATE_NOT_STARTED;
+    else if (st == "in_progress")
+      f->fabric_state = NVML_GPU_FABRIC_STATE_IN_PROGRESS;
+    else if (st == "failed")
+      f->fabric_failed = true;
+    else
+      fail(v, "unknown fabric state '" + st + "' (expected not_started, in_progress or failed)");
+  } else if (key == "health") {
+    // One condition of the fabric's health mask, raised.
+    const std::string h = readStr(v);
+    constexpr std::pair<std::string_view, unsigned> kHealth[] = {
+        {"degraded_bandwidth",
+         NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_TRUE << NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW},
+        {"route_recovery",
+         NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_TRUE << NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY},
+        {"route_unhealthy",
+         NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_TRUE << NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY},
+        {"access_timeout_recovery", NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_TRUE
+                                        << NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY}};
+    for (const auto& [name, bits] : kHealth)
+      if (h == name) f->fabric_health = bits;
+    if (!f->fabric_health)
+      fail(v, "unknown fabric health condition '" + h +
+                  "' (expected degraded_bandwidth, route_recovery, route_unhealthy or access_timeout_recovery)");
+  } else
     fail(v, "internal: parameter '" + key + "' has no parser");
 }
 
@@ -674,6 +702,10 @@ FaultConfig parseFault(const N& n, const Scenario& s) {
         break;
       case FaultType::kRowRemap:
         if (!P.row_remapping || !g.ecc) fail(*type, who + " has no row remapping (or ECC is off)");
+        break;
+      case FaultType::kFabric:
+        if (!s.nvswitch_count)
+          fail(*type, who + " is on no NVSwitch fabric (the scenario needs nvlink: {nvswitch: true})");
         break;
       default:
         break;

@@ -49,6 +49,46 @@ const std::set<std::string> kConstantsNewerThanBindings = {
     "NVML_DEVICE_ADDRESSING_MODE_NONE",
     "NVML_DEVICE_ADDRESSING_MODE_HMM",
     "NVML_DEVICE_ADDRESSING_MODE_ATS",
+    // NVML 12.2 (driver R535) and 12.4 (R550): the NVSwitch fabric registration and its health, from
+    // nvml.h's #defines (values in nvml_abi.h; the health mask's fields: TRUE 1, FALSE 2, shifts 0, 2,
+    // 4, 6, 8, widths 3 and 15; summary NOT_SUPPORTED 0, HEALTHY 1, UNHEALTHY 2, LIMITED_CAPACITY 3).
+    "NVML_GPU_FABRIC_UUID_LEN",
+    "NVML_GPU_FABRIC_STATE_NOT_SUPPORTED",
+    "NVML_GPU_FABRIC_STATE_NOT_STARTED",
+    "NVML_GPU_FABRIC_STATE_IN_PROGRESS",
+    "NVML_GPU_FABRIC_STATE_COMPLETED",
+    "NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_NOT_SUPPORTED",
+    "NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_TRUE",
+    "NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_FALSE",
+    "NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW",
+    "NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_DEGRADED_BW",
+    "NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_NOT_SUPPORTED",
+    "NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_TRUE",
+    "NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_FALSE",
+    "NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY",
+    "NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_RECOVERY",
+    "NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_NOT_SUPPORTED",
+    "NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_TRUE",
+    "NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_FALSE",
+    "NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY",
+    "NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_UNHEALTHY",
+    "NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_NOT_SUPPORTED",
+    "NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_TRUE",
+    "NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_FALSE",
+    "NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY",
+    "NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ACCESS_TIMEOUT_RECOVERY",
+    "NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NOT_SUPPORTED",
+    "NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE",
+    "NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INCORRECT_SYSGUID",
+    "NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INCORRECT_CHASSIS_SN",
+    "NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NO_PARTITION",
+    "NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INSUFFICIENT_NVLINKS",
+    "NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION",
+    "NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION",
+    "NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED",
+    "NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY",
+    "NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY",
+    "NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY",
 };
 const std::set<std::string> kFunctionsNewerThanBindings = {
     // NVML 12.0 (driver R525): GPM samples of one MIG GPU instance. Signature from nvml.h:
@@ -74,6 +114,9 @@ const std::set<std::string> kFunctionsNewerThanBindings = {
     // NVML 12.4 (driver R550): the chip-to-chip link. Signature from nvml.h:
     // nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_t *c2cModeInfo)
     "nvmlDeviceGetC2cModeInfoV",
+    // NVML 12.2 (driver R535): the fabric registration. Signature from nvml.h:
+    // nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *gpuFabricInfo)
+    "nvmlDeviceGetGpuFabricInfoV",
 };
 
 // Structs newer than bindings.rs, with their layout as nvml.h declares it (each field's offset
@@ -106,6 +149,27 @@ const std::map<std::string, NvmlHLayout> kStructsNewerThanBindings = {
     {"nvmlDeviceAddressingMode_v1_t", {8, {{"version", 0, 4}, {"value", 4, 4}}}},
     // typedef struct { unsigned int isC2cEnabled; } nvmlC2cModeInfo_v1_t;
     {"nvmlC2cModeInfo_v1_t", {4, {{"isC2cEnabled", 0, 4}}}},
+    // typedef struct { unsigned int version; unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+    // nvmlReturn_t status; unsigned int cliqueId; nvmlGpuFabricState_t state; unsigned int healthMask;
+    // } nvmlGpuFabricInfo_v2_t; and v3 adds unsigned char healthSummary; (nvmlGpuFabricState_t is an
+    // unsigned char, nvmlReturn_t an enum of 4 bytes; the mask is aligned to 4 after the state).
+    {"nvmlGpuFabricInfo_v2_t",
+     {36,
+      {{"version", 0, 4},
+       {"clusterUuid", 4, 16},
+       {"status", 20, 4},
+       {"cliqueId", 24, 4},
+       {"state", 28, 1},
+       {"healthMask", 32, 4}}}},
+    {"nvmlGpuFabricInfo_v3_t",
+     {40,
+      {{"version", 0, 4},
+       {"clusterUuid", 4, 16},
+       {"status", 20, 4},
+       {"cliqueId", 24, 4},
+       {"state", 28, 1},
+       {"healthMask", 32, 4},
+       {"healthSummary", 36, 1}}}},
 };
 
 std::vector<std::string> CheckAgainstNvmlH(const OurStruct& s, const NvmlHLayout& h) {
@@ -160,6 +224,13 @@ std::vector<OurStruct> OurStructs() {
       GW_S(nvmlDeviceAddressingMode_v1_t, GW_F(nvmlDeviceAddressingMode_v1_t, version),
            GW_F(nvmlDeviceAddressingMode_v1_t, value)),
       GW_S(nvmlC2cModeInfo_v1_t, GW_F(nvmlC2cModeInfo_v1_t, isC2cEnabled)),
+      GW_S(nvmlGpuFabricInfo_v2_t, GW_F(nvmlGpuFabricInfo_v2_t, version), GW_F(nvmlGpuFabricInfo_v2_t, clusterUuid),
+           GW_F(nvmlGpuFabricInfo_v2_t, status), GW_F(nvmlGpuFabricInfo_v2_t, cliqueId),
+           GW_F(nvmlGpuFabricInfo_v2_t, state), GW_F(nvmlGpuFabricInfo_v2_t, healthMask)),
+      GW_S(nvmlGpuFabricInfo_v3_t, GW_F(nvmlGpuFabricInfo_v3_t, version), GW_F(nvmlGpuFabricInfo_v3_t, clusterUuid),
+           GW_F(nvmlGpuFabricInfo_v3_t, status), GW_F(nvmlGpuFabricInfo_v3_t, cliqueId),
+           GW_F(nvmlGpuFabricInfo_v3_t, state), GW_F(nvmlGpuFabricInfo_v3_t, healthMask),
+           GW_F(nvmlGpuFabricInfo_v3_t, healthSummary)),
       GW_S(nvmlMemory_v2_t, GW_F(nvmlMemory_v2_t, version), GW_F(nvmlMemory_v2_t, total),
            GW_F(nvmlMemory_v2_t, reserved), GW_F(nvmlMemory_v2_t, free), GW_F(nvmlMemory_v2_t, used)),
       GW_S(nvmlBAR1Memory_t, GW_F(nvmlBAR1Memory_t, bar1Total), GW_F(nvmlBAR1Memory_t, bar1Free),
@@ -365,6 +436,44 @@ std::vector<OurConstant> OurConstants() {
       GW_C(NVML_MEMORY_LOCATION_TEXTURE_SHM),
       GW_C(NVML_MEMORY_LOCATION_CBU),
       GW_C(NVML_MEMORY_LOCATION_SRAM),
+      // Fabric
+      GW_C(NVML_GPU_FABRIC_UUID_LEN),
+      GW_C(NVML_GPU_FABRIC_STATE_NOT_SUPPORTED),
+      GW_C(NVML_GPU_FABRIC_STATE_NOT_STARTED),
+      GW_C(NVML_GPU_FABRIC_STATE_IN_PROGRESS),
+      GW_C(NVML_GPU_FABRIC_STATE_COMPLETED),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_NOT_SUPPORTED),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_TRUE),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_FALSE),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_DEGRADED_BW),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_NOT_SUPPORTED),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_TRUE),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY_FALSE),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_RECOVERY),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_NOT_SUPPORTED),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_TRUE),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_FALSE),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ROUTE_UNHEALTHY),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_NOT_SUPPORTED),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_TRUE),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_FALSE),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_ACCESS_TIMEOUT_RECOVERY),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NOT_SUPPORTED),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INCORRECT_SYSGUID),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INCORRECT_CHASSIS_SN),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NO_PARTITION),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_INSUFFICIENT_NVLINKS),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION),
+      GW_C(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION),
+      GW_C(NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED),
+      GW_C(NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY),
+      GW_C(NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY),
+      GW_C(NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY),
       // Clock types and ids
       GW_C(NVML_CLOCK_GRAPHICS),
       GW_C(NVML_CLOCK_SM),
@@ -537,7 +646,9 @@ std::vector<OurStructVersion> OurStructVersions() {
   return {GW_V(nvmlMemory_v2, nvmlMemory_v2_t, 2),
           GW_V(nvmlGpuInstanceProfileInfo_v2, nvmlGpuInstanceProfileInfo_v2_t, 2),
           GW_V(nvmlEccSramErrorStatus_v1, nvmlEccSramErrorStatus_v1_t, 1),
-          GW_V(nvmlDeviceAddressingMode_v1, nvmlDeviceAddressingMode_v1_t, 1)};
+          GW_V(nvmlDeviceAddressingMode_v1, nvmlDeviceAddressingMode_v1_t, 1),
+          GW_V(nvmlGpuFabricInfo_v2, nvmlGpuFabricInfo_v2_t, 2),
+          GW_V(nvmlGpuFabricInfo_v3, nvmlGpuFabricInfo_v3_t, 3)};
 }
 #undef GW_V
 

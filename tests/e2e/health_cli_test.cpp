@@ -76,6 +76,26 @@ TEST(HealthCli, HungGpuDoesNotHoldUpTheCheck) {
   EXPECT_EQ(j["gpus"][0]["state"], "healthy");
 }
 
+// nvidia-fabricmanager down is what a node check after a reboot is for: the rule's one-minute hold
+// (which rides out a boot in the agent) cannot hide it from a one-second check. Before the fault the
+// same board is healthy.
+TEST(HealthCli, StandaloneSeesTheFabricNotRegisteredAtOnce) {
+  auto r = runGw({"--json", "health", "--standalone", "--simulate", "fault-fabric-manager", "--seconds", "1"},
+                 {{"GPUWARDEN_SIM_START", "40"}}, 20000ms);
+  EXPECT_EQ(r.code, 2) << describe(r);
+  auto j = r.json();
+  ASSERT_EQ(j["gpus"].size(), 8u) << j.dump(2);
+  for (const auto& g : j["gpus"]) {
+    ASSERT_EQ(g["findings"].size(), 1u) << g.dump(2);
+    EXPECT_EQ(g["findings"][0]["rule"], "fabric");
+    EXPECT_EQ(g["findings"][0]["severity"], "critical");
+    EXPECT_EQ(g["findings"][0]["evidence"], "fabric_status=1 (not started)");
+  }
+  r = runGw({"health", "--standalone", "--simulate", "fault-fabric-manager", "--seconds", "1"},
+            {{"GPUWARDEN_SIM_START", "26"}}, 20000ms);
+  EXPECT_EQ(r.code, 0) << describe(r);
+}
+
 // A scheduler's health program with the agent's configuration: eight GPUs on a node said to have
 // nine is critical at once (no hold); the same file with the rule off is healthy; a bad file is
 // "unknown", naming the file, the line and the key.

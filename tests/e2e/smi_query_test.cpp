@@ -254,4 +254,29 @@ TEST(SmiQuery, RecoveryActionAndSramStatusAreRead) {
   EXPECT_EQ(ampere.out, "[N/A], None\n");
 }
 
+// The NVSwitch fabric registration: completed and healthy on a DGX H100 in nvidia-smi's words, "Not
+// Started" once nvidia-fabricmanager stops (the completed-only facts then N/A), and a bare N/A for a
+// board on no fabric, as the recorded PCIe H200 printed it (SmiReal holds that one to the recording).
+TEST(SmiQuery, FabricRegistrationAndHealth) {
+  const std::string q =
+      "--query-gpu=index,fabric.state,fabric.status,fabric.cliqueId,fabric.clusterUuid,fabric.health.summary,"
+      "fabric.health.bandwidth,fabric.health.route_recovery_in_progress,fabric.health.route_unhealthy,"
+      "fabric.health.access_timeout_recovery,fabric.health.incorrect_configuration,fabric.health.partition_assigned";
+  auto before = runGw({"--simulate", "fault-fabric-manager", "query", q, "--format=csv,noheader", "-i", "0,5"},
+                      {{"GPUWARDEN_SIM_START", "10"}});
+  ASSERT_EQ(before.code, 0) << describe(before);
+  EXPECT_EQ(before.out,
+            "0, Completed, Success, 0, 00000000-0000-0000-0000-000000000000, Healthy, Full, False, False, False, None, "
+            "N/A\n"
+            "5, Completed, Success, 0, 00000000-0000-0000-0000-000000000000, Limited Capacity, Degraded, False, False, "
+            "False, None, N/A\n");
+  auto after = runGw({"--simulate", "fault-fabric-manager", "query", q, "--format=csv,noheader", "-i", "5"},
+                     {{"GPUWARDEN_SIM_START", "40"}});
+  ASSERT_EQ(after.code, 0) << describe(after);
+  EXPECT_EQ(after.out, "5, Not Started, N/A, N/A, N/A, Healthy, Full, False, False, False, None, N/A\n");
+  auto pcie = runGw({"--simulate", "h200-580", "query", q, "--format=csv,noheader", "-i", "0"});
+  ASSERT_EQ(pcie.code, 0) << describe(pcie);
+  EXPECT_EQ(pcie.out, "0, N/A, N/A, N/A, N/A, N/A, N/A, N/A, N/A, N/A, N/A, N/A\n");
+}
+
 }  // namespace

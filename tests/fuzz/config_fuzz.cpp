@@ -322,7 +322,7 @@ void fuzzRuleConfig(std::string_view text, std::size_t lines) {
         c.power_cap_hold_ms,   c.memory_hold_ms,   c.sbe_window_ms,     c.pcie_hold_ms,       c.pcie_replay_window_ms,
         c.nvlink_hold_ms,      c.nvlink_window_ms, c.pstate_hold_ms,    c.fan_hold_ms,        c.starvation_window_ms,
         c.straggler_hold_ms,   c.zombie_hold_ms,   c.lost_hold_ms,      c.stalled_hold_ms,    c.gpu_count_hold_ms,
-        c.persistence_hold_ms, c.xid_active_ms})
+        c.persistence_hold_ms, c.xid_active_ms,    c.fabric_hold_ms})
     check(v >= 0, "a negative time");
   check(c.straggler_min_peers >= 0 && c.expected_gpus >= 0 && c.app_xid_repeat >= 0, "a negative count");
 }

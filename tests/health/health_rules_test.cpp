@@ -303,6 +303,50 @@ TEST(HealthRules, RecoveryActionNamesWhatTheDriverAsks) {
   }
 }
 
+// The fabric registration first (not started, in progress, failed: CUDA's error 802 named), its
+// health summary only once registered; a GPU on no fabric (no reading) and a healthy one are silent.
+TEST(HealthRules, FabricNamesTheRegistrationThenItsHealth) {
+  RuleEngine e;
+  auto gs = node(8);
+  gs[1].set("fabric_status", 1).set("fabric_health", 1);
+  gs[2].set("fabric_status", 2).set("fabric_health", 1);
+  gs[3].set("fabric_status", 4).set("fabric_health", 1);
+  gs[4].set("fabric_status", 3).set("fabric_health", 2);
+  gs[5].set("fabric_status", 3).set("fabric_health", 3);
+  gs[6].set("fabric_status", 3).set("fabric_health", 1);
+  gs[7].set("fabric_status", 1).set("fabric_health", 2);  // not registered: its health is not the news
+  const std::int64_t hold = RuleConfig{}.fabric_hold_ms;
+  auto fs = run(e, gs, static_cast<int>(hold / 1000) + 2);
+  struct Want {
+    int gpu;
+    Severity severity;
+    std::string summary, action, evidence;
+  };
+  const Want want[] = {
+      {1, Severity::Critical, "not started", "systemctl start nvidia-fabricmanager", "fabric_status=1 (not started)"},
+      {2, Severity::Warning, "still in progress", "restart nvidia-fabricmanager", "fabric_status=2 (in progress)"},
+      {3, Severity::Critical, "failed", "SXid", "fabric_status=4 (failure)"},
+      {4, Severity::Critical, "unhealthy", "Drain the node", "fabric_health=2 (Unhealthy)"},
+      {5, Severity::Warning, "limited capacity", "nvidia-smi nvlink -s", "fabric_health=3 (Limited Capacity)"},
+      {7, Severity::Critical, "not started", "systemctl start nvidia-fabricmanager", "fabric_status=1 (not started)"}};
+  std::size_t fabric = 0;
+  for (const auto& f : fs) fabric += f.rule == "fabric";
+  EXPECT_EQ(fabric, std::size(want)) << dump(fs);
+  for (const Want& w : want) {
+    const Finding* f = nullptr;
+    for (const auto& x : fs)
+      if (x.gpu_index == w.gpu && x.rule == "fabric") f = &x;
+    ASSERT_NE(f, nullptr) << w.gpu << "\n" << dump(fs);
+    EXPECT_EQ(f->severity, w.severity) << w.gpu;
+    EXPECT_NE(f->summary.find(w.summary), std::string::npos) << f->summary;
+    EXPECT_NE(f->action.find(w.action), std::string::npos) << f->action;
+    EXPECT_EQ(f->evidence, w.evidence);
+    if (w.gpu <= 3 || w.gpu == 7) {
+      EXPECT_NE(f->summary.find("error 802"), std::string::npos) << f->summary;
+    }
+  }
+}
+
 TEST(HealthRules, PcieDowntrainOnlyUnderLoad) {
   RuleEngine e;
   auto gs = node();

@@ -259,6 +259,13 @@ TEST(HealthScenario, RecoveryAction) {
   check(
       {.scenario = "fault-recovery-action", .duration_s = 90, .expected = {{"xid", 2, W}, {"recovery_action", 2, C}}});
 }
+// nvidia-fabricmanager stops: every GPU of the NVSwitch board falls out of the fabric (critical after
+// the minute's hold); GPU 5's bandwidth dip before it lasted less than the hold and stays silent.
+TEST(HealthScenario, FabricManagerStopped) {
+  std::vector<Expect> all;
+  for (int g = 0; g < 8; ++g) all.push_back({"fabric", g, C});
+  check({.scenario = "fault-fabric-manager", .duration_s = 150, .expected = all});
+}
 TEST(HealthScenario, EccDbe) {
   check({.scenario = "fault-ecc-dbe", .duration_s = 90, .expected = {{"ecc_dbe", 4, C}}});
 }

@@ -200,6 +200,9 @@ TEST(Catalog, EveryDcgmIdIsDcgmsOwn) {
                                         {"nvlink_replay_errors", 429},
                                         {"nvlink_recovery_errors", 439},
                                         {"nvlink_total_kib", 449},
+                                        // dcgm_fields.h: dcgmFabricManagerStatus_t; NVML_GPU_FABRIC_HEALTH_SUMMARY_*
+                                        {"fabric_status", 170},
+                                        {"fabric_health", 175},
                                         {"prof_gr_engine_active", 1001},
                                         {"prof_sm_active", 1002},
                                         {"prof_sm_occupancy", 1003},
