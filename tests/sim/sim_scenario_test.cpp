@@ -151,6 +151,14 @@ const BadCase kBadCases[] = {
     {"FanFailureWithoutFans",
      "count: 1\ndefaults: {profile: H100-SXM5-80GB}\nfaults:\n  - {type: fan_failure, gpu: 0}\n",
      "faults[0].type: GPU 0 (H100-SXM5-80GB) has no fans"},
+    {"FabricWithoutNvSwitch",
+     "count: 2\ndefaults: {profile: H100-SXM5-80GB}\nfaults:\n  - {type: fabric, gpu: 1, state: not_started}\n",
+     ":4: faults[0].type: GPU 1 (H100-SXM5-80GB) is on no NVSwitch fabric (the scenario needs nvlink: {nvswitch: "
+     "true})"},
+    {"UnknownFabricState",
+     "count: 1\ndefaults: {profile: H100-SXM5-80GB}\nnvlink: {nvswitch: true}\nfaults:\n"
+     "  - {type: fabric, gpu: 0, state: broken}\n",
+     ":5: faults[0].state: unknown fabric state 'broken' (expected not_started, in_progress or failed)"},
     {"MigOnL40S", "count: 1\ndefaults:\n  profile: L40S\n  mig: {enabled: true}\n",
      ":4: defaults.mig.enabled: L40S does not support MIG"},
     {"MissingBase", "base: no-such-scenario\n", ":1: base: cannot read base scenario"},
