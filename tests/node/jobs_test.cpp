@@ -408,6 +408,27 @@ TEST(JobTracker, MappingIdsAreTrimmedOfLineEndsAndBlanks) {
   EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-zero", "5001,5002,5003"}}));
 }
 
+// dcgm-exporter's folder names a MIG instance's file by its MIG- UUID: that instance's job, labelled
+// on it alone (its board runs other jobs on other instances). A name that merely contains "MIG-"
+// is not a GPU's.
+TEST(JobTracker, AMappingFileNamedByAMigUuidMapsThatInstance) {
+  testsupport::TempDir dir("gw-jobmap-mig");
+  const std::string map = dir.file("map");
+  fs::create_directories(map);
+  auto t = JobTracker::open("");
+  ASSERT_TRUE(t);
+  auto views = fleet();
+  collect::GpuView mig = gpu(0, "MIG-zero-slice", 2);
+  mig.id.is_mig = true;
+  views.push_back(mig);
+  dir.write("map/MIG-zero-slice", "7001\n");
+  dir.write("map/xMIG-zero-slice", "7002\n");
+  EXPECT_EQ((*t)->pollMappingDir(map, views, kT0), "");
+  EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"MIG-zero-slice", "7001"}}));
+  ASSERT_EQ((*t)->runningJobs().size(), 1u);
+  EXPECT_EQ((*t)->runningJobs()[0].job_id, "7001");
+}
+
 TEST(JobTracker, TheDcgmMappingFolderStartsAndEndsJobs) {
   testsupport::TempDir dir("gw-jobmap");
   const std::string map = dir.file("map");
