@@ -246,6 +246,23 @@ Result<bool> Device::accountingMode() const {
 Result<unsigned> Device::accountingBufferSize() const {
   GW_CALL_OUT(unsigned, api_->nvmlDeviceGetAccountingBufferSize, "nvmlDeviceGetAccountingBufferSize", h_);
 }
+Result<std::string> Device::gspFirmwareVersion() const {
+  constexpr const char* kName = "nvmlDeviceGetGspFirmwareVersion";
+  if (!api_) return noHandle(kName);
+  if (!api_->nvmlDeviceGetGspFirmwareVersion) return missing(kName);
+  // No length goes with the buffer: NVML's documented size, and a terminator of ours at its end.
+  char buf[NVML_GSP_FIRMWARE_VERSION_BUF_SIZE + 1] = {};
+  nvmlReturn_t r = api_->nvmlDeviceGetGspFirmwareVersion(h_, buf);
+  if (r != NVML_SUCCESS) return nvmlError(r, kName);
+  buf[NVML_GSP_FIRMWARE_VERSION_BUF_SIZE] = '\0';
+  return std::string(buf);
+}
+
+Result<unsigned> Device::virtualizationMode() const {
+  GW_CALL_OUT(nvmlGpuVirtualizationMode_t, api_->nvmlDeviceGetVirtualizationMode, "nvmlDeviceGetVirtualizationMode",
+              h_);
+}
+
 Result<Device::GspMode> Device::gspFirmwareMode() const {
   if (!api_) return noHandle("nvmlDeviceGetGspFirmwareMode");
   if (!api_->nvmlDeviceGetGspFirmwareMode) return missing("nvmlDeviceGetGspFirmwareMode");
@@ -1180,6 +1197,23 @@ const char* fabricHealthSummaryName(unsigned summary) {
       return "Limited Capacity";
     default:
       return "N/A";
+  }
+}
+
+const char* virtualizationModeName(unsigned mode) {
+  switch (mode) {
+    case NVML_GPU_VIRTUALIZATION_MODE_NONE:
+      return "None";
+    case NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH:
+      return "Pass-Through";
+    case NVML_GPU_VIRTUALIZATION_MODE_VGPU:
+      return "VGPU";
+    case NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU:
+      return "Host VGPU";
+    case NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA:
+      return "Host VSGA";
+    default:
+      return "Unknown";
   }
 }
 

@@ -181,6 +181,8 @@ class Device {
     bool enabled = false, by_default = false;
   };
   Result<GspMode> gspFirmwareMode() const;
+  Result<std::string> gspFirmwareVersion() const;
+  Result<unsigned> virtualizationMode() const;  // NVML_GPU_VIRTUALIZATION_MODE_*
   Result<unsigned> pcieThroughputKBs(nvmlPcieUtilCounter_t counter) const;
   Result<unsigned> pcieReplayCounter() const;
   Result<unsigned> powerUsageMw() const;
@@ -342,6 +344,9 @@ const char* brandName(unsigned brand);
 // NVML_GPU_RECOVERY_ACTION_* as nvidia-smi names it ("None", "Reset", "Reboot", "Drain P2P",
 // "Drain and Reset"; NVIDIA's memory error management guide); "Unknown" for a code NVML added later.
 const char* recoveryActionName(unsigned action);
+// NVML_GPU_VIRTUALIZATION_MODE_* as nvidia-smi names it ("None", "Pass-Through", "VGPU", "Host VGPU",
+// "Host VSGA").
+const char* virtualizationModeName(unsigned mode);
 // NVML_DEVICE_ADDRESSING_MODE_* as nvidia-smi names it ("None", "HMM", "ATS").
 const char* addressingModeName(unsigned mode);
 // The fabric registration in one number, as DCGM numbers it (dcgmFabricManagerStatus_t, field 170):

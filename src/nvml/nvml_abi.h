@@ -60,6 +60,7 @@ typedef struct nvmlEventSet_st* nvmlEventSet_t;
 #define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
 #define NVML_DEVICE_SERIAL_BUFFER_SIZE 30
 #define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE 32
+#define NVML_GSP_FIRMWARE_VERSION_BUF_SIZE 64  // nvmlDeviceGetGspFirmwareVersion takes no length
 #define NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE 16
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_VALUE_NOT_AVAILABLE (-1)
@@ -329,6 +330,16 @@ enum : nvmlComputeMode_t {
   NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
   NVML_COMPUTEMODE_PROHIBITED = 2,
   NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+};
+
+// What the GPU is to a hypervisor (nvidia-smi -q's "Virtualization Mode").
+typedef unsigned int nvmlGpuVirtualizationMode_t;
+enum : nvmlGpuVirtualizationMode_t {
+  NVML_GPU_VIRTUALIZATION_MODE_NONE = 0,
+  NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH = 1,
+  NVML_GPU_VIRTUALIZATION_MODE_VGPU = 2,
+  NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU = 3,
+  NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA = 4,
 };
 
 typedef unsigned int nvmlMemoryErrorType_t;
@@ -698,6 +709,8 @@ typedef struct nvmlGpmSupport_st {
   X(nvmlDeviceGetAccountingBufferSize, nvmlReturn_t, (nvmlDevice_t device, unsigned int* bufferSize))                  \
   X(nvmlDeviceGetGspFirmwareMode, nvmlReturn_t,                                                                        \
     (nvmlDevice_t device, unsigned int* isEnabled, unsigned int* defaultMode))                                         \
+  X(nvmlDeviceGetGspFirmwareVersion, nvmlReturn_t, (nvmlDevice_t device, char* version))                               \
+  X(nvmlDeviceGetVirtualizationMode, nvmlReturn_t, (nvmlDevice_t device, nvmlGpuVirtualizationMode_t * pVirtualMode))  \
   X(nvmlDeviceGetMaxPcieLinkWidth, nvmlReturn_t, (nvmlDevice_t device, unsigned int* maxLinkWidth))                    \
   X(nvmlDeviceGetPcieThroughput, nvmlReturn_t,                                                                         \
     (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* value))                                         \

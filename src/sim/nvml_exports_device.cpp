@@ -593,6 +593,21 @@ nvmlReturn_t nvmlDeviceGetGspFirmwareMode(nvmlDevice_t device, unsigned int* isE
   return NVML_SUCCESS;
 }
 
+// The GSP firmware ships with the driver: its version is the driver's (recorded: 580.159.04 both).
+nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char* version) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!version) return NVML_ERROR_INVALID_ARGUMENT;
+  if (c.dev->profile->architecture < NVML_DEVICE_ARCH_HOPPER) return NVML_ERROR_NOT_SUPPORTED;
+  return copyString(version, NVML_GSP_FIRMWARE_VERSION_BUF_SIZE, c.world->scenario.driver_version);
+}
+
+nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t* pVirtualMode) {
+  GW_ENTER_DEVICE(device, MigPolicy::kParent);
+  if (!pVirtualMode) return NVML_ERROR_INVALID_ARGUMENT;
+  *pVirtualMode = c.world->scenario.virtualization;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
   GW_ENTER_DEVICE(device, MigPolicy::kParent);
   if (!mode) return NVML_ERROR_INVALID_ARGUMENT;

@@ -153,6 +153,8 @@ struct Scenario {
   // nvlinks[gpu][link]
   std::vector<std::vector<NvLinkConfig>> nvlinks;
   unsigned nvswitch_count = 0;
+  // What the GPUs are to a hypervisor: bare metal (NONE), or handed whole to a VM (PASSTHROUGH).
+  unsigned virtualization = NVML_GPU_VIRTUALIZATION_MODE_NONE;
   std::vector<FaultConfig> faults;
 };
 

@@ -760,7 +760,16 @@ Scenario build(Merged& m, const std::string& top_path) {
 
   HostInfo host;
   if (auto h = get("host")) {
-    checkKeys(*h, {"numa_nodes"});
+    checkKeys(*h, {"numa_nodes", "virtualization"});
+    if (auto v = child(*h, "virtualization")) {
+      const std::string mode = readStr(*v);
+      if (mode == "none")
+        s.virtualization = NVML_GPU_VIRTUALIZATION_MODE_NONE;
+      else if (mode == "passthrough")
+        s.virtualization = NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH;
+      else
+        fail(*v, "unknown virtualization '" + mode + "' (expected none or passthrough)");
+    }
     if (auto nodes = child(*h, "numa_nodes")) {
       expectMap(*nodes);
       for (auto it = nodes->node.begin(); it != nodes->node.end(); ++it) {

@@ -317,6 +317,7 @@ std::vector<OurTypedef> OurTypedefs() {
       GW_T(nvmlTemperatureSensors_t),
       GW_T(nvmlTemperatureThresholds_t),
       GW_T(nvmlComputeMode_t),
+      GW_T(nvmlGpuVirtualizationMode_t),
       GW_T(nvmlMemoryErrorType_t),
       GW_T(nvmlEccCounterType_t),
       GW_T(nvmlMemoryLocation_t),
@@ -385,6 +386,7 @@ std::vector<OurConstant> OurConstants() {
       GW_C(NVML_DEVICE_NAME_V2_BUFFER_SIZE),
       GW_C(NVML_DEVICE_SERIAL_BUFFER_SIZE),
       GW_C(NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE),
+      GW_C(NVML_GSP_FIRMWARE_VERSION_BUF_SIZE),
       GW_C(NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE),
       GW_C(NVML_NVLINK_MAX_LINKS),
       GW_C(NVML_VALUE_NOT_AVAILABLE),
@@ -419,6 +421,12 @@ std::vector<OurConstant> OurConstants() {
       GW_C(NVML_TEMPERATURE_THRESHOLD_MEM_MAX),
       GW_C(NVML_TEMPERATURE_THRESHOLD_GPU_MAX),
       // nvmlComputeMode_t
+      // nvmlGpuVirtualizationMode_t
+      GW_C(NVML_GPU_VIRTUALIZATION_MODE_NONE),
+      GW_C(NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH),
+      GW_C(NVML_GPU_VIRTUALIZATION_MODE_VGPU),
+      GW_C(NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU),
+      GW_C(NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA),
       GW_C(NVML_COMPUTEMODE_DEFAULT),
       GW_C(NVML_COMPUTEMODE_EXCLUSIVE_THREAD),
       GW_C(NVML_COMPUTEMODE_PROHIBITED),

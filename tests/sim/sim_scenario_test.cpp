@@ -159,6 +159,8 @@ const BadCase kBadCases[] = {
      "count: 1\ndefaults: {profile: H100-SXM5-80GB}\nnvlink: {nvswitch: true}\nfaults:\n"
      "  - {type: fabric, gpu: 0, state: broken}\n",
      ":5: faults[0].state: unknown fabric state 'broken' (expected not_started, in_progress or failed)"},
+    {"UnknownVirtualization", "host: {virtualization: vgpu}\ncount: 1\ndefaults: {profile: L40S}\n",
+     ":1: host.virtualization: unknown virtualization 'vgpu' (expected none or passthrough)"},
     {"MigOnL40S", "count: 1\ndefaults:\n  profile: L40S\n  mig: {enabled: true}\n",
      ":4: defaults.mig.enabled: L40S does not support MIG"},
     {"MissingBase", "base: no-such-scenario\n", ":1: base: cannot read base scenario"},

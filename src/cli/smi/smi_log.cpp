@@ -533,7 +533,16 @@ std::vector<Node> gpuNodes580(Context& ctx, const nvml::Session& s, const nvml::
       group("GPU Operation Mode", "gpu_operation_mode",
             {q.leaf("Current", "current_gom", "gom.current"), q.leaf("Pending", "pending_gom", "gom.pending")}));
   n.push_back(q.leaf("GPU C2C Mode", "c2c_mode", "c2c.mode"));
+  // vGPU's host and heterogeneous modes are not read: N/A, as on a GPU that is no vGPU host.
+  n.push_back(group(
+      "GPU Virtualization Mode", "gpu_virtualization_mode",
+      {leaf("Virtualization Mode", "virtualization_mode",
+            orNA(d.virtualizationMode(), [](unsigned m) { return std::string(nvml::virtualizationModeName(m)); })),
+       leaf("Host VGPU Mode", "host_vgpu_mode", "N/A"),
+       leaf("vGPU Heterogeneous Mode", "vgpu_heterogeneous_mode", "N/A")}));
   n.push_back(q.leaf("GPU Recovery Action", "gpu_recovery_action", "gpu_recovery_action"));
+  n.push_back(leaf("GSP Firmware Version", "gsp_firmware_version",
+                   orNA(d.gspFirmwareVersion(), [](const std::string& v) { return v; })));
   n.push_back(pciNode580(g, q));
   n.push_back(take("fan_speed"));
   n.push_back(take("performance_state"));
