@@ -133,6 +133,8 @@ TEST(Burn, AnXidDuringTheBurnIsFaultyTheOthersOk) {
   EXPECT_NE(all(r.gpus[2].reasons).find("health during the tests: new Xid 79"), std::string::npos)
       << all(r.gpus[2].reasons);
   const auto j = burnToJson(r);
+  EXPECT_FALSE(j.contains("error")) << j.dump();  // it ran: no run-level error to report
+  EXPECT_FALSE(j.contains("cannot_run")) << j.dump();
   EXPECT_EQ(j["gpus"][2]["verdict"], "faulty");
   EXPECT_EQ(j["gpus"][0]["verdict"], "ok");
   // The report's "gemm" is the GEMM step's own measurement, not another check's.

@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "export/dcgm_compat.h"
 #include "export/export_fixture.h"
 #include "export/exposition_parser.h"
 #include "export/prometheus.h"
@@ -84,6 +85,28 @@ TEST(DcgmNaming, ExactSeriesLikeDcgmExporter) {
                      "\",pci_bus_id=\"00000000:DB:00.0\",device=\"nvidia7\",modelName=\"NVIDIA H100 80GB "
                      "HBM3\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 1980");
   EXPECT_EQ(t.find("# EOF"), std::string::npos);
+}
+
+// dcgm_fields.h's types at the edges of the DOUBLE ranges: a DOUBLE prints with %f, an INT64 as a
+// whole number, and the shutdown and slowdown temperatures next to the power limits are INT64.
+TEST(DcgmNaming, ValueKindsAreDcgmsFieldTypes) {
+  using detail::DcgmValueKind;
+  const std::map<int, DcgmValueKind> dcgm = {
+      {150, DcgmValueKind::Int64},    // GPU_TEMP
+      {155, DcgmValueKind::Double},   // POWER_USAGE
+      {156, DcgmValueKind::Int64},    // TOTAL_ENERGY_CONSUMPTION
+      {157, DcgmValueKind::Double},   // POWER_USAGE_INSTANT
+      {158, DcgmValueKind::Int64},    // SLOWDOWN_TEMP
+      {159, DcgmValueKind::Int64},    // SHUTDOWN_TEMP
+      {160, DcgmValueKind::Double},   // POWER_MGMT_LIMIT
+      {164, DcgmValueKind::Double},   // ENFORCED_POWER_LIMIT
+      {170, DcgmValueKind::Int64},    // FABRIC_MANAGER_STATUS
+      {175, DcgmValueKind::Int64},    // FABRIC_HEALTH_SUMMARY
+      {1001, DcgmValueKind::Double},  // PROF_GR_ENGINE_ACTIVE
+      {1012, DcgmValueKind::Double},  // PROF_NVLINK_RX_BYTES
+      {1523, DcgmValueKind::Int64},   // GET_GPU_RECOVERY_ACTION
+  };
+  for (const auto& [id, kind] : dcgm) EXPECT_EQ(detail::dcgmValueKind(id), kind) << "DCGM field " << id;
 }
 
 TEST(DcgmNaming, MigDeviceCarriesParentIdentityAndInstanceLabels) {

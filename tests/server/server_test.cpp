@@ -623,6 +623,21 @@ TEST(AgentControl, RecordsListIsTheNewestHundredUnlessALimitSaysOtherwise) {
   const json more = list(json{{"limit", 101}});
   ASSERT_TRUE(more.value("ok", false)) << more.dump();
   EXPECT_EQ(more["result"]["records"].size(), 101u);
+  // The limit's bounds, 1 and 10000, are taken; one step beyond either is refused in so many words.
+  for (const std::uint64_t ok : {1u, 10000u}) {
+    const json edge = list(json{{"limit", ok}});
+    ASSERT_TRUE(edge.value("ok", false)) << ok << ": " << edge.dump();
+    if (ok == 1) {
+      EXPECT_EQ(edge["result"]["records"].size(), 1u);
+    } else {
+      EXPECT_GE(edge["result"]["records"].size(), 101u);
+    }
+  }
+  for (const std::uint64_t bad : {0u, 10001u}) {
+    const json refused = list(json{{"limit", bad}});
+    EXPECT_FALSE(refused.value("ok", true)) << bad;
+    EXPECT_EQ(refused.value("error", ""), "args.limit must be an integer from 1 to 10000") << refused.dump();
+  }
 }
 
 // A GPU that fell off the bus keeps its last values (stale), but it no longer answers: it is never
