@@ -293,6 +293,18 @@ TEST(Fatbin, TruncatedAndMalformedInputsGiveClearErrors) {
   auto bad2 = parseFatbinElf(elf(fat2));
   ASSERT_FALSE(bad2.ok());
   EXPECT_NE(bad2.error().find("malformed fatbin entry"), std::string::npos) << bad2.error();
+  // At the edge: a payload that fills its container to the last byte is read; one byte more is not.
+  std::string exact = container({{2, 80, 64}});
+  auto fits = parseFatbinElf(elf(exact));
+  ASSERT_TRUE(fits.ok()) << fits.error();
+  ASSERT_EQ(fits->entries.size(), 1u);
+  EXPECT_EQ(fits->entries[0].payload_size, 64u);
+  put(exact, 16 + 8, 65, 8);
+  auto over = parseFatbinElf(elf(exact));
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.error().find("malformed fatbin entry at .nv_fatbin+0x10 (header 64, payload 65 bytes)"),
+            std::string::npos)
+      << over.error();
   // Through the file API: a real file cut short, and a missing file.
   const std::string path = writeTemp(good.substr(0, good.size() / 2));
   auto f = readFatbinFile(path);
