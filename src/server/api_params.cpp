@@ -99,6 +99,22 @@ Result<std::int64_t> parseTimeSpec(std::string_view text, std::int64_t now_ms) {
   return now_ms - d->count();
 }
 
+Result<std::uint64_t> parseWholeNumber(std::string_view text, std::uint64_t lo, std::uint64_t hi) {
+  const auto refuse = [&] {
+    return Status::Error("expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+  };
+  if (text.empty() || text.size() > 20) return refuse();
+  std::uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return refuse();
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - digit) / 10) return refuse();
+    v = v * 10 + digit;
+  }
+  if (v < lo || v > hi) return refuse();
+  return v;
+}
+
 Result<std::int64_t> parseStepMs(std::string_view text) {
   if (text == "0" || text == "raw") return std::int64_t{0};
   auto d = parseDuration(text);

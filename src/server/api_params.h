@@ -18,4 +18,8 @@ Result<std::int64_t> parseTimeSpec(std::string_view text, std::int64_t now_ms);
 // A query step ("1m", "10s", "500ms"); "0" or "raw" mean every sample (returns 0).
 Result<std::int64_t> parseStepMs(std::string_view text);
 
+// A count or an id in a URL: decimal digits only (no sign, blank or trailing text, which
+// std::stoul would let through: "-1" as 2^64-1, "5x" as 5), from lo to hi inclusive.
+Result<std::uint64_t> parseWholeNumber(std::string_view text, std::uint64_t lo, std::uint64_t hi);
+
 }  // namespace gw::server

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 
@@ -14,6 +15,10 @@ namespace gw::server {
 
 using json = nlohmann::json;
 
+namespace {
+constexpr std::uint64_t kMaxEventsLimit = 1'000'000;
+}  // namespace
+
 void registerHealthRoutes(HttpServer& h, node::Monitor& monitor) {
   node::Monitor* m = &monitor;
   h.get("/api/v1/incidents", [m](const HttpRequest& req, HttpResponse& res) {
@@ -23,12 +28,9 @@ void registerHealthRoutes(HttpServer& h, node::Monitor& monitor) {
       return jsonError(res, 400, "state must be open or all, got '" + state + "'", "state");
     int limit = 100;
     if (req.hasParam("limit")) {
-      try {
-        limit = std::stoi(req.param("limit"));
-      } catch (const std::exception&) {
-        limit = 0;
-      }
-      if (limit <= 0 || limit > 10000) return jsonError(res, 400, "limit must be 1..10000", "limit");
+      auto n = parseWholeNumber(req.param("limit"), 1, 10000);
+      if (!n) return jsonError(res, 400, "limit must be 1..10000", "limit");
+      limit = static_cast<int>(*n);
     }
     auto list = state == "open" ? m->incidents()->unresolved() : m->incidents()->recent(limit);
     json arr = json::array();
@@ -37,12 +39,9 @@ void registerHealthRoutes(HttpServer& h, node::Monitor& monitor) {
   });
   h.get("/api/v1/incidents/{}", [m](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {})) return;
-    std::int64_t id = 0;
-    try {
-      id = std::stoll(req.matches[1]);
-    } catch (const std::exception&) {
-      return jsonError(res, 404, "no incident '" + req.matches[1] + "'", "id");
-    }
+    auto n = parseWholeNumber(req.matches[1], 1, INT64_MAX);
+    if (!n) return jsonError(res, 404, "no incident '" + req.matches[1].substr(0, 40) + "'", "id");
+    const auto id = static_cast<std::int64_t>(*n);
     auto i = m->incidents()->get(id);
     if (!i) return jsonError(res, 404, "no incident " + std::to_string(id), "id");
     sendJson(res, node::incidentJson(*i, true));
@@ -58,11 +57,11 @@ void registerHealthRoutes(HttpServer& h, node::Monitor& monitor) {
     }
     std::size_t limit = 0;
     if (req.hasParam("limit")) {
-      try {
-        limit = static_cast<std::size_t>(std::stoul(req.param("limit")));
-      } catch (const std::exception&) {
-        return jsonError(res, 400, "limit must be a number", "limit");
-      }
+      auto n = parseWholeNumber(req.param("limit"), 1, kMaxEventsLimit);
+      if (!n)
+        return jsonError(res, 400, "limit must be a whole number from 1 to " + std::to_string(kMaxEventsLimit),
+                         "limit");
+      limit = static_cast<std::size_t>(*n);
     }
     json arr = json::array();
     for (const auto& e : m->eventLog().since(since, limit)) {

@@ -403,6 +403,23 @@ TEST(ListenAddresses, Parse) {
   EXPECT_FALSE(parseListenAddress("host"));
 }
 
+// A count in a URL is digits and nothing else, within its bounds: what std::stoul would have read
+// as 5 ("5x"), 2^64-1 ("-1") or 7 (" 7") is refused, as is a number past 2^64.
+TEST(WholeNumbers, DigitsOnlyWithinBounds) {
+  EXPECT_EQ(*parseWholeNumber("1", 1, 10000), 1u);
+  EXPECT_EQ(*parseWholeNumber("10000", 1, 10000), 10000u);
+  EXPECT_EQ(*parseWholeNumber("0042", 1, 10000), 42u);
+  EXPECT_EQ(*parseWholeNumber("18446744073709551615", 0, UINT64_MAX), UINT64_MAX);
+  for (const char* bad : {"0", "10001", "", "5x", "-1", "+5", " 7", "7 ", "1e3", "0x10", "18446744073709551616",
+                          "99999999999999999999999"}) {
+    auto r = parseWholeNumber(bad, 1, 10000);
+    EXPECT_FALSE(r.ok()) << "'" << bad << "'";
+    if (!r.ok()) {
+      EXPECT_EQ(r.error(), "expected a whole number from 1 to 10000") << bad;
+    }
+  }
+}
+
 TEST(TimeSpecs, AllForms) {
   const std::int64_t now = 1714564800000;  // 2024-05-01T12:00:00Z
   EXPECT_EQ(*parseTimeSpec("now", now), now);

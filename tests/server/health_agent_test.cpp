@@ -122,6 +122,19 @@ TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
   for (const auto& e : dj["events"]) default_xid79 |= e["code"] == 79 && e["gpu"] == 3;
   EXPECT_TRUE(default_xid79) << ev_default.body;
   EXPECT_EQ(httpGet(port, "/api/v1/events?since=yesterday-ish").status, 400);
+  // limit: digits from 1 on; what std::stoul would have bent ("-1" to 2^64-1, "5x" to 5) is refused.
+  auto one_event = httpGet(port, "/api/v1/events?since=1h&limit=1");
+  ASSERT_EQ(one_event.status, 200);
+  EXPECT_EQ(json::parse(one_event.body)["events"].size(), 1u) << one_event.body;
+  for (const char* bad : {"0", "-1", "5x", "1000001"}) {
+    auto r = httpGet(port, std::string("/api/v1/events?limit=") + bad);
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_NE(r.body.find("limit must be a whole number from 1 to 1000000"), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(httpGet(port, "/api/v1/incidents?state=all&limit=10000").status, 200);
+  for (const char* bad : {"0", "10001", "5x", "-1"})
+    EXPECT_EQ(httpGet(port, std::string("/api/v1/incidents?state=all&limit=") + bad).status, 400) << bad;
+  EXPECT_EQ(httpGet(port, "/api/v1/incidents/" + std::to_string(id) + "x").status, 404);
 
   // /api/v1/health: fatal overall, GPU 3 fatal.
   auto h = json::parse(httpGet(port, "/api/v1/health").body);
