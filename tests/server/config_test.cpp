@@ -92,6 +92,20 @@ web_config_file: web.yaml
   EXPECT_EQ(c->web_config_file, "web.yaml");  // a bare file name: no folder to resolve against
 }
 
+// The web configuration's path is taken relative to the agent's configuration file, as the files a
+// web configuration names are; an absolute one is kept as written.
+TEST(Config, WebConfigFileIsRelativeToTheConfiguration) {
+  auto rel = parseConfig("web_config_file: web.yaml\n", "/etc/gpuwarden/agent.yaml");
+  ASSERT_TRUE(rel) << rel.error();
+  EXPECT_EQ(rel->web_config_file, "/etc/gpuwarden/web.yaml");
+  auto sub = parseConfig("web_config_file: tls/web.yaml\n", "conf/agent.yaml");
+  ASSERT_TRUE(sub) << sub.error();
+  EXPECT_EQ(sub->web_config_file, "conf/tls/web.yaml");
+  auto abs = parseConfig("web_config_file: /srv/web.yaml\n", "/etc/gpuwarden/agent.yaml");
+  ASSERT_TRUE(abs) << abs.error();
+  EXPECT_EQ(abs->web_config_file, "/srv/web.yaml");
+}
+
 struct BadCase {
   const char* yaml;
   const char* prefix;  // "file:line: field:"
