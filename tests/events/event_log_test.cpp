@@ -161,6 +161,18 @@ TEST(EventLog, RingIsBoundedAndSinceFilters) {
   EXPECT_EQ(log.xidCounts()[0].count, 8U);
 }
 
+// The default ring (docs/events.md: the most recent 10 000 events) at its size: 10000 events
+// are all kept, the 10001st pushes out the first.
+TEST(EventLog, TheDefaultRingHoldsTenThousandEvents) {
+  EventLog log;
+  for (int i = 0; i < 10'000; ++i) log.add(nvmlXid(1'000'000 + i * 10'000LL, 13, i % 8));
+  EXPECT_EQ(log.size(), 10'000U);
+  EXPECT_EQ(log.all().front().timestamp_ms, 1'000'000);
+  log.add(nvmlXid(1'000'000 + 10'000 * 10'000LL, 13, 0));
+  EXPECT_EQ(log.size(), 10'000U);
+  EXPECT_EQ(log.all().front().timestamp_ms, 1'010'000);
+}
+
 TEST(EventLog, AttachedToABus) {
   EventBus in;
   EventLog log;
