@@ -182,6 +182,11 @@ TEST(JobGpuAccount, StoredXidCodesAreReadBackWithinTheirRange) {
   ASSERT_TRUE(a);
   EXPECT_EQ(a->toJson()["xids"], json::parse(R"({"1": 2, "99999": 3})"));
   EXPECT_EQ(a->toJson()["xid_count"], 5);
+  // A list where the codes' map belongs (a damaged or foreign file) holds no codes, though its
+  // positions would read as codes 0 and 1.
+  auto list = JobGpuAccount::fromJson(json::parse(R"({"uuid": "GPU-a", "state": {}, "xids": [5, 7]})"));
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->toJson()["xid_count"], 0);
 }
 
 std::vector<collect::GpuView> fleet() {
