@@ -170,6 +170,24 @@ TEST(KmsgParser, JournalctlShortFormat) {
   EXPECT_FALSE(ev.monotonicUs.has_value());
 }
 
+// Every month's name in a syslog stamp, January and December at the ends of the table included;
+// a name that is no month gives no syslog time.
+TEST(KmsgParser, SyslogStampsOfEveryMonth) {
+  const char* months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  for (int m = 1; m <= 12; ++m) {
+    const std::string line =
+        std::string(months[m - 1]) +
+        "  5 10:00:01 gpu-node-07 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.";
+    auto ev = mustParse(line);
+    ASSERT_TRUE(ev.wallClock.has_value()) << line;
+    EXPECT_EQ(ev.wallClock->month, m) << line;
+    EXPECT_EQ(ev.wallClock->day, 5) << line;
+  }
+  auto bad = parseKernelLine(
+      "Jxn  5 10:00:01 gpu-node-07 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
+  EXPECT_FALSE(bad.ok() && bad->has_value() && (*bad)->wallClock.has_value());
+}
+
 TEST(KmsgParser, SyslogWithEmbeddedDmesgStampAndOldXidFormat) {
   // Older drivers print the address without "PCI:"; syslog keeps dmesg's stamp too.
   auto ev = mustParse(
