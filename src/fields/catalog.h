@@ -3,6 +3,7 @@
 // docs (docs/fields.md is rendered from this table and checked by a test) all read it.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,6 +25,13 @@ struct ReadContext {
   // When the query was made, as nvidia-smi prints it ("2023/08/19 14:53:46.783"): one instant for
   // every GPU of a round, so the caller takes it once.
   std::string_view timestamp = {};
+  // The fabric registration, which eleven query names print: read by the first of them and kept for
+  // the rest, so that `-q` asks NVML once per GPU, not once per line.
+  mutable std::optional<Result<nvmlGpuFabricInfo_v3_t>> fabric = {};
+  const Result<nvmlGpuFabricInfo_v3_t>& fabricInfo() const {
+    if (!fabric) fabric.emplace(device.fabricInfo());
+    return *fabric;
+  }
 };
 
 using NumericReader = Result<double> (*)(const nvml::Device&);

@@ -187,7 +187,7 @@ constexpr TextReader kC2cMode = [](const ReadContext& c) { return enabledText(c.
 // The words past N/A are NVIDIA's documented values; no NVSwitch system's output was recorded.
 template <class F>
 Result<std::string> onFabric(const ReadContext& c, bool completed_only, F text) {
-  auto f = c.device.fabricInfo();
+  const auto& f = c.fabricInfo();
   if (!f) return f.status();
   if (f->state == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED ||
       (completed_only && f->state != NVML_GPU_FABRIC_STATE_COMPLETED))

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fields/smi_query.h"
+#include "nvml/nvml_api.h"
 
 namespace gw::fields::smi {
 namespace {
@@ -144,6 +145,48 @@ TEST(SmiQuery, ListViewsAcceptNvidiaSmisNames) {
     EXPECT_NE(findListProperty(remappedRowProperties(), n), nullptr) << n;
   EXPECT_EQ(findListProperty(computeAppProperties(), "memory.used"), nullptr);
   EXPECT_EQ(findListProperty(computeAppProperties(), "used_memory")->unit, "MiB");
+}
+
+// The simulator's own fabric call, counted: the test wraps the real one, it does not answer for it.
+int fabric_calls = 0;
+decltype(nvml::NvmlApi::nvmlDeviceGetGpuFabricInfoV) real_fabric_call = nullptr;
+nvmlReturn_t countedFabricCall(nvmlDevice_t d, nvmlGpuFabricInfo_v3_t* info) {
+  ++fabric_calls;
+  return real_fabric_call(d, info);
+}
+
+// `-q` prints eleven fabric lines per GPU: NVML is asked once for them all, and each line says what a
+// context of its own would have read.
+TEST(SmiQuery, TheFabricIsAskedOncePerGpuForAllItsNames) {
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+  ::unsetenv("GPUWARDEN_SIM_STATE");
+  {
+    auto s = nvml::Session::open({GW_SIM_LIB});
+    ASSERT_TRUE(s.ok()) << s.error();
+    nvml::NvmlApi api = (*s)->api();
+    real_fabric_call = api.nvmlDeviceGetGpuFabricInfoV;
+    ASSERT_NE(real_fabric_call, nullptr);
+    api.nvmlDeviceGetGpuFabricInfoV = countedFabricCall;
+    auto d = (*s)->deviceByIndex(1);
+    ASSERT_TRUE(d.ok()) << d.error();
+    const nvml::Device counted(&api, d->handle());
+    const ReadContext once{**s, counted, 1};
+    fabric_calls = 0;
+    unsigned names = 0;
+    for (const auto& p : gpuProperties()) {
+      if (!p.name.starts_with("fabric.")) continue;
+      ++names;
+      const ReadContext alone{**s, *d, 1};
+      EXPECT_EQ(read(p, once, true), read(p, alone, true)) << p.name;
+    }
+    EXPECT_EQ(names, 11u);
+    EXPECT_EQ(fabric_calls, 1);
+    EXPECT_EQ(read(*findGpuProperty("fabric.state"), once, true), "Completed");
+    EXPECT_EQ(read(*findGpuProperty("fabric.health.summary"), once, true), "Healthy");
+  }
+  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
+  ::unsetenv("GPUWARDEN_SIM_CLOCK");
 }
 
 }  // namespace
