@@ -114,6 +114,16 @@ TEST(KmsgParser, DmesgShortFractionIsScaledToMicroseconds) {
   EXPECT_EQ(*ev.monotonicUs, 12500000U);
 }
 
+// Microseconds are the clock's grain: six digits are read whole, a seventh and later are dropped.
+TEST(KmsgParser, DmesgFractionPastMicrosecondsIsCutAtSixDigits) {
+  auto six = mustParse("[   12.123456] NVRM: Xid (PCI:0000:3b:00): 45, pid=1, name=a, Ch 00000001");
+  ASSERT_TRUE(six.monotonicUs.has_value());
+  EXPECT_EQ(*six.monotonicUs, 12123456U);
+  auto nine = mustParse("[   12.123456789] NVRM: Xid (PCI:0000:3b:00): 45, pid=1, name=a, Ch 00000001");
+  ASSERT_TRUE(nine.monotonicUs.has_value());
+  EXPECT_EQ(*nine.monotonicUs, 12123456U);
+}
+
 TEST(KmsgParser, DmesgHumanTimeWithYear) {
   auto ev = mustParse("[Sun Mar 29 19:20:37 2026] NVRM: Xid (PCI:0000:5f:00): 79, GPU has fallen off the bus.");
   EXPECT_EQ(ev.code, 79);
