@@ -1,5 +1,8 @@
 // Framework layer (R8): does PyTorch / PaddlePaddle see the GPU, and if not, which layer below is
 // to blame. The frameworks are asked through the process runner with the python3 that PATH selects.
+#include <chrono>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "doctor/doctor_internal.h"
@@ -27,10 +30,13 @@ PyResult runPython(Context& ctx, const std::string& python, const char* script, 
   PyResult res;
   platform::RunOptions opts;
   opts.env = ctx.in.env;
-  opts.timeout = std::chrono::milliseconds(60000);  // importing torch can take a while on a cold cache
+  // Importing torch can take most of a minute on a cold page cache.
+  constexpr std::chrono::seconds kImportTimeout{60};
+  opts.timeout = kImportTimeout;
   auto r = ctx.in.runner.run({ctx.in.root.path(python), "-c", script}, opts);
   if (r.not_found || r.timed_out) {
-    res.error = r.timed_out ? "timed out after 60 s" : python + " could not be started";
+    res.error = r.timed_out ? "timed out after " + std::to_string(kImportTimeout.count()) + " s"
+                            : python + " could not be started";
     return res;
   }
   res.ran = true;

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -352,6 +355,41 @@ TEST(Doctor, CpuOnlyPyTorchWithoutTheCpuSuffix) {
   auto checks = m->run();
   const auto& c = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kFail);
   EXPECT_EQ(c.found, "torch 2.3.1, built for CUDA none, is_available()=False, 0 devices (a CPU-only build)");
+}
+
+// The real runner, asked for what the doctor asks and held to a short leash: each program's
+// requested timeout is kept, and none is allowed more than `cap`, so a hanging fixture times out
+// in a test's time while the doctor still believes it waited its full timeout.
+class TimeoutRecordingRunner final : public platform::ProcessRunner {
+ public:
+  explicit TimeoutRecordingRunner(std::chrono::milliseconds cap) : cap_(cap) {}
+  platform::RunResult run(const std::vector<std::string>& argv, const platform::RunOptions& options) override {
+    requested[std::filesystem::path(argv.at(0)).filename().string()] = options.timeout;
+    platform::RunOptions capped = options;
+    capped.timeout = std::min(options.timeout, cap_);
+    return platform::defaultProcessRunner().run(argv, capped);
+  }
+  std::map<std::string, std::chrono::milliseconds> requested;
+
+ private:
+  std::chrono::milliseconds cap_;
+};
+
+// nvcc gets 15 s to say its version; python 60 s to import a framework (torch's first import on a
+// cold cache is slow), and a hang past it is reported with that figure.
+TEST(Doctor, ProgramsRunUnderTheirOwnTimeoutsAndAHungImportSaysSo) {
+  auto m = Machine::healthy();
+  TimeoutRecordingRunner runner(std::chrono::milliseconds(5000));
+  auto checks = runDoctor(DoctorInput{m->fx.root(), runner, m->nvml, m->env, m->binary});
+  EXPECT_EQ(runner.requested.at("nvcc"), std::chrono::milliseconds(15000));
+  EXPECT_EQ(runner.requested.at("python3"), std::chrono::milliseconds(60000));
+
+  auto hung = Machine::healthy();
+  hung->fx.script("/usr/bin/python3", "exec sleep 30\n");
+  TimeoutRecordingRunner leash(std::chrono::milliseconds(200));
+  auto slow = runDoctor(DoctorInput{hung->fx.root(), leash, hung->nvml, hung->env, hung->binary});
+  const auto& t = expectCheck(slow, "framework.pytorch", Layer::kFramework, Verdict::kFail);
+  EXPECT_EQ(t.found, "import torch failed: timed out after 60 s");
 }
 
 TEST(Doctor, PyTorchNotInstalledIsSkipped) {
