@@ -214,6 +214,19 @@ TEST(Config, KubernetesSection) {
   EXPECT_EQ(restartOnlyChanges(*d, *c), std::vector<std::string>{"kubernetes"});
 }
 
+// A unix socket's address holds 107 bytes of path and its terminator: 107 is read, 108 refused.
+TEST(Config, APodResourcesSocketPathOf107BytesFits) {
+  const std::string at = "/" + std::string(106, 'a');
+  auto c = parseConfig("kubernetes:\n  pod_resources_socket: " + at + "\n", "f.yaml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->kubernetes.pod_resources_socket, std::optional<std::string>(at));
+  auto e = parseConfig("kubernetes:\n  pod_resources_socket: " + at + "a\n", "f.yaml");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("f.yaml:2: kubernetes.pod_resources_socket: a unix socket path is at most 107 bytes"),
+            std::string::npos)
+      << e.error();
+}
+
 // The shipped example with every key must itself be a valid configuration.
 TEST(Config, ShippedExampleIsValid) {
   auto c = loadConfig(std::string(GW_SOURCE_DIR) + "/deploy/gpuwarden.yaml");
@@ -282,6 +295,25 @@ TEST(Config, ExtraLabelsAreBoundedInCountAndSize) {
       parseConfig("metrics:\n  extra_labels:\n    " + std::string(kMaxLabelNameBytes + 1, 'n') + ": x\n", "a.yaml");
   ASSERT_FALSE(long_name);
   EXPECT_NE(long_name.error().find("a.yaml:3:"), std::string::npos) << long_name.error();
+}
+
+// The documented sizes themselves (docs/config.md): a label name of 128 bytes and a value of 1024,
+// for an extra label and for the host label.
+TEST(Config, LabelNamesOf128BytesAndValuesOf1024Fit) {
+  const std::string name128 = "n" + std::string(127, 'a'), value1024(1024, 'v');
+  auto c = parseConfig("metrics:\n  extra_labels:\n    " + name128 + ": " + value1024 + "\n", "a.yaml");
+  ASSERT_TRUE(c) << c.error();
+  ASSERT_EQ(c->extra_labels.size(), 1u);
+  EXPECT_EQ(c->extra_labels[0], std::make_pair(name128, value1024));
+  auto e = parseConfig("metrics:\n  extra_labels:\n    " + name128 + "a: x\n", "a.yaml");
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("label name of 129 bytes; at most 128"), std::string::npos) << e.error();
+  EXPECT_FALSE(parseConfig("metrics:\n  extra_labels:\n    l: " + value1024 + "v\n", "a.yaml"));
+  auto h = parseConfig("metrics:\n  host_label: " + name128 + "\n  host_value: " + value1024 + "\n", "a.yaml");
+  ASSERT_TRUE(h) << h.error();
+  EXPECT_EQ(h->host_label, name128);
+  EXPECT_FALSE(parseConfig("metrics:\n  host_label: " + name128 + "a\n", "a.yaml"));
+  EXPECT_FALSE(parseConfig("metrics:\n  host_value: " + value1024 + "v\n", "a.yaml"));
 }
 
 TEST(Config, DuplicateKeysAreRefusedWithBothLines) {
@@ -389,6 +421,14 @@ TEST(Durations, Parse) {
   EXPECT_EQ(*parseDuration("3650d"), Millis(kMaxDurationMs));
 }
 
+// Each part of a duration is a count of its unit, never negative, and zero is a count too.
+TEST(Durations, PartsAreCountsFromZero) {
+  EXPECT_EQ(*parseDuration("1m0s"), Millis(60000));
+  EXPECT_EQ(*parseDuration("0h1s"), Millis(1000));
+  EXPECT_FALSE(parseDuration("2s-1ms"));
+  EXPECT_FALSE(parseDuration("1m-0s"));
+}
+
 // A week is seven days, alone or with other units; 3650 days is 521 weeks and 3 days.
 TEST(Durations, WeeksAreSevenDays) {
   EXPECT_EQ(*parseDuration("1w"), Millis(604800000LL));
@@ -417,6 +457,13 @@ TEST(ListenAddresses, Parse) {
   EXPECT_FALSE(parseListenAddress("host"));
 }
 
+TEST(ListenAddresses, ANegativePortIsRefused) {
+  auto e = parseListenAddress("host:-1");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "bad port '-1' in 'host:-1' (0-65535)");
+  EXPECT_FALSE(parseListenAddress("[::1]:-1"));
+}
+
 // A count in a URL is digits and nothing else, within its bounds: what std::stoul would have read
 // as 5 ("5x"), 2^64-1 ("-1") or 7 (" 7") is refused, as is a number past 2^64.
 TEST(WholeNumbers, DigitsOnlyWithinBounds) {
@@ -432,6 +479,13 @@ TEST(WholeNumbers, DigitsOnlyWithinBounds) {
       EXPECT_EQ(r.error(), "expected a whole number from 1 to 10000") << bad;
     }
   }
+}
+
+// Twenty digits is the longest a 64-bit count can need: twenty zeros-led digits are read, a
+// twenty-first is refused before any arithmetic.
+TEST(WholeNumbers, TwentyDigitsAreReadTwentyOneAreNot) {
+  EXPECT_EQ(*parseWholeNumber("00000000000000000001", 0, UINT64_MAX), 1u);
+  EXPECT_FALSE(parseWholeNumber("000000000000000000001", 0, UINT64_MAX));
 }
 
 TEST(TimeSpecs, AllForms) {
@@ -488,6 +542,28 @@ TEST(TimeSpecs, EveryMonthEndsOnItsLastDay) {
   EXPECT_FALSE(parseTimeSpec("2100-02-29T00:00:00Z", 0));
   EXPECT_TRUE(parseTimeSpec("2000-02-29T00:00:00Z", 0));
   EXPECT_TRUE(parseTimeSpec("2020-02-29T00:00:00Z", 0));
+}
+
+// Every field of a date at each edge of its range: month and day 00, the 30th of a leap February,
+// minute 60; a leap second (:60) is a time (the next minute's first second), :61 is not.
+TEST(TimeSpecs, EachDateFieldAtItsEdges) {
+  for (const char* bad : {"2024-00-10T00:00:00Z", "2024-05-00T00:00:00Z", "2024-02-30T00:00:00Z",
+                          "2024-05-01T12:60:00Z", "2024-05-01T12:00:61Z"}) {
+    EXPECT_FALSE(parseTimeSpec(bad, 0)) << bad;
+  }
+  EXPECT_EQ(*parseTimeSpec("2024-05-01T12:59:00Z", 0), 1714568340000);
+  EXPECT_EQ(*parseTimeSpec("2016-12-31T23:59:60Z", 0), 1483228800000);  // 2017-01-01T00:00:00Z
+  EXPECT_EQ(*parseTimeSpec("2024-01-01T00:00:00Z", 0), 1704067200000);
+}
+
+// A bare number up to 1e11 is unix seconds (the year 5138); past it, it is a millisecond stamp
+// given by mistake and refused.
+TEST(TimeSpecs, UnixSecondsEndWhereMillisecondsBegin) {
+  EXPECT_EQ(*parseTimeSpec("100000000000", 0), 100000000000000);
+  auto e = parseTimeSpec("100000000000.5", 0);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error(), "'100000000000.5' looks like milliseconds; give unix seconds");
+  EXPECT_FALSE(parseTimeSpec("100000000001", 0));
 }
 
 TEST(TimeSpecs, StepsAndFormatting) {
@@ -594,6 +670,25 @@ TEST(Config, NodeNameFromTheEnvironmentWhenItFitsALabel) {
   EXPECT_FALSE(nodeNameFromEnv().has_value());
   ::setenv("NODE_NAME", std::string(kMaxLabelValueBytes + 1, 'n').c_str(), 1);
   EXPECT_FALSE(nodeNameFromEnv().has_value());
+  // Every control character is refused, the printable ones at either end of ASCII are kept.
+  for (const char* bad : {"a\x1f"
+                          "b",
+                          "a\x7f"
+                          "b",
+                          "a\x01"
+                          "b",
+                          "a\tb"}) {
+    ::setenv("NODE_NAME", bad, 1);
+    EXPECT_FALSE(nodeNameFromEnv().has_value()) << bad;
+  }
+  for (const char* good : {"a b", "a~b",
+                           "a\xc3\xa9"
+                           "b"}) {
+    ::setenv("NODE_NAME", good, 1);
+    EXPECT_EQ(nodeNameFromEnv(), std::optional<std::string>(good)) << good;
+  }
+  ::setenv("NODE_NAME", std::string(1024, 'n').c_str(), 1);
+  EXPECT_EQ(nodeNameFromEnv(), std::optional<std::string>(std::string(1024, 'n')));
   ::setenv("NODE_NAME", "", 1);
   EXPECT_FALSE(nodeNameFromEnv().has_value());
   ::unsetenv("NODE_NAME");
@@ -653,6 +748,24 @@ TEST(CountersFile, MalformedLinesNameFileAndLine) {
   e = parseCountersFile(many, "c.csv");
   ASSERT_FALSE(e);
   EXPECT_EQ(e.error(), "c.csv: more than 4096 lines");
+}
+
+// The counters file is read up to 256 KiB: exactly that is read, one byte more is refused unread.
+TEST(CountersFile, AFileOf256KiBIsReadOneByteMoreIsNot) {
+  ASSERT_EQ(kMaxCountersFileBytes, 262144u);
+  testsupport::TempDir dir;
+  const auto padded = [](std::size_t size) {
+    std::string t = "DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (in C).\n";
+    while (t.size() + 203 <= size) t += "#" + std::string(199, 'x') + "\n";
+    t += "#" + std::string(size - t.size() - 2, 'x') + "\n";
+    return t;
+  };
+  auto at = loadCountersFile(dir.write("c.csv", padded(262144)));
+  ASSERT_TRUE(at) << at.error();
+  EXPECT_EQ(at->fields, std::vector<std::string>{"gpu_temp"});
+  auto over = loadCountersFile(dir.write("c.csv", padded(262145)));
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().find("262145 bytes; at most 262144"), std::string::npos) << over.error();
 }
 
 TEST(Config, ACountersFileBesideTheConfigurationSetsTheFields) {

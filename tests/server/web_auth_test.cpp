@@ -112,6 +112,18 @@ TEST(BasicAuth, VerdictsForRightWrongUnknownAndMalformed) {
     EXPECT_EQ(a.check(bad).verdict, V::Malformed) << bad.substr(0, 30);
 }
 
+// The header is measured before anything is decoded: a right credential padded (with the spaces the
+// check trims) to 4096 bytes is read, one byte more is refused unread.
+TEST(BasicAuth, AHeaderOf4096BytesIsReadOneMoreIsNot) {
+  auto auth = BasicAuth::create({{"prom", *bcryptHash("s3cret", 4)}});
+  ASSERT_TRUE(auth) << auth.error();
+  ASSERT_EQ(BasicAuth::kMaxHeader, 4096u);
+  std::string header = "Basic " + b64("prom:s3cret");
+  header.resize(4096, ' ');
+  EXPECT_EQ((*auth)->check(header).verdict, BasicAuth::Verdict::Ok);
+  EXPECT_EQ((*auth)->check(header + " ").verdict, BasicAuth::Verdict::Malformed);
+}
+
 // Two first-time checks at once: one runs bcrypt, the other is told to retry at once (503), so
 // that guesses never park more than one event-loop thread.
 TEST(BasicAuth, ACheckWhileAnotherRunsIsToldToRetryNotMadeToWait) {
@@ -234,9 +246,54 @@ TEST_F(WebConfigFiles, MistakesAreRefusedWithFileLineAndField) {
     EXPECT_NE(r.error().find(p + c.where), std::string::npos) << r.error();
     EXPECT_NE(r.error().find(c.what), std::string::npos) << r.error();
   }
+  // A header value is one line of up to 1024 bytes.
+  const std::string at =
+      write("h.yml", "http_server_config:\n  headers:\n    X-Frame-Options: '" + std::string(1024, 'd') + "'\n");
+  auto fits = loadWebConfig(at);
+  ASSERT_TRUE(fits) << fits.error();
+  EXPECT_EQ(fits->headers.at("X-Frame-Options").size(), 1024u);
+  const std::string past =
+      write("h.yml", "http_server_config:\n  headers:\n    X-Frame-Options: '" + std::string(1025, 'd') + "'\n");
+  auto over = loadWebConfig(past);
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().find(":3: http_server_config.headers.X-Frame-Options"), std::string::npos) << over.error();
+  EXPECT_NE(over.error().find("at most 1024 bytes"), std::string::npos) << over.error();
   auto dir = loadWebConfig(dir_.path());
   ASSERT_FALSE(dir);
   EXPECT_NE(dir.error().find("regular file"), std::string::npos) << dir.error();
+}
+
+// The web configuration and each PEM file it names are read up to a mebibyte: a file of exactly
+// 1 MiB is read, one byte more is refused with both sizes.
+TEST_F(WebConfigFiles, FilesOfAMebibyteAreReadOneByteMoreIsNot) {
+  ASSERT_EQ(kMaxWebConfigBytes, 1048576u);
+  std::string text = "basic_auth_users:\n  prom: '" + hash_ + "'\n";
+  const auto padded = [](std::string t, std::size_t size) {
+    while (t.size() + 83 <= size) t += "#" + std::string(79, 'x') + "\n";
+    t += "#" + std::string(size - t.size() - 2, 'x') + "\n";
+    return t;
+  };
+  const std::string at = write("big.yml", padded(text, 1048576));
+  auto fits = loadWebConfig(at);
+  ASSERT_TRUE(fits) << fits.error();
+  EXPECT_EQ(fits->basic_auth_users.at("prom"), hash_);
+  const std::string past = write("big.yml", padded(text, 1048577));
+  auto over = loadWebConfig(past);
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().find("1048577 bytes; at most 1048576"), std::string::npos) << over.error();
+
+  // A certificate file padded (PEM readers skip text around the blocks) to the same sizes.
+  std::ifstream in(dir_.path() + "/cert.pem");
+  std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(pem.empty());
+  const std::string web = "tls_server_config:\n  cert_file: padded.pem\n  key_file: key.pem\n";
+  write("padded.pem", padded(pem, 1048576));
+  auto cert_fits = loadWebConfig(write("tls.yml", web));
+  ASSERT_TRUE(cert_fits) << cert_fits.error();
+  write("padded.pem", padded(pem, 1048577));
+  auto cert_over = loadWebConfig(write("tls.yml", web));
+  ASSERT_FALSE(cert_over);
+  EXPECT_NE(cert_over.error().find("1048577 bytes; at most 1048576"), std::string::npos) << cert_over.error();
 }
 
 }  // namespace
