@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gw::events {
 namespace {
@@ -196,6 +198,49 @@ TEST(KmsgParser, SyslogStampsOfEveryMonth) {
   auto bad = parseKernelLine(
       "Jxn  5 10:00:01 gpu-node-07 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
   EXPECT_FALSE(bad.ok() && bad->has_value() && (*bad)->wallClock.has_value());
+}
+
+// A syslog day runs from 1 to 31: the 1st and the 31st are read, day 0 and day 32 give no time.
+TEST(KmsgParser, SyslogDaysFromTheFirstToTheThirtyFirst) {
+  const std::string body = " 10:00:01 gpu-node-07 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.";
+  for (const auto& [stamp, day] : std::vector<std::pair<std::string, int>>{{"Jan  1", 1}, {"Mar 31", 31}}) {
+    auto ev = mustParse(stamp + body);
+    ASSERT_TRUE(ev.wallClock.has_value()) << stamp;
+    EXPECT_EQ(ev.wallClock->day, day) << stamp;
+  }
+  for (const char* stamp : {"Jan  0", "Jan 32"}) {
+    auto r = parseKernelLine(stamp + body);
+    EXPECT_FALSE(r.ok() && r->has_value() && (*r)->wallClock.has_value()) << stamp;
+  }
+}
+
+// A stamp's fraction is read to the microsecond: a tenth is 500000 µs, nanoseconds are cut.
+TEST(KmsgParser, IsoFractionsOfOneToNineDigits) {
+  const std::string body = " gpu-node-07 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.";
+  for (const auto& [frac, micro] : std::vector<std::pair<std::string, int>>{
+           {".5", 500000}, {".12345", 123450}, {".123456", 123456}, {".1234567", 123456}, {".123456789", 123456}}) {
+    auto ev = mustParse("2024-11-29T10:00:01" + frac + "+00:00" + body);
+    ASSERT_TRUE(ev.wallClock.has_value()) << frac;
+    EXPECT_EQ(ev.wallClock->second, 1) << frac;
+    EXPECT_EQ(ev.wallClock->microsecond, micro) << frac;
+  }
+}
+
+// Minute 59 is a time, minute 60 is not (a leap second is the seconds' edge, not the minutes').
+TEST(KmsgParser, DmesgHumanTimeMinuteFiftyNineIsTheLast) {
+  const std::string body = " NVRM: Xid (PCI:0000:5f:00): 79, GPU has fallen off the bus.";
+  auto ev = mustParse("[Wed Dec 31 23:59:00 2025]" + body);
+  ASSERT_TRUE(ev.wallClock.has_value());
+  EXPECT_EQ(ev.wallClock->minute, 59);
+  auto r = parseKernelLine("[Wed Dec 31 23:60:00 2025]" + body);
+  EXPECT_FALSE(r.ok() && r->has_value() && (*r)->wallClock.has_value());
+}
+
+// An Xid's code has up to six digits; a seventh makes the line malformed, not a different code.
+TEST(KmsgParser, AnXidCodeOfSixDigitsIsReadSevenAreNot) {
+  auto ev = mustParse("NVRM: Xid (PCI:0000:3b:00): 123456, pid=1, name=a, x");
+  EXPECT_EQ(ev.code, 123456);
+  expectMalformed("NVRM: Xid (PCI:0000:3b:00): 1234567, pid=1, name=a, x");
 }
 
 TEST(KmsgParser, SyslogWithEmbeddedDmesgStampAndOldXidFormat) {
@@ -534,6 +579,10 @@ TEST(KmsgParser, MalformedGpuAtLine) {
   expectMalformed("NVRM: GPU at PCI:0000:3b:00: GPU-xyz!");
   // The UUID's every character after "GPU-" is hex or '-', the first one too.
   expectMalformed("NVRM: GPU at PCI:0000:3b:00: GPU-x5b0e7d1a-9c3f-4a77-8d21-0f6e2c9b1a44");
+  // The shortest UUID taken is "GPU-" and eight characters.
+  auto ev = mustParse("NVRM: GPU at PCI:0000:3b:00: GPU-12345678");
+  EXPECT_EQ(ev.uuid, "GPU-12345678");
+  expectMalformed("NVRM: GPU at PCI:0000:3b:00: GPU-1234567");
 }
 
 // ------------------------------------------------------------------ not events
@@ -577,6 +626,12 @@ TEST(KmsgParser, NormalizePciBusId) {
   EXPECT_FALSE(normalizePciBusId("123456789:00:00.0").has_value());
   EXPECT_FALSE(normalizePciBusId("").has_value());
   EXPECT_FALSE(normalizePciBusId("0000:3b:00.0 trailing").has_value());
+  // Bus and device are two hex digits at most, the function one digit from 0 to 7.
+  EXPECT_EQ(normalizePciBusId("0000:3b:00.7").value_or(""), "00000000:3B:00.7");
+  EXPECT_EQ(normalizePciBusId("0000:ff:1f.0").value_or(""), "00000000:FF:1F.0");
+  for (const char* bad : {"0000:13b:00", "13b:00", "3b:001", "0000:3b:001", "0000:3b:00.07", "3b:00.07"}) {
+    EXPECT_FALSE(normalizePciBusId(bad).has_value()) << bad;
+  }
 }
 
 TEST(KmsgParser, ToStrings) {
