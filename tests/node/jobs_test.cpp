@@ -89,6 +89,40 @@ TEST(JobGpuAccount, AGapLongerThanTheLimitIsNotCreditedAtTheLaterRate) {
   EXPECT_DOUBLE_EQ(a.toJson()["energy_j"].get<double>(), 400.0 * kMaxSampleGapMs / 1000.0);
 }
 
+// The documented figures themselves (docs/jobs.md): a gap of exactly 10 s is credited, 10.001 s
+// is not; a sample at 80 % utilisation is "at load", one at 79.99 % is not.
+TEST(JobGpuAccount, TheTenSecondGapAndTheEightyPercentLoadAtTheirEdges) {
+  const auto g = gpu(0, "GPU-a", 0);
+  JobGpuAccount credited("GPU-a", 0, kT0);
+  credited.observe(sample(g, kT0, 50, 400, 60), kT0);
+  credited.observe(sample(g, kT0 + 10'000, 50, 400, 60), kT0 + 10'000);
+  EXPECT_DOUBLE_EQ(credited.toJson()["energy_j"].get<double>(), 4000.0);
+  JobGpuAccount skipped("GPU-a", 0, kT0);
+  skipped.observe(sample(g, kT0, 50, 400, 60), kT0);
+  skipped.observe(sample(g, kT0 + 10'001, 50, 400, 60), kT0 + 10'001);
+  EXPECT_DOUBLE_EQ(skipped.toJson()["energy_j"].get<double>(), 0.0);
+
+  JobGpuAccount load("GPU-a", 0, kT0);
+  load.observe(sample(g, kT0 + 1000, 80, 400, 60), kT0 + 1000);
+  load.observe(sample(g, kT0 + 2000, 79.99, 500, 60), kT0 + 2000);
+  const json at = load.toJson()["at_load"];
+  EXPECT_EQ(at["samples"], 1);
+  EXPECT_DOUBLE_EQ(at["utilization_pct"].get<double>(), 80.0);
+  EXPECT_DOUBLE_EQ(at["power_w"].get<double>(), 400.0);
+}
+
+// One sample is no interval: no energy is claimed from it, by counter or by power.
+TEST(JobGpuAccount, OneSampleGivesNoEnergy) {
+  auto s = sample(gpu(0, "GPU-a", 0), kT0, 50, 400, 60);
+  set(s, "total_energy", 1'000'000);
+  JobGpuAccount a("GPU-a", 0, kT0);
+  a.observe(s, kT0);
+  EXPECT_TRUE(a.toJson()["energy_j"].is_null()) << a.toJson().dump();
+  JobGpuAccount p("GPU-a", 0, kT0);
+  p.observe(sample(gpu(0, "GPU-a", 0), kT0, 50, 400, 60), kT0);
+  EXPECT_TRUE(p.toJson()["energy_j"].is_null()) << p.toJson().dump();
+}
+
 TEST(JobGpuAccount, ThrottleTimeByReasonLeavesIdleOut) {
   auto g = gpu(0, "GPU-a", 0);
   JobGpuAccount a("GPU-a", 0, kT0);
@@ -313,6 +347,39 @@ TEST(JobTracker, StartEndAndTheLabelsInBetween) {
   EXPECT_EQ((*list)[0].job_id, "102");  // newest first
 }
 
+// A node runs at most 1024 jobs at once (docs/jobs.md); the 1025th is refused, naming the limit.
+// A user name is at most 64 bytes; a GPU number at most six digits.
+TEST(JobTracker, TheNodesJobUserAndGpuNumberLimitsAtTheirValues) {
+  auto t = JobTracker::open("");
+  ASSERT_TRUE(t) << t.error();
+  const auto views = fleet();
+  for (int i = 1; i <= 1024; ++i) {
+    JobStartRequest r{std::to_string(i), "u", 1000, "api", {"GPU-zero"}, GpuNumbering::Nvml, {}, {}};
+    ASSERT_TRUE((*t)->start(r, views, kT0 + i)) << i;
+  }
+  JobStartRequest more{"1025", "u", 1000, "api", {"GPU-zero"}, GpuNumbering::Nvml, {}, {}};
+  auto refused = (*t)->start(more, views, kT0 + 2000);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), "already 1024 jobs running on this node");
+
+  auto u = JobTracker::open("");
+  ASSERT_TRUE(u);
+  JobStartRequest r{"1", std::string(64, 'u'), 1000, "api", {"000000"}, GpuNumbering::Nvml, {}, {}};
+  auto ok = (*u)->start(r, views, kT0);
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(ok->gpus[0]["uuid"], "GPU-zero");  // 000000 is NVML's GPU 0
+  r.job_id = "2";
+  r.user = std::string(65, 'u');
+  auto long_user = (*u)->start(r, views, kT0);
+  ASSERT_FALSE(long_user);
+  EXPECT_EQ(long_user.error(), "the user is longer than 64 bytes");
+  r.user = "u";
+  r.gpus = {"0000000"};
+  auto long_number = (*u)->start(r, views, kT0);
+  ASSERT_FALSE(long_number);
+  EXPECT_EQ(long_number.error(), "GPU '0000000' is neither a number nor a GPU-/MIG- UUID");
+}
+
 // uid 0 is root, an owner like any other; only -1 means the caller did not say.
 TEST(JobTracker, RootsUidIsShownAndAnUntoldOneIsNull) {
   JobRun r;
@@ -434,6 +501,47 @@ TEST(JobTracker, AMappingFileNamedByAMigUuidMapsThatInstance) {
   EXPECT_EQ((*t)->runningJobs()[0].job_id, "7001");
 }
 
+// The mapping folder's bounds (docs/jobs.md): a file of 4096 bytes is read, one of 4097 is not;
+// a file's first 16 ids are taken, the 17th is not.
+TEST(JobTracker, MappingFilesOfFourKibibytesAndSixteenIds) {
+  testsupport::TempDir dir("gw-jobmap-bounds");
+  const std::string map = dir.file("map");
+  fs::create_directories(map);
+  auto t = JobTracker::open("");
+  ASSERT_TRUE(t);
+  const auto padded = [](const std::string& id, std::size_t size) { return id + std::string(size - id.size(), '\n'); };
+  dir.write("map/0", padded("5001\n", 4096));
+  dir.write("map/1", padded("5002\n", 4097));
+  std::string seventeen;
+  for (int i = 1; i <= 17; ++i) seventeen += std::to_string(6000 + i) + "\n";
+  dir.write("map/2", seventeen);
+  EXPECT_EQ((*t)->pollMappingDir(map, fleet(), kT0), "");
+  const auto labels = (*t)->gpuJobLabels();
+  EXPECT_EQ(labels.at("GPU-zero"), "5001");
+  EXPECT_FALSE(labels.contains("GPU-one"));
+  std::string sixteen;
+  for (int i = 1; i <= 16; ++i) sixteen += (i > 1 ? "," : "") + std::to_string(6000 + i);
+  EXPECT_EQ(labels.at("GPU-two"), sixteen);
+}
+
+// At most 1024 mapping files are read in one poll, whatever order the folder lists them in: 1025
+// GPUs each with its file label 1024 of them.
+TEST(JobTracker, AtMostAThousandAndTwentyFourMappingFilesAreRead) {
+  testsupport::TempDir dir("gw-jobmap-files");
+  const std::string map = dir.file("map");
+  fs::create_directories(map);
+  auto t = JobTracker::open("");
+  ASSERT_TRUE(t);
+  std::vector<collect::GpuView> views;
+  for (unsigned i = 0; i < 1025; ++i) {
+    const std::string uuid = "GPU-" + std::to_string(100000 + i);
+    views.push_back(gpu(i, uuid, i));
+    dir.write("map/" + uuid, std::to_string(7000 + i / 64) + "\n");  // 64 GPUs a job, a job's most
+  }
+  EXPECT_EQ((*t)->pollMappingDir(map, views, kT0), "");
+  EXPECT_EQ((*t)->gpuJobLabels().size(), 1024u);
+}
+
 TEST(JobTracker, TheDcgmMappingFolderStartsAndEndsJobs) {
   testsupport::TempDir dir("gw-jobmap");
   const std::string map = dir.file("map");
@@ -529,6 +637,22 @@ TEST(JobCompare, PeersArePercentAgainstTheMedianOfTheOthers) {
   EXPECT_NEAR(b["change_pct"].get<double>(), 0.0, 1e-9);
   EXPECT_NEAR(c["gpus"][0]["peers_a_pct"].get<double>(), 0.0, 1e-9) << "A's peers' median is 2000 too";
   EXPECT_EQ(c["summary"], "ageing hardware: GPU 1 (B) -3.0 % / -3.0 % against its peers in both runs");
+}
+
+// The peers' median of an even count is the mean of the middle two: beside 1900 and 2000, a GPU at
+// 2000 is 2000/1950 - 1 above its peers; an odd count's median is its middle value.
+TEST(JobCompare, AnEvenCountOfPeersHasTheMeanOfTheMiddleTwoAsMedian) {
+  const std::vector<std::pair<std::string, double>> three = {{"A", 2000}, {"B", 1900}, {"C", 2000}};
+  const json c = compareJobs(jobWith("550", 1, three), jobWith("550", 1, three));
+  ASSERT_EQ(c["gpus"].size(), 3u) << c.dump();
+  EXPECT_NEAR(c["gpus"][0]["peers_a_pct"].get<double>(), (2000.0 / 1950.0 - 1) * 100, 1e-9);
+  EXPECT_NEAR(c["gpus"][1]["peers_a_pct"].get<double>(), -5.0, 1e-9);
+  const std::vector<std::pair<std::string, double>> five = {
+      {"A", 2000}, {"B", 1900}, {"C", 2100}, {"D", 1800}, {"E", 2000}};
+  const json d = compareJobs(jobWith("550", 1, five), jobWith("550", 1, five));
+  ASSERT_EQ(d["gpus"].size(), 5u) << d.dump();
+  // A's peers 1800, 1900, 2000, 2100: median 1950.
+  EXPECT_NEAR(d["gpus"][0]["peers_a_pct"].get<double>(), (2000.0 / 1950.0 - 1) * 100, 1e-9);
 }
 
 // The ageing summary prints each run's shortfall as given in the rows: 1800 MHz beside three at
