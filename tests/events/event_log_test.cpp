@@ -288,6 +288,14 @@ TEST(EventLog, CountersAreBoundedInDistinctPairs) {
   EXPECT_EQ(countOf(log, 1), 2U);
 }
 
+// The agent runs with the default: 4096 distinct (GPU, code) pairs (docs/events.md).
+TEST(EventLog, TheDefaultCountsFourThousandAndNinetySixPairs) {
+  EventLog log(EventLogOptions{});
+  for (int i = 0; i < 4097; ++i) log.add(nvmlXid(1'000'000 + i * 10'000, 1 + i % 64, i / 64));
+  EXPECT_EQ(log.xidCounts().size(), 4096U);
+  EXPECT_EQ(log.xidDropped(), 1U);
+}
+
 TEST(EventLog, JsonLineRoundTrip) {
   auto e = kernelXid(123, 79);
   e.id = 7;

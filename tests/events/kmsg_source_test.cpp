@@ -263,6 +263,38 @@ TEST_F(KmsgSourceTest, FallenOffTheBusLineIsAnInferredXid79) {
   EXPECT_EQ(e->gpu_index, 2);
 }
 
+// The last ten malformed lines are kept for the operator (docs/events.md), oldest dropped first.
+TEST_F(KmsgSourceTest, TheLastTenMalformedLinesAreKept) {
+  KmsgSource src(platform::FsRoot(root_.path()), nullptr, opt_);
+  for (int i = 1; i <= 11; ++i)
+    src.handleLine("4,1,1,-;NVRM: Xid (PCI:0000:3b:00): bad" + std::to_string(i) + ", x", false);
+  const auto st = src.stats();
+  EXPECT_EQ(st.malformed, 11U);
+  ASSERT_EQ(st.last_malformed.size(), 10U);
+  EXPECT_NE(st.last_malformed.front().find("bad2,"), std::string::npos) << st.last_malformed.front();
+  EXPECT_NE(st.last_malformed.back().find("bad11,"), std::string::npos) << st.last_malformed.back();
+}
+
+// A log naming thousands of bus ids teaches the first 1024 UUIDs and no more.
+TEST_F(KmsgSourceTest, AtMostAThousandAndTwentyFourBusIdsAreLearned) {
+  opt_.lookup = nullptr;
+  KmsgSource src(platform::FsRoot(root_.path()), nullptr, opt_);
+  char bus[32], line[160];
+  for (int i = 0; i < 1025; ++i) {
+    std::snprintf(line, sizeof line, "6,1,1,-;NVRM: GPU at PCI:%04x:%02x:00: GPU-%08d-0000-0000-0000-000000000000",
+                  i / 256, i % 256, i);
+    src.handleLine(line, false);
+  }
+  const auto uuidOf = [&](int i) {
+    std::snprintf(bus, sizeof bus, "%04x:%02x:00", i / 256, i % 256);
+    auto e = src.handleLine(std::string("4,1,1,-;NVRM: Xid (PCI:") + bus + "): 48, pid=1, name=x, DBE", false);
+    return e ? e->gpu_uuid : std::string("no event");
+  };
+  EXPECT_EQ(uuidOf(0), "GPU-00000000-0000-0000-0000-000000000000");
+  EXPECT_EQ(uuidOf(1023), "GPU-00001023-0000-0000-0000-000000000000");
+  EXPECT_EQ(uuidOf(1024), "");
+}
+
 // A 1 MB line: handed over cut at kMaxKernelLineBytes as soon as that much has arrived (before its
 // newline, so it is not held whole), and the lines after it are still read.
 TEST_F(KmsgSourceTest, LongLineIsCutWithoutBeingHeldAndTheNextLinesStillParse) {

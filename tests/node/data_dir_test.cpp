@@ -95,5 +95,23 @@ TEST(DiagReportName, ParsedIntoItsTimeAndLevel) {
   EXPECT_FALSE(DataDir::parseDiagReportName("20260102T030405Z-r4.json").has_value());
 }
 
+// Two reports of one level in the same second keep both: the second is "-2", which the listing reads.
+TEST(DiagReportName, ASecondReportInTheSameSecondIsNumberedTwo) {
+  testsupport::TempDir dir("gw-diag-names");
+  const DataDir d(dir.path());
+  constexpr std::int64_t kWall = 1767323045000;  // 2026-01-02T03:04:05Z
+  auto first = d.storeDiagReport("{}", 1, kWall);
+  auto second = d.storeDiagReport("{}", 1, kWall + 500);
+  auto third = d.storeDiagReport("{}", 1, kWall);
+  ASSERT_TRUE(first && second && third);
+  EXPECT_EQ(*first, "20260102T030405Z-r1.json");
+  EXPECT_EQ(*second, "20260102T030405Z-r1-2.json");
+  EXPECT_EQ(*third, "20260102T030405Z-r1-3.json");
+  const auto parsed = DataDir::parseDiagReportName(*second);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->time, "2026-01-02T03:04:05Z");
+  EXPECT_EQ(parsed->level, 1);
+}
+
 }  // namespace
 }  // namespace gw::node

@@ -35,6 +35,15 @@ TEST(Records, ChangesBetweenTwoInstallsAreNamedByTheirPath) {
   EXPECT_EQ(changesSummary(json::array()), "no change");
 }
 
+// The one-line summary names the first four changes and counts the rest.
+TEST(Records, TheSummaryNamesFourChangesAndCountsTheRest) {
+  json changes = json::array();
+  for (const char* what : {"a", "b", "c", "d"}) changes.push_back({{"what", what}, {"before", "x"}, {"after", "y"}});
+  EXPECT_EQ(changesSummary(changes), "a x -> y; b x -> y; c x -> y; d x -> y");
+  changes.push_back({{"what", "e"}, {"before", "x"}, {"after", "y"}});
+  EXPECT_EQ(changesSummary(changes), "a x -> y; b x -> y; c x -> y; d x -> y; +1 more");
+}
+
 TEST(Records, TheStoreKeepsThemNewestFirstByKind) {
   testsupport::TempDir dir("gw-records");
   auto s = RecordStore::open(dir.file("records.db"));
@@ -72,7 +81,8 @@ TEST(Records, TheStackNamesTheContainerRuntimeThatIsInstalled) {
   };
   tool("docker", "Docker version 24.0.7, build afdd53b");
   tool("nvidia-ctk", "NVIDIA Container Toolkit CLI version 1.14.3");
-  dir.write("bin/podman", "#!/bin/sh\nexit 1\n");  // there, but broken: not recorded
+  tool("containerd", "containerd " + std::string(250, 'v'));  // a version line is kept to 200 characters
+  dir.write("bin/podman", "#!/bin/sh\nexit 1\n");             // there, but broken: not recorded
   ::chmod((bin + "/podman").c_str(), 0755);
   const char* old = std::getenv("PATH");
   const std::string saved = old ? old : "";
@@ -83,7 +93,7 @@ TEST(Records, TheStackNamesTheContainerRuntimeThatIsInstalled) {
   EXPECT_EQ(stack.value("container_runtime.docker", ""), "Docker version 24.0.7, build afdd53b") << stack.dump(2);
   EXPECT_EQ(stack.value("container_runtime.nvidia-ctk", ""), "NVIDIA Container Toolkit CLI version 1.14.3");
   EXPECT_FALSE(stack.contains("container_runtime.podman"));
-  EXPECT_FALSE(stack.contains("container_runtime.containerd"));
+  EXPECT_EQ(stack.value("container_runtime.containerd", ""), "containerd " + std::string(189, 'v'));
   EXPECT_TRUE(stack.contains("toolkit.installed"));  // the doctor's finding, whatever it is here
 }
 
