@@ -875,7 +875,7 @@ json Agent::control(const std::string& op, const json& args, const control::Peer
     return st ? control::okReply(json{{"source", config().source}}) : control::errorReply(st.message());
   }
   if (op == "events") {
-    std::int64_t since = wallMs() - 3600 * 1000;
+    std::int64_t since = wallMs() - kDefaultEventsWindowMs;
     if (args.contains("since_ms")) {
       if (!args["since_ms"].is_number_integer())
         return control::errorReply("since_ms must be an integer", "bad_request");

@@ -10,6 +10,10 @@
 
 namespace gw::server {
 
+// Where the events' list starts when the caller names no `since` (/api/v1/events and the control
+// socket's "events"): the last hour, as docs/api.md says.
+inline constexpr std::int64_t kDefaultEventsWindowMs = 60 * 60 * 1000;
+
 // A point in time for since/until: RFC3339 ("2024-05-01T12:00:00Z", "…T12:00:00.5+02:00"),
 // unix seconds ("1714564800", "1714564800.25"), "now", or a duration before now ("1h", "30m",
 // "1h30m", also written "-1h"). Returns ms since the epoch.

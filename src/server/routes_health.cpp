@@ -49,7 +49,7 @@ void registerHealthRoutes(HttpServer& h, node::Monitor& monitor) {
   h.get("/api/v1/events", [m](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {"since", "limit"})) return;
     const auto now = platform::wallMs();
-    std::int64_t since = now - 3600 * 1000;
+    std::int64_t since = now - kDefaultEventsWindowMs;
     if (req.hasParam("since")) {
       auto r = parseTimeSpec(req.param("since"), now);
       if (!r) return jsonError(res, 400, r.error(), "since");

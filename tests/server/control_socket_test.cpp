@@ -101,6 +101,10 @@ TEST(ControlSocket, ResolveFromTheCliShowsAtOnceAndNeverComesBack) {
   ASSERT_EQ(::stat(sock.c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0660u) << std::oct << (st.st_mode & 0777);
+  // The folder the agent made for it: others may enter, none but the agent may write.
+  struct stat dir_st {};
+  ASSERT_EQ(::stat(a.runtime.c_str(), &dir_st), 0);
+  EXPECT_EQ(dir_st.st_mode & 0777, 0755u) << std::oct << (dir_st.st_mode & 0777);
 
   json open;
   std::int64_t id = 0;
@@ -125,8 +129,12 @@ TEST(ControlSocket, ResolveFromTheCliShowsAtOnceAndNeverComesBack) {
 
   // `gpuwarden events` asks the agent over this socket: the Xid behind the incident is in the
   // answer (the default window, the last hour), and the count is that of the list.
+  const std::int64_t asked = wallMsNow();
   auto ev = node::control::call(sock, json{{"op", "events"}});
+  const std::int64_t answered = wallMsNow();
   ASSERT_TRUE(ev.reached && ev.error.empty()) << ev.error;
+  EXPECT_GE(ev.body["result"]["since_ms"].get<std::int64_t>(), asked - 3'600'000) << ev.body.dump(2);
+  EXPECT_LE(ev.body["result"]["since_ms"].get<std::int64_t>(), answered - 3'600'000) << ev.body.dump(2);
   bool xid79 = false;
   for (const auto& e : ev.body["result"]["events"]) xid79 |= e["code"] == 79;
   EXPECT_TRUE(xid79) << ev.body.dump(2);
@@ -257,6 +265,19 @@ TEST(ControlSocket, MalformedRequestsGetAnErrorAndTheAgentStaysUp) {
   EXPECT_EQ(code(rawRequest(sock, R"({"op":"events","args":{"since_ms":"x"}})"
                                   "\n")),
             "bad_request");
+  // A diag report handed over by `gpuwarden diag` is of level 1, 2 or 3: stored and listed at 3,
+  // refused at 0 and 4 (a level-4 file would never be listed).
+  for (int level : {0, 4}) {
+    const json r = answer(sock, {{"op", "diag.store"}, {"args", {{"report", {{"level", level}}}}}});
+    EXPECT_EQ(r.value("code", ""), "bad_request") << level << ": " << r.dump();
+    EXPECT_EQ(r.value("error", ""), "report level must be 1, 2 or 3") << r.dump();
+  }
+  const json stored = answer(sock, {{"op", "diag.store"}, {"args", {{"report", {{"level", 3}}}}}});
+  ASSERT_TRUE(stored.value("ok", false)) << stored.dump();
+  const std::string name = stored["result"]["name"].get<std::string>();
+  EXPECT_TRUE(name.ends_with("-r3.json")) << name;
+  const json listed = json::parse(httpGet(a.port, "/api/v1/diag").body, nullptr, false);
+  EXPECT_NE(listed.dump().find(name), std::string::npos) << listed.dump(2);
   // A request with no newline is cut off after the 2 s budget with an error, not held forever.
   EXPECT_EQ(code(rawRequest(sock, R"({"op":"ping")")), "bad_request");
   auto ping = node::control::call(sock, json{{"op", "ping"}});
@@ -455,6 +476,23 @@ TEST(ControlSocketJobs, TheListIsTheNewestHundredUnlessALimitSaysOtherwise) {
   const json more = call({{"op", "job.list"}, {"args", {{"limit", 101}}}});
   ASSERT_TRUE(more.value("ok", false)) << more.dump();
   EXPECT_EQ(more["result"]["jobs"].size(), 101u);
+  const json newest = call({{"op", "job.list"}, {"args", {{"limit", 1}}}});
+  ASSERT_TRUE(newest.value("ok", false)) << newest.dump();
+  ASSERT_EQ(newest["result"]["jobs"].size(), 1u);
+  EXPECT_EQ(newest["result"]["jobs"][0]["job_id"], "job-100");
+  // A job's owner is any user id from root's 0 to 2^32-1; past it is no user.
+  for (const auto& [uid, want] : std::vector<std::pair<std::int64_t, std::string>>{
+           {0, ""}, {4294967295LL, ""}, {4294967296LL, "args.uid must be a user id"}}) {
+    const json r =
+        call({{"op", "job.start"}, {"args", {{"job_id", "uid-" + std::to_string(uid)}, {"gpus", {1}}, {"uid", uid}}}});
+    if (want.empty()) {
+      ASSERT_TRUE(r.value("ok", false)) << uid << ": " << r.dump();
+      EXPECT_EQ(r["result"]["job"]["uid"], uid);
+    } else {
+      EXPECT_EQ(r.value("code", ""), "bad_request") << r.dump();
+      EXPECT_EQ(r.value("error", ""), want) << r.dump();
+    }
+  }
 }
 
 // `gpuwarden smi -pl` with an agent running: the agent applies the change with its own NVML

@@ -115,12 +115,16 @@ TEST(HealthAgent, Xid79BecomesAFatalIncidentWithContext) {
   for (const auto& e : evj["events"]) xid79 |= e["code"] == 79 && e["gpu"] == 3;
   EXPECT_TRUE(xid79) << ev.body;
   // Without `since`: the last hour (docs/api.md), which holds it too.
+  const std::int64_t asked = wallMsNow();
   auto ev_default = httpGet(port, "/api/v1/events");
+  const std::int64_t answered = wallMsNow();
   ASSERT_EQ(ev_default.status, 200);
   bool default_xid79 = false;
   const json dj = json::parse(ev_default.body);
   for (const auto& e : dj["events"]) default_xid79 |= e["code"] == 79 && e["gpu"] == 3;
   EXPECT_TRUE(default_xid79) << ev_default.body;
+  EXPECT_GE(dj["since_ms"].get<std::int64_t>(), asked - 3'600'000) << ev_default.body;
+  EXPECT_LE(dj["since_ms"].get<std::int64_t>(), answered - 3'600'000) << ev_default.body;
   EXPECT_EQ(httpGet(port, "/api/v1/events?since=yesterday-ish").status, 400);
   // limit: digits from 1 on; what std::stoul would have bent ("-1" to 2^64-1, "5x" to 5) is refused.
   auto one_event = httpGet(port, "/api/v1/events?since=1h&limit=1");
