@@ -21,6 +21,7 @@
 #include <set>
 #include <zlib.h>
 
+#include "health/incidents.h"
 #include "node/control_protocol.h"
 #include "node/data_dir.h"
 #include "node/records.h"
@@ -638,6 +639,58 @@ TEST(AgentControl, RecordsListIsTheNewestHundredUnlessALimitSaysOtherwise) {
     EXPECT_FALSE(refused.value("ok", true)) << bad;
     EXPECT_EQ(refused.value("error", ""), "args.limit must be an integer from 1 to 10000") << refused.dump();
   }
+}
+
+// Every incident page at its documented size (docs/api.md): /api/v1/incidents?state=all answers the
+// newest 100 unless a limit from 1 to 10000 says otherwise; the control socket's `incidents list
+// --all` the newest 1000.
+TEST(AgentControl, IncidentPagesAtTheirDocumentedSizes) {
+  test::TempDir dir;
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+  ::unsetenv("GPUWARDEN_SIM_START");
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  const std::string data = dir.path() + "/data";
+  std::filesystem::create_directories(data);
+  {
+    auto store = health::IncidentStore::open(node::DataDir(data).incidentsDb());
+    ASSERT_TRUE(store) << store.error();
+    std::vector<health::Finding> findings;
+    for (int i = 0; i < 1001; ++i) {
+      health::Finding f;
+      f.rule = "thermal_slowdown";
+      f.gpu_index = 0;
+      f.gpu_uuid = "GPU-old";
+      f.summary = "finding " + std::to_string(i);
+      f.key = "thermal_slowdown|GPU-old|" + std::to_string(i);
+      f.sticky = true;  // stays open whatever the agent sees
+      findings.push_back(f);
+    }
+    auto opened = (*store)->apply(findings, 1'700'000'000'000);
+    ASSERT_TRUE(opened) << opened.error();
+    ASSERT_EQ(opened->size(), 1001u);
+  }
+  auto agent = simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\n"), data);
+  ASSERT_NE(agent, nullptr);
+  ::setenv("GPUWARDEN_RUNTIME_DIR", dir.file("run").c_str(), 1);
+  const Status st = agent->start();
+  ::unsetenv("GPUWARDEN_RUNTIME_DIR");
+  ASSERT_TRUE(st.ok()) << st.message();
+  const int port = portOf(*agent);
+  auto count = [&](const std::string& query) {
+    auto r = httpGet(port, "/api/v1/incidents" + query);
+    EXPECT_EQ(r.status, 200) << query << ": " << r.body;
+    const json j = json::parse(r.body, nullptr, false);
+    return j.is_object() ? j["incidents"].size() : 0u;
+  };
+  EXPECT_EQ(count("?state=all"), 100u);
+  EXPECT_EQ(count("?state=all&limit=101"), 101u);
+  EXPECT_EQ(count("?state=all&limit=1"), 1u);
+  EXPECT_EQ(count("?state=all&limit=10000"), 1001u);
+  for (const char* bad : {"0", "10001"})
+    EXPECT_EQ(httpGet(port, std::string("/api/v1/incidents?state=all&limit=") + bad).status, 400) << bad;
+  auto all = node::control::call(agent->controlSocketPath(), json{{"op", "incidents.list"}, {"args", {{"all", true}}}});
+  ASSERT_TRUE(all.reached && all.error.empty()) << all.error;
+  EXPECT_EQ(all.body["result"]["incidents"].size(), 1000u);
 }
 
 // A GPU that fell off the bus keeps its last values (stale), but it no longer answers: it is never
