@@ -287,6 +287,29 @@ namespace {
 // dcgm-exporter's job-mapping folder through the monitor: a file per GPU index starts the job, its
 // GPU's views get hpc_job, the Xid that hits that GPU during the job is in its account, and the
 // file's removal ends it (fault-xid-48: GPU 2's Xid 48 at t = 30 s).
+// The folder is read every 5 s (docs/jobs.md), on the monitor's clock: a file written after a read
+// is not seen 4.999 s after it and is seen at 5 s.
+TEST(MonitorJobs, TheMappingFolderIsReadEveryFiveSeconds) {
+  testsupport::TempDir dir("gw-jobmap-poll");
+  const std::string map = dir.file("map");
+  std::filesystem::create_directories(map);
+  SimNode n(scenario("dgx-h100"), "/", {}, [&](MonitorOptions& o) { o.job_map_dir = map; });
+  n.advance(10, false);  // the first look reads the folder (empty)
+  dir.write("map/1", "7002\n");
+  const auto labelled = [&] {
+    auto views = n.monitor().sampler()->snapshot();
+    n.monitor().labelWorkloads(views);
+    for (const auto& v : views)
+      for (const auto& [k, val] : v.workload_labels)
+        if (k == "hpc_job" && val == "7002") return true;
+    return false;
+  };
+  n.advance(14.999, false);
+  EXPECT_FALSE(labelled());
+  n.advance(15, false);
+  EXPECT_TRUE(labelled());
+}
+
 TEST(MonitorJobs, TheMappingFolderDrivesJobsLabelsAndTheirXids) {
   testsupport::TempDir dir("gw-jobmap");
   const std::string map = dir.file("map");
