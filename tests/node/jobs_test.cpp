@@ -10,6 +10,7 @@
 #include "fields/catalog.h"
 #include "node/job_account.h"
 #include "node/job_compare.h"
+#include "node/job_store.h"
 #include "node/jobs.h"
 #include "nvml/nvml_abi.h"
 
@@ -417,6 +418,35 @@ TEST(JobTracker, ARunningJobCarriesOnAcrossAnAgentRestart) {
   EXPECT_DOUBLE_EQ(g["utilization_pct"]["mean"].get<double>(), 90.0);
   // 500 W for the second before the restart, 600 W for the one after: nothing lost, nothing twice.
   EXPECT_DOUBLE_EQ(g["energy_j"].get<double>(), 1100.0);
+}
+
+// A running job's figures are written every minute (docs/jobs.md): a look 59.999 s after the last
+// write leaves the stored run as it was, one at 60 s writes it.
+TEST(JobTracker, ARunningJobIsWrittenEveryMinute) {
+  testsupport::TempDir dir("gw-jobs-checkpoint");
+  auto views = fleet();
+  auto t = JobTracker::open(dir.file("jobs.db"));
+  ASSERT_TRUE(t) << t.error();
+  ASSERT_TRUE((*t)->start({"7", "", -1, "slurm", {"GPU-two"}, GpuNumbering::Nvml, {}, {}}, views, kT0));
+  const auto storedSamples = [&] {
+    auto store = JobStore::open(dir.file("jobs.db"));
+    EXPECT_TRUE(store) << store.error();
+    if (!store) return -1;
+    auto running = (*store)->running();
+    EXPECT_TRUE(running && running->size() == 1u);
+    if (!running || running->empty()) return -1;
+    return (*running)[0].gpus[0]["samples"].get<int>();
+  };
+  const auto look = [&](std::int64_t ms) {
+    views[2] = sample(views[2], ms, 80, 500, 70);
+    (*t)->observe(views, ms);
+  };
+  look(kT0 + 1000);  // the first look writes
+  const int first = storedSamples();
+  look(kT0 + 1000 + 59'999);
+  EXPECT_EQ(storedSamples(), first);
+  look(kT0 + 1000 + 60'000);
+  EXPECT_EQ(storedSamples(), first + 2);
 }
 
 TEST(JobTracker, XidsCountOnTheJobsGpusFromItsStart) {
