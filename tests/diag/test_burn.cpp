@@ -90,6 +90,31 @@ TEST(Burn, OptionsAreCheckedBeforeAnythingRuns) {
   EXPECT_TRUE(r.gpus.empty());
 }
 
+// What `gpuwarden burn` does without options (docs/burn.md, --help): 60 s of fp16 with a line a
+// second; -d takes 1 s to one week (604800 s) inclusive; the refresh interval must be positive.
+TEST(Burn, DefaultsAndTheDurationsEdges) {
+  const BurnOptions d;
+  EXPECT_EQ(d.seconds, 60);
+  EXPECT_EQ(d.precision, "fp16");
+  EXPECT_EQ(d.interval_seconds, 1.0);
+  EXPECT_EQ(validateBurnOptions(d), "");
+  for (const double ok : {1.0, 604800.0}) {
+    BurnOptions o;
+    o.seconds = ok;
+    EXPECT_EQ(validateBurnOptions(o), "") << ok;
+  }
+  for (const double bad : {0.999, 604800.001}) {
+    BurnOptions o;
+    o.seconds = bad;
+    EXPECT_NE(validateBurnOptions(o).find("between 1 and 604800 seconds"), std::string::npos) << bad;
+  }
+  BurnOptions o;
+  o.interval_seconds = 0;
+  EXPECT_EQ(validateBurnOptions(o), "the refresh interval must be positive");
+  o.interval_seconds = 0.001;
+  EXPECT_EQ(validateBurnOptions(o), "");
+}
+
 // Every listed precision is accepted; fp32's code is 0, so a "known" test that is off by one at
 // zero would refuse it.
 TEST(Burn, EveryListedPrecisionIsAccepted) {

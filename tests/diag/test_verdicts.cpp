@@ -834,3 +834,26 @@ TEST(VerdictsExact, WatchEachFindingAtItsEdge) {
   EXPECT_EQ(xidMeaning(79), "GPU has fallen off the bus");
   EXPECT_EQ(xidMeaning(uint64_t(1) << 40), "");
 }
+
+// Each clock-event reason bit alone: the three hardware slowdowns and SW thermal slowdown warn,
+// each by its name; the SW power cap is noted (normal at full load) and passes; idle, application
+// clocks, sync boost and display clocks say nothing.
+TEST(VerdictsExact, WatchEachClockReasonBitAlone) {
+  const auto& h = h100();
+  WatchSummary w;
+  w.samples = 4;
+  const std::string warn = "warn | temperature unknown\n  - clock event reasons seen: ";
+  for (const auto& [bit, name] : std::vector<std::pair<std::uint64_t, std::string>>{{0x8, "HW slowdown"},
+                                                                                    {0x20, "SW thermal slowdown"},
+                                                                                    {0x40, "HW thermal slowdown"},
+                                                                                    {0x80, "HW power brake"}}) {
+    w.reasons_seen = bit;
+    EXPECT_EQ(show(judgeWatch(1, w, h)), warn + name) << bit;
+  }
+  w.reasons_seen = 0x4;
+  EXPECT_EQ(show(judgeWatch(1, w, h)), "pass | temperature unknown\n  - SW power cap reached (normal at full load)");
+  for (const std::uint64_t bit : {0x1u, 0x2u, 0x10u, 0x100u}) {
+    w.reasons_seen = bit;
+    EXPECT_EQ(show(judgeWatch(1, w, h)), "pass | temperature unknown") << bit;
+  }
+}
