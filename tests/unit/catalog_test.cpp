@@ -2,6 +2,8 @@
 // R15 core metrics present, docs/fields.md in sync with the table.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "../support/pinned_lines.h"
 #include "fields/catalog.h"
+#include "fields/smi_query.h"
 #include "nvml/nvml.h"
 
 namespace gw::fields {
@@ -288,6 +291,35 @@ TEST(Catalog, PowerLimitFieldsReadWattsFromNvmlsMilliwatts) {
     ASSERT_TRUE(v.ok()) << key << ": " << v.error();
     EXPECT_DOUBLE_EQ(*v, watts) << key;
   }
+}
+
+// Power draw is NVML's milliwatts over a thousand, nothing rounded: the catalog field, and
+// nvidia-smi's power.draw / power.draw.average with two decimals, on one frozen instant.
+TEST(Catalog, PowerDrawIsNvmlsMilliwattsInWatts) {
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+  ::unsetenv("GPUWARDEN_SIM_START");
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  {
+    auto s = nvml::Session::open({GW_SIM_LIB});
+    ASSERT_TRUE(s.ok()) << s.error();
+    (*s)->api().gwSimSetTime(120.0);
+    auto d = (*s)->deviceByIndex(0);
+    ASSERT_TRUE(d.ok()) << d.error();
+    auto mw = d->powerUsageMw();
+    ASSERT_TRUE(mw.ok()) << mw.error();
+    ASSERT_NE(*mw % 1000, 0u) << "a whole number of watts would hide a wrong divisor";
+    auto w = findByKey("power_usage")->read_number(*d);
+    ASSERT_TRUE(w.ok()) << w.error();
+    EXPECT_DOUBLE_EQ(*w, *mw / 1000.0);
+    char want[32];
+    std::snprintf(want, sizeof want, "%.2f", *mw / 1000.0);
+    const ReadContext ctx{**s, *d, 0};
+    EXPECT_EQ(smi::read(*smi::findGpuProperty("power.draw"), ctx, false), want);
+    EXPECT_EQ(smi::read(*smi::findGpuProperty("power.draw.average"), ctx, false), want);
+  }
+  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
+  ::unsetenv("GPUWARDEN_SIM_CLOCK");
 }
 
 TEST(Catalog, EveryFieldsFactsArePinned) {
