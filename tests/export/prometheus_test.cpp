@@ -256,6 +256,35 @@ TEST(NativeNaming, OpenMetricsFamiliesUnitsAndEof) {
   EXPECT_EQ(t.find("# EOF"), t.size() - 6) << "# EOF must be the last line, once";
 }
 
+// NVML's CUDA version is major*1000 + minor*10: 12090 is 12.9 (not 12.10), 13000 is 13.0; an
+// unknown one (0) leaves the label out rather than printing "0.0".
+TEST(NativeNaming, TheCudaVersionLabelDecodesNvmlsNumber) {
+  const std::string info = "gpuwarden_driver_info{driver_version=\"550.54.15\",nvml_version=\"12.550.54.15\"";
+  auto agent = makeAgent();
+  for (const auto& [v, text] : std::vector<std::pair<int, std::string>>{{12090, "12.9"}, {13000, "13.0"}}) {
+    agent.cuda_driver_version = v;
+    EXPECT_LINE(render(Naming::Native, Format::Text004, makeNode(), {}, agent),
+                info + ",cuda_driver_version=\"" + text + "\"} 1");
+  }
+  agent.cuda_driver_version = 0;
+  EXPECT_LINE(render(Naming::Native, Format::Text004, makeNode(), {}, agent), info + "} 1");
+}
+
+// A GPU sampled "after" the scrape's clock (the wall clock stepped back) has no negative lag: 0.
+TEST(Values, ASampleFromTheFutureHasALagOfZero) {
+  auto node = makeNode();
+  node[3].last_sample_ms = kNowMs + 5000;
+  node[4].last_sample_ms = kNowMs;
+  const std::string t = render(Naming::Native, Format::Text004, node);
+  const std::string prefix = "gpuwarden_sample_lag_seconds{gpu=\"";
+  for (const char* gpu : {"3", "4"}) {
+    const auto at = t.find(prefix + gpu + "\"");
+    ASSERT_NE(at, std::string::npos) << gpu;
+    const std::string line = t.substr(at, t.find('\n', at) - at);
+    EXPECT_EQ(line.substr(line.rfind(' ') + 1), "0") << line;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Both namings.
 
@@ -601,6 +630,21 @@ TEST_P(BothNamings, HealthFamiliesInEitherFormat) {
   EXPECT_TRUE(p.errors.empty()) << joinErrors(p.errors);
 }
 
+// GPU 0 is a GPU like any other for an Xid that only knows its index (the kernel log's): it joins
+// GPU 0's series under its UUID, and it is GPU 0's latest Xid in dcgm-exporter's gauge.
+TEST_P(BothNamings, AnXidKnownByIndexZeroJoinsGpuZero) {
+  HealthSeries h = makeHealth();
+  h.xids = {{0, gpuUuid(0), 13, 2, 5'000}, {0, "", 13, 1, 6'000}, {0, "", 31, 1, 9'000}};
+  const std::string t = renderWithHealth(naming(), format(), {}, h);
+  const std::string l0 = naming() == Naming::Dcgm ? kGpu0Dcgm : kGpu0Native;
+  EXPECT_LINE(t, "gpuwarden_xid_errors_total{" + l0 + ",code=\"13\"} 3");
+  EXPECT_LINE(t, "gpuwarden_xid_errors_total{" + l0 + ",code=\"31\"} 1");
+  EXPECT_EQ(countLinesStartingWith(t, "gpuwarden_xid_errors_total{"), 2u) << t;
+  if (naming() == Naming::Dcgm) {
+    EXPECT_LINE(t, "DCGM_FI_DEV_XID_ERRORS{" + l0 + "} 31");
+  }
+}
+
 // dcgm-exporter's DCGM_FI_DEV_XID_ERRORS: a gauge of each GPU's latest Xid code, 0 before any.
 TEST_P(BothNamings, DcgmXidErrorsIsEachGpusLatestXid) {
   HealthSeries h = makeHealth();
@@ -794,6 +838,10 @@ TEST(Negotiation, QuotedVersionsAndAZeroWeightAlone) {
   EXPECT_EQ(negotiateFormat("application/openmetrics-text;version=\"2.0.0\""), Format::Text004);
   EXPECT_EQ(negotiateFormat("application/openmetrics-text;q=0"), Format::Text004);
   EXPECT_EQ(negotiateFormat("application/openmetrics-text;q=0.000"), Format::Text004);
+  // A tie goes to OpenMetrics in the native naming; dcgm's naming refuses OpenMetrics at q=0 too.
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text, text/plain"), Format::OpenMetrics);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;q=0.5, text/plain;q=0.5"), Format::OpenMetrics);
+  EXPECT_EQ(negotiateFormat("application/openmetrics-text;q=0", Naming::Dcgm), Format::Text004);
 }
 
 TEST(Negotiation, ContentTypes) {
