@@ -578,11 +578,11 @@ void Sampler::stop() {
 }
 
 void Sampler::supervise() {
-  auto backoff = std::chrono::milliseconds(500);
+  auto backoff = kReinitFirstWait;
   while (running_) {
     {
       std::unique_lock lock(wake_mu_);
-      wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return !running_.load(); });
+      wake_.wait_for(lock, kSuperviseTick, [&] { return !running_.load(); });
     }
     if (!running_) break;
     heartbeat_.fetch_add(1, std::memory_order_relaxed);
@@ -630,10 +630,10 @@ void Sampler::supervise() {
       std::unique_lock lock(wake_mu_);
       wake_.wait_for(lock, backoff, [&] { return !running_.load(); });
       heartbeat_.fetch_add(1, std::memory_order_relaxed);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(10000));
+      backoff = nextReinitWait(backoff);
     }
     if (!running_) break;
-    backoff = std::chrono::milliseconds(500);
+    backoff = kReinitFirstWait;
     std::lock_guard lock(mu_);
     down_views_.clear();
     ++stats_.nvml_reinits;

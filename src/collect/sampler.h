@@ -4,6 +4,7 @@
 // re-initialising with backoff and re-enumerating, GPUs keeping their identity by UUID.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -24,6 +25,15 @@ namespace gw::collect {
 // How long one NVML call may take before its GPU counts as stalled: the agent's default, and
 // the bound every CLI command puts on a GPU's reads.
 inline constexpr std::chrono::milliseconds kDefaultCallDeadline{2000};
+
+// While the driver is gone the supervisor tries NVML again after a wait that starts at half a
+// second and doubles up to ten (docs/design.md); it looks at the workers every 100 ms.
+inline constexpr std::chrono::milliseconds kReinitFirstWait{500};
+inline constexpr std::chrono::milliseconds kReinitMaxWait{10000};
+inline constexpr std::chrono::milliseconds kSuperviseTick{100};
+inline std::chrono::milliseconds nextReinitWait(std::chrono::milliseconds wait) {
+  return std::min(wait * 2, kReinitMaxWait);
+}
 
 struct SamplerConfig {
   std::chrono::milliseconds fast_interval{1000};                  // fast-moving fields (temperature, power, util)

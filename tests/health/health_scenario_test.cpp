@@ -442,3 +442,15 @@ TEST(SamplerDefaults, AreTheDocumentedOnes) {
   EXPECT_EQ(c.call_deadline, std::chrono::milliseconds(2000));
   EXPECT_TRUE(c.fields.empty());
 }
+
+// NVML is tried again after 0.5 s, then 1, 2, 4, 8 and at most every 10 s (docs/design.md), and the
+// supervisor looks at its workers every 100 ms.
+TEST(SamplerDefaults, TheReinitWaitDoublesFromHalfASecondToTen) {
+  using std::chrono::milliseconds;
+  std::vector<long long> waits;
+  for (auto w = collect::kReinitFirstWait; waits.size() < 8; w = collect::nextReinitWait(w)) waits.push_back(w.count());
+  EXPECT_EQ(waits, (std::vector<long long>{500, 1000, 2000, 4000, 8000, 10000, 10000, 10000}));
+  EXPECT_EQ(collect::nextReinitWait(milliseconds(4999)), milliseconds(9998));
+  EXPECT_EQ(collect::nextReinitWait(milliseconds(5001)), milliseconds(10000));
+  EXPECT_EQ(collect::kSuperviseTick, milliseconds(100));
+}
