@@ -247,9 +247,14 @@ Result<SeriesId> Store::series(std::string_view gpu_uuid, std::string_view field
   if (!find.step()) return Status::Error("history store: cannot register series: " + find.status().message());
   const int64_t raw = find.int64(0);
   find.finish();
-  if (raw < 0 || raw > kMaxSeriesId)
+  if (raw < 0 || raw > kMaxSeriesId) {
+    // The row just inserted goes again: left in the file, the next open would take it for damage
+    // and move the whole history aside.
+    Status undone = impl_->wdb->exec(("DELETE FROM series WHERE id = " + std::to_string(raw)).c_str());
     return Status::Error("history store: series id " + std::to_string(raw) + " of " + std::string(gpu_uuid) + " " +
-                         std::string(field) + " is out of range (0.." + std::to_string(kMaxSeriesId) + ")");
+                         std::string(field) + " is out of range (0.." + std::to_string(kMaxSeriesId) + ")" +
+                         (undone.ok() ? "" : "; cannot remove it: " + undone.message()));
+  }
   const auto id = static_cast<SeriesId>(raw);
   std::unique_lock lock(impl_->series_mu);
   if (!impl_->by_name.contains(key)) {

@@ -331,6 +331,32 @@ TEST(StoreIds, AnOutOfRangeNewSeriesIdIsAnErrorNotACrash) {
   EXPECT_TRUE(s->series("GPU-a", "temp").ok());
 }
 
+// The range is 0 to 1 000 000 inclusive (docs/store.md), the same when a series is registered as
+// when the file is opened: the series that gets id 1 000 000 registers, the one after it does not.
+TEST(StoreIds, TheSeriesAtIdOneMillionRegistersTheNextIsRefused) {
+  TempDir dir;
+  StoreOptions o = testOptions(dir.file("history.db"));
+  { openOrDie(o); }
+  sql(o.path, "INSERT INTO series (id, gpu_uuid, field, rolled_until) VALUES (999999, 'GPU-b', 'temp', 0)");
+  auto s = openOrDie(o);
+  EXPECT_EQ(s->counters().databases_reset, 0u);
+  auto last = s->series("GPU-c", "temp");
+  ASSERT_TRUE(last.ok()) << last.error();
+  EXPECT_EQ(*last, 1000000u);
+  EXPECT_TRUE(s->append(*last, 1000, 1.0));
+  auto past = s->series("GPU-d", "temp");
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.error().find("series id 1000001 "), std::string::npos) << past.error();
+  EXPECT_NE(past.error().find("out of range (0..1000000)"), std::string::npos) << past.error();
+  // The refused registration leaves nothing behind: the file opens again as it is, with its
+  // history, instead of being taken for damage and moved aside.
+  s.reset();
+  s = openOrDie(o);
+  EXPECT_EQ(s->counters().databases_reset, 0u);
+  EXPECT_EQ(s->series("GPU-c", "temp").value(), 1000000u);
+  EXPECT_EQ(s->query(1000000, 1000, 1000).value(), (std::vector<Point>{{1000, 1.0}}));
+}
+
 }  // namespace
 }  // namespace gw::store::testing
 
