@@ -117,6 +117,80 @@ TEST(Store, RejectsOutOfOrderDuplicateAndUnknown) {
   EXPECT_FALSE(store->series("", "x").ok());
 }
 
+// A raw query's bounds are inclusive at a chunk's edges as well: a query that starts at a chunk's
+// last sample or ends at a chunk's first sample gets that sample, whether the chunk is still in
+// memory (sealed or open), on disk, or read back after a restart.
+TEST(Store, RawQueryBoundsOnAChunkEdgeKeepTheEdgeSample) {
+  TempDir dir;
+  auto opt = testOptions(dir.file("h.db"));
+  opt.chunk_samples = 16;  // chunks [0 s, 15 s], [16 s, 31 s], and an open one from 32 s to 39 s
+  auto store = openOrDie(opt);
+  const SeriesId id = store->series("GPU-1", "sm_clock").value();
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(store->append(id, kT0 + i * 1000LL, i));
+  auto points = [&](int64_t since, int64_t until) {
+    std::vector<Point> want;
+    for (int64_t t = since; t <= until; t += 1000) want.push_back({t, static_cast<double>((t - kT0) / 1000)});
+    return want;
+  };
+  const char* const stages[] = {"before a flush", "after a flush", "after a reopen"};
+  for (int stage = 0; stage < 3; ++stage) {
+    const char* when = stages[stage];
+    if (stage == 1) {
+      ASSERT_TRUE(store->flush().ok());
+    }
+    if (stage == 2) {
+      store.reset();
+      store = openOrDie(opt);
+    }
+    // Starts at the first chunk's last sample, ends at the second chunk's first sample.
+    EXPECT_EQ(store->query(id, kT0 + 15000, kT0 + 20000).value(), points(kT0 + 15000, kT0 + 20000)) << when;
+    EXPECT_EQ(store->query(id, kT0 + 10000, kT0 + 16000).value(), points(kT0 + 10000, kT0 + 16000)) << when;
+    // The same at the last chunk's edges (the open one, until the reopen).
+    EXPECT_EQ(store->query(id, kT0 + 28000, kT0 + 32000).value(), points(kT0 + 28000, kT0 + 32000)) << when;
+    EXPECT_EQ(store->query(id, kT0 + 39000, kT0 + 45000).value(), points(kT0 + 39000, kT0 + 39000)) << when;
+  }
+}
+
+// since == until is a query for one instant: the bounds are inclusive, so it answers the sample at
+// that instant, and a stepped query answers the step holding it.
+TEST(Store, AOneInstantQueryAnswersTheSampleAndItsStep) {
+  TempDir dir;
+  auto store = openOrDie(testOptions(dir.file("h.db")));
+  const SeriesId id = store->series("GPU-1", "gpu_temp").value();
+  const int64_t start = kT0 - kT0 % 60000;  // minute-aligned
+  for (int i = 0; i < 90; ++i) ASSERT_TRUE(store->append(id, start + i * 1000LL, 40.0 + i));
+  EXPECT_EQ(store->query(id, start + 7000, start + 7000).value(), (std::vector<Point>{{start + 7000, 47.0}}));
+  EXPECT_EQ(store->query(id, start + 7000, start + 7000, 60000, Agg::Count).value(),
+            (std::vector<Point>{{start, 60.0}}));
+  EXPECT_TRUE(store->query(id, start + 7500, start + 7500).value().empty());
+}
+
+// A step covers [start, start + step - 1]. A sample at the step's last millisecond (:59.999) counts
+// in it and one at the next step's first millisecond does not, whether the step is read from raw
+// samples or from its rollup; compaction rolls up everything before its target, :59.999 included.
+TEST(Store, AStepEndsAtItsLastMillisecondInRawAndRolledUpHistory) {
+  TempDir dir;
+  auto store = openOrDie(testOptions(dir.file("h.db")));
+  const SeriesId id = store->series("GPU-1", "gpu_temp").value();
+  const int64_t start = kT0 - kT0 % 60000;  // minute-aligned
+  for (int i = 0; i < 120; ++i) {
+    ASSERT_TRUE(store->append(id, start + i * 1000LL, 1.0));
+    if (i == 59) {
+      ASSERT_TRUE(store->append(id, start + 59999, 1.0));
+    }
+  }
+  const std::vector<Point> first_minute{{start, 61.0}};
+  EXPECT_EQ(store->query(id, start, start + 30000, 60000, Agg::Count).value(), first_minute);
+  EXPECT_EQ(store->query(id, start, start + 59999, 60000, Agg::Count).value(), first_minute);
+
+  // The first minute is rolled up now; queries read its rollup and raw samples from the second on.
+  ASSERT_TRUE(store->compact(start + 60000 + 1234).ok());
+  EXPECT_EQ(store->query(id, start, start + 30000, 60000, Agg::Count).value(), first_minute);
+  EXPECT_EQ(store->query(id, start, start + 59999, 60000, Agg::Count).value(), first_minute);
+  EXPECT_EQ(store->query(id, start, start + 60000, 60000, Agg::Count).value(),
+            (std::vector<Point>{{start, 61.0}, {start + 60000, 60.0}}));
+}
+
 TEST(Store, StepAggregationMatchesBruteForce) {
   TempDir dir;
   auto opt = testOptions(dir.file("h.db"));
