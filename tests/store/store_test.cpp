@@ -341,6 +341,57 @@ TEST(StoreErrors, ClearMessages) {
   EXPECT_FALSE(Store::open(testOptions("")).ok());
 }
 
+// chunk_samples is checked against the documented range, 2 to 100000, at each end and one past it.
+TEST(StoreErrors, ChunkSamplesFromTwoToAHundredThousandOpen) {
+  TempDir dir;
+  for (size_t n : {size_t{1}, size_t{2}, size_t{100000}, size_t{100001}}) {
+    auto opt = testOptions(dir.file("h.db"));
+    opt.chunk_samples = n;
+    auto store = Store::open(opt);
+    if (n == 2 || n == 100000) {
+      EXPECT_TRUE(store.ok()) << n << ": " << store.error();
+    } else {
+      ASSERT_FALSE(store.ok()) << n;
+      EXPECT_EQ(store.error(), "history store: chunk_samples must be between 2 and 100000") << n;
+    }
+  }
+}
+
+// A zero flush interval would spin the store's thread, a zero downsample step divides by zero in
+// compact() and in stepped queries, and a zero retention drops everything at each compaction: each
+// is refused at open. The smallest positive value of each opens.
+TEST(StoreErrors, ZeroIntervalsAndRetentionsAreRefusedAtOpen) {
+  TempDir dir;
+  struct Case {
+    const char* name;
+    void (*set)(StoreOptions&, int);
+    const char* message;
+  };
+  const Case cases[] = {
+      {"flush_interval", [](StoreOptions& o, int n) { o.flush_interval = std::chrono::milliseconds(n); },
+       "history store: flush_interval must be positive"},
+      {"downsample_step", [](StoreOptions& o, int n) { o.downsample_step = std::chrono::seconds(n); },
+       "history store: downsample_step must be positive"},
+      {"raw_retention", [](StoreOptions& o, int n) { o.raw_retention = std::chrono::hours(n); },
+       "history store: retention must be positive"},
+      {"downsampled_retention", [](StoreOptions& o, int n) { o.downsampled_retention = std::chrono::hours(n); },
+       "history store: retention must be positive"},
+  };
+  for (const Case& c : cases) {
+    for (int n : {-1, 0, 1}) {
+      auto opt = testOptions(dir.file("h.db"));
+      c.set(opt, n);
+      auto store = Store::open(opt);
+      if (n > 0) {
+        EXPECT_TRUE(store.ok()) << c.name << " " << n << ": " << store.error();
+      } else {
+        ASSERT_FALSE(store.ok()) << c.name << " " << n;
+        EXPECT_EQ(store.error(), c.message) << c.name << " " << n;
+      }
+    }
+  }
+}
+
 TEST(StoreErrors, NewerSchemaIsRefused) {
   TempDir dir;
   { openOrDie(testOptions(dir.file("h.db"))); }
