@@ -22,6 +22,10 @@ TEST(RetentionBoundary, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.downsampled_retention, std::chrono::hours(24 * 30));
   EXPECT_EQ(o.downsample_step, std::chrono::seconds(60));
   EXPECT_EQ(o.chunk_samples, 120u);
+  // The agent leaves these two to the library (it sets its own flush interval from its config):
+  // docs/store.md says 5 s and 32 MiB.
+  EXPECT_EQ(o.flush_interval, std::chrono::milliseconds(5000));
+  EXPECT_EQ(o.max_pending_bytes, std::size_t{32} * 1024 * 1024);
 }
 
 // Two minutes at 1 s: one full chunk (120 samples), two one-minute rollup buckets.
