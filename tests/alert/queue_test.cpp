@@ -81,5 +81,21 @@ TEST(DiskQueue, AFailedAckIsReportedAndTheAlertStaysQueued) {
   EXPECT_EQ(again->alert.id, "r/GPU-1");
 }
 
+// The dispatcher's repeat interval, at its edge: the same firing alert submitted again one
+// millisecond before `repeat_interval` has passed since the last send is dropped, and at exactly
+// the interval it is sent again (docs/alerts.md: "dropped if it comes within repeat_interval").
+TEST(DiskQueue, TheSameStateIsQueuedAgainExactlyOneRepeatIntervalLater) {
+  testsupport::TempDir dir("gw-queue");
+  auto q = DiskQueue::open(dir.file("alerts.db"));
+  ASSERT_TRUE(q.ok()) << q.error();
+  Alert a;
+  a.id = "r/GPU-1";
+  a.rule = "r";
+  a.starts_at_ms = 1000;
+  ASSERT_TRUE((*q)->submit(a, {"hook"}, 1000, 60'000).value());
+  EXPECT_FALSE((*q)->submit(a, {"hook"}, 60'999, 60'000).value());
+  EXPECT_TRUE((*q)->submit(a, {"hook"}, 61'000, 60'000).value());
+}
+
 }  // namespace
 }  // namespace gw::alert
