@@ -553,6 +553,73 @@ TEST(RuleBoundaries, ConditionRulesFireAtTheirHold) {
   }
 }
 
+// With four answering peers, three quarters is exactly three: three busy peers make a straggler,
+// two do not. The table's probe (seven peers) cannot tell ceil(¾ × peers) from a rounding that
+// asks for one peer more whenever ¾ of the peers is a whole number.
+TEST(RuleBoundaries, AStragglerWithFourPeersNeedsThreeOfThemBusy) {
+  const Probe p{.rule = "straggler",
+                .signal = "busy peers",
+                .gpus = 5,
+                .place = [](std::vector<Gpu>& g, double v, std::int64_t, RuleEngine&) {
+                  g[0].set("gpu_util", 0);
+                  for (std::size_t k = 1; k < g.size(); ++k)
+                    g[k].set("gpu_util", static_cast<double>(k) <= v ? 95 : 30);
+                }};
+  const RuleConfig config;
+  ASSERT_EQ(config.straggler_min_peers, 2);
+  const std::int64_t hold = holdOf(*findRule("straggler"), config);
+  const auto three = run(p, config, 3, hold);
+  ASSERT_TRUE(three.has_value()) << "3 of 4 peers busy";
+  EXPECT_EQ(three->severity, Severity::Warning);
+  const auto two = run(p, config, 2, 2 * hold + 60'000, 0);
+  EXPECT_FALSE(two) << "2 of 4 peers busy: " << show(two);
+}
+
+// Each PCIe generation reads its own slot of `pcie_replay_per_min`, and Gen6 (and later) reads
+// Gen5's (docs/health.md). The defaults give Gen1 and Gen2 the same allowance, so distinct ones
+// here tell the slots apart: one replay a minute above the allowance fires, the allowance does not.
+TEST(RuleBoundaries, EachPcieGenerationReadsItsOwnReplayAllowanceAndGen6ReadsGen5s) {
+  const auto configure = [](RuleConfig& c) { c.pcie_replay_per_min = {1, 2, 3, 4, 5}; };
+  RuleConfig config;
+  configure(config);
+  const std::int64_t hold = holdOf(*findRule("pcie_replay"), config);
+  for (const auto& [gen, allowed] : std::vector<std::pair<int, double>>{{1, 1}, {2, 2}, {6, 5}}) {
+    SCOPED_TRACE("Gen" + std::to_string(gen));
+    const Probe p{.rule = "pcie_replay",
+                  .signal = "replays a minute",
+                  .lead_ms = 60'000,
+                  .configure = configure,
+                  .place = with([gen](Gpu& g, double v, std::int64_t t) {
+                    g.set("pcie_link_gen", gen).set("pcie_max_link_gen", gen);
+                    g.set("pcie_replay_counter", v * static_cast<double>(t / 60'000));
+                  })};
+    const auto above = run(p, config, allowed + 1, p.lead_ms + hold);
+    ASSERT_TRUE(above.has_value()) << allowed + 1 << " a minute";
+    EXPECT_EQ(above->severity, Severity::Warning);
+    const auto at = run(p, config, allowed, p.lead_ms + 2 * hold + 60'000, p.lead_ms);
+    EXPECT_FALSE(at) << allowed << " a minute: " << show(at);
+  }
+}
+
+// `nvlink_error_max: 0` is a legal setting (any error at all warns), but a rise of nothing is no
+// error: counters that stay at zero never fire, one error does.
+TEST(RuleBoundaries, NvlinkErrorMaxZeroFiresOnOneErrorAndNotOnNone) {
+  const auto configure = [](RuleConfig& c) { c.nvlink_error_max = 0; };
+  RuleConfig config;
+  configure(config);
+  const std::int64_t hold = holdOf(*findRule("nvlink_errors"), config);
+  const Probe p{.rule = "nvlink_errors",
+                .signal = "NVLink error rise",
+                .lead_ms = 1000,
+                .configure = configure,
+                .place = with([](Gpu& g, double v, std::int64_t t) { g.set("nvlink_replay_errors", t > 0 ? v : 0); })};
+  const auto one = run(p, config, 1, p.lead_ms + hold);
+  ASSERT_TRUE(one.has_value()) << "one error";
+  EXPECT_EQ(one->severity, Severity::Warning);
+  const auto none = run(p, config, 0, p.lead_ms + 2 * hold + 60'000, 0);
+  EXPECT_FALSE(none) << show(none);
+}
+
 // The rules' windows: what happened just inside a window still counts, one step outside it no
 // longer does.
 class Window {
@@ -611,6 +678,39 @@ TEST(RuleWindows, AnXidStaysCurrentForXidActiveMs) {
   EXPECT_TRUE(x.found(1000 + active - 1000, "xid"));
   EXPECT_TRUE(x.found(1000 + active, "xid"));
   EXPECT_FALSE(x.found(1000 + active + 1000, "xid"));
+}
+
+// An application-fault Xid last seen exactly `xid_active_ms` ago still counts for the repeat
+// escalation (docs/health.md: "within `xid_active_ms`"), on the GPU itself and on a peer: three on
+// GPU 0 at the edge still make a warning, and one on a peer at the edge keeps GPU 0's at info.
+TEST(RuleWindows, AppXidsAtExactlyXidActiveMsStillCountForTheRepeat) {
+  const std::int64_t active = RuleConfig{}.xid_active_ms;
+  ASSERT_EQ(active, 600'000);
+  auto severityOnGpu0 = [](Window& x, std::int64_t t) {
+    std::optional<Severity> s;
+    for (const Finding& f : x.engine().evaluate(kT0 + t))
+      if (f.rule == "xid" && f.gpu_index == 0) s = f.severity;
+    return s;
+  };
+  auto peerXid = [](std::int64_t t) {
+    events::GpuEvent e = xid13(t);
+    e.gpu_index = 1;
+    e.gpu_uuid = "GPU-00000001";
+    return e;
+  };
+  {
+    Window x(2);
+    x.at(0, "xid", [](Gpu&) {});
+    for (std::int64_t t : {998, 999, 1000}) x.engine().onEvent(xid13(kT0 + t));
+    EXPECT_EQ(severityOnGpu0(x, 1000 + active), Severity::Warning) << "three, the last one xid_active_ms ago";
+  }
+  {
+    Window x(2);
+    x.at(0, "xid", [](Gpu&) {});
+    x.engine().onEvent(peerXid(kT0 + 1000));
+    for (std::int64_t t : {1998, 1999, 2000}) x.engine().onEvent(xid13(kT0 + t));
+    EXPECT_EQ(severityOnGpu0(x, 1000 + active), Severity::Info) << "the peer's Xid is xid_active_ms old";
+  }
 }
 
 // A replay counter read for less than half a window is never a rate.
