@@ -354,3 +354,121 @@ TEST(Incidents, RecentDefaultsToTheNewestHundred) {
   EXPECT_EQ(st.recent().size(), 100u);
   EXPECT_EQ(st.recent(1000).size(), 101u);
 }
+
+// A steady condition costs no write per pass, but its last sighting reaches the file every 10 s, so
+// that a restart knows it: 9.999 s after the last write the file still says the first sighting, at
+// 10 s it says the latest one and how often it was seen.
+TEST(Incidents, LastSeenReachesTheFileEveryTenSeconds) {
+  auto s = IncidentStore::open(freshDir("seen") + "/incidents.db");
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto& st = **s;
+  const auto f = finding("gpu_temperature", "GPU-1", Severity::Warning, false);
+  auto r = st.apply({f}, 1000);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->size(), 1u);
+  const auto id = (*r)[0].id;
+  ASSERT_TRUE(st.apply({f}, 10'999).ok());
+  EXPECT_EQ(st.get(id)->last_seen_ms, 1000);
+  EXPECT_EQ(st.get(id)->occurrences, 1);
+  ASSERT_TRUE(st.apply({f}, 11'000).ok());
+  EXPECT_EQ(st.get(id)->last_seen_ms, 11'000);
+  EXPECT_EQ(st.get(id)->occurrences, 3);
+}
+
+// An Xid that comes back in a later agent lifetime needs hardware inspection from warning up: a
+// warning Xid (here an application fault that repeated on this GPU only, so not sticky) recurs as
+// a sticky critical, while an informational one is not escalated.
+TEST(Incidents, AWarningXidRecurringAfterARestartBecomesCriticalAndAnInfoOneDoesNot) {
+  const auto dir = freshDir("recur");
+  const auto warning = finding("xid", "GPU-9", Severity::Warning, false, 13);
+  const auto info = finding("xid", "GPU-9", Severity::Info, false, 45);
+  {
+    auto s = IncidentStore::open(dir + "/incidents.db");
+    ASSERT_TRUE(s.ok()) << s.error();
+    ASSERT_EQ((*s)->apply({warning, info}, 1000)->size(), 2u);
+    ASSERT_TRUE((*s)->markHealthy("GPU-9", 2000).ok());
+  }
+  auto s = IncidentStore::open(dir + "/incidents.db");
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto r = (*s)->apply({warning, info}, 9000);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->size(), 2u);
+  for (const Incident& i : *r) {
+    SCOPED_TRACE(i.key);
+    if (i.xid == 13) {
+      EXPECT_TRUE(i.escalated);
+      EXPECT_TRUE(i.sticky);
+      EXPECT_EQ(i.severity, Severity::Critical);
+    } else {
+      EXPECT_FALSE(i.escalated);
+      EXPECT_FALSE(i.sticky);
+      EXPECT_EQ(i.severity, Severity::Info);
+    }
+  }
+}
+
+// An incident can worsen but is not rewritten at the same severity: a new wording of the same
+// condition leaves its summary, action and update time as they were, in memory and in the file.
+TEST(Incidents, TheSameSeverityDoesNotRewriteAnIncident) {
+  auto s = IncidentStore::open(freshDir("same") + "/incidents.db");
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto& st = **s;
+  auto f = finding("gpu_temperature", "GPU-1", Severity::Warning, false);
+  auto r = st.apply({f}, 1000);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->size(), 1u);
+  const auto id = (*r)[0].id;
+  f.summary = "reworded";
+  f.action = "do something else";
+  ASSERT_TRUE(st.apply({f}, 2000).ok());
+  const auto stored = st.get(id);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->summary, "gpu_temperature on GPU-1");
+  EXPECT_EQ(stored->action, "do something");
+  EXPECT_EQ(stored->updated_ms, 1000);
+  const auto open = st.unresolved();
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].summary, "gpu_temperature on GPU-1");
+  EXPECT_EQ(open[0].updated_ms, 1000);
+}
+
+// The health states from worst to best: fatal, critical, unknown, warning, healthy (docs/api.md:
+// a lost or stalled GPU with nothing worse open is unknown). The worse of any two wins, in either
+// order.
+TEST(Incidents, TheWorseOfTwoHealthStatesWins) {
+  const std::vector<HealthState> order = {HealthState::Healthy, HealthState::Warning, HealthState::Unknown,
+                                          HealthState::Critical, HealthState::Fatal};
+  for (std::size_t a = 0; a < order.size(); ++a)
+    for (std::size_t b = 0; b < order.size(); ++b) {
+      SCOPED_TRACE(std::string(healthStateName(order[a])) + " and " + std::string(healthStateName(order[b])));
+      EXPECT_EQ(worstOf(order[a], order[b]), order[std::max(a, b)]);
+    }
+}
+
+// A GPU's state from its open incidents and whether it answers: a warning alone reads warning, a
+// stalled GPU with only a warning reads unknown (its values are stale), and a stalled GPU with a
+// critical incident reads critical.
+TEST(Incidents, AStalledGpuReadsUnknownUnlessSomethingWorseIsOpen) {
+  auto s = IncidentStore::open(freshDir("states") + "/incidents.db");
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto& st = **s;
+  ASSERT_TRUE(st.apply({finding("gpu_temperature", "GPU-0", Severity::Warning, false),
+                        finding("gpu_temperature", "GPU-1", Severity::Warning, false),
+                        finding("ecc_dbe", "GPU-2", Severity::Critical, true)},
+                       1000)
+                  .ok());
+  std::vector<collect::GpuView> views(4);
+  const collect::GpuState states[] = {collect::GpuState::Up, collect::GpuState::Stalled, collect::GpuState::Stalled,
+                                      collect::GpuState::Up};
+  for (unsigned i = 0; i < views.size(); ++i) {
+    views[i].id.index = i;
+    views[i].id.uuid = "GPU-" + std::to_string(i);
+    views[i].state = states[i];
+  }
+  const auto got = st.healthStates(views);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].second, HealthState::Warning);
+  EXPECT_EQ(got[1].second, HealthState::Unknown);
+  EXPECT_EQ(got[2].second, HealthState::Critical);
+  EXPECT_EQ(got[3].second, HealthState::Healthy);
+}
