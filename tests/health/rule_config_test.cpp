@@ -78,6 +78,11 @@ TEST(RuleConfigKeys, BadValuesNameFileLineAndKey) {
       {"pcie_replay_per_min: [1, 2]\n", "r.yaml:1: pcie_replay_per_min: expected a list of 5 numbers"},
       {"gpu_temp_c: 80\nswing_low: 25\n", "r.yaml:1: swing_high: needs swing_low < swing_high ≤ starvation_util_max"},
       {"idle_util: 70\n", "load_util: needs idle_util < load_util ≤ full_load_util (70, 60, 90)"},
+      // The orders are strict below: a band's low edge equal to its high edge is refused too.
+      {"swing_low: 20\n", "r.yaml:1: swing_high: needs swing_low < swing_high ≤ starvation_util_max (20, 20, 70)"},
+      {"idle_util: 60\n", "r.yaml:1: load_util: needs idle_util < load_util ≤ full_load_util (60, 60, 90)"},
+      // GPU indexes run 0-1023; 1024 is neither an index nor a UUID.
+      {"workload_by_gpu: {1024: training}\n", "r.yaml:1: workload_by_gpu: '1024' is neither a GPU index (0-1023)"},
       // Values in these messages keep three decimals at most.
       {"idle_util: 70.12345\n", "load_util: needs idle_util < load_util ≤ full_load_util (70.123, 60, 90)"},
       {"- gpu_temp_c\n", "r.yaml:1: expected a mapping of health settings"},
@@ -113,6 +118,9 @@ TEST(RuleConfigKeys, RangesAtTheirEdges) {
       {"starvation_window_ms: 648001\n", false},
       {"pcie_replay_per_min: [0, 0, 0, 0, 1000000000]\n", true},
       {"pcie_replay_per_min: [0, 0, 0, 0, 1000000000.5]\n", false},
+      {"swing_low: 19.999\n", true},  // just below swing_high (20)
+      {"idle_util: 59.999\n", true},  // just below load_util (60)
+      {"workload_by_gpu: {1023: training}\n", true},
   };
   for (const auto& [yaml, ok] : cases) EXPECT_EQ(parseRuleConfig(yaml, "r.yaml").ok(), ok) << yaml;
 }
@@ -269,6 +277,23 @@ TEST(RuleEngineWorkload, InferredFromTheSpreadOnlyWithNinetyPercentOfTheWindow) 
   }
   EXPECT_EQ(e.workloadOf("GPU-00000000", kT0 + 300'000).cls, WorkloadClass::kInference);
   EXPECT_EQ(e.workloadOf("GPU-00000001", kT0 + 300'000).cls, WorkloadClass::kIdle);
+}
+
+// docs/health.md: 90 % of the samples below `swing_low` is idle. 300 samples in the window, 270 of
+// them at 1 % (below swing_low, 3 %) and 30 at 80 %: idle. One more at 80 % and the GPU is no longer
+// idle but, with its wide spread, inference.
+TEST(RuleEngineWorkload, NinetyPercentOfSamplesBelowSwingLowIsIdle) {
+  for (const int busy : {30, 31}) {
+    RuleEngine e;
+    auto gpus = test::node(1);
+    for (int t = 0; t < 300; ++t) {
+      gpus[0].set("gpu_util", t % 10 == 0 || (busy == 31 && t == 1) ? 80 : 1);
+      e.observe(test::views(gpus), kT0 + t * 1000LL);
+    }
+    EXPECT_EQ(e.workloadOf("GPU-00000000", kT0 + 300'000).cls,
+              busy == 30 ? WorkloadClass::kIdle : WorkloadClass::kInference)
+        << busy << " of 300 samples at 80 %: " << e.workloadOf("GPU-00000000", kT0 + 300'000).describe();
+  }
 }
 
 bool finds(RuleEngine& e, std::int64_t t_s, const std::string& rule) {
