@@ -59,13 +59,18 @@ TEST(LogScan, EmptyAndCrLfInput) {
   EXPECT_EQ(scan.irrelevant, 1U);
 }
 
+// Every malformed line is counted, but only the first 20 are kept with their line numbers (memory
+// stays bounded on a huge log): lines 1 to 20 of 50, written as a number here so that the limit
+// cannot move unnoticed.
 TEST(LogScan, KeepsOnlyTheFirstErrors) {
   std::string text;
   for (int i = 0; i < 50; ++i) text += "NVRM: Xid (PCI:0000:zz:00): abc\n";
   std::istringstream in(text);
   const LogScan scan = parseLogFile(in);
   EXPECT_EQ(scan.malformed, 50U);
-  EXPECT_EQ(scan.firstErrors.size(), LogScan::kMaxErrorsKept);
+  ASSERT_EQ(scan.firstErrors.size(), 20U);
+  EXPECT_EQ(scan.firstErrors.front().lineNumber, 1U);
+  EXPECT_EQ(scan.firstErrors.back().lineNumber, 20U);
   EXPECT_TRUE(scan.events.empty());
 }
 
