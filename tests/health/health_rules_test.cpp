@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "health/idle_peers.h"
 #include "health/rules.h"
 #include "rule_test_util.h"
 
@@ -148,6 +149,20 @@ TEST(HealthRules, PowerLowUnderLoad) {
   auto g2 = node();
   g2[3].set("power_usage", 250).set("gpu_util", 40);  // not at full load
   EXPECT_FALSE(has(run(q, g2, 70), "power_low_under_load"));
+}
+
+// A power-saving P-state (P8 up to P31; docs/health.md: pstate_slow, 8) explains low power at full
+// load, so only pstate_under_load speaks; P7 does not explain it, and neither does P32 (NVML's
+// "unknown").
+TEST(HealthRules, PowerLowUnderLoadIsExplainedByAPowerSavingPstate) {
+  for (const int pstate : {7, 8, 31, 32}) {
+    SCOPED_TRACE("P" + std::to_string(pstate));
+    RuleEngine e;
+    auto gs = node();
+    gs[3].set("power_usage", 250).set("clock_event_reasons", 0).set("pstate", pstate);
+    const auto fs = run(e, gs, 70);
+    EXPECT_EQ(has(fs, "power_low_under_load", 3), pstate == 7 || pstate == 32) << dump(fs);
+  }
 }
 
 // Power limits come in milliwatts: a 312.5 W limit is told as such, not rounded to 312 or 313.
@@ -584,6 +599,32 @@ TEST(HealthRules, AnXidBeforeItsGpuIsKnownCountsOnce) {
   EXPECT_EQ(f->severity, Severity::Info) << f->summary;
 }
 
+// Events waiting for their GPU are capped at 256, so a flood before the GPU is known cannot grow
+// memory without bound: of 300 Xids, the first 256 count once the GPU appears, whether it appears at
+// the first observation or only at a later one (the queue is kept across observations that do not
+// name it).
+TEST(HealthRules, AtMost256EventsWaitForTheirGpu) {
+  for (const bool later : {false, true}) {
+    SCOPED_TRACE(later ? "GPU 4 appears at the second observation" : "GPU 4 appears at the first observation");
+    RuleEngine e;
+    auto gs = node(5);
+    for (int k = 0; k < 300; ++k) {
+      events::GpuEvent x = xidAt(13, 999'000 + k);
+      x.gpu_uuid = gs[4].v.id.uuid;
+      e.onEvent(x);
+    }
+    if (later) {
+      auto four = node(4);
+      e.observe(views(four), 999'500);
+    }
+    const auto fs = run(e, gs, 2);
+    const Finding* f = find(fs, "xid");
+    ASSERT_NE(f, nullptr) << dump(fs);
+    EXPECT_EQ(f->gpu_index, 4);
+    EXPECT_EQ(f->evidence, "xid=13 count=256");
+  }
+}
+
 TEST(HealthRules, ApplicationXidIsInfoAndEscalatesOnlyWhenRepeatedAlone) {
   RuleEngine e;
   auto gs = node();
@@ -653,4 +694,23 @@ TEST(HealthRules, DisabledRuleDoesNotFire) {
   auto gs = node();
   gs[0].set("gpu_temp", 90);
   EXPECT_FALSE(has(run(e, gs, 40), "gpu_temperature"));
+}
+
+// The instant "idle while peers busy" mark of dmon and /api/v1/latest: at most 10 % while the
+// answering peers average at least 60 %, each at its edge and one small step past it.
+TEST(IdlePeers, AtMostTenPercentWhileThePeersAverageSixty) {
+  EXPECT_EQ(idleWhilePeersBusy({10, 60}), (std::vector<bool>{true, false}));
+  EXPECT_EQ(idleWhilePeersBusy({10.01, 60}), (std::vector<bool>{false, false}));
+  EXPECT_EQ(idleWhilePeersBusy({10, 59.99}), (std::vector<bool>{false, false}));
+  EXPECT_EQ(idleWhilePeersBusy({0, 50, 70}), (std::vector<bool>{true, false, false})) << "peers average 60";
+}
+
+// A GPU that did not answer (a negative reading) is neither marked nor a peer, and a sample needs
+// two answering GPUs: one alone has no peers to be slower than. A GPU at 0 % did answer.
+TEST(IdlePeers, OnlyAnsweringGpusCountAndTwoAreNeeded) {
+  EXPECT_EQ(idleWhilePeersBusy({}), std::vector<bool>{});
+  EXPECT_EQ(idleWhilePeersBusy({5}), (std::vector<bool>{false}));
+  EXPECT_EQ(idleWhilePeersBusy({5, -1}), (std::vector<bool>{false, false}));
+  EXPECT_EQ(idleWhilePeersBusy({0, -1, 80}), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(idleWhilePeersBusy({-1, 0, 80}), (std::vector<bool>{false, true, false}));
 }
