@@ -99,7 +99,12 @@ TEST(DcgmNaming, ValueKindsAreDcgmsFieldTypes) {
       {158, DcgmValueKind::Int64},    // SLOWDOWN_TEMP
       {159, DcgmValueKind::Int64},    // SHUTDOWN_TEMP
       {160, DcgmValueKind::Double},   // POWER_MGMT_LIMIT
+      {161, DcgmValueKind::Double},   // POWER_MGMT_LIMIT_MIN
       {164, DcgmValueKind::Double},   // ENFORCED_POWER_LIMIT
+      {165, DcgmValueKind::Int64},    // past the power limits
+      {1000, DcgmValueKind::Int64},   // below the profiling fields
+      {1099, DcgmValueKind::Double},  // the last profiling id
+      {1100, DcgmValueKind::Int64},   // past them
       {170, DcgmValueKind::Int64},    // FABRIC_MANAGER_STATUS
       {175, DcgmValueKind::Int64},    // FABRIC_HEALTH_SUMMARY
       {1001, DcgmValueKind::Double},  // PROF_GR_ENGINE_ACTIVE
@@ -743,6 +748,19 @@ TEST(Values, SpecialFloatsAndIntegers) {
   EXPECT_NE(d.find("} 0.000000\n"), std::string::npos);
   // An INT64 field cannot hold NaN: dcgm-exporter would have had a blank value and skipped it.
   EXPECT_EQ(d.find("DCGM_FI_DEV_GPU_TEMP{" + kGpu0Dcgm), std::string::npos);
+}
+
+// An INT64 field's value is printed as an integer while it fits one with room to spare: up to
+// just under 9.2e18, which is left out rather than printed wrapped.
+TEST(Values, AnIntegerFieldPastNinePointTwoE18IsLeftOut) {
+  auto node = makeNode();
+  valueOf(node[0], "gpu_temp").value = 9.1e18;
+  valueOf(node[1], "gpu_temp").value = 9.2e18;
+  valueOf(node[2], "gpu_temp").value = -9.2e18;
+  const std::string d = render(Naming::Dcgm, Format::Text004, node);
+  EXPECT_LINE(d, "DCGM_FI_DEV_GPU_TEMP{" + kGpu0Dcgm + "} 9100000000000000000");
+  EXPECT_EQ(d.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"1\""), std::string::npos);
+  EXPECT_EQ(d.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"2\""), std::string::npos);
 }
 
 TEST(Values, MigDeviceOfALostGpuServesNoValues) {
