@@ -15,6 +15,10 @@
 namespace gw::alert {
 namespace {
 
+// What a receiver's reply or a command's stderr adds to a delivery error: enough to say why,
+// never a whole page in the log and the stats.
+constexpr std::size_t kErrorTextBytes = 200;
+
 Delivery post(const SinkConfig& config, const std::string& url, const std::string& body) {
   std::string origin, path;
   if (!splitUrl(url, origin, path)) return Delivery::reject("bad URL: " + url);
@@ -33,7 +37,7 @@ Delivery post(const SinkConfig& config, const std::string& url, const std::strin
   if (!res) return Delivery::retry("POST " + url + ": " + httplib::to_string(res.error()));
   int s = res->status;
   if (s >= 200 && s < 300) return Delivery::success();
-  std::string msg = "POST " + url + ": HTTP " + std::to_string(s) + " " + res->body.substr(0, 200);
+  std::string msg = "POST " + url + ": HTTP " + std::to_string(s) + " " + res->body.substr(0, kErrorTextBytes);
   if (s == 408 || s == 429 || s >= 500) return Delivery::retry(msg);
   return Delivery::reject(msg);
 }
@@ -127,7 +131,7 @@ Delivery CommandSink::deliver(const Alert& a) {
   if (r.exit_code == 0 && !r.timed_out) return Delivery::success();
   std::string why = r.not_found   ? "not found"
                     : r.timed_out ? "timed out"
-                                  : "exit " + std::to_string(r.exit_code) + ": " + r.err.substr(0, 200);
+                                  : "exit " + std::to_string(r.exit_code) + ": " + r.err.substr(0, kErrorTextBytes);
   return Delivery::retry(config_.command[0] + ": " + why);
 }
 

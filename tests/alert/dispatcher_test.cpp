@@ -331,6 +331,30 @@ TEST(Webhook, WhichStatusesAreRetried) {
   }
 }
 
+// A delivery error carries the first 200 bytes of what the receiver or the command said.
+TEST(Webhook, AnErrorKeepsTheFirst200BytesOfTheReply) {
+  const int port = freePort();
+  Receiver rx(400, std::string(200, 'a') + std::string(100, 'b'));
+  ASSERT_TRUE(rx.start(port));
+  SinkConfig c;
+  c.type = SinkConfig::Type::webhook;
+  c.url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
+  WebhookSink sink(c);
+  const Delivery d = sink.deliver(makeAlert(1));
+  EXPECT_EQ(d.error, "POST " + c.url + ": HTTP 400 " + std::string(200, 'a'));
+
+  TempDir dir;
+  const std::string script = dir.path() + "/hook.sh";
+  std::ofstream(script) << "#!/bin/sh\nprintf '%0200d%0100d' 0 0 | tr 0 c >&2\nexit 3\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  SinkConfig s;
+  s.type = SinkConfig::Type::command;
+  s.command = {script};
+  CommandSink command(s, dir.path());
+  const Delivery e = command.deliver(makeAlert(1));
+  EXPECT_EQ(e.error, script + ": exit 3: " + std::string(200, 'c'));
+}
+
 TEST(Webhook, PermanentRejectionDoesNotBlockTheQueue) {
   TempDir dir;
   int port = freePort();

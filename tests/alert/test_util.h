@@ -33,14 +33,14 @@ inline int freePort() {
 // Records every POSTed body (as JSON) and the request headers of the last one.
 class Receiver {
  public:
-  explicit Receiver(int status = 200) : status_(status) {
+  explicit Receiver(int status = 200, std::string reply = "ok") : status_(status), reply_(std::move(reply)) {
     server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu_);
       bodies_.push_back(nlohmann::json::parse(req.body));
       headers_ = req.headers;
       times_.push_back(std::chrono::steady_clock::now());
       res.status = status_;
-      res.set_content("ok", "text/plain");
+      res.set_content(reply_, "text/plain");
     });
   }
   ~Receiver() { stop(); }
@@ -69,6 +69,7 @@ class Receiver {
 
  private:
   int status_;
+  std::string reply_;
   httplib::Server server_;
   std::thread thread_;
   std::mutex mu_;
