@@ -94,6 +94,27 @@ std::unique_ptr<Agent> simAgent(const std::string& config, const std::string& da
   return created ? std::move(created).value() : nullptr;
 }
 
+// The dgx-h100 simulator from its start, and a data folder a test may fill before the agent opens it.
+std::string dgxDataDir(const test::TempDir& dir) {
+  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+  ::unsetenv("GPUWARDEN_SIM_START");
+  ::unsetenv("GPUWARDEN_SIM_SPEED");
+  const std::string data = dir.path() + "/data";
+  std::filesystem::create_directories(data);
+  return data;
+}
+
+// An agent started on `data`, its control socket in the test's own folder; nullptr when it failed.
+std::unique_ptr<Agent> startedAgent(const test::TempDir& dir, const std::string& data) {
+  auto agent = simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\n"), data);
+  if (!agent) return nullptr;
+  ::setenv("GPUWARDEN_RUNTIME_DIR", dir.file("run").c_str(), 1);
+  const Status st = agent->start();
+  ::unsetenv("GPUWARDEN_RUNTIME_DIR");
+  EXPECT_TRUE(st.ok()) << st.message();
+  return st.ok() ? std::move(agent) : nullptr;
+}
+
 // The port of an agent's one listening address.
 int portOf(const Agent& a) {
   const auto addrs = a.boundAddresses();
@@ -587,11 +608,7 @@ TEST(AgentStart, AFailedControlSocketGivesBackTheDataFolderAndThePort) {
 // with a long history of settings answers a page, and a limit asks for more.
 TEST(AgentControl, RecordsListIsTheNewestHundredUnlessALimitSaysOtherwise) {
   test::TempDir dir;
-  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
-  ::unsetenv("GPUWARDEN_SIM_START");
-  ::unsetenv("GPUWARDEN_SIM_SPEED");
-  const std::string data = dir.path() + "/data";
-  std::filesystem::create_directories(data);
+  const std::string data = dgxDataDir(dir);
   {
     auto rs = node::RecordStore::open(node::DataDir(data).recordsDb());
     ASSERT_TRUE(rs) << rs.error();
@@ -605,12 +622,8 @@ TEST(AgentControl, RecordsListIsTheNewestHundredUnlessALimitSaysOtherwise) {
       ASSERT_TRUE(id) << id.error();
     }
   }
-  auto agent = simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\n"), data);
+  auto agent = startedAgent(dir, data);
   ASSERT_NE(agent, nullptr);
-  ::setenv("GPUWARDEN_RUNTIME_DIR", dir.file("run").c_str(), 1);
-  const Status st = agent->start();
-  ::unsetenv("GPUWARDEN_RUNTIME_DIR");
-  ASSERT_TRUE(st.ok()) << st.message();
   const std::string sock = agent->controlSocketPath();
   ASSERT_FALSE(sock.empty());
   auto list = [&](const json& args) {
@@ -646,11 +659,7 @@ TEST(AgentControl, RecordsListIsTheNewestHundredUnlessALimitSaysOtherwise) {
 // --all` the newest 1000.
 TEST(AgentControl, IncidentPagesAtTheirDocumentedSizes) {
   test::TempDir dir;
-  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
-  ::unsetenv("GPUWARDEN_SIM_START");
-  ::unsetenv("GPUWARDEN_SIM_SPEED");
-  const std::string data = dir.path() + "/data";
-  std::filesystem::create_directories(data);
+  const std::string data = dgxDataDir(dir);
   {
     auto store = health::IncidentStore::open(node::DataDir(data).incidentsDb());
     ASSERT_TRUE(store) << store.error();
@@ -669,12 +678,8 @@ TEST(AgentControl, IncidentPagesAtTheirDocumentedSizes) {
     ASSERT_TRUE(opened) << opened.error();
     ASSERT_EQ(opened->size(), 1001u);
   }
-  auto agent = simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\n"), data);
+  auto agent = startedAgent(dir, data);
   ASSERT_NE(agent, nullptr);
-  ::setenv("GPUWARDEN_RUNTIME_DIR", dir.file("run").c_str(), 1);
-  const Status st = agent->start();
-  ::unsetenv("GPUWARDEN_RUNTIME_DIR");
-  ASSERT_TRUE(st.ok()) << st.message();
   const int port = portOf(*agent);
   auto count = [&](const std::string& query) {
     auto r = httpGet(port, "/api/v1/incidents" + query);
