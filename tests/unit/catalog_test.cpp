@@ -293,18 +293,39 @@ TEST(Catalog, PowerLimitFieldsReadWattsFromNvmlsMilliwatts) {
   }
 }
 
+// dgx-h100 on the simulator's manual clock, held at 120 s: a reader and a direct NVML query of the
+// same GPU see one instant.
+struct FrozenDgx {
+  std::unique_ptr<nvml::Session> session;
+  std::string error;
+  FrozenDgx() {
+    ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
+    ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+    ::unsetenv("GPUWARDEN_SIM_START");
+    ::unsetenv("GPUWARDEN_SIM_SPEED");
+    auto s = nvml::Session::open({GW_SIM_LIB});
+    if (!s.ok()) {
+      error = s.error();
+      return;
+    }
+    session = std::move(s).value();
+    if (session->api().gwSimSetTime) session->api().gwSimSetTime(120.0);
+  }
+  ~FrozenDgx() {
+    session.reset();
+    ::unsetenv("GPUWARDEN_SIM_SCENARIO");
+    ::unsetenv("GPUWARDEN_SIM_CLOCK");
+  }
+};
+
 // Power draw is NVML's milliwatts over a thousand, nothing rounded: the catalog field, and
 // nvidia-smi's power.draw / power.draw.average with two decimals, on one frozen instant.
 TEST(Catalog, PowerDrawIsNvmlsMilliwattsInWatts) {
-  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
-  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
-  ::unsetenv("GPUWARDEN_SIM_START");
-  ::unsetenv("GPUWARDEN_SIM_SPEED");
   {
-    auto s = nvml::Session::open({GW_SIM_LIB});
-    ASSERT_TRUE(s.ok()) << s.error();
-    (*s)->api().gwSimSetTime(120.0);
-    auto d = (*s)->deviceByIndex(0);
+    const FrozenDgx sim;
+    ASSERT_NE(sim.session, nullptr) << sim.error;
+    const auto& s = sim.session;
+    auto d = s->deviceByIndex(0);
     ASSERT_TRUE(d.ok()) << d.error();
     auto mw = d->powerUsageMw();
     ASSERT_TRUE(mw.ok()) << mw.error();
@@ -314,12 +335,10 @@ TEST(Catalog, PowerDrawIsNvmlsMilliwattsInWatts) {
     EXPECT_DOUBLE_EQ(*w, *mw / 1000.0);
     char want[32];
     std::snprintf(want, sizeof want, "%.2f", *mw / 1000.0);
-    const ReadContext ctx{**s, *d, 0};
+    const ReadContext ctx{*s, *d, 0};
     EXPECT_EQ(smi::read(*smi::findGpuProperty("power.draw"), ctx, false), want);
     EXPECT_EQ(smi::read(*smi::findGpuProperty("power.draw.average"), ctx, false), want);
   }
-  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
-  ::unsetenv("GPUWARDEN_SIM_CLOCK");
 }
 
 TEST(Catalog, EveryFieldsFactsArePinned) {
@@ -385,16 +404,10 @@ TEST(Catalog, NvlinkActiveLinksAreUnsupportedOnAPcieGpu) {
 // The NVLink throughput fields are NVML's per-link counters summed over the links, nothing added:
 // on the simulator's manual clock the reader and a direct NVML query see the same instant.
 TEST(Catalog, NvlinkThroughputIsThePerLinkCountersSummed) {
-  ::setenv("GPUWARDEN_SIM_SCENARIO", GW_SOURCE_DIR "/scenarios/dgx-h100.yaml", 1);
-  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
-  ::unsetenv("GPUWARDEN_SIM_START");
-  ::unsetenv("GPUWARDEN_SIM_SPEED");
   {
-    auto s = nvml::Session::open({GW_SIM_LIB});
-    ASSERT_TRUE(s.ok()) << s.error();
-    ASSERT_NE((*s)->api().gwSimSetTime, nullptr);
-    (*s)->api().gwSimSetTime(120.0);
-    auto d = (*s)->deviceByIndex(0);
+    const FrozenDgx sim;
+    ASSERT_NE(sim.session, nullptr) << sim.error;
+    auto d = sim.session->deviceByIndex(0);
     ASSERT_TRUE(d.ok()) << d.error();
     for (const auto& [key, id] :
          std::vector<std::pair<std::string, unsigned>>{{"nvlink_tx_kib", NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX},
@@ -415,8 +428,6 @@ TEST(Catalog, NvlinkThroughputIsThePerLinkCountersSummed) {
       EXPECT_EQ(*r, static_cast<double>(sum)) << key;
     }
   }
-  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
-  ::unsetenv("GPUWARDEN_SIM_CLOCK");
 }
 
 }  // namespace
