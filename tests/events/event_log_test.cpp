@@ -136,6 +136,30 @@ TEST(EventLog, Xid79FollowedByFallenOffTheBusIsOneEvent) {
   EXPECT_EQ(counts[0].count, 1U);
 }
 
+// Each source is named once: the NVML event that joined a kernel Xid 79 stays one entry in
+// also_seen_by when the "fallen off the bus" line joins them afterwards.
+TEST(EventLog, ASourceIsListedOnceWhenAThirdReportJoinsAMergedEvent) {
+  EventLog log;
+  log.add(kernelXid(10'000, 79));
+  EXPECT_TRUE(log.add(nvmlXid(10'200, 79)).merged);
+  EXPECT_TRUE(log.add(kernelXid(10'300, 79, /*inferred=*/true)).merged);
+  auto all = log.all();
+  ASSERT_EQ(all.size(), 1U);
+  EXPECT_EQ(all[0].source, EventSource::KernelLog);
+  ASSERT_EQ(all[0].also_seen_by.size(), 1U);
+  EXPECT_EQ(all[0].also_seen_by[0], EventSource::Nvml);
+}
+
+// An event's own source is not among the others that saw it, even when the caller put it there.
+TEST(EventLog, AnEventsOwnSourceIsNotListedAsAlsoSeenBy) {
+  EventLog log;
+  GpuEvent e = nvmlXid(10'000, 13);
+  e.also_seen_by = {EventSource::Nvml};
+  log.add(e);
+  ASSERT_EQ(log.all().size(), 1U);
+  EXPECT_TRUE(log.all()[0].also_seen_by.empty());
+}
+
 TEST(EventLog, FallenOffFirstThenXidLineKeepsTheXid) {
   EventLog log;
   log.add(kernelXid(10'000, 79, true));
@@ -261,6 +285,29 @@ TEST(EventLog, RotatedBySizeAndCountersSurviveRotationAndRestart) {
   auto r = again.add(nvmlXid(9'000'000, 13));
   EXPECT_EQ(r.event.id, 306U);
   EXPECT_EQ(countOf(again, 13), 301U);
+}
+
+// After a restart the ring holds the events of the rotated file too, not only those written
+// since the last rotation: /api/v1/events keeps showing them.
+TEST(EventLog, EventsInTheRotatedFileAreBackAfterARestart) {
+  testing::TempDir dir;
+  EventLogOptions opt;
+  opt.persist_path = dir.path() + "/events.jsonl";
+  opt.counters_path = dir.path() + "/xid-counters.json";
+  opt.max_bytes = 4096;
+  std::size_t n = 0;
+  {
+    EventLog log(opt);
+    while (!std::filesystem::exists(opt.persist_path + ".1")) log.add(nvmlXid(1'000'000 + ++n * 10'000, 13));
+    log.add(nvmlXid(1'000'000 + ++n * 10'000, 13));
+    ASSERT_EQ(log.size(), n);
+  }
+  EventLog again(opt);
+  EXPECT_EQ(again.size(), n);
+  auto all = again.all();
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front().id, 1U);
+  EXPECT_EQ(all.back().id, n);
 }
 
 TEST(EventLog, WithoutCountersFileCountsEverythingTheFilesHoldNotOnlyTheRing) {
