@@ -1,11 +1,13 @@
 // node::runtimeDir(): the folder of control sockets for a user that is not root, from the
 // environment the CLI and the agent are started with.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "../support/temp_dir.h"
@@ -111,6 +113,41 @@ TEST(DiagReportName, ASecondReportInTheSameSecondIsNumberedTwo) {
   ASSERT_TRUE(parsed.has_value());
   EXPECT_EQ(parsed->time, "2026-01-02T03:04:05Z");
   EXPECT_EQ(parsed->level, 1);
+}
+
+// The mode (permission bits) of a path.
+unsigned modeOf(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<unsigned>(st.st_mode & 07777) : 0U;
+}
+
+// A file made with the default mode (0666), as SQLite makes its databases and their -wal files, in
+// a data folder that create() made: under an agent started with umask 0 it still is not readable
+// by every user of the node, because create() sets the process umask to 027.
+TEST(DataDir, CreatingItRestrictsTheUmaskOfWhatIsWrittenThere) {
+  testsupport::TempDir dir("gw-data-umask");
+  const mode_t before = ::umask(0);
+  const DataDir d(dir.path() + "/data");
+  const Status st = d.create();
+  std::ofstream(dir.path() + "/data/history.db") << "x";
+  const mode_t after = ::umask(before);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(after, kDataUmask);
+  EXPECT_EQ(modeOf(dir.path() + "/data"), 0750U);
+  EXPECT_EQ(modeOf(dir.path() + "/data/history.db"), 0640U);
+}
+
+// A CLI that changes the folder while no agent runs takes the lock and does not call create():
+// the lock sets the umask too, so the files that CLI writes are not readable by every user either.
+TEST(DataDirLock, TakingItRestrictsTheUmaskOfWhatIsWrittenThere) {
+  testsupport::TempDir dir("gw-lock-umask");
+  const mode_t before = ::umask(0);
+  auto lock = DataDirLock::acquire(DataDir(dir.path()));
+  std::ofstream(dir.path() + "/incidents.db") << "x";
+  const mode_t after = ::umask(before);
+  ASSERT_TRUE(lock) << lock.error();
+  EXPECT_EQ(after, kDataUmask);
+  EXPECT_EQ(modeOf(dir.path() + "/incidents.db"), 0640U);
 }
 
 }  // namespace

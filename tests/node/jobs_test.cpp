@@ -338,7 +338,8 @@ TEST(JobTracker, StartEndAndTheLabelsInBetween) {
   EXPECT_DOUBLE_EQ(j["duration_s"].get<double>(), 5.0);
   ASSERT_EQ(j["gpus"].size(), 2u);
   EXPECT_EQ(j["gpus"][0]["uuid"], "GPU-zero");
-  EXPECT_FALSE(j["gpus"][0].contains("state"));  // resumable state stays in the database
+  EXPECT_FALSE(j["gpus"][0].contains("state"));         // resumable state stays in the database
+  EXPECT_FALSE(j["gpus"][0].contains("throttled_ms"));  // so does the running throttle total
   auto running = (*t)->show("102");
   ASSERT_TRUE(running && *running);
   EXPECT_EQ(jobJson(**running, kT0 + 9000)["state"], "running");
