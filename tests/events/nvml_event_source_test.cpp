@@ -131,6 +131,8 @@ TEST_F(NvmlEventSourceTest, DriverGoneMakesItUnhealthy) {
   ASSERT_TRUE(session->reinit().ok());
   ASSERT_TRUE(src.start().ok()) << src.lastError();
   EXPECT_TRUE(src.healthy());
+  // The error was the stopped run's: a source that listens again says nothing is wrong.
+  EXPECT_EQ(src.lastError(), "");
 }
 
 // An event set made before the library was re-initialised on another machine is refused
@@ -155,6 +157,24 @@ TEST_F(NvmlEventSourceTest, ASetFromBeforeAReinitStopsTheSource) {
   EXPECT_FALSE(src.healthy());
   EXPECT_NE(src.lastError().find("nvmlEventSetWait"), std::string::npos) << src.lastError();
   EXPECT_EQ(src.stats().errors, 1u);
+}
+
+// A GPU that fell off the bus before the source started is named as lost, not registered, and
+// the other seven are still listened to; a GPU the owner skips is named as skipped.
+TEST_F(NvmlEventSourceTest, ALostGpuIsNamedAndTheOthersAreStillRegistered) {
+  auto session = openSim("  - {type: fall_off_bus, gpu: 3, at: 0}\n");
+  ASSERT_NE(session, nullptr);
+  session->api().gwSimSetTime(1.0);
+  EventBus bus;
+  NvmlEventSourceOptions o;
+  o.thread = false;
+  o.skip = [](unsigned i) { return i == 5; };
+  NvmlEventSource src(*session, bus, o);
+  ASSERT_TRUE(src.start().ok()) << src.lastError();
+  const auto st = src.stats();
+  EXPECT_EQ(st.lost, std::vector<int>{3});
+  EXPECT_EQ(st.skipped, std::vector<int>{5});
+  EXPECT_EQ(st.registered, (std::vector<int>{0, 1, 2, 4, 6, 7}));
 }
 
 // The wait counter counts wait calls from zero: a source started without a thread has made none
