@@ -220,6 +220,12 @@ TEST_F(AgentHttp, MetricsGzipAndOpenMetricsAndHead) {
   // Brotli is never chosen: only gzip is offered for /metrics.
   auto br = httpGet(port_, "/metrics", {{"Accept-Encoding", "br"}});
   EXPECT_EQ(br.headers.count("Content-Encoding"), 0u);
+  // The body depends on both request headers: a cache between the scraper and the agent must not
+  // hand a gzip page (or an OpenMetrics one) to a scraper that did not ask for it.
+  for (const auto* r : {&plain, &gz}) {
+    ASSERT_EQ(r->headers.count("Vary"), 1u);
+    EXPECT_EQ(r->headers.find("Vary")->second, "Accept, Accept-Encoding");
+  }
 
   // The dcgm naming stays on text 0.0.4 whenever the scraper takes it (as Prometheus does), so
   // dcgm-exporter's counter names are stored as they are; OpenMetrics only for a scraper that
@@ -560,6 +566,23 @@ TEST_F(AgentHttp, ConnectionsOverThePerAddressLimitAreClosed) {
   for (int fd : idle) EXPECT_LE(::recv(fd, buf, sizeof buf, 0), 0);
   for (int fd : idle) ::close(fd);
   EXPECT_TRUE(test::eventually([] { return httpGet(port_, "/healthz").status == 200; }, 30s));
+}
+
+// The dashboard page is served with the headers that keep a browser from guessing its type, from
+// showing it inside another site's frame, and from sending the node's address on to a link.
+TEST_F(AgentHttp, TheDashboardPageForbidsSniffingFramingAndReferrers) {
+  const httplib::Headers browser = {
+      {"Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"}};
+  for (const char* path : {"/", "/ui/app.js"}) {
+    auto r = httpGet(port_, path, browser);
+    ASSERT_EQ(r.status, 200) << path;
+    for (const auto& [name, value] : {std::pair<const char*, const char*>{"X-Content-Type-Options", "nosniff"},
+                                      {"Referrer-Policy", "no-referrer"},
+                                      {"X-Frame-Options", "DENY"}}) {
+      ASSERT_EQ(r.headers.count(name), 1u) << path << " " << name;
+      EXPECT_EQ(r.headers.find(name)->second, value) << path << " " << name;
+    }
+  }
 }
 
 TEST_F(AgentHttp, IndexListsEndpoints) {
