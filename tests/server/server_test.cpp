@@ -855,5 +855,52 @@ TEST(AgentService, SigtermSaysStoppingToTheServiceManager) {
   EXPECT_NE(said.find("STOPPING=1"), std::string::npos) << said;
 }
 
+// On SIGHUP the agent says RELOADING=1 and then READY=1 again (the unit is Type=notify):
+// `systemctl status` shows the unit reloading meanwhile, and without the second READY=1 systemd
+// would take the agent as still reloading.
+TEST(AgentService, SighupSaysReloadingThenReadyAgain) {
+  test::TempDir dir;
+  const std::string path = dir.file("notify");
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof addr.sun_path) << path;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  const std::string config = dir.write("agent.yaml", test::kFastAgentConfig);
+  test::AgentProcess proc({"serve", "--simulate", "dgx-h100", "--config", config, "--data-dir", dir.path() + "/data"},
+                          {{"NOTIFY_SOCKET", path}}, dir.path() + "/agent.log");
+  ASSERT_GT(proc.waitListening(), 0) << proc.log();
+  std::string said;
+  auto hear = [&] {
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;)
+      said.append(buf, static_cast<std::size_t>(n)) += '|';
+  };
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        hear();
+        return said.find("READY=1") != std::string::npos;
+      },
+      30s))
+      << said;
+  said.clear();
+  proc.signal(SIGHUP);
+  const bool again = test::eventually(
+      [&] {
+        hear();
+        const auto r = said.find("RELOADING=1");
+        return r != std::string::npos && said.find("READY=1", r) != std::string::npos;
+      },
+      30s);
+  proc.signal(SIGTERM);
+  const auto rc = proc.wait(30s);  // a bound on failure only
+  ::close(fd);
+  EXPECT_TRUE(again) << said << proc.log();
+  ASSERT_TRUE(rc.has_value()) << proc.log();
+  EXPECT_EQ(*rc, 0) << proc.log();
+}
+
 }  // namespace
 }  // namespace gw::server
