@@ -499,6 +499,30 @@ TEST(JobTracker, AnXidByUuidCountsOnlyOnThatGpu) {
   EXPECT_EQ(r->gpus[0]["xid_count"], 1);
 }
 
+// A job the mapping folder started and ended is forgotten by the folder: when Slurm requeues it
+// under the same id and its prolog starts it, the next poll of the folder (which no longer names
+// it) does not end the prolog's run.
+TEST(JobTracker, AnIdTheMappingFolderEndedCanRunAgainFromAProlog) {
+  testsupport::TempDir dir("gw-jobmap-requeue");
+  const std::string map = dir.file("map");
+  fs::create_directories(map);
+  auto t = JobTracker::open("");
+  ASSERT_TRUE(t);
+  const auto views = fleet();
+  dir.write("map/0", "8001\n");
+  EXPECT_EQ((*t)->pollMappingDir(map, views, kT0), "");
+  ASSERT_EQ((*t)->runningJobs().size(), 1u);
+  fs::remove(map + "/0");
+  EXPECT_EQ((*t)->pollMappingDir(map, views, kT0 + 1000), "");
+  EXPECT_TRUE((*t)->runningJobs().empty());
+  JobStartRequest again{"8001", "alice", 1001, "slurm", {"GPU-one"}, GpuNumbering::Nvml, {}, {}};
+  ASSERT_TRUE((*t)->start(again, views, kT0 + 2000));
+  EXPECT_EQ((*t)->pollMappingDir(map, views, kT0 + 3000), "");
+  ASSERT_EQ((*t)->runningJobs().size(), 1u);
+  EXPECT_EQ((*t)->runningJobs()[0].source, "slurm");
+  EXPECT_EQ((*t)->gpuJobLabels(), (std::map<std::string, std::string>{{"GPU-one", "8001"}}));
+}
+
 // Mapping files written on Windows or by hand: CR LF endings, spaces and tabs around an id.
 TEST(JobTracker, MappingIdsAreTrimmedOfLineEndsAndBlanks) {
   testsupport::TempDir dir("gw-jobmap-crlf");
