@@ -307,6 +307,46 @@ TEST(Doctor, ShmSizeIsToldInGiBAndOneAndAHalfPasses) {
             "1.5 GiB (/proc/mounts)");
 }
 
+// The floor is exactly 1 GiB: a mount of 1g passes and is told as "1.0 GiB", one MiB less fails
+// and is told in MiB. Outside a container the same shortfall is a warning, not a failure.
+TEST(Doctor, ShmOfExactlyOneGiBPassesAndOneMiBLessDoesNot) {
+  auto exact = Machine::healthy();
+  exact->fx.write("/proc/mounts", "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1g 0 0\n");
+  auto exact_checks = exact->run();
+  EXPECT_EQ(expectCheck(exact_checks, "container.shm", Layer::kContainer, Verdict::kPass).found,
+            "1.0 GiB (/proc/mounts)");
+
+  auto below = Machine::healthy();
+  below->fx.write("/proc/mounts", "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1023m 0 0\n");
+  auto below_checks = below->run();
+  EXPECT_EQ(expectCheck(below_checks, "container.shm", Layer::kContainer, Verdict::kWarn).found,
+            "1023 MiB (/proc/mounts) < 1 GiB");
+}
+
+// size= takes k, m, g and t suffixes of 2^10, 2^20, 2^30 and 2^40 bytes, or plain bytes. A number
+// of more than 15 digits is not trusted (it could overflow once multiplied), so the size then comes
+// from statvfs; 15 digits are still read.
+TEST(Doctor, ShmSizeSuffixesAndTheFifteenDigitLimit) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"size=1t", "1024.0 GiB (/proc/mounts)"},
+      {"size=1048576k", "1.0 GiB (/proc/mounts)"},
+      {"size=1073741824", "1.0 GiB (/proc/mounts)"},
+      {"size=999999999999999", "931322.6 GiB (/proc/mounts)"},
+  };
+  for (const auto& [option, found] : cases) {
+    auto m = Machine::healthy();
+    m->fx.write("/proc/mounts", "tmpfs /dev/shm tmpfs rw,nosuid,nodev," + option + " 0 0\n");
+    auto checks = m->run();
+    EXPECT_EQ(expectCheck(checks, "container.shm", Layer::kContainer, Verdict::kPass).found, found) << option;
+  }
+  auto m = Machine::healthy();
+  m->fx.write("/proc/mounts", "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1000000000000000 0 0\n");
+  auto checks = m->run();
+  const Check* c = findCheck(checks, "container.shm");
+  ASSERT_NE(c, nullptr);
+  EXPECT_HAS(c->found, "(statvfs)");
+}
+
 // A relative size ("50%" of RAM) says nothing in bytes, so the size comes from statvfs instead.
 TEST(Doctor, RelativeShmSizeFallsBackToStatvfs) {
   auto m = Machine::healthy();
