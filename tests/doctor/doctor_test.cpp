@@ -498,6 +498,70 @@ TEST(Doctor, PyTorchBuiltForTheDriversOwnCudaPassesANewerMinorWarns) {
             "torch 2.4.0+cu125, built for CUDA 12.5, is_available()=True, 2 devices; the driver supports CUDA 12.4");
 }
 
+// The PyTorch wheel index offered is the newest whose CUDA the driver runs: a driver at exactly a
+// wheel's CUDA gets that wheel, one minor below gets the one before, and a driver older than CUDA
+// 11.8 gets no wheel at all but the advice to upgrade it.
+TEST(Doctor, TheTorchWheelOfferedIsTheNewestTheDriverRuns) {
+  const std::vector<std::pair<int, std::string>> cases = {
+      {11080, "cu118"}, {12000, "cu118"}, {12010, "cu121"}, {12030, "cu121"}, {12040, "cu124"}, {12050, "cu124"},
+      {12060, "cu126"}, {12070, "cu126"}, {12080, "cu128"}, {12090, "cu129"}, {13000, "cu130"}, {13010, "cu130"},
+  };
+  for (const auto& [driver, tag] : cases) {
+    auto m = Machine::healthy();
+    m->nvml.cuda_driver_version = driver;
+    m->torch(R"({"version": "2.3.1+cpu", "cuda": null, "available": false, "count": 0})");
+    auto checks = m->run();
+    const auto& c = expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kFail);
+    EXPECT_HAS(c.fix, "--index-url https://download.pytorch.org/whl/" + tag + "\n");
+  }
+  auto old = Machine::healthy();
+  old->nvml.cuda_driver_version = 11070;
+  old->torch(R"({"version": "2.3.1+cpu", "cuda": null, "available": false, "count": 0})");
+  auto checks = old->run();
+  EXPECT_EQ(expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kFail).fix,
+            "The driver (CUDA 11.7) is older than any current PyTorch CUDA build: upgrade the driver first.");
+}
+
+// A torch that sees fewer devices than NVML warns; seeing all of them passes.
+TEST(Doctor, PyTorchSeeingOneOfTwoGpusWarns) {
+  auto m = Machine::healthy();  // NVML sees 2 GPUs
+  m->torch(R"({"version": "2.3.1+cu121", "cuda": "12.1", "available": true, "count": 1})");
+  auto checks = m->run();
+  EXPECT_EQ(expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kWarn).found,
+            "torch 2.3.1+cu121, built for CUDA 12.1, is_available()=True, 1 device; NVML sees 2");
+}
+
+// A python whose paddle prints `paddle_json` and which has no torch.
+void paddle(Machine& m, const std::string& paddle_json) {
+  m.fx.script("/usr/bin/python3",
+              "case \"$2\" in\n"
+              "  *torch*) echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1 ;;\n"
+              "  *paddle*) echo '" +
+                  paddle_json +
+                  "' ;;\n"
+                  "esac\n");
+}
+
+// A paddle built for the driver's own CUDA major passes even at a newer minor (12.6 on a 12.4
+// driver); only a newer major fails. A CUDA build that sees no device on a machine with GPUs fails.
+TEST(Doctor, PaddleOfTheDriversCudaMajorPassesANewerMajorFails) {
+  auto m = Machine::healthy();  // the driver supports CUDA 12.4
+  paddle(*m, R"({"version": "2.6.1", "cuda": "12.6", "compiled_with_cuda": true, "count": 1})");
+  auto checks = m->run();
+  EXPECT_EQ(expectCheck(checks, "framework.paddle", Layer::kFramework, Verdict::kPass).found,
+            "paddle 2.6.1, CUDA 12.6, 1 device");
+
+  paddle(*m, R"({"version": "3.0.0", "cuda": "13.0", "compiled_with_cuda": true, "count": 2})");
+  checks = m->run();
+  EXPECT_EQ(expectCheck(checks, "framework.paddle", Layer::kFramework, Verdict::kFail).found,
+            "paddle 3.0.0, CUDA 13.0, 2 devices; the driver supports only CUDA 12.4");
+
+  paddle(*m, R"({"version": "2.6.1", "cuda": "12.3", "compiled_with_cuda": true, "count": 0})");
+  checks = m->run();
+  EXPECT_HAS(expectCheck(checks, "framework.paddle", Layer::kFramework, Verdict::kFail).found,
+             "paddle 2.6.1, CUDA 12.3, 0 devices; ");
+}
+
 TEST(Doctor, PaddleCpuBuild) {
   auto m = Machine::healthy();
   m->fx.script("/usr/bin/python3",
@@ -817,6 +881,30 @@ TEST(CudaEnv, VersionNotInstalledListsInstalled) {
   ASSERT_FALSE(lines.ok());
   EXPECT_HAS(lines.error(), "CUDA 12.3 is not installed");
   EXPECT_HAS(lines.error(), "11.8 (/usr/local/cuda-11.8), 12.1 (/usr/local/cuda-12.1), 12.4 (/usr/local/cuda-12.4)");
+}
+
+// The env lines warn only when the toolkit's major is newer than the driver's: CUDA 12.4 on a
+// 12.0 driver runs (minor-version compatibility), and so does 11.8 on an 11.8 driver.
+TEST(CudaEnv, NoWarningForTheDriversOwnCudaMajor) {
+  auto m = severalToolkits();
+  m->nvml.cuda_driver_version = 12000;
+  auto lines = envLinesFor("12.4", m->input());
+  ASSERT_TRUE(lines.ok());
+  EXPECT_EQ(lines->size(), 5u) << lines->back();
+  m->nvml.cuda_driver_version = 11080;
+  lines = envLinesFor("11.8", m->input());
+  ASSERT_TRUE(lines.ok());
+  EXPECT_EQ(lines->size(), 5u) << lines->back();
+}
+
+// `cuda list` tags a toolkit newer than the driver's CUDA, and not one at exactly that version.
+TEST(CudaEnv, ListTagsOnlyToolkitsNewerThanTheDriver) {
+  auto m = severalToolkits();
+  auto rep = inspectToolkits(m->input());
+  const std::string listing = renderToolkitList(rep, 12010);
+  EXPECT_HAS(listing, "  /usr/local/cuda-12.1  12.1.105  [PATH, LD_LIBRARY_PATH]\n");
+  EXPECT_HAS(listing, "* /usr/local/cuda-12.4  12.4.131  [/usr/local/cuda, newer than the driver supports (12.1)]\n");
+  EXPECT_HAS(listing, "Driver supports CUDA up to 12.1 (");
 }
 
 TEST(CudaEnv, WarnsWhenDriverTooOld) {
