@@ -156,6 +156,11 @@ TEST(Fatbin, CompatibilityRules) {
   EXPECT_TRUE(runsOn(ptx80, 9, 0, &how));  // JIT forward
   EXPECT_EQ(how, "compute_80 PTX (JIT)");
   EXPECT_FALSE(runsOn(ptx80, 7, 5, &how));  // PTX never runs backwards
+  // PTX JIT-compiles for its own compute capability and newer: compute_86 runs on 8.6, not on 8.5.
+  std::vector<FatbinEntry> ptx86 = {{FatbinEntry::Kind::kPtx, 86, 1, 0, false, ""}};
+  EXPECT_TRUE(runsOn(ptx86, 8, 6, &how));
+  EXPECT_EQ(how, "compute_86 PTX (JIT)");
+  EXPECT_FALSE(runsOn(ptx86, 8, 5, &how));
   std::vector<FatbinEntry> sass120 = {{FatbinEntry::Kind::kCubin, 120, 2, 0, false, ""}};
   EXPECT_TRUE(runsOn(sass120, 12, 0, &how));
   EXPECT_FALSE(runsOn(sass120, 10, 0, &how));
@@ -510,6 +515,34 @@ TEST(CudaRuntime, PreElevenRuntimeNeedsItsMinor) {
   const Check c = runtimeCheckOf(checkBinary(path, n));
   EXPECT_EQ(c.verdict, Verdict::kFail) << c.found;
   EXPECT_NE(c.found.find("CUDA 10.2 runtime (libcudart.so.10.2)"), std::string::npos) << c.found;
+  std::filesystem::remove(path);
+}
+
+// CUDA 11 is the first release named by its major alone: libcudart.so.11.0 serves every 11.x, so
+// an 11.0 soname on a driver of CUDA 11.0 is not held to a minor it does not have.
+TEST(CudaRuntime, ElevenIsTheFirstRuntimeNamedByItsMajor) {
+  const std::string path = writeTemp(elfWith(dynamicNeeding({"libcudart.so.11.0"})));
+  auto rep = readFatbinFile(path);
+  ASSERT_TRUE(rep.ok()) << rep.error();
+  EXPECT_EQ(cudaRuntimeNeed(*rep).version, "11");
+  const Check c = runtimeCheckOf(checkBinary(path, driverSupporting(11000, "450.36.06")));
+  EXPECT_EQ(c.verdict, Verdict::kPass) << c.found;
+  EXPECT_EQ(c.found,
+            "needs the CUDA 11 runtime (libcudart.so.11.0); the driver supports CUDA up to 11.0 (driver 450.36.06)");
+  std::filesystem::remove(path);
+}
+
+// From CUDA 11 on, a newer minor than the driver's runs (minor-version compatibility) and only
+// warns: a static 11.8 runtime on a driver of CUDA 11.4 warns, where a 10.2 on a 10.1 fails.
+TEST(CudaRuntime, ElevenIsTheFirstReleaseWithMinorVersionCompatibility) {
+  const std::string line = "Cuda compilation tools, release 11.8, V11.8.89";
+  auto secs = dynamicNeeding({"libc.so.6"});
+  secs.push_back({".nv_fatbin", 1, 0, containerOf(2, 80, cubinWithToolkitNote(line))});
+  const std::string path = writeTemp(elfWith(secs));
+  const Check c = runtimeCheckOf(checkBinary(path, driverSupporting(11040, "470.42.01")));
+  EXPECT_EQ(c.verdict, Verdict::kWarn) << c.found;
+  EXPECT_NE(c.found.find("(same major)"), std::string::npos) << c.found;
+  EXPECT_NE(c.fix.find("supports CUDA 11.8 (driver >= 520.61.05)"), std::string::npos) << c.fix;
   std::filesystem::remove(path);
 }
 
