@@ -749,6 +749,20 @@ TEST(Doctor, OneGpuWithItsOneDeviceNodePasses) {
   EXPECT_HAS(c.found, "1 x nvidiaN");
 }
 
+// A container that sees no GPU count at all (no NVML, no PCI devices) still needs one
+// /dev/nvidiaN: none is "0 of 1", not nothing missing.
+TEST(Doctor, AContainerWithNoKnownGpuStillNeedsOneDeviceNode) {
+  auto m = Machine::healthy();
+  m->fx.write("/run/.containerenv", "");
+  m->nvml.init_return = 9;  // NVML_ERROR_DRIVER_NOT_LOADED
+  m->fx.remove("/sys/bus/pci/devices");
+  m->fx.remove("/dev/nvidia0");
+  m->fx.remove("/dev/nvidia1");
+  auto checks = m->run();
+  const auto& c = expectCheck(checks, "kernel.device_nodes", Layer::kKernelDriver, Verdict::kFail);
+  EXPECT_HAS(c.found, "/dev/nvidiaN (0 of 1)");
+}
+
 TEST(Doctor, ClockNotSynchronised) {
   auto m = Machine::healthy();
   m->fx.remove("/proc/812");
@@ -979,9 +993,22 @@ TEST(BusId, NvmlsSpellingBecomesSysfss) {
   EXPECT_EQ(normalizeBusId("00010000:18:00.0"), "10000:18:00.0");
   EXPECT_EQ(normalizeBusId(" 0000:3b:00.0 "), "0000:3b:00.0");
   EXPECT_EQ(normalizeBusId("100000000:18:00.0"), "100000000:18:00.0");
+  EXPECT_EQ(normalizeBusId("000000001:18:00.0"), "000000001:18:00.0");  // 9 digits, even with leading zeros
   EXPECT_EQ(normalizeBusId("0000000G:18:00.0"), "0000000g:18:00.0");
   EXPECT_EQ(normalizeBusId(":18:00.0"), ":18:00.0");
   EXPECT_EQ(normalizeBusId("18.0"), "18.0");
+}
+
+// Symbolic links are followed for at most 16 hops (a loop must end): a chain of 16 links reaches
+// its directory, a chain of 17 stops at the 17th link.
+TEST(PathsAndVersions, LinksAreFollowedForSixteenHops) {
+  for (int links : {16, 17}) {
+    testing::Fixture fx;
+    fx.mkdir("/target");
+    for (int i = 1; i <= links; ++i)
+      fx.symlink(i == links ? "/target" : "/link" + std::to_string(i + 1), "/link" + std::to_string(i));
+    EXPECT_EQ(detail::resolveLink(fx.root(), "/link1"), links == 16 ? "/target" : "/link17") << links;
+  }
 }
 
 // A toolkit's folder name is its version when nothing inside says one ("cuda-12.4", trailing
