@@ -632,6 +632,17 @@ TEST(Doctor, AToolkitWithoutVersionFilesOrNvccIsDatedByItsDirectoryName) {
   EXPECT_EQ(it->version_source, "directory name");
 }
 
+// A library directory holding only the unversioned libcudart.so (the development link) selects it,
+// with no version to read from its name.
+TEST(Doctor, AnUnversionedLibcudartOnLdLibraryPathHasNoVersion) {
+  auto m = Machine::healthy();
+  m->fx.write("/opt/rt/libcudart.so", "");
+  m->env["LD_LIBRARY_PATH"] = "/opt/rt";
+  const auto rep = inspectToolkits(m->input());
+  EXPECT_EQ(rep.selection.ld_cudart, "/opt/rt/libcudart.so");
+  EXPECT_EQ(rep.selection.ld_cudart_version, "");
+}
+
 TEST(Doctor, ToolkitNewerThanDriver) {
   auto m = severalToolkits();
   m->nvml.driver_version = "520.61.05";
@@ -673,6 +684,13 @@ TEST(Doctor, CudnnMajorMismatch) {
   const auto& c = expectCheck(checks, "lib.cudnn", Layer::kLibraries, Verdict::kFail);
   EXPECT_HAS(c.found, "for CUDA 11");
   EXPECT_HAS(c.found, "selected toolkit is CUDA 12.1");
+  EXPECT_EQ(c.found,
+            "cuDNN 8.9.7 (/usr/include/cudnn_version.h, for CUDA 11 from dpkg libcudnn8 8.9.7.29-1+cuda11.8) but the "
+            "selected toolkit is CUDA 12.1");
+  // cuDNN 8 has one package per cuDNN major, told apart by its version's +cudaN suffix; the
+  // per-CUDA package names (libcudnn9-cuda-12) start with cuDNN 9.
+  EXPECT_HAS(c.fix, "Install the libcudnn8 build for CUDA 12 (package version ending in +cuda12.x");
+  EXPECT_EQ(c.fix.find("libcudnn9-cuda-"), std::string::npos) << c.fix;
   EXPECT_HAS(c.fix, "pip install nvidia-cudnn-cu12");
 }
 
