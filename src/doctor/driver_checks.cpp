@@ -125,7 +125,8 @@ ModprobeConfig readModprobe(const platform::FsRoot& root) {
     std::vector<std::string> sorted(names->begin(), names->end());
     std::sort(sorted.begin(), sorted.end());
     for (const auto& n : sorted) {
-      if (n.size() < 5 || n.substr(n.size() - 5) != ".conf") continue;
+      // kmod's rule: hidden files are skipped, and a name needs something before ".conf".
+      if (n.size() < 6 || n[0] == '.' || n.substr(n.size() - 5) != ".conf") continue;
       if (!taken.insert(n).second) continue;  // hidden by the file of that name above
       const std::string file = std::string(dir) + "/" + n;
       auto data = root.readFile(file);

@@ -95,6 +95,22 @@ TEST(Nouveau, NotLoadedAndNotBlacklistedAnywhereWarns) {
   EXPECT_HAS(c.found, "blacklist nouveau, options nouveau modeset=0");
 }
 
+// kmod reads only names of at least 6 characters that end in ".conf" and skips hidden files (its
+// conf_files_filter_out): a blacklist in ".conf" or ".blacklist-nouveau.conf" keeps nothing out,
+// while one in "a.conf" does.
+TEST(Nouveau, HiddenAndBareDotConfFilesAreNotRead) {
+  for (const char* name : {".conf", ".blacklist-nouveau.conf"}) {
+    auto m = withoutBlacklist();
+    m->fx.write(std::string("/etc/modprobe.d/") + name, kBothLines);
+    const Check c = nouveau(m->run(), Verdict::kWarn);
+    EXPECT_HAS(c.found, "blacklist nouveau, options nouveau modeset=0");
+  }
+  auto m = withoutBlacklist();
+  m->fx.write("/etc/modprobe.d/a.conf", kBothLines);
+  const Check c = nouveau(m->run(), Verdict::kPass);
+  EXPECT_HAS(c.found, "/etc/modprobe.d/a.conf: blacklist nouveau");
+}
+
 // "install nouveau /bin/true" (or /bin/false) keeps nouveau from loading as a blacklist does; the
 // same trick for another module says nothing about nouveau.
 TEST(Nouveau, InstallCommandThatDoesNothingCountsAsBlacklist) {
