@@ -96,6 +96,30 @@ TEST(KnowledgeBase, ExplainNothingAndLimits) {
   for (const auto& m : explain("the server room")) EXPECT_NE(m.entry->id, "oom-free-memory");
 }
 
+// A keyword is a whole word: a digit, a letter or '_' beside it makes it part of a longer word
+// ("oom9", "zoom"), while punctuation just past those ranges ('/', ':', '`', '{') ends it.
+TEST(KnowledgeBase, KeywordsMatchOnlyAtWordBoundaries) {
+  for (const char* text : {"oom0", "oom9", "oomz", "ooma", "oom_", "0oom", "9oom", "zoom", "aoom", "_oom"})
+    EXPECT_EQ(top(text), "(none)") << text;
+  for (const char* text : {"oom/", "oom:", "oom`", "oom{", "/oom", ":oom", "`oom", "{oom"})
+    EXPECT_EQ(top(text), "oom-free-memory") << text;
+}
+
+// A keyword weighs one plus its spaces (a phrase of n words weighs n), a non-ASCII keyword 2: a
+// Chinese word says as much as a two-word English phrase.
+TEST(KnowledgeBase, KeywordWeights) {
+  auto score = [](std::string_view text, std::string_view id) {
+    for (const auto& m : explain(text, 10))
+      if (m.entry->id == id) return m.score;
+    return 0;
+  };
+  EXPECT_EQ(score("sigbus", "bus-error-shm"), 1);
+  EXPECT_EQ(score("bus error", "bus-error-shm"), 2);
+  EXPECT_EQ(score("掉卡", "xid79-fell-off-bus"), 2);
+  EXPECT_EQ(score("fan stopped", "fans-not-spinning"), 2);
+  EXPECT_EQ(score("fan stopped", "hot-and-loud"), 1);
+}
+
 TEST(KnowledgeBase, ExplainXidUsesTheCatalog) {
   auto e79 = explainXid(79);
   EXPECT_TRUE(e79.xid.known);
