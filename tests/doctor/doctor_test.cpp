@@ -170,6 +170,47 @@ TEST(Doctor, NvmlInitReturnsLibRmVersionMismatch) {
   EXPECT_HAS(n.fix, "kernel.version_match");
 }
 
+// What nvmlInit's failure code tells the operator to do: 9 (DRIVER_NOT_LOADED) load the module,
+// 4 (NO_PERMISSION) fix the device permissions, 18 (LIB_RM_VERSION_MISMATCH) the version check;
+// the codes beside them (3, 5, 8, 10, 17, 19) have no advice of their own and point at the kernel log.
+TEST(Doctor, EachNvmlInitFailureCodeGetsItsOwnFix) {
+  const std::string kLog = "dmesg | grep -iE 'nvrm|xid'   # the kernel log tells why the driver did not initialise";
+  const std::vector<std::pair<int, std::string>> cases = {
+      {9, "Load the kernel module: sudo modprobe nvidia (see the kernel driver checks)."},
+      {4, "Run as root or check the permissions of /dev/nvidiactl and /dev/nvidia*."},
+      {18, "See kernel.version_match: reboot, or reload the nvidia kernel module."},
+      {3, kLog},
+      {5, kLog},
+      {8, kLog},
+      {10, kLog},
+      {17, kLog},
+      {19, kLog},
+  };
+  for (const auto& [code, fix] : cases) {
+    auto m = Machine::healthy();
+    m->nvml.init_return = code;
+    m->nvml.gpus.clear();
+    auto checks = m->run();
+    const auto& c = expectCheck(checks, "cuda_driver.nvml", Layer::kCudaDriver, Verdict::kFail);
+    EXPECT_EQ(c.fix, fix) << code;
+    EXPECT_EQ(c.explain, code == 18 ? "\"Failed to initialize NVML: Driver/library version mismatch\"."
+                                    : "The driver library is present but the driver does not answer.")
+        << code;
+  }
+}
+
+// One GPU is "1 GPU", two are "2 GPUs".
+TEST(Doctor, NvmlCountsOneGpuInTheSingular) {
+  auto m = Machine::healthy();
+  auto checks = m->run();
+  EXPECT_EQ(expectCheck(checks, "cuda_driver.nvml", Layer::kCudaDriver, Verdict::kPass).found,
+            "driver 550.54.15, NVML 12.550.54.15, 2 GPUs");
+  m->nvml.gpus.resize(1);
+  checks = m->run();
+  EXPECT_EQ(expectCheck(checks, "cuda_driver.nvml", Layer::kCudaDriver, Verdict::kPass).found,
+            "driver 550.54.15, NVML 12.550.54.15, 1 GPU");
+}
+
 // Older drivers have two-part versions (390.87); the soname link (libnvidia-ml.so.1) is no version.
 TEST(Doctor, UserspaceVersionOfTwoPartsIsReadAndTheSonameLinkIsNot) {
   auto m = Machine::healthy();
@@ -614,6 +655,18 @@ TEST(Doctor, SeveralToolkitsLinkAndPathDisagree) {
   const auto& inst = expectCheck(checks, "toolkit.installed", Layer::kToolkit, Verdict::kPass);
   EXPECT_HAS(inst.found, "11.8 (/usr/local/cuda-11.8), 12.1 (/usr/local/cuda-12.1), 12.4 (/usr/local/cuda-12.4)");
   expectCheck(checks, "toolkit.driver_compat", Layer::kToolkit, Verdict::kPass);  // 12.4 <= driver's 12.4
+}
+
+// Two places selecting the same toolkit are enough to agree; one alone has nothing to agree with.
+TEST(Doctor, TwoSelectionsCanAgreeOneIsSkipped) {
+  auto m = Machine::healthy();
+  m->env.erase("LD_LIBRARY_PATH");
+  auto checks = m->run();
+  EXPECT_EQ(expectCheck(checks, "toolkit.consistency", Layer::kToolkit, Verdict::kPass).found,
+            "PATH nvcc 12.1, /usr/local/cuda 12.1");
+  m->fx.remove("/usr/local/cuda");
+  checks = m->run();
+  EXPECT_EQ(expectCheck(checks, "toolkit.consistency", Layer::kToolkit, Verdict::kSkip).found, "only PATH nvcc 12.1");
 }
 
 // A toolkit left without version.json, version.txt or bin/nvcc (a half-removed install) still
