@@ -121,6 +121,48 @@ TEST(Fatbin, SyntheticEntriesAndContainers) {
   EXPECT_EQ(rep->entries[2].kind, FatbinEntry::Kind::kPtx);
 }
 
+// A container whose entries carry headers of the given sizes (kind, arch, payload bytes, and the
+// compressed flag at +48 where a header of 56 bytes has room for all of it, or the 7 bytes that fit).
+std::string containerOfHeaders(const std::vector<std::pair<std::uint32_t, std::size_t>>& header_and_payload,
+                               std::uint16_t kind = 1) {
+  std::string body;
+  for (const auto& [ehdr, payload] : header_and_payload) {
+    std::string h(ehdr, '\0');
+    put(h, 0, kind, 2);
+    put(h, 4, ehdr, 4);
+    put(h, 8, payload, 8);
+    if (ehdr >= 32) put(h, 28, 80, 4);
+    if (ehdr >= 55) put(h, 48, 0x2011, ehdr >= 56 ? 8 : 7);
+    body += h + std::string(payload, '\x5a');
+  }
+  std::string c(16, '\0');
+  put(c, 0, 0xBA55ED50u, 4);
+  put(c, 4, 1, 2);
+  put(c, 6, 16, 2);
+  put(c, 8, body.size(), 8);
+  return c + body;
+}
+
+// An entry header is at least 32 bytes: one of exactly 32 that ends the container is read, one of
+// 31 is malformed. The compressed flag lives at +48..+56, so only a header of 56 bytes or more
+// has it; a 55-byte header is never read past its end.
+TEST(Fatbin, EntryHeaderSizesAtTheirEdges) {
+  auto least = parseFatbinElf(elf(containerOfHeaders({{32, 0}})));
+  ASSERT_TRUE(least.ok()) << least.error();
+  ASSERT_EQ(least->entries.size(), 1u);
+  EXPECT_EQ(least->entries[0].name(), "compute_80");
+
+  auto short_header = parseFatbinElf(elf(containerOfHeaders({{31, 1}})));
+  ASSERT_FALSE(short_header.ok());
+  EXPECT_NE(short_header.error().find("(header 31, payload 1 bytes)"), std::string::npos) << short_header.error();
+
+  auto flags = parseFatbinElf(elf(containerOfHeaders({{56, 8}, {55, 8}})));
+  ASSERT_TRUE(flags.ok()) << flags.error();
+  ASSERT_EQ(flags->entries.size(), 2u);
+  EXPECT_TRUE(flags->entries[0].compressed);
+  EXPECT_FALSE(flags->entries[1].compressed);
+}
+
 // Containers start on 8-byte boundaries: after one that ends off the grid, the next is looked for
 // at the next boundary, and a container's magic one byte before it is padding, not a container.
 TEST(Fatbin, TheNextContainerIsLookedForOnTheEightByteGrid) {
