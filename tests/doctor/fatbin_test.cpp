@@ -588,6 +588,41 @@ TEST(CudaRuntime, ElevenIsTheFirstReleaseWithMinorVersionCompatibility) {
   std::filesystem::remove(path);
 }
 
+// The ELF header is 64 bytes: a file of exactly that (no section table) is an ELF without a
+// fatbin, one byte less is too short. Four bytes are enough to tell a file that is no ELF at all.
+TEST(Fatbin, ElfHeaderSizeEdges) {
+  std::string header(64, '\0');
+  header.replace(0, 7,
+                 "\x7f"
+                 "ELF\x02\x01\x01");
+  auto whole = parseFatbinElf(header);
+  ASSERT_TRUE(whole.ok()) << whole.error();
+  EXPECT_TRUE(whole->is_elf);
+  EXPECT_FALSE(whole->has_fatbin);
+
+  auto cut = parseFatbinElf(header.substr(0, 63));
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.error().find("file too short for an ELF header (63 bytes)"), std::string::npos) << cut.error();
+
+  auto four = parseFatbinElf("abcd");
+  ASSERT_FALSE(four.ok());
+  EXPECT_NE(four.error().find("not an ELF file"), std::string::npos) << four.error();
+  auto three = parseFatbinElf("abc");
+  ASSERT_FALSE(three.ok());
+  EXPECT_NE(three.error().find("file too short for an ELF header (3 bytes)"), std::string::npos) << three.error();
+}
+
+// A .dynamic section that ends without its DT_NULL still has its last entry read to the end.
+TEST(CudaRuntime, TheLastDynamicEntryIsReadWithoutATerminator) {
+  std::string strs = std::string("\0libcudart.so.12\0", 17);
+  std::string dyn(16, '\0');
+  put(dyn, 0, 1, 8);  // DT_NEEDED
+  put(dyn, 8, 1, 8);
+  auto rep = parseFatbinElf(elfWith({{".dynstr", 3, 0, strs}, {".dynamic", 6, 1, dyn}}));
+  ASSERT_TRUE(rep.ok()) << rep.error();
+  EXPECT_EQ(rep->needed, (std::vector<std::string>{"libcudart.so.12"}));
+}
+
 // No libcudart among its dependencies but GPU code inside: the runtime was linked statically
 // (nvcc's default), and the toolkit note of its cubin says which.
 TEST(CudaRuntime, StaticRuntimeVersionFromTheCubinNote) {
