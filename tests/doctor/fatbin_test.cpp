@@ -292,6 +292,24 @@ TEST(Fatbin, ExtendedSectionNumberingIsRead) {
   EXPECT_EQ(got->sections, std::vector<std::string>{".nv_fatbin"});
 }
 
+// Extended numbering lets a header claim any section count; more than a million is taken as
+// damage before anything is read, while exactly a million is read (and found truncated here).
+TEST(Fatbin, AMillionSectionsIsTheMost) {
+  const std::string plain = elf(container({{2, 80, 200}}));
+  std::uint64_t shoff = 0;
+  for (int i = 7; i >= 0; --i) shoff = (shoff << 8) | static_cast<unsigned char>(plain[0x28 + i]);
+  for (std::uint64_t count : {1000000ull, 1000001ull}) {
+    std::string ext = plain;
+    put(ext, 0x3C, 0, 2);
+    put(ext, shoff + 32, count, 8);
+    auto got = parseFatbinElf(ext);
+    ASSERT_FALSE(got.ok()) << count;
+    const std::string want =
+        count == 1000000 ? "truncated ELF: section header table (1000000 entries" : "malformed ELF: 1000001 sections";
+    EXPECT_NE(got.error().find(want), std::string::npos) << got.error();
+  }
+}
+
 // An empty section name table may sit exactly at the end of the file: reading nothing there is not
 // reading past the end, and the file is an ELF without names (so without a fatbin).
 TEST(Fatbin, AnEmptyNameTableAtTheEndOfTheFileIsNoTruncation) {
