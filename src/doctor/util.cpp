@@ -56,6 +56,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 
 std::string basename(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  if (path == "/") return "/";  // the root is its own name, as POSIX basename says
   auto pos = path.rfind('/');
   return std::string(pos == std::string_view::npos ? path : path.substr(pos + 1));
 }

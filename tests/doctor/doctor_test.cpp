@@ -1088,7 +1088,10 @@ TEST(PathsAndVersions, BasenameAndVersionNumbers) {
   using detail::basename;
   using detail::parseVersion;
   EXPECT_EQ(basename("/usr/local/cuda-12.4"), "cuda-12.4");
+  EXPECT_EQ(basename("/usr/local/cuda-12.4/"), "cuda-12.4");
   EXPECT_EQ(basename("/usr/local/cuda-12.4//"), "cuda-12.4");
+  EXPECT_EQ(basename("/usr/local/cuda-12.4///"), "cuda-12.4");
+  EXPECT_EQ(basename("/"), "/");
   EXPECT_EQ(basename("nvidia"), "nvidia");
   EXPECT_EQ(parseVersion("12.4.131"), (std::vector<int>{12, 4, 131}));
   EXPECT_EQ(parseVersion("550.54.15-open"), (std::vector<int>{550, 54, 15}));
