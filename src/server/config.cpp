@@ -538,14 +538,12 @@ Result<Millis> parseDuration(std::string_view text) {
   if (text.empty()) return Status::Error("empty duration (expected e.g. 1s, 500ms, 10m, 24h, 30d)");
   std::int64_t total = 0;
   while (!text.empty()) {
-    // Each part is a count of its unit: from_chars would take a sign ("1m-0s").
-    if (text.front() == '-')
-      return Status::Error("bad duration '" + original + "' (expected e.g. 1s, 500ms, 10m, 24h, 30d)");
     std::int64_t v = 0;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec == std::errc::result_out_of_range)
       return Status::Error("duration '" + original + "' is too large (at most 3650d)");
-    if (ec != std::errc() || p == text.data())
+    // Each part is a count of its unit: from_chars takes a sign, which would let "1m-0s" through.
+    if (ec != std::errc() || p == text.data() || text.front() == '-')
       return Status::Error("bad duration '" + original + "' (expected e.g. 1s, 500ms, 10m, 24h, 30d)");
     text.remove_prefix(static_cast<std::size_t>(p - text.data()));
     std::size_t n = 0;
