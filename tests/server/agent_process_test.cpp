@@ -423,6 +423,9 @@ TEST(AgentHttp, ThreadsIsTheSizeOfTheServersPool) {
     ASSERT_GT(p.waitListening(), 0) << p.log();
     const auto want = threads == 1 ? std::map<std::string, int>{{"MHD-single", 1}}
                                    : std::map<std::string, int>{{"MHD-worker", static_cast<int>(threads)}};
+    // Each thread names itself once it runs, which may be just after the agent says it listens:
+    // wait for the names (a wrong count still fails, after the bound).
+    eventually([&] { return mhdThreads(p.pid()) == want; }, 10s);
     EXPECT_EQ(mhdThreads(p.pid()), want) << "threads: " << threads;
   }
 }
