@@ -312,6 +312,14 @@ TEST(Dedupe, SameStateNotResentWithinRepeatInterval) {
 // docs/alerts.md: a transport error, 408, 429 or 5xx is retried; any other 4xx is a permanent
 // rejection. Each status at and next to the ones that retry. Only a 2xx counts as delivered: a 3xx
 // (the receiver moved, or asks for a choice) is not, or the alert would be silently dropped.
+// A webhook sink posting to the test's receiver on `port`.
+SinkConfig webhookTo(int port) {
+  SinkConfig c;
+  c.type = SinkConfig::Type::webhook;
+  c.url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
+  return c;
+}
+
 TEST(Webhook, WhichStatusesAreRetried) {
   const std::vector<std::pair<int, bool>> cases = {{400, false}, {407, false}, {408, true},  {409, false}, {428, false},
                                                    {429, true},  {430, false}, {499, false}, {500, true},  {503, true},
@@ -321,10 +329,7 @@ TEST(Webhook, WhichStatusesAreRetried) {
     const int port = freePort();
     Receiver rx(status);
     ASSERT_TRUE(rx.start(port));
-    SinkConfig c;
-    c.type = SinkConfig::Type::webhook;
-    c.url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
-    WebhookSink sink(c);
+    WebhookSink sink(webhookTo(port));
     const Delivery d = sink.deliver(makeAlert(1));
     EXPECT_EQ(d.ok, status == 200 || status == 204 || status == 299);
     EXPECT_EQ(d.retryable, retry);
@@ -336,9 +341,7 @@ TEST(Webhook, AnErrorKeepsTheFirst200BytesOfTheReply) {
   const int port = freePort();
   Receiver rx(400, std::string(200, 'a') + std::string(100, 'b'));
   ASSERT_TRUE(rx.start(port));
-  SinkConfig c;
-  c.type = SinkConfig::Type::webhook;
-  c.url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
+  const SinkConfig c = webhookTo(port);
   WebhookSink sink(c);
   const Delivery d = sink.deliver(makeAlert(1));
   EXPECT_EQ(d.error, "POST " + c.url + ": HTTP 400 " + std::string(200, 'a'));

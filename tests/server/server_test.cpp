@@ -825,19 +825,42 @@ TEST_F(AgentHttp, DiagListTakesNoParameters) {
   EXPECT_EQ(httpGet(port_, "/api/v1/diag?since=1h").status, 400);
 }
 
+// The service manager's end of $NOTIFY_SOCKET: a datagram socket the agent's notifications queue on.
+struct NotifySocket {
+  std::string path, error;
+  int fd = -1;
+  explicit NotifySocket(std::string p) : path(std::move(p)) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof addr.sun_path) {
+      error = "path too long: " + path;
+      return;
+    }
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) error = std::strerror(errno);
+  }
+  ~NotifySocket() {
+    if (fd >= 0) ::close(fd);
+  }
+  // What has arrived so far, each notification followed by '|'.
+  std::string drain() {
+    std::string said;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;)
+      said.append(buf, static_cast<std::size_t>(n)) += '|';
+    return said;
+  }
+};
+
 // Under systemd (Type=notify) the agent says STOPPING=1 on SIGTERM, so that `systemctl status`
 // shows it deactivating instead of a service that died. The notifications arrive on a datagram
 // socket named by $NOTIFY_SOCKET; they are all queued there once the process has exited.
 TEST(AgentService, SigtermSaysStoppingToTheServiceManager) {
   test::TempDir dir;
-  const std::string path = dir.file("notify");
-  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(fd, 0) << std::strerror(errno);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  ASSERT_LT(path.size(), sizeof addr.sun_path) << path;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  NotifySocket notify(dir.file("notify"));
+  ASSERT_TRUE(notify.error.empty()) << notify.error;
+  const std::string& path = notify.path;
   const std::string config = dir.write("agent.yaml", test::kFastAgentConfig);
   test::AgentProcess proc({"serve", "--simulate", "dgx-h100", "--config", config, "--data-dir", dir.path() + "/data"},
                           {{"NOTIFY_SOCKET", path}}, dir.path() + "/agent.log");
@@ -846,11 +869,7 @@ TEST(AgentService, SigtermSaysStoppingToTheServiceManager) {
   const auto rc = proc.wait(30s);  // a bound on failure only
   ASSERT_TRUE(rc.has_value()) << proc.log();
   EXPECT_EQ(*rc, 0) << proc.log();
-  std::string said;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;)
-    said.append(buf, static_cast<std::size_t>(n)) += '|';
-  ::close(fd);
+  const std::string said = notify.drain();
   EXPECT_NE(said.find("READY=1"), std::string::npos) << said;
   EXPECT_NE(said.find("STOPPING=1"), std::string::npos) << said;
 }
@@ -860,24 +879,15 @@ TEST(AgentService, SigtermSaysStoppingToTheServiceManager) {
 // would take the agent as still reloading.
 TEST(AgentService, SighupSaysReloadingThenReadyAgain) {
   test::TempDir dir;
-  const std::string path = dir.file("notify");
-  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(fd, 0) << std::strerror(errno);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  ASSERT_LT(path.size(), sizeof addr.sun_path) << path;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  NotifySocket notify(dir.file("notify"));
+  ASSERT_TRUE(notify.error.empty()) << notify.error;
+  const std::string& path = notify.path;
   const std::string config = dir.write("agent.yaml", test::kFastAgentConfig);
   test::AgentProcess proc({"serve", "--simulate", "dgx-h100", "--config", config, "--data-dir", dir.path() + "/data"},
                           {{"NOTIFY_SOCKET", path}}, dir.path() + "/agent.log");
   ASSERT_GT(proc.waitListening(), 0) << proc.log();
   std::string said;
-  auto hear = [&] {
-    char buf[4096];
-    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;)
-      said.append(buf, static_cast<std::size_t>(n)) += '|';
-  };
+  auto hear = [&] { said += notify.drain(); };
   ASSERT_TRUE(test::eventually(
       [&] {
         hear();
@@ -896,7 +906,6 @@ TEST(AgentService, SighupSaysReloadingThenReadyAgain) {
       30s);
   proc.signal(SIGTERM);
   const auto rc = proc.wait(30s);  // a bound on failure only
-  ::close(fd);
   EXPECT_TRUE(again) << said << proc.log();
   ASSERT_TRUE(rc.has_value()) << proc.log();
   EXPECT_EQ(*rc, 0) << proc.log();
