@@ -911,5 +911,55 @@ TEST(AgentService, SighupSaysReloadingThenReadyAgain) {
   EXPECT_EQ(*rc, 0) << proc.log();
 }
 
+// The operator's "every address of both families": `listen: ["0.0.0.0:P", "[::]:P"]`. Linux makes
+// an IPv6 wildcard socket dual-stack unless told otherwise, and a dual-stack [::]:P collides with
+// 0.0.0.0:P (EADDRINUSE); the agent's IPv6 listeners are IPv6-only, so both bind and each family
+// is served by its own. A kernel without IPv6 is the one allowed skip (tests/allowed_skips.txt).
+TEST(AgentListen, BothFamiliesOnOnePortEachBind) {
+  const int probe = ::socket(AF_INET6, SOCK_STREAM, 0);
+  if (probe < 0 && errno == EAFNOSUPPORT) GTEST_SKIP() << "this kernel has no IPv6";
+  ASSERT_GE(probe, 0) << std::strerror(errno);
+  // A port free in both families: a dual-stack wildcard bind on port 0 holds it in both.
+  sockaddr_in6 any6{};
+  any6.sin6_family = AF_INET6;
+  any6.sin6_addr = in6addr_any;
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&any6), sizeof any6), 0) << std::strerror(errno);
+  socklen_t len = sizeof any6;
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&any6), &len);
+  const int port = ntohs(any6.sin6_port);
+  ::close(probe);
+
+  test::TempDir dir;
+  const std::string p = std::to_string(port);
+  auto agent =
+      simAgent(dir.write("agent.yaml", "listen: [\"0.0.0.0:" + p + "\", \"[::]:" + p + "\"]\n"), dgxDataDir(dir));
+  ASSERT_TRUE(agent);
+  ::setenv("GPUWARDEN_RUNTIME_DIR", dir.file("run").c_str(), 1);
+  const Status st = agent->start();
+  ::unsetenv("GPUWARDEN_RUNTIME_DIR");
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(agent->boundAddresses(), (std::vector<std::string>{"0.0.0.0:" + p, "[::]:" + p}));
+
+  // Each family answers; over IPv6 on [::1], which only the IPv6 listener can take.
+  EXPECT_EQ(httpGet(port, "/healthz").status, 200);
+  const int fd6 = ::socket(AF_INET6, SOCK_STREAM, 0);
+  ASSERT_GE(fd6, 0);
+  timeval tv{5, 0};
+  ::setsockopt(fd6, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in6 lo6{};
+  lo6.sin6_family = AF_INET6;
+  lo6.sin6_addr = in6addr_loopback;
+  lo6.sin6_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(::connect(fd6, reinterpret_cast<sockaddr*>(&lo6), sizeof lo6), 0) << std::strerror(errno);
+  const std::string req = "GET /healthz HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(fd6, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  std::string reply;
+  char buf[1024];
+  for (ssize_t n; (n = ::recv(fd6, buf, sizeof buf, 0)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  ::close(fd6);
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 200")) << reply;
+  agent->stop();
+}
+
 }  // namespace
 }  // namespace gw::server
