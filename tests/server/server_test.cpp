@@ -27,6 +27,7 @@
 #include "node/records.h"
 #include "server/agent.h"
 #include "../support/gunzip.h"
+#include "cluster/fake_kubelet.h"
 #include "test_util.h"
 
 namespace gw::server {
@@ -959,6 +960,29 @@ TEST(AgentListen, BothFamiliesOnOnePortEachBind) {
   ::close(fd6);
   EXPECT_TRUE(reply.starts_with("HTTP/1.1 200")) << reply;
   agent->stop();
+}
+
+// stop() ends the kubelet watcher before the monitor it publishes into: a watcher left running
+// would keep asking the kubelet and write pod labels into a freed monitor.
+TEST(AgentStop, ThePodResourcesWatcherStopsWithTheAgent) {
+  test::TempDir dir;
+  const std::string data = dgxDataDir(dir);
+  const std::string socket = dir.path() + "/kubelet.sock";
+  test::FakeKubelet kubelet(socket);
+  ASSERT_TRUE(kubelet.start());
+  auto agent = simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\nkubernetes:\n  pod_resources_socket: " + socket +
+                                                    "\n  refresh_interval: 100ms\n  timeout: 300ms\n"),
+                        data);
+  ASSERT_TRUE(agent);
+  ::setenv("GPUWARDEN_RUNTIME_DIR", dir.file("run").c_str(), 1);
+  const Status st = agent->start();
+  ::unsetenv("GPUWARDEN_RUNTIME_DIR");
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_TRUE(test::eventually([&] { return kubelet.listCalls() >= 2; }, 10s));
+  agent->stop();
+  const int calls = kubelet.listCalls();
+  std::this_thread::sleep_for(1s);  // ten refresh periods
+  EXPECT_EQ(kubelet.listCalls(), calls);
 }
 
 }  // namespace
