@@ -29,6 +29,12 @@ TEST(DriverGpus, BusIdsOfNvmlAndTheDriverCompareEqual) {
   EXPECT_EQ(normalBusId(""), "");
 }
 
+// Each part at its largest PCI value is an address; one digit more than a domain can hold is not.
+TEST(DriverGpus, BusIdPartsAtTheirLimits) {
+  EXPECT_EQ(normalBusId("FFFFFFFF:FF:1F.7"), "ffffffff:ff:1f.7");
+  EXPECT_EQ(normalBusId("000000000:18:00.0"), "");  // a 9-digit domain, though its value fits
+}
+
 TEST(DriverGpus, ReadsEveryGpuTheDriverHoldsButTheExcluded) {
   testsupport::TempDir root;
   const std::string d = "proc/driver/nvidia/gpus/";
@@ -48,13 +54,50 @@ TEST(DriverGpus, ReadsEveryGpuTheDriverHoldsButTheExcluded) {
   EXPECT_EQ((*g)[1].minor, 0);
 }
 
+// Minors 0..254 are GPUs (255 is nvidiactl's); a UUID longer than NVML's 96-byte buffer is not
+// believed, though the GPU and its minor still count.
+TEST(DriverGpus, LargestMinorAndLongestUuidAreKept) {
+  testsupport::TempDir root;
+  const std::string d = "proc/driver/nvidia/gpus/";
+  const std::string uuid96 = "GPU-" + std::string(92, 'a');
+  const std::string uuid97 = "GPU-" + std::string(93, 'b');
+  root.write(d + "0000:18:00.0/information", info("0000:18:00.0", uuid96, "254"));
+  root.write(d + "0000:2a:00.0/information", info("0000:2a:00.0", uuid97, "3"));
+  auto g = readDriverGpus(platform::FsRoot(root.path()));
+  ASSERT_TRUE(g) << g.error();
+  ASSERT_EQ(g->size(), 2u);
+  EXPECT_EQ((*g)[0].minor, 254);
+  EXPECT_EQ((*g)[0].uuid, uuid96);
+  EXPECT_EQ((*g)[1].minor, 3);
+  EXPECT_EQ((*g)[1].uuid, "");
+}
+
+// Only the first 4 KiB of an information file are read: a minor in its last byte counts, one a
+// byte beyond does not.
+TEST(DriverGpus, AnInformationFileIsReadTo4KiB) {
+  testsupport::TempDir root;
+  const std::string d = "proc/driver/nvidia/gpus/";
+  const std::string tail = "\nDevice Minor: 8";
+  root.write(d + "0000:18:00.0/information", std::string(4096 - tail.size(), 'a') + tail);
+  root.write(d + "0000:2a:00.0/information", std::string(4097 - tail.size(), 'a') + tail);
+  auto g = readDriverGpus(platform::FsRoot(root.path()));
+  ASSERT_TRUE(g) << g.error();
+  ASSERT_EQ(g->size(), 1u);
+  EXPECT_EQ((*g)[0].bus_id, "0000:18:00.0");
+  EXPECT_EQ((*g)[0].minor, 8);
+}
+
 TEST(DriverGpus, NoDriverIsAnEmptyListAndTooManyEntriesAnError) {
   testsupport::TempDir root;
   auto g = readDriverGpus(platform::FsRoot(root.path()));
   ASSERT_TRUE(g);
   EXPECT_TRUE(g->empty());
-  for (std::size_t i = 0; i <= kMaxDriverGpus; ++i)
+  for (std::size_t i = 0; i < kMaxDriverGpus; ++i)
     root.write("proc/driver/nvidia/gpus/e" + std::to_string(i) + "/information", "Device Minor: 1\n");
+  g = readDriverGpus(platform::FsRoot(root.path()));
+  ASSERT_TRUE(g) << g.error();  // 64, the most that are read
+  EXPECT_EQ(g->size(), 64u);
+  root.write("proc/driver/nvidia/gpus/e64/information", "Device Minor: 1\n");  // the 65th
   g = readDriverGpus(platform::FsRoot(root.path()));
   ASSERT_FALSE(g);
   EXPECT_NE(g.error().find("lists 65 entries; at most 64 are read"), std::string::npos) << g.error();
