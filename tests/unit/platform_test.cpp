@@ -1,11 +1,14 @@
 // The two OS seams: the filesystem root and the process runner.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
 #include "platform/fs_root.h"
 #include "platform/process_runner.h"
+#include "../support/temp_dir.h"
 
 namespace gw::platform {
 namespace {
@@ -35,6 +38,48 @@ TEST(FsRoot, ReadsUnderTheRootOnly) {
   EXPECT_TRUE(FsRoot("/").isHostRoot());
 }
 
+// The empty root and any run of trailing slashes are the host root; under a fixture root a
+// relative or empty path is joined with one slash.
+TEST(FsRoot, RootAndPathJoiningEdges) {
+  EXPECT_EQ(FsRoot("").root(), "/");
+  EXPECT_EQ(FsRoot("/").root(), "/");
+  EXPECT_TRUE(FsRoot("//").isHostRoot());
+  EXPECT_EQ(FsRoot("/srv/fixture///").root(), "/srv/fixture");
+  const FsRoot root("/srv/fixture");
+  EXPECT_EQ(root.path("/proc/modules"), "/srv/fixture/proc/modules");
+  EXPECT_EQ(root.path("proc/modules"), "/srv/fixture/proc/modules");
+  EXPECT_EQ(root.path(""), "/srv/fixture/");
+  EXPECT_EQ(FsRoot("/").path("/proc/modules"), "/proc/modules");
+}
+
+// readFile's documented default is 4 MiB and readLine reads at most the first 64 KiB: a longer
+// file or first line is cut there, not refused.
+TEST(FsRoot, ReadsAreCutAtTheirLimits) {
+  testsupport::TempDir dir;
+  const FsRoot root(dir.path());
+  dir.write("big", std::string((4u << 20) + 1, 'x'));
+  auto big = root.readFile("/big");
+  ASSERT_TRUE(big.ok()) << big.error();
+  EXPECT_EQ(big->size(), 4u << 20);
+  auto part = root.readFile("/big", 10);
+  ASSERT_TRUE(part.ok());
+  EXPECT_EQ(*part, std::string(10, 'x'));
+  dir.write("line", std::string((64u << 10) + 1, 'y') + "\nsecond\n");
+  auto line = root.readLine("/line");
+  ASSERT_TRUE(line.ok()) << line.error();
+  EXPECT_EQ(line->size(), 64u << 10);
+}
+
+// The longest target Linux stores in a link (PATH_MAX - 1 = 4095 bytes) comes back whole.
+TEST(FsRoot, TheLongestLinkTargetIsReadWhole) {
+  testsupport::TempDir dir;
+  const std::string target = "/" + std::string(4094, 'l');
+  std::filesystem::create_symlink(target, dir.path() + "/link");
+  auto got = FsRoot(dir.path()).readLink("/link");
+  ASSERT_TRUE(got.ok()) << got.error();
+  EXPECT_EQ(*got, target);
+}
+
 TEST(ProcessRunner, CapturesOutputAndExitCode) {
   SystemProcessRunner r;
   auto res = r.run({"sh", "-c", "echo out; echo err >&2; exit 3"});
@@ -57,6 +102,52 @@ TEST(ProcessRunner, MissingProgramAndTimeoutAreReported) {
   EXPECT_TRUE(slow.timed_out);
   EXPECT_EQ(slow.exit_code, -1);
   EXPECT_EQ(slow.out.find("finished"), std::string::npos) << slow.out;
+}
+
+// Output past max_output (1 MiB by default) is read and dropped, so a chatty program still runs
+// to its end; what is kept stops within one read (8 KiB) of the cap.
+TEST(ProcessRunner, OutputIsCappedAndTheRestDrained) {
+  SystemProcessRunner r;
+  auto res = r.run({"sh", "-c", "head -c 1200000 /dev/zero; head -c 1200000 /dev/zero >&2; exit 4"});
+  EXPECT_EQ(res.exit_code, 4);
+  EXPECT_GE(res.out.size(), 1u << 20);
+  EXPECT_LT(res.out.size(), (1u << 20) + 8192);
+  EXPECT_GE(res.err.size(), 1u << 20);
+  EXPECT_LT(res.err.size(), (1u << 20) + 8192);
+  RunOptions none;
+  none.max_output = 0;
+  auto quiet = r.run({"sh", "-c", "echo out; echo err >&2"}, none);
+  EXPECT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.out, "");
+  EXPECT_EQ(quiet.err, "");
+  // Waiting out the default would cost each run 10 s; the value is what callers rely on.
+  EXPECT_EQ(RunOptions{}.timeout, std::chrono::seconds(10));
+}
+
+TEST(ProcessRunner, ASignalIsReportedInsteadOfAnExitCode) {
+  SystemProcessRunner r;
+  auto res = r.run({"sh", "-c", "kill -TERM $$"});
+  EXPECT_EQ(res.signal, SIGTERM);
+  EXPECT_EQ(res.exit_code, -1);
+  EXPECT_FALSE(res.timed_out);
+}
+
+// Not there (ENOENT), not executable (EACCES) and a path through a file (ENOTDIR) are "not found";
+// any other exec failure (E2BIG: one argument past the kernel's 128 KiB) is the shell's 127.
+TEST(ProcessRunner, OnlyAMissingOrNonExecutableProgramIsNotFound) {
+  testsupport::TempDir dir;
+  const std::string plain = dir.write("plain", "#!/bin/sh\nexit 0\n");
+  ::chmod(plain.c_str(), 0644);
+  SystemProcessRunner r;
+  auto denied = r.run({plain});
+  EXPECT_TRUE(denied.not_found);
+  EXPECT_EQ(denied.exit_code, -1);
+  auto through_file = r.run({plain + "/sub"});
+  EXPECT_TRUE(through_file.not_found);
+  EXPECT_EQ(through_file.exit_code, -1);
+  auto too_long = r.run({"sh", "-c", "exit 0", std::string(200000, 'a')});
+  EXPECT_FALSE(too_long.not_found);
+  EXPECT_EQ(too_long.exit_code, 127);
 }
 
 TEST(ProcessRunner, EnvironmentIsPassed) {
