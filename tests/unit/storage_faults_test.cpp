@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "../support/small_tmpfs.h"
 #include "../support/temp_dir.h"
@@ -145,6 +147,53 @@ TEST(StorageFaults, ADamagedDatabaseIsMovedAsideWithItsJournal) {
   auto db = Database::open(path, "alert queue");
   ASSERT_TRUE(db.ok());
   EXPECT_TRUE((*db)->checkIntegrity().ok());
+}
+
+// Only errno values that mean "the storage refuses writes" make a storage failure.
+TEST(StorageHealth, StorageErrnosAreTheFiveThatMeanTheDiskRefuses) {
+  for (int err : {ENOSPC, EDQUOT, EIO, EROFS, EFBIG}) EXPECT_TRUE(isStorageErrno(err)) << err;
+  for (int err : {0, ENOMEM, EACCES, EINTR, ENOENT}) EXPECT_FALSE(isStorageErrno(err)) << err;
+}
+
+// Two files failing at once: each has its own line, its own count and the time it began failing
+// (the first failure's, not the last's); one recovering leaves the other failing, and the other
+// recovering later is still seen.
+TEST(StorageHealth, EachFileFailsAndRecoversOnItsOwn) {
+  testsupport::TempDir dir;
+  StorageHealth h;
+  const std::string a = dir.file("a.json"), b = dir.file("b.db");
+  testing::internal::CaptureStderr();
+  h.failed(a, EDQUOT, "fsync: quota");
+  const auto since = h.snapshot().at(0).failing_since_ms;
+  EXPECT_GT(since, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  h.failed(dir.path() + "/./a.json", EDQUOT, "fsync: quota");  // the same file by another name
+  h.failed(b, EROFS, "rename: read-only");
+  auto snap = h.snapshot();
+  ASSERT_EQ(snap.size(), 2u);
+  EXPECT_EQ(snap[0].write_errors, 2u);
+  EXPECT_EQ(snap[0].failing_since_ms, since);
+  EXPECT_EQ(snap[1].write_errors, 1u);
+  EXPECT_EQ(h.problem(), "disk full: cannot write " + a + ": fsync: quota\nread-only file system: cannot write " + b +
+                             ": rename: read-only");
+  h.succeeded(a);
+  h.succeeded(a);  // not failing any more: no second recovery in the log
+  EXPECT_EQ(count(testing::internal::GetCapturedStderr(), "storage recovered: " + a), 1u);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(h.ok());
+  EXPECT_EQ(h.problem(), "read-only file system: cannot write " + b + ": rename: read-only");
+  h.failed(a, EIO, "write");
+  EXPECT_EQ(h.problem(), "write error: cannot write " + a + ": write\nread-only file system: cannot write " + b +
+                             ": rename: read-only");
+  h.succeeded(a);
+  h.succeeded(b);
+  testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(h.ok());
+  EXPECT_EQ(h.problem(), "");
+  h.movedAside(b);
+  h.movedAside(b);
+  EXPECT_EQ(h.snapshot().at(1).moved_aside, 2u);
+  EXPECT_EQ(h.snapshot().at(1).write_errors, 1u);
 }
 
 }  // namespace
