@@ -130,7 +130,9 @@ TEST(Sqlite, ASecondWriterWaitsForTheBusyTimeout) {
       EXPECT_TRUE(tx->commit().ok());
     });
   }
-  // Without a busy timeout this would fail at once with "database is locked".
+  // Without a busy timeout this would fail at once with "database is locked". The default (5 s) is
+  // too long to wait out in a test; callers rely on its value.
+  EXPECT_EQ(OpenOptions{}.busy_timeout_ms, 5000);
   Status s = agent->exec("BEGIN IMMEDIATE; UPDATE t SET v = v + 1 WHERE k = 'a'; COMMIT;");
   holder.join();
   ASSERT_TRUE(s.ok()) << s.message();
@@ -151,6 +153,40 @@ TEST(Sqlite, ErrorsNameTheDatabase) {
   auto ro = Database::open(dir.file("x.db"), "test database", {.read_only = true});
   ASSERT_TRUE(ro.ok());
   EXPECT_FALSE((*ro)->exec("CREATE TABLE u (x)").ok()) << "query_only";
+}
+
+// A file at the version this code understands opens; one older is brought up to it; one a
+// version newer is refused before the schema touches it (a newer file is not damage).
+TEST(Sqlite, ASchemaNewerThanUnderstoodIsRefusedAndNothingWritten) {
+  testsupport::TempDir dir;
+  const auto open3 = [&](const std::string& name) {
+    return openWithSchema(dir.file(name), "test database", 3, {"CREATE TABLE IF NOT EXISTS u (x)"});
+  };
+  const auto preset = [&](const std::string& name, int version) {
+    auto db = Database::open(dir.file(name), "test database");
+    ASSERT_TRUE(db.ok()) << db.error();
+    ASSERT_TRUE((*db)->exec(("PRAGMA user_version=" + std::to_string(version)).c_str()).ok());
+  };
+  auto fresh = open3("fresh.db");
+  ASSERT_TRUE(fresh.ok()) << fresh.error();
+  EXPECT_EQ((*fresh)->queryInt("PRAGMA user_version").value_or(-1), 3);
+  preset("older.db", 2);
+  auto older = open3("older.db");
+  ASSERT_TRUE(older.ok()) << older.error();
+  EXPECT_EQ((*older)->queryInt("PRAGMA user_version").value_or(-1), 3);
+  preset("same.db", 3);
+  auto same = open3("same.db");
+  ASSERT_TRUE(same.ok()) << same.error();
+  EXPECT_EQ((*same)->queryInt("SELECT count(*) FROM sqlite_master WHERE name = 'u'").value_or(-1), 1);
+  preset("newer.db", 4);
+  auto newer = open3("newer.db");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.error().find("schema version 4 is newer than this gpuwarden understands (3)"), std::string::npos)
+      << newer.error();
+  auto look = Database::open(dir.file("newer.db"), "test database");
+  ASSERT_TRUE(look.ok());
+  EXPECT_EQ((*look)->queryInt("SELECT count(*) FROM sqlite_master WHERE name = 'u'").value_or(-1), 0);
+  EXPECT_EQ((*look)->queryInt("PRAGMA user_version").value_or(-1), 4);
 }
 
 }  // namespace
