@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 #include "nvml/inventory.h"
 #include "nvml/nvml.h"
+#include "nvml/topology.h"
+#include "../support/temp_dir.h"
 
 namespace gw::nvml {
 namespace {
@@ -114,6 +117,54 @@ TEST(NvmlBinding, AnIdentityInventoryNamesTheGpusAsTheFullOneAndReadsNothingElse
           << i;
     }
     EXPECT_GT(mig, 0u);  // the scenario's MIG devices were listed
+  }
+  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
+  ::unsetenv("GPUWARDEN_SIM_CLOCK");
+}
+
+// Every PCIe level once: a warning for each pair whose traffic crosses the CPU (PHB, NODE, SYS),
+// once per pair, and none for PIX and PXB; across NUMA nodes the warning says so.
+TEST(NvmlBinding, TopologyWarnsForEveryPairThatCrossesTheCpuAndNoOther) {
+  testsupport::TempDir dir;
+  std::string yaml =
+      "description: every PCIe level\nseed: 1\ndriver_version: \"550.54.15\"\ncuda_driver_version: 12040\n"
+      "host:\n  numa_nodes:\n    0: \"0-31\"\n    1: \"32-63\"\ngpus:\n";
+  // GPU0/1 share a switch (PIX), GPU2 has its own below the same bridge (PXB), GPU3 sits on that
+  // bridge (PHB), GPU4 on another bridge of NUMA node 0 (NODE), GPU5 on NUMA node 1 (SYS).
+  const char* const gpus[] = {"numa: 0\n    pcie_switch: 0\n    host_bridge: 0",
+                              "numa: 0\n    pcie_switch: 0\n    host_bridge: 0",
+                              "numa: 0\n    pcie_switch: 1\n    host_bridge: 0",
+                              "numa: 0\n    host_bridge: 0",
+                              "numa: 0\n    host_bridge: 1",
+                              "numa: 1\n    host_bridge: 2"};
+  for (int i = 0; i < 6; ++i)
+    yaml += "  - profile: L40S\n    bus_id: \"0000:" + std::to_string(41 + i) + ":00.0\"\n    " + gpus[i] + "\n";
+  ::setenv("GPUWARDEN_SIM_SCENARIO", dir.write("levels.yaml", yaml).c_str(), 1);
+  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+  ::unsetenv("GPUWARDEN_SIM_STATE");
+  {
+    auto s = Session::open({GW_SIM_LIB});
+    ASSERT_TRUE(s.ok()) << s.error();
+    auto inv = readInventory(**s, std::chrono::seconds(10));
+    ASSERT_TRUE(inv.ok()) << inv.error();
+    ASSERT_EQ(inv->gpus.size(), 6u);
+    const Topology t = readTopology(*inv);
+    ASSERT_EQ(t.gpus.size(), 6u);
+    EXPECT_EQ(t.gpus[0].links, (std::vector<std::string>{"X", "PIX", "PXB", "PHB", "NODE", "SYS"}));
+    EXPECT_EQ(t.gpus[3].links, (std::vector<std::string>{"PHB", "PHB", "PHB", "X", "NODE", "SYS"}));
+    std::vector<std::string> pairs;
+    for (const auto& w : t.warnings) pairs.push_back(w.substr(0, w.find(':')));
+    EXPECT_EQ(pairs, (std::vector<std::string>{"GPU0 <-> GPU3 (PHB)", "GPU0 <-> GPU4 (NODE)", "GPU0 <-> GPU5 (SYS)",
+                                               "GPU1 <-> GPU3 (PHB)", "GPU1 <-> GPU4 (NODE)", "GPU1 <-> GPU5 (SYS)",
+                                               "GPU2 <-> GPU3 (PHB)", "GPU2 <-> GPU4 (NODE)", "GPU2 <-> GPU5 (SYS)",
+                                               "GPU3 <-> GPU4 (NODE)", "GPU3 <-> GPU5 (SYS)", "GPU4 <-> GPU5 (SYS)"}));
+    ASSERT_EQ(t.warnings.size(), 12u);
+    EXPECT_EQ(t.warnings[1],
+              "GPU0 <-> GPU4 (NODE): peer-to-peer traffic crosses the CPU; expect lower all-reduce bandwidth than "
+              "PIX/PXB or NVLink");
+    EXPECT_EQ(t.warnings[2],
+              "GPU0 <-> GPU5 (SYS): peer-to-peer traffic crosses the CPU and the link between NUMA nodes; expect "
+              "lower all-reduce bandwidth than PIX/PXB or NVLink");
   }
   ::unsetenv("GPUWARDEN_SIM_SCENARIO");
   ::unsetenv("GPUWARDEN_SIM_CLOCK");
