@@ -203,5 +203,16 @@ TEST(NvmlHelpers, VersionsBandwidthAndRanges) {
   EXPECT_FALSE(smCountFromCores(NVML_DEVICE_ARCH_UNKNOWN, 100).has_value());
 }
 
+// CUDA cores per SM: 64 on Volta and Turing (V100 5120/80, TU102 4608/72), 128 on Ada (L40S
+// 18176/142). No cores, or a count that is not a whole number of SMs, gives no SM count.
+TEST(NvmlHelpers, SmCountFromCoresPerArchitecture) {
+  EXPECT_EQ(smCountFromCores(NVML_DEVICE_ARCH_VOLTA, 5120).value_or(0), 80u);
+  EXPECT_EQ(smCountFromCores(NVML_DEVICE_ARCH_TURING, 4608).value_or(0), 72u);
+  EXPECT_EQ(smCountFromCores(NVML_DEVICE_ARCH_ADA, 18176).value_or(0), 142u);
+  EXPECT_FALSE(smCountFromCores(NVML_DEVICE_ARCH_HOPPER, 0).has_value());
+  EXPECT_FALSE(smCountFromCores(NVML_DEVICE_ARCH_HOPPER, 16896 + 64).has_value());
+  EXPECT_EQ(smCountFromCores(NVML_DEVICE_ARCH_AMPERE, 64).value_or(0), 1u);
+}
+
 }  // namespace
 }  // namespace gw::nvml
