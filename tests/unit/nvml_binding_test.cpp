@@ -122,6 +122,42 @@ TEST(NvmlBinding, AnIdentityInventoryNamesTheGpusAsTheFullOneAndReadsNothingElse
   ::unsetenv("GPUWARDEN_SIM_CLOCK");
 }
 
+// The simulator reads this scenario for the sessions opened while the object lives.
+struct SimScenario {
+  explicit SimScenario(const std::string& path) {
+    ::setenv("GPUWARDEN_SIM_SCENARIO", path.c_str(), 1);
+    ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
+    ::unsetenv("GPUWARDEN_SIM_STATE");
+  }
+  ~SimScenario() {
+    ::unsetenv("GPUWARDEN_SIM_SCENARIO");
+    ::unsetenv("GPUWARDEN_SIM_CLOCK");
+  }
+};
+
+// The CPU mask NVML is asked for holds 1024 CPUs (16 words), read bit by bit across the word
+// boundaries; a process list longer than the first buffer (16) is fetched again at its size.
+TEST(NvmlBinding, CpuAffinityTo1024CpusAndMoreProcessesThanTheFirstBuffer) {
+  testsupport::TempDir dir;
+  std::string yaml =
+      "description: a wide host\nseed: 1\ndriver_version: \"550.54.15\"\ncuda_driver_version: 12040\n"
+      "gpus:\n  - profile: L40S\n    bus_id: \"0000:41:00.0\"\n    cpus: \"0,63-64,1023\"\n    processes:\n";
+  for (int i = 0; i < 17; ++i) yaml += "      - {pid: " + std::to_string(1001 + i) + ", name: w, memory: 1GiB}\n";
+  SimScenario sim(dir.write("wide.yaml", yaml));
+  auto s = Session::open({GW_SIM_LIB});
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto d = (*s)->deviceByIndex(0);
+  ASSERT_TRUE(d.ok()) << d.error();
+  auto cpus = d->cpuAffinity();
+  ASSERT_TRUE(cpus.ok()) << cpus.error();
+  EXPECT_EQ(*cpus, (std::vector<unsigned>{0, 63, 64, 1023}));
+  auto procs = d->computeProcesses();
+  ASSERT_TRUE(procs.ok()) << procs.error();
+  ASSERT_EQ(procs->size(), 17u);
+  for (unsigned i = 0; i < 17; ++i) EXPECT_EQ((*procs)[i].pid, 1001 + i);
+  EXPECT_EQ((*procs)[16].used_bytes, 1ull << 30);
+}
+
 // Every PCIe level once: a warning for each pair whose traffic crosses the CPU (PHB, NODE, SYS),
 // once per pair, and none for PIX and PXB; across NUMA nodes the warning says so.
 TEST(NvmlBinding, TopologyWarnsForEveryPairThatCrossesTheCpuAndNoOther) {
@@ -139,9 +175,7 @@ TEST(NvmlBinding, TopologyWarnsForEveryPairThatCrossesTheCpuAndNoOther) {
                               "numa: 1\n    host_bridge: 2"};
   for (int i = 0; i < 6; ++i)
     yaml += "  - profile: L40S\n    bus_id: \"0000:" + std::to_string(41 + i) + ":00.0\"\n    " + gpus[i] + "\n";
-  ::setenv("GPUWARDEN_SIM_SCENARIO", dir.write("levels.yaml", yaml).c_str(), 1);
-  ::setenv("GPUWARDEN_SIM_CLOCK", "manual", 1);
-  ::unsetenv("GPUWARDEN_SIM_STATE");
+  SimScenario sim(dir.write("levels.yaml", yaml));
   {
     auto s = Session::open({GW_SIM_LIB});
     ASSERT_TRUE(s.ok()) << s.error();
@@ -166,8 +200,6 @@ TEST(NvmlBinding, TopologyWarnsForEveryPairThatCrossesTheCpuAndNoOther) {
               "GPU0 <-> GPU5 (SYS): peer-to-peer traffic crosses the CPU and the link between NUMA nodes; expect "
               "lower all-reduce bandwidth than PIX/PXB or NVLink");
   }
-  ::unsetenv("GPUWARDEN_SIM_SCENARIO");
-  ::unsetenv("GPUWARDEN_SIM_CLOCK");
 }
 
 TEST(NvmlBinding, ErrorMeaningsNameTheFailure) {
@@ -188,6 +220,8 @@ TEST(NvmlHelpers, BusIdNormalisation) {
   EXPECT_EQ(normalizeBusId("3b:00.0"), "00000000:3B:00.0");
   EXPECT_EQ(normalizeBusId("0000:3b:00"), "00000000:3B:00.0");
   EXPECT_EQ(normalizeBusId("garbage"), "garbage");
+  // A non-zero function and domain survive (the shorter forms would read them as 0).
+  EXPECT_EQ(normalizeBusId("0001:3b:00.3"), "00000001:3B:00.3");
 }
 
 TEST(NvmlHelpers, VersionsBandwidthAndRanges) {
