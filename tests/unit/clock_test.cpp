@@ -13,6 +13,9 @@ TEST(Clock, FormatsRfc3339InUtcWithMilliseconds) {
   EXPECT_EQ(formatRfc3339(1700000000123), "2023-11-14T22:13:20.123Z");
   EXPECT_EQ(formatRfc3339(0), "1970-01-01T00:00:00.000Z");
   EXPECT_EQ(formatRfc3339(-1), "1969-12-31T23:59:59.999Z") << "milliseconds stay 0..999 before 1970";
+  // A whole second before 1970 is that second, .000, not the one before it with 1000 ms.
+  EXPECT_EQ(formatRfc3339(-1000), "1969-12-31T23:59:59.000Z");
+  EXPECT_EQ(formatRfc3339(-1001), "1969-12-31T23:59:58.999Z");
 }
 
 TEST(Clock, WallAndMonotonicAgreeWithTheStandardClocks) {
