@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nvml/inventory.h"
+#include "nvml/inventory_json.h"
 #include "nvml/nvml.h"
 #include "nvml/topology.h"
 #include "../support/temp_dir.h"
@@ -235,6 +236,37 @@ TEST(NvmlHelpers, VersionsBandwidthAndRanges) {
   EXPECT_EQ(smCountFromCores(NVML_DEVICE_ARCH_HOPPER, 16896).value_or(0), 132u);
   EXPECT_EQ(smCountFromCores(NVML_DEVICE_ARCH_AMPERE, 6912).value_or(0), 108u);
   EXPECT_FALSE(smCountFromCores(NVML_DEVICE_ARCH_UNKNOWN, 100).has_value());
+}
+
+// The inventory's JSON: the device node from the driver's minor (not the index), the PCI device id
+// as four upper-case hex digits, the peak bandwidth to one decimal, null for what was not read.
+TEST(NvmlHelpers, InventoryJsonFormatsEachField) {
+  GpuInfo g;
+  g.index = 2;
+  g.uuid = "GPU-p";
+  g.minor_number = 5;
+  g.pci.device_id = 0xAB;
+  g.compute_capability = Version{9, 0};
+  g.peak_bandwidth_gbs = 3352.34;
+  MigInfo m;
+  m.uuid = "MIG-c";
+  g.mig_devices.push_back(m);
+  const auto j = gpuJson(g);
+  EXPECT_EQ(j["minor_number"], 5);
+  EXPECT_EQ(j["device_node"], "/dev/nvidia5");
+  EXPECT_EQ(j["pci_device_id"], "0x00AB");
+  EXPECT_EQ(j["compute_capability"], "9.0");
+  EXPECT_DOUBLE_EQ(j["peak_memory_bandwidth_gbs"].get<double>(), 3352.3);
+  g.peak_bandwidth_gbs = 1008.06;
+  EXPECT_DOUBLE_EQ(gpuJson(g)["peak_memory_bandwidth_gbs"].get<double>(), 1008.1);
+  ASSERT_EQ(j["mig_devices"].size(), 1u);
+  EXPECT_EQ(j["mig_devices"][0]["parent_index"], 2);
+  EXPECT_EQ(j["mig_devices"][0]["parent_uuid"], "GPU-p");
+  const auto none = gpuJson(GpuInfo{});
+  EXPECT_EQ(none.size(), j.size()) << "every key whatever was read";
+  for (const char* k :
+       {"minor_number", "device_node", "pci_device_id", "compute_capability", "peak_memory_bandwidth_gbs"})
+    EXPECT_TRUE(none[k].is_null()) << k;
 }
 
 // CUDA cores per SM: 64 on Volta and Turing (V100 5120/80, TU102 4608/72), 128 on Ada (L40S
