@@ -203,6 +203,22 @@ TEST(NvmlBinding, TopologyWarnsForEveryPairThatCrossesTheCpuAndNoOther) {
   }
 }
 
+// NVML answers power limits in milliwatts; the inventory keeps watts, fractions included
+// (pcie-mixed caps GPU 3, an RTX 4090 of 150..600 W and 450 W by default, at 312.5 W).
+TEST(NvmlBinding, InventoryPowerLimitsAreWattsFromMilliwatts) {
+  SimScenario sim(GW_SOURCE_DIR "/scenarios/pcie-mixed.yaml");
+  auto s = Session::open({GW_SIM_LIB});
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto inv = readInventory(**s, std::chrono::seconds(10));
+  ASSERT_TRUE(inv.ok()) << inv.error();
+  ASSERT_EQ(inv->gpus.size(), 4u);
+  const GpuInfo& g = inv->gpus[3];
+  EXPECT_DOUBLE_EQ(g.power_limit_w.value_or(0), 312.5);
+  EXPECT_DOUBLE_EQ(g.power_default_w.value_or(0), 450.0);
+  EXPECT_DOUBLE_EQ(g.power_min_w.value_or(0), 150.0);
+  EXPECT_DOUBLE_EQ(g.power_max_w.value_or(0), 600.0);
+}
+
 TEST(NvmlBinding, ErrorMeaningsNameTheFailure) {
   EXPECT_NE(errorMeaning(NVML_ERROR_LIB_RM_VERSION_MISMATCH).find("Driver/library version mismatch"),
             std::string::npos);
