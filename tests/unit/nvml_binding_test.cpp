@@ -219,6 +219,46 @@ TEST(NvmlBinding, InventoryPowerLimitsAreWattsFromMilliwatts) {
   EXPECT_DOUBLE_EQ(g.power_max_w.value_or(0), 600.0);
 }
 
+// Retired pages: none is an empty list, not an error; once GPU 5 of fault-retired-pages reaches
+// the limit (t = 30 s: 40 single-bit, 24 double-bit) the count and the addresses agree.
+TEST(NvmlBinding, RetiredPagesCountAndAddressesAgree) {
+  SimScenario sim(GW_SOURCE_DIR "/scenarios/fault-retired-pages.yaml");
+  auto s = Session::open({GW_SIM_LIB});
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto d = (*s)->deviceByIndex(5);
+  ASSERT_TRUE(d.ok()) << d.error();
+  auto before = d->retiredPageAddresses(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS);
+  ASSERT_TRUE(before.ok()) << before.error();
+  EXPECT_TRUE(before->empty());
+  ASSERT_NE((*s)->api().gwSimSetTime, nullptr);
+  (*s)->api().gwSimSetTime(31);
+  EXPECT_EQ(d->retiredPages(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS).value_or(0), 40u);
+  EXPECT_EQ(d->retiredPages(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR).value_or(0), 24u);
+  auto sbe = d->retiredPageAddresses(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS);
+  ASSERT_TRUE(sbe.ok()) << sbe.error();
+  EXPECT_EQ(sbe->size(), 40u);
+  auto dbe = d->retiredPageAddresses(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
+  ASSERT_TRUE(dbe.ok()) << dbe.error();
+  EXPECT_EQ(dbe->size(), 24u);
+}
+
+// A single retired page is a list of one (the count-only query's smallest non-empty answer).
+TEST(NvmlBinding, OneRetiredPageIsListed) {
+  testsupport::TempDir dir;
+  SimScenario sim(dir.write("one-page.yaml",
+                            "description: one page\nseed: 1\ndriver_version: \"550.54.15\"\n"
+                            "cuda_driver_version: 12040\ngpus:\n  - profile: L40S\n    cpus: \"0-7\"\n"
+                            "faults:\n  - {type: retired_pages, gpu: 0, at: 0, sbe: 0, dbe: 1, pending: false}\n"));
+  auto s = Session::open({GW_SIM_LIB});
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto d = (*s)->deviceByIndex(0);
+  ASSERT_TRUE(d.ok()) << d.error();
+  (*s)->api().gwSimSetTime(1);
+  auto dbe = d->retiredPageAddresses(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
+  ASSERT_TRUE(dbe.ok()) << dbe.error();
+  EXPECT_EQ(dbe->size(), 1u);
+}
+
 TEST(NvmlBinding, ErrorMeaningsNameTheFailure) {
   EXPECT_NE(errorMeaning(NVML_ERROR_LIB_RM_VERSION_MISMATCH).find("Driver/library version mismatch"),
             std::string::npos);
