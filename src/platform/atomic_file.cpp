@@ -23,14 +23,21 @@ Status writeAtomic(const std::string& path, std::string_view bytes, mode_t mode)
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  // Unique per process and call: two writers of one file never share a temporary name.
+  // Unique per process and call: two writers of one file never share a temporary name. A name
+  // can still be taken by a crashed run's leftover that had the same pid (an agent that is pid 1
+  // in its container has it on every start): the next numbers are tried, never that file.
   static std::atomic<unsigned> counter{0};
-  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                                  std::to_string(counter.fetch_add(1))))
-                              .string();
-
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) return failure(path, "cannot create " + tmp, errno);
+  std::string tmp;
+  int fd = -1, open_err = 0;
+  for (int tries = 0; tries < kTemporaryNameTries && fd < 0; ++tries) {
+    tmp = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+                  std::to_string(counter.fetch_add(1))))
+              .string();
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    open_err = errno;
+    if (fd < 0 && open_err != EEXIST) break;
+  }
+  if (fd < 0) return failure(path, "cannot create " + tmp, open_err);
   auto abandon = [&](const std::string& what, int err) {
     ::unlink(tmp.c_str());
     return failure(path, what, err);

@@ -18,6 +18,10 @@ namespace gw::platform {
 // Every outcome is reported to storageHealth() (platform/storage_health.h).
 Status writeFileAtomic(const std::string& path, std::string_view bytes, mode_t mode = 0644);
 
+// How many temporary names one write tries when the name is taken (a leftover of a crashed run
+// with the same pid) before it gives up with EEXIST.
+inline constexpr int kTemporaryNameTries = 64;
+
 // Appends `bytes` (one or more whole records) to `path`, creating it. Every write and the close
 // are checked; a record written only in part is cut off again (the file keeps its old length), so
 // a full disk never leaves half a line for the next reader to glue to the next one. Not synced

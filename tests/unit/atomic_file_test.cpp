@@ -115,5 +115,39 @@ TEST(AtomicFile, AReadOnlyFolderIsReported) {
   EXPECT_EQ(slurp(ro + "/state.json"), "old");
 }
 
+// A crashed run leaves its temporary behind; the next run with the same pid (pid 1 in a
+// container, every time) must not fail on it. The leftover is left alone (it is not this
+// process's), the next names are tried, up to kTemporaryNameTries (64) names a write.
+TEST(AtomicFile, ALeftoverTemporaryOfTheSamePidIsSteppedOver) {
+  testsupport::TempDir dir;
+  const std::string path = dir.file("state.json");
+  ASSERT_TRUE(writeFileAtomic(path, "old").ok());
+  // The number the next write's temporary takes, read off a write that cannot create its own.
+  const auto nextNumber = [&] {
+    const Status st = writeFileAtomic(dir.file("missing/x"), "");
+    const std::string m = st.message();
+    const std::string pid = ".tmp." + std::to_string(::getpid()) + ".";
+    const auto at = m.find(pid);
+    EXPECT_NE(at, std::string::npos) << m;
+    return at == std::string::npos ? 0ul : std::stoul(m.substr(at + pid.size())) + 1;
+  };
+  const auto leave = [&](unsigned long from, int count) {
+    for (int i = 0; i < count; ++i)
+      std::ofstream(dir.file(".state.json.tmp." + std::to_string(::getpid()) + "." + std::to_string(from + i)))
+          << "crashed";
+  };
+  leave(nextNumber(), 63);
+  ASSERT_TRUE(writeFileAtomic(path, "new").ok());
+  EXPECT_EQ(slurp(path), "new");
+  EXPECT_EQ(entries(dir.path()), 64u) << "the leftovers are not this process's to remove";
+
+  leave(nextNumber(), 64);
+  const Status st = writeFileAtomic(path, "newer");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot create"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(std::strerror(EEXIST)), std::string::npos) << st.message();
+  EXPECT_EQ(slurp(path), "new");
+}
+
 }  // namespace
 }  // namespace gw::platform
