@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -27,6 +28,29 @@ TEST(SlurmGres, TypeFromTheModel) {
   EXPECT_EQ(gresType("Tesla V100-SXM2-32GB"), "v100");
   EXPECT_EQ(gresType(""), "gpu");
   EXPECT_EQ(gresType("NVIDIA"), "gpu");
+  // Each brand word is dropped, each family word takes the next; alone, it is the type.
+  EXPECT_EQ(gresType("Quadro RTX 8000"), "rtx8000");
+  EXPECT_EQ(gresType("NVIDIA GeForce GTX 1080 Ti"), "gtx1080");
+  EXPECT_EQ(gresType("NVIDIA TITAN V"), "titanv");
+  EXPECT_EQ(gresType("NVIDIA RTX"), "rtx");
+  // Slurm takes letters, digits and '_' in a type; nothing else reaches gres.conf.
+  EXPECT_EQ(gresType("NVIDIA H100_NVL (PCIe)"), "h100_nvl");
+}
+
+// Slurm's own name for the node wins over the host's; an empty variable counts as unset.
+TEST(SlurmNode, NameFromTheFlagThenSlurmdThenTheShortHostName) {
+  EXPECT_EQ(nodeName("given"), "given");
+  ::setenv("SLURMD_NODENAME", "", 1);
+  ::setenv("SLURM_NODENAME", "from-slurm", 1);
+  EXPECT_EQ(nodeName(), "from-slurm");
+  ::setenv("SLURMD_NODENAME", "from-slurmd", 1);
+  EXPECT_EQ(nodeName(), "from-slurmd");
+  ::unsetenv("SLURMD_NODENAME");
+  ::unsetenv("SLURM_NODENAME");
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  const std::string h = host;
+  EXPECT_EQ(nodeName(), h.substr(0, h.find('.')));
 }
 
 // A two-socket host: CPUs 0-3 are cores 0-3 of socket 0 and 4-7 of socket 1, 8-15 their
@@ -146,6 +170,16 @@ TEST(SlurmHealthcheck, ShowNodeGivesStateAndReasonWithoutTheStamp) {
   EXPECT_FALSE(parseShowNode("NodeName=a Arch=x86_64\n", "a").ok());  // no State=
 }
 
+TEST(SlurmHealthcheck, OnlyTheUserAtTimeStampIsCutFromAReason) {
+  auto n = parseShowNode("NodeName=n1 State=DRAIN Reason=bad fan [ticket 4711]", "n1");
+  ASSERT_TRUE(n) << n.error();
+  EXPECT_EQ(n->state, "DRAIN");  // the last field of the line
+  EXPECT_EQ(n->reason, "bad fan [ticket 4711]");
+  n = parseShowNode("NodeName=n1 State=DRAIN Reason=bad fan [ticket 4711] [admin@2026-12-02T12:21:48]", "n1");
+  ASSERT_TRUE(n) << n.error();
+  EXPECT_EQ(n->reason, "bad fan [ticket 4711]");
+}
+
 NodeState node(const std::string& state, const std::string& reason) { return {"n1", state, reason}; }
 
 TEST(SlurmHealthcheck, DrainsOnCriticalResumesOnlyItsOwnDrain) {
@@ -175,6 +209,59 @@ TEST(SlurmHealthcheck, DrainsOnCriticalResumesOnlyItsOwnDrain) {
 TEST(SlurmHealthcheck, ReasonsAreCleanAndBounded) {
   EXPECT_EQ(cleanReason("a'b\"c`d$e\\f\ng"), "abcdef g");
   EXPECT_EQ(cleanReason(std::string(500, 'x')).size(), 200u);
+  // Printable ASCII is 0x20 to 0x7e: both ends stay, the bytes just outside become spaces.
+  EXPECT_EQ(cleanReason("\x1f !~\x7f"), "  !~ ");
+}
+
+// Answers every run with `result` and keeps what it was asked.
+struct FakeRunner : platform::ProcessRunner {
+  platform::RunResult result;
+  std::vector<std::string> argv;
+  platform::RunOptions options;
+  platform::RunResult run(const std::vector<std::string>& a, const platform::RunOptions& o) override {
+    argv = a;
+    options = o;
+    return result;
+  }
+};
+
+// scontrol runs under a 15 s deadline and a 1 MiB output bound; its failure says the command and
+// the first 500 bytes of what it printed, without the trailing newlines.
+TEST(SlurmHealthcheck, ScontrolIsBoundedAndItsFailuresSayWhy) {
+  FakeRunner r;
+  r.result.exit_code = 0;
+  r.result.out = kIdle;
+  Scontrol s(r, "/opt/slurm/bin/scontrol");
+  auto n = s.showNode("gwnode1");
+  ASSERT_TRUE(n) << n.error();
+  EXPECT_EQ(n->state, "IDLE");
+  EXPECT_EQ(r.argv, (std::vector<std::string>{"/opt/slurm/bin/scontrol", "show", "node", "gwnode1", "-o"}));
+  EXPECT_EQ(r.options.timeout, std::chrono::milliseconds(15000));
+  EXPECT_EQ(r.options.max_output, std::size_t{1} << 20);
+  EXPECT_TRUE(s.drain("gwnode1", "gpuwarden: GPU 1 xid"));
+  EXPECT_EQ(r.argv, (std::vector<std::string>{"/opt/slurm/bin/scontrol", "update", "NodeName=gwnode1", "State=DRAIN",
+                                              "Reason=gpuwarden: GPU 1 xid"}));
+  EXPECT_TRUE(s.resume("gwnode1"));
+  EXPECT_EQ(r.argv,
+            (std::vector<std::string>{"/opt/slurm/bin/scontrol", "update", "NodeName=gwnode1", "State=RESUME"}));
+
+  const std::string cmd = "`/opt/slurm/bin/scontrol update NodeName=n9 State=RESUME` failed (exit 1)";
+  r.result.exit_code = 1;
+  r.result.out = "ignored while stderr says something";
+  r.result.err = "slurm_update error: Invalid node name specified \n \n";
+  EXPECT_EQ(s.resume("n9").message(), cmd + ": slurm_update error: Invalid node name specified");
+  r.result.err = std::string(501, 'e');
+  EXPECT_EQ(s.resume("n9").message(), cmd + ": " + std::string(500, 'e'));
+  r.result.err = "";
+  r.result.out = "from stdout\n";
+  EXPECT_EQ(s.resume("n9").message(), cmd + ": from stdout");
+  r.result.out = "\n";
+  EXPECT_EQ(s.resume("n9").message(), cmd);
+  r.result.timed_out = true;
+  EXPECT_EQ(s.showNode("n9").error(),
+            "`/opt/slurm/bin/scontrol show node n9 -o` did not answer within 15 s (slurmctld unreachable?)");
+  r.result.not_found = true;
+  EXPECT_EQ(s.showNode("n9").error(), "/opt/slurm/bin/scontrol not found (is slurm-client installed?)");
 }
 
 TEST(SlurmJobEnv, WhatSlurmdGivesAProlog) {
@@ -206,6 +293,72 @@ TEST(SlurmJobEnv, WhatSlurmdGivesAProlog) {
   EXPECT_FALSE(jobFromEnv(get));
   env.erase("SLURM_JOB_ID");
   EXPECT_EQ(jobFromEnv(get).error(), "SLURM_JOB_ID is not set (run by slurmd as Prolog= / Epilog=)");
+}
+
+// jobFromEnv over a fixed environment.
+Result<JobEnv> jobFrom(const std::map<std::string, std::string>& env) {
+  return jobFromEnv([&](const char* n) -> const char* {
+    auto it = env.find(n);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(SlurmJobEnv, GpuListBoundsAtTheirEdges) {
+  // The list is read up to 16 KiB (empty items skipped); one byte more is refused unread.
+  const std::string list = "0" + std::string(16 * 1024 - 1, ',');
+  auto j = jobFrom({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_GPUS", list}});
+  ASSERT_TRUE(j) << j.error();
+  EXPECT_EQ(j->gpus, std::vector<std::string>{"0"});
+  EXPECT_EQ(jobFrom({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_GPUS", list + ","}}).error(), "SLURM_JOB_GPUS is too long");
+  // A GPU or MIG UUID is at most 96 bytes.
+  for (const char* prefix : {"GPU-", "MIG-"}) {
+    const std::string uuid = prefix + std::string(92, 'a');
+    j = jobFrom({{"SLURM_JOB_ID", "1"}, {"CUDA_VISIBLE_DEVICES", uuid}});
+    ASSERT_TRUE(j) << j.error();
+    EXPECT_EQ(j->gpus, std::vector<std::string>{uuid});
+    EXPECT_EQ(jobFrom({{"SLURM_JOB_ID", "1"}, {"CUDA_VISIBLE_DEVICES", uuid + "a"}}).error(),
+              "CUDA_VISIBLE_DEVICES holds an over-long UUID");
+  }
+  // At most 64 GPUs (node::kMaxJobGpus).
+  std::string gpus;
+  for (int i = 0; i < 64; ++i) gpus += (i ? "," : "") + std::to_string(i);
+  j = jobFrom({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_GPUS", gpus}});
+  ASSERT_TRUE(j) << j.error();
+  EXPECT_EQ(j->gpus.size(), 64u);
+  EXPECT_EQ(jobFrom({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_GPUS", gpus + ",64"}}).error(),
+            "SLURM_JOB_GPUS lists more than 64 GPUs");
+  // An index has at most 9 digits; what is refused is quoted to 40 bytes.
+  j = jobFrom({{"SLURM_JOB_ID", "1"}, {"GPU_DEVICE_ORDINAL", "123456789"}});
+  ASSERT_TRUE(j) << j.error();
+  EXPECT_EQ(j->gpus, std::vector<std::string>{"123456789"});
+  EXPECT_EQ(jobFrom({{"SLURM_JOB_ID", "1"}, {"GPU_DEVICE_ORDINAL", "1234567890"}}).error(),
+            "GPU_DEVICE_ORDINAL holds '1234567890', not a GPU");
+  EXPECT_EQ(jobFrom({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_GPUS", std::string(41, 'x')}}).error(),
+            "SLURM_JOB_GPUS holds '" + std::string(40, 'x') + "', not a GPU");
+}
+
+TEST(SlurmJobEnv, EmptyMeansUnsetAndAnOddUserOrUidIsLeftOut) {
+  // An empty SLURM_JOB_GPUS hides nothing behind it.
+  auto j = jobFrom({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_GPUS", ""}, {"CUDA_VISIBLE_DEVICES", "1"}});
+  ASSERT_TRUE(j) << j.error();
+  EXPECT_EQ(j->gpus, std::vector<std::string>{"1"});
+  EXPECT_EQ(jobFrom({{"SLURM_JOB_ID", ""}}).error(), "SLURM_JOB_ID is not set (run by slurmd as Prolog= / Epilog=)");
+  // A user name up to 64 bytes (node::kMaxJobUserBytes); past it, or odd, the job runs without one.
+  j = jobFrom({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_USER", std::string(64, 'u')}});
+  ASSERT_TRUE(j) << j.error();
+  EXPECT_EQ(j->user, std::string(64, 'u'));
+  for (const std::string& user : {std::string(65, 'u'), std::string("a b"), std::string()}) {
+    j = jobFrom({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_USER", user}});
+    ASSERT_TRUE(j) << j.error();
+    EXPECT_EQ(j->user, "") << user;
+  }
+  // A uid of at most 9 digits, surrounding spaces allowed; anything else leaves it unknown (-1).
+  for (const auto& [text, uid] : std::map<std::string, std::int64_t>{
+           {" 1001 ", 1001}, {"999999999", 999999999}, {"1000000000", -1}, {"x", -1}, {"", -1}}) {
+    j = jobFrom({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_UID", text}});
+    ASSERT_TRUE(j) << j.error();
+    EXPECT_EQ(j->uid, uid) << "'" << text << "'";
+  }
 }
 
 // Children of this test stand for a job's leftovers: one that stops on SIGTERM, one that ignores
