@@ -90,7 +90,7 @@ PodMapping mapPodResources(const v1::ListPodResourcesResponse& answer, const Pod
   };
   std::map<std::string, std::set<Holder>> holders;
   std::size_t containers = 0, devices = 0;
-  bool cut = false;
+  bool cut = false, devices_cut = false;
   for (const auto& pod : answer.pod_resources()) {
     if (out.pods == lim.max_pods) {
       refuse("more than " + std::to_string(lim.max_pods) + " pods; the rest is not read");
@@ -108,7 +108,10 @@ PodMapping mapPodResources(const v1::ListPodResourcesResponse& answer, const Pod
       for (const auto& d : c.devices()) {
         if (!nvidiaResource(d.resource_name())) continue;
         for (const auto& id : d.device_ids()) {
-          if (devices == lim.max_devices) break;
+          if (devices == lim.max_devices) {
+            devices_cut = true;  // only an id past the bound is "the rest": exactly max_devices is all of them
+            break;
+          }
           ++devices;
           std::string u = deviceUuid(id, lim);
           if (u.empty())
@@ -139,8 +142,7 @@ PodMapping mapPodResources(const v1::ListPodResourcesResponse& answer, const Pod
     }
     if (cut) break;
   }
-  if (devices == lim.max_devices)
-    refuse("more than " + std::to_string(lim.max_devices) + " NVIDIA device ids; the rest is not read");
+  if (devices_cut) refuse("more than " + std::to_string(lim.max_devices) + " NVIDIA device ids; the rest is not read");
   for (const auto& [uuid, set] : holders) {
     std::string pods, namespaces, names;
     for (const auto& h : set) {

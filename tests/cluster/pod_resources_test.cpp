@@ -96,6 +96,20 @@ TEST(PodMapping, ReadsNoMorePodsContainersOrDevicesThanItsBounds) {
   EXPECT_EQ(m.refused, std::vector<std::string>{"more than 2 NVIDIA device ids; the rest is not read"});
 }
 
+TEST(PodMapping, ExactlyAtEachBoundNothingIsCut) {
+  v1::ListPodResourcesResponse r;
+  for (int i = 0; i < 2; ++i)
+    addPod(r, "ml", "p" + std::to_string(i), {{"w", "nvidia.com/gpu", {"GPU-" + std::to_string(i)}}});
+  PodResourcesLimits lim;
+  lim.max_pods = 2;
+  lim.max_containers = 2;
+  lim.max_devices = 2;
+  const PodMapping m = mapPodResources(r, lim);
+  EXPECT_EQ(m.labels.size(), 2u);
+  EXPECT_EQ(m.refused_count, 0u);
+  EXPECT_TRUE(m.refused.empty()) << m.refused[0];
+}
+
 TEST(PodMapping, AllocatableCountsNvidiaDevicesByResource) {
   v1::AllocatableResourcesResponse a;
   auto* d = a.add_devices();
