@@ -19,6 +19,24 @@ TEST(ClusterDiag, LabelledOutputSplitsByTask) {
   EXPECT_EQ(bounded[0], "aaaa\nbbbb\n");  // stops growing once past the bound
 }
 
+TEST(ClusterDiag, LabelsAreAtMostSixWideAndOneSpaceFollowsTheColon) {
+  auto t = splitLabelledOutput("123456: six\n1234567: seven\n     7:x\n8: \n9:  two spaces\n");
+  EXPECT_EQ(t[123456], "six\n");
+  EXPECT_EQ(t[-1], "1234567: seven\n");
+  EXPECT_EQ(t[7], "x\n");
+  EXPECT_EQ(t[8], "\n");
+  EXPECT_EQ(t[9], " two spaces\n");
+}
+
+TEST(ClusterDiag, ATaskStopsGrowingAtItsBound) {
+  // Exactly at the bound: nothing more is taken.
+  EXPECT_EQ(splitLabelledOutput("0: aaaa\n0: bbbb\n", 5)[0], "aaaa\n");
+  // The default bound is 8 MiB a task: nine lines of 1 MiB keep eight.
+  std::string out;
+  for (int i = 0; i < 9; ++i) out += "0: " + std::string((1 << 20) - 1, 'x') + "\n";
+  EXPECT_EQ(splitLabelledOutput(out)[0].size(), std::size_t{8} << 20);
+}
+
 TEST(ClusterDiag, GpuCountFromSinfo) {
   EXPECT_EQ(gpuCountFromGres("gpu:h100:8(S:0-1)"), 8u);
   EXPECT_EQ(gpuCountFromGres("gpu:a100:4,gpu:t4:2"), 6u);
@@ -44,6 +62,9 @@ TEST(ClusterDiag, ANodesRowFromItsReport) {
   EXPECT_EQ(none.node, "gwnode3");
   EXPECT_EQ(none.overall, "no report");
   EXPECT_EQ(none.error, "slurmstepd: error: execve(): gpuwarden: No such file or directory");
+  // Without a report, the first line of the output says why, cut at 200 bytes.
+  EXPECT_EQ(readNodeReport(std::string(201, 'e') + "\nsecond line", "gwnode3").error, std::string(200, 'e'));
+  EXPECT_EQ(readNodeReport("", "gwnode3").error, "no output");
   auto wrong = readNodeReport(R"({"level": "x"})", "gwnode3");
   EXPECT_EQ(wrong.overall, "no report");
   EXPECT_NE(wrong.error.find("not a diag report: "), std::string::npos);
@@ -58,6 +79,27 @@ TEST(ClusterDiag, FleetExitAndSummary) {
   EXPECT_EQ(fleetJson({inc, bad, none}, 1)["exit_code"], 1);
   EXPECT_EQ(fleetJson({pass, inc, bad, none}, 2)["summary"],
             (nlohmann::json{{"nodes", 4}, {"pass", 1}, {"warn", 0}, {"fail", 1}, {"incomplete", 1}, {"no_report", 1}}));
+  // Each node's row; "error" only where there is one.
+  EXPECT_EQ(fleetJson({pass, none}, 1)["nodes"], nlohmann::json::parse(R"([
+    {"node": "a", "overall": "pass", "exit_code": 0, "gpus": 8, "findings": []},
+    {"node": "d", "overall": "no report", "exit_code": 2, "gpus": 0, "findings": [], "error": "no output"}])"));
+}
+
+TEST(ClusterDiag, TheTableAlignsOnTheLongestNodeName) {
+  NodeDiag pass{"a", "pass", 0, 8, {}, ""}, bad{"c", "fail", 1, 8, {"GPU 5: ecc: 70", "GPU 0: ecc: 1"}, ""},
+      none{"d", "no report", 2, 0, {}, "no output"}, one{"e", "warn", 0, 1024, {"GPU 3: pcie: x8"}, ""};
+  EXPECT_EQ(fleetTable({pass, bad, none, one}),
+            "NODE  VERDICT     GPUS  FIRST FINDING\n"
+            "a     pass        8     \n"
+            "c     fail        8     GPU 5: ecc: 70 (+1 more)\n"
+            "d     no report   0     no output\n"
+            "e     warn        1024  GPU 3: pcie: x8\n"
+            "4 node(s): 1 pass, 1 warn, 1 fail, 0 incomplete, 1 without a report\n");
+  pass.node = "gwnode10";
+  EXPECT_EQ(fleetTable({pass}),
+            "NODE      VERDICT     GPUS  FIRST FINDING\n"
+            "gwnode10  pass        8     \n"
+            "1 node(s): 1 pass, 0 warn, 0 fail, 0 incomplete, 0 without a report\n");
 }
 
 }  // namespace
