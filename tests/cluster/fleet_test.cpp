@@ -4,6 +4,9 @@
 #include "cluster/fleet.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <thread>
 
 namespace gw::cluster::fleet {
 namespace {
@@ -47,6 +50,42 @@ TEST(FleetParse, ErrorsSayWhatIsWrong) {
   e = parseVector(many);
   ASSERT_FALSE(e);
   EXPECT_EQ(e.error(), "a series has 65 labels; at most 64");
+}
+
+// An answer holding one series with these metric labels and this value.
+std::string answerOf(const std::string& metric, const std::string& value = R"([1,"1"])") {
+  return R"({"status":"success","data":{"resultType":"vector","result":[{"metric":)" + metric + R"(,"value":)" + value +
+         "}]}}";
+}
+
+TEST(FleetParse, LabelsValuesAndNestingAtTheirBounds) {
+  // 64 labels (kMaxLabels) are read; the 65th is refused (ErrorsSayWhatIsWrong).
+  std::string labels = "{";
+  for (int i = 0; i < 64; ++i) labels += (i ? "," : "") + std::string("\"l") + std::to_string(i) + "\":\"v\"";
+  auto v = parseVector(answerOf(labels + "}"));
+  ASSERT_TRUE(v) << v.error();
+  EXPECT_EQ((*v)[0].labels.size(), 64u);
+  // A label's name and value: at most 1024 bytes each (kMaxLabelBytes).
+  const std::string k(1024, 'k'), val(1024, 'v');
+  v = parseVector(answerOf("{\"" + k + "\":\"" + val + "\"}"));
+  ASSERT_TRUE(v) << v.error();
+  EXPECT_EQ((*v)[0].labels.at(k), val);
+  for (const std::string& m : {"{\"" + k + "k\":\"v\"}", "{\"k\":\"" + val + "v\"}"})
+    EXPECT_EQ(parseVector(answerOf(m)).error(), "a series has a label that is not a short string");
+  // A value is [time, "number"], all of the string a number.
+  for (const char* value : {R"([1])", R"([1,"1",2])", R"([1,1])"})
+    EXPECT_EQ(parseVector(answerOf("{}", value)).error(),
+              "a series of the answer is not {metric, value: [time, \"number\"]}")
+        << value;
+  EXPECT_EQ(parseVector(answerOf("{}", R"([1,"1x"])")).error(), "a series' value '1x'");
+  // Prometheus' own reason, quoted to 300 bytes.
+  EXPECT_EQ(parseVector(R"({"status":"error","error":")" + std::string(301, 'e') + "\"}").error(),
+            "Prometheus says: " + std::string(300, 'e'));
+  EXPECT_EQ(parseVector(R"({"status":"error"})").error(), "Prometheus says: no reason given");
+  // Eight levels of nesting are parsed, nine are not.
+  EXPECT_EQ(parseVector(std::string(8, '[') + std::string(8, ']')).error(), "not a Prometheus API answer: no status");
+  EXPECT_NE(parseVector(std::string(9, '[') + std::string(9, ']')).error().find("nested deeper than 8"),
+            std::string::npos);
 }
 
 Sample gpu(const std::string& node, const std::string& index, double value,
@@ -137,6 +176,101 @@ TEST(FleetReport, AStragglerNeedsBusyPeersAndAnIdleGpuHasNoJob) {
   EXPECT_FALSE(buildReport(in, Options{})["jobs"][0]["slowest"]["straggler"].get<bool>());
   in.util[2].value = 5;
   EXPECT_TRUE(buildReport(in, Options{})["jobs"][0]["slowest"]["straggler"].get<bool>());
+}
+
+TEST(FleetReport, AnOddMedianRoundingIdleAndTheTopTen) {
+  Inputs in;
+  // Peers 10, 20, 60, 80, 90 of the slowest: an odd count's median is the middle one.
+  in.util = {gpu("a", "0", 1.5, {{"hpc_job", "7"}}),
+             gpu("a", "1", 10, {{"hpc_job", "7"}}),
+             gpu("a", "2", 20, {{"hpc_job", "7"}}),
+             gpu("a", "3", 60, {{"hpc_job", "7"}}),
+             gpu("a", "4", 80, {{"hpc_job", "7"}}),
+             gpu("a", "5", 90, {{"hpc_job", "7"}}),
+             gpu("b", "0", 2.05)};  // just above idle_util (2 %), no job: not idle
+  // Eleven more jobs, one GPU each, job 1xx drawing xx W: the top ten are 101 to 110.
+  for (int i = 0; i <= 10; ++i) {
+    in.util.push_back(gpu("c", std::to_string(i), 50, {{"hpc_job", std::to_string(100 + i)}}));
+    in.power.push_back(gpu("c", std::to_string(i), i));
+  }
+  const json r = buildReport(in, Options{});
+  ASSERT_EQ(r["jobs"].size(), 12u);
+  const json& j7 = r["jobs"].back();
+  EXPECT_EQ(j7["job"], "7");
+  EXPECT_EQ(j7["utilization_pct"], 43.6);  // 261.5 / 6 = 43.583... to one decimal
+  EXPECT_EQ(j7["slowest"]["peers_median_pct"], 60.0);
+  EXPECT_EQ(r["totals"]["idle"], 0);
+  ASSERT_EQ(r["top"].size(), 10u);
+  EXPECT_EQ(r["top"][0]["job"], "110");
+  EXPECT_EQ(r["top"][9]["job"], "101");
+  // DEL is a control character too; a space is not.
+  in.util[6].labels["Hostname"] = "b\x7f b\x1f";
+  EXPECT_NE(renderText(buildReport(in, Options{})).find("b? b?"), std::string::npos);
+}
+
+// A Prometheus on a loopback port, under the path prefix /prom: answers the query API with what the
+// test sets, and keeps the query it was asked.
+struct FakePrometheus {
+  httplib::Server server;
+  std::thread thread;
+  int port = 0;
+  std::string asked;
+  int status = 200;
+  std::string body;
+  std::chrono::milliseconds delay{0};
+
+  FakePrometheus() {
+    server.Get("/prom/api/v1/query", [this](const httplib::Request& req, httplib::Response& res) {
+      asked = req.get_param_value("query");
+      std::this_thread::sleep_for(delay);
+      res.status = status;
+      res.set_content(body, "application/json");
+    });
+    port = server.bind_to_any_port("127.0.0.1");
+    thread = std::thread([this] { server.listen_after_bind(); });
+    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ~FakePrometheus() {
+    server.stop();
+    thread.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port) + "/prom"; }
+};
+
+TEST(FleetQuery, AsksTheQueryApiAndSaysWhatWentWrong) {
+  using std::chrono::milliseconds;
+  FakePrometheus p;
+  p.body = answerOf(R"({"Hostname":"a"})", R"([1,"7"])");
+  // Characters a query string must escape arrive whole; trailing slashes of the URL are dropped.
+  const std::string q = "sum by (Hostname) (x{a=\"b c\"} + 1) & y # z%";
+  auto v = query(p.url() + "//", q, milliseconds(1500));
+  ASSERT_TRUE(v) << v.error();
+  EXPECT_EQ((*v)[0].value, 7);
+  EXPECT_EQ(p.asked, q);
+  // A bad query: 400 or 422 with Prometheus' reason; any other status is an HTTP error.
+  p.body = R"({"status":"error","error":"parse error"})";
+  for (int code : {400, 422}) {
+    p.status = code;
+    EXPECT_EQ(query(p.url(), "q", milliseconds(1500)).error(), "q: Prometheus says: parse error") << code;
+  }
+  p.status = 503;
+  EXPECT_EQ(query(p.url(), "q", milliseconds(1500)).error(), "q: HTTP 503 from " + p.url());
+  // An answer over 32 MiB is cut off as it arrives.
+  p.status = 200;
+  p.body.assign((std::size_t{32} << 20) + 1, ' ');
+  EXPECT_EQ(query(p.url(), "q", milliseconds(5000)).error(), "q: the answer is larger than 33554432 bytes");
+  // The deadline, its seconds and their fraction both.
+  p.body = answerOf("{}");
+  p.delay = milliseconds(2500);
+  const auto start = std::chrono::steady_clock::now();
+  v = query(p.url(), "q", milliseconds(1300));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2200));
+  ASSERT_FALSE(v);
+  EXPECT_TRUE(v.error().starts_with("cannot ask " + p.url() + ": ")) << v.error();
+  EXPECT_EQ(query("https://prom:9090", "q", milliseconds(100)).error(),
+            "--prometheus https://prom:9090: https is not supported here; give an http:// address");
+  EXPECT_EQ(query("prom:9090", "q", milliseconds(100)).error(),
+            "--prometheus 'prom:9090' is not an http:// or https:// URL");
 }
 
 }  // namespace
