@@ -890,13 +890,26 @@ TEST(Timezone, MissingInAContainerWarns) {
 // A POSIX rule's offset may carry a '+' or no sign at all ("EST5EDT,M3.2.0,M11.1.0", the form
 // glibc's own examples use): either way it needs no zone file.
 TEST(Timezone, PosixRulesWithAPlusOrNoSignNeedNoFile) {
-  for (const std::string tz : {"EST5EDT,M3.2.0,M11.1.0", "EST+5"}) {
+  for (const std::string tz : {"EST5EDT,M3.2.0,M11.1.0", "EST+5", "<+08>-8"}) {
     SCOPED_TRACE(tz);
     auto m = container();
     m->env["TZ"] = tz;
     const auto c = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kPass);
     EXPECT_EQ(c.found, "TZ=" + tz + " (a POSIX rule); /etc/localtime absent (TZ decides)");
   }
+}
+
+// POSIX wants a zone name of three letters or more: "AB-8" is no rule, so it names a zone file,
+// which is not there.
+TEST(Timezone, ARuleNeedsAThreeLetterName) {
+  auto m = container();
+  m->fx.write("/etc/localtime", kZoneFile);
+  m->env["TZ"] = "ABC-8";
+  EXPECT_EQ(expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kPass).found,
+            "TZ=ABC-8 (a POSIX rule); /etc/localtime");
+  m->env["TZ"] = "AB-8";
+  const auto two = expectCheck(m->run(), "container.timezone", Layer::kContainer, Verdict::kWarn);
+  EXPECT_HAS(two.found, "TZ=AB-8 but /usr/share/zoneinfo/AB-8 does not exist");
 }
 
 TEST(Timezone, DanglingLinkWarnsOnHostAndInContainer) {
