@@ -167,6 +167,27 @@ TEST(Burn, AnXidDuringTheBurnIsFaultyTheOthersOk) {
   EXPECT_EQ(j["gpus"][0]["gemm"].value("gflops", 0.0), 50000.0);
 }
 
+// The watcher samples once more as the burn ends, so an Xid logged during its last period is
+// judged even when that period is long: here the period outlasts the burn, and the Xid is read
+// only by that closing sample (the first read is the watcher's start).
+TEST(Burn, TheClosingSampleIsJudged) {
+  Env part("GW_STUB_BUS_IDS", "0000:17:00.0,0000:18:00.0");
+  Env gemm("GW_STUB_GEMM", "ok,ok");
+  FakeNvml nvml = fleet(2);
+  nvml.gpus[1].xid = 79;
+  nvml.gpus[1].polls_before_xid = 1;
+  auto backend = openCudaBackend(GW_TEST_STUB_PART);
+  ASSERT_EQ(backend->state(), BackendState::Ready) << backend->reason();
+  BurnOptions o = quick();
+  o.interval_seconds = 1000;
+  BurnSink sink;
+  BurnReport r = runBurn(o, nvml, backend.get(), sink);
+  ASSERT_EQ(r.gpus.size(), 2u);
+  EXPECT_FALSE(r.gpus[0].faulty) << all(r.gpus[0].reasons);
+  EXPECT_TRUE(r.gpus[1].faulty) << all(r.gpus[1].reasons);
+  EXPECT_EQ(r.exitCode(), kBurnExitFaulty) << renderBurnText(r);
+}
+
 // Interrupted: what ran is judged, but no GPU is called OK and the run does not pass.
 TEST(Burn, AnInterruptedBurnIsNeverOk) {
   Env gemm("GW_STUB_GEMM", "ok,ok");
