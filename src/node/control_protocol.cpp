@@ -37,11 +37,6 @@ std::string describeUid(uid_t uid) {
   return "uid " + std::to_string(uid) + (name.empty() ? "" : " (" + name + ")");
 }
 
-// Thrown from the parser's callback to stop it at a broken bound.
-struct BoundBroken {
-  std::string why;
-};
-
 }  // namespace
 
 std::string Peer::describe() const { return describeUid(uid) + " pid " + std::to_string(pid); }
@@ -55,10 +50,19 @@ Result<Peer> peerOf(int fd) {
 }
 
 Result<json> parseBounded(std::string_view text, int max_depth, std::size_t max_values) {
-  // A first pass counts nesting outside strings, so that no part of the parser (or of what walks
-  // the tree afterwards) ever sees a document deeper than max_depth.
+  // One pass over the text counts nesting and values outside strings, so that the parser never
+  // sees a document deeper or larger than the bounds. It counts what the parser would build: each
+  // object and array, each string (keys too) and each number or literal (a run of the characters
+  // they are made of). Where the text stops being JSON the parser stops too, and what it built
+  // up to there is a prefix of what was counted. (nlohmann's parser with a callback, which could
+  // count as it goes, is quadratic in an array of objects: each object's end walks its parent.)
+  const auto scalarChar = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '+' ||
+           c == '.';
+  };
   int depth = 0;
-  bool in_string = false, escaped = false;
+  std::size_t values = 0;
+  bool in_string = false, escaped = false, in_scalar = false;
   for (char c : text) {
     if (in_string) {
       if (escaped)
@@ -69,6 +73,11 @@ Result<json> parseBounded(std::string_view text, int max_depth, std::size_t max_
         in_string = false;
       continue;
     }
+    const bool scalar = scalarChar(c);
+    const bool starts = c == '"' || c == '[' || c == '{' || (scalar && !in_scalar);
+    in_scalar = scalar;
+    if (starts && ++values > max_values)
+      return Status::Error("JSON with more than " + std::to_string(max_values) + " values");
     if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -77,21 +86,8 @@ Result<json> parseBounded(std::string_view text, int max_depth, std::size_t max_
       if (--depth < 0) return Status::Error("not JSON: unbalanced '" + std::string(1, c) + "'");
     }
   }
-  // The parser checks both bounds again as it goes (an object or array starting at depth d, 0 at
-  // the top, is the (d+1)th level), and stops at the first value past max_values.
-  std::size_t values = 0;
-  auto bound = [&](int d, json::parse_event_t event, json&) {
-    using E = json::parse_event_t;
-    if (event == E::object_end || event == E::array_end) return true;
-    if ((event == E::object_start || event == E::array_start) && d >= max_depth)
-      throw BoundBroken{"JSON nested deeper than " + std::to_string(max_depth)};
-    if (++values > max_values) throw BoundBroken{"JSON with more than " + std::to_string(max_values) + " values"};
-    return true;
-  };
   try {
-    return json::parse(text, bound);
-  } catch (const BoundBroken& b) {
-    return Status::Error(b.why);
+    return json::parse(text);
   } catch (const json::exception& e) {
     return Status::Error(std::string("not JSON: ") + e.what());
   } catch (const std::exception& e) {  // std::bad_alloc

@@ -53,11 +53,35 @@ TEST(ControlProtocol, ParseBoundedRefusesTooManyValuesAndMalformedText) {
   EXPECT_EQ(r.error(), "JSON with more than 100 values");
   EXPECT_FALSE(parseBounded(R"({"a":1,"b":2})", 64, 4));  // keys count
   EXPECT_TRUE(parseBounded(R"({"a":1,"b":2})", 64, 5));
+  // Each number and literal is one value, whatever its characters; what is inside a string is not.
+  const std::string kinds = R"({"k" : [-1.5e+10, true,null ,"x, y [1]"]})";  // 7 values
+  EXPECT_TRUE(parseBounded(kinds, 64, 7));
+  auto k = parseBounded(kinds, 64, 6);
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error(), "JSON with more than 6 values");
   for (const char* bad : {"", "healthy", "{\"ok\":tru}", "{} {}", "{\"a\":\"\\ud800\"}", "\"\xff\""}) {
     auto b = parseBounded(bad);
     ASSERT_FALSE(b) << bad;
     EXPECT_EQ(b.error().rfind("not JSON", 0), 0u) << b.error();
   }
+}
+
+// The largest document the bounds let through: an array of kMaxValues - 1 objects. nlohmann's
+// parser with a callback took time quadratic in such an array (each object's end walked its parent:
+// half a million empty objects, 1.5 MB of request, were minutes of the agent's CPU); a parse of the
+// whole million is linear now and ends well inside the test's timeout.
+TEST(ControlProtocol, AnArrayOfObjectsAtTheValueBoundParses) {
+  constexpr std::size_t kObjects = node::control::kMaxValues - 1;  // and the array
+  EXPECT_EQ(node::control::kMaxValues, std::size_t{1} << 20);
+  std::string text = "[{}";
+  text.reserve(3 * kObjects + 8);
+  for (std::size_t i = 1; i < kObjects; ++i) text += ",{}";
+  auto r = parseBounded(text + "]");
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->size(), kObjects);
+  auto over = parseBounded(text + ",{}]");
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error(), "JSON with more than 1048576 values");
 }
 
 // A reply larger than the socket's buffer: the sender waits for room (the reader catching up)
