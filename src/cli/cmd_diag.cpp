@@ -140,7 +140,7 @@ void addDiag(CLI::App& app, Run& run) {
   auto ids = std::make_shared<std::string>();
   auto duration = std::make_shared<double>(0);
   auto thresholds = std::make_shared<std::string>();
-  auto data_dir = std::make_shared<std::string>(node::kDefaultDataDir);
+  auto data_dir = std::make_shared<std::string>(node::defaultDataDir());
   cmd->add_option("-r,--run", *level, "Level: 1 quick (seconds), 2 medium (~2 min), 3 long (~15 min)")
       ->required()
       ->check(CLI::IsMember({1, 2, 3}));
@@ -149,8 +149,9 @@ void addDiag(CLI::App& app, Run& run) {
                               "Total seconds of the timed tests (memory test, GEMM burn, targeted power)")
                   ->check(CLI::PositiveNumber);
   cmd->add_option("--thresholds", *thresholds, "YAML thresholds file replacing the built-in table");
-  cmd->add_option("--data-dir", *data_dir,
-                  "The agent's data directory; the JSON report is kept in its diag/ (default " + *data_dir + ")");
+  cmd->add_option(
+      "--data-dir", *data_dir,
+      "The agent's data directory; the JSON report is kept in its diag/ (default " + node::defaultDataDirHelp() + ")");
   cmd->footer(
       "Each level runs everything of the level below. GPU tests that cannot run (no GPU, built\n"
       "without CUDA) are reported as skipped and never fail a card; a GPU on which all of them were\n"

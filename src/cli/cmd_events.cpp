@@ -20,12 +20,12 @@ void addEvents(CLI::App& app, Run& run) {
       "events", "GPU events (Xid, ECC, fallen off the bus): from the agent, else a one-shot kernel-log scan");
   struct Opts {
     std::string since = "1h";
-    std::string data_dir = node::kDefaultDataDir;
+    std::string data_dir = node::defaultDataDir();
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--since", o->since, "RFC3339, unix seconds, or a duration ago (1h, 30m); default 1h");
   cmd->add_option("--data-dir", o->data_dir,
-                  std::string("Ask the agent that owns this data folder (default ") + node::kDefaultDataDir + ")");
+                  std::string("Ask the agent that owns this data folder (default ") + node::defaultDataDirHelp() + ")");
   cmd->callback([&run, o]() {
     const auto now = platform::wallMs();
     auto since = server::parseTimeSpec(o->since, now);

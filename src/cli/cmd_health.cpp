@@ -165,7 +165,7 @@ void addHealth(CLI::App& app, Run& run) {
       "health",
       "Health verdict: per-GPU state and findings with actions; exit 0 healthy, 1 warning, 2 critical, 3 unknown");
   struct Opts {
-    std::string data_dir = node::kDefaultDataDir;
+    std::string data_dir = node::defaultDataDir();
     bool standalone = false;
     double seconds = 3;
     std::string config;
@@ -173,7 +173,7 @@ void addHealth(CLI::App& app, Run& run) {
   auto o = std::make_shared<Opts>();
   cmd->add_option("--data-dir", o->data_dir,
                   std::string("Ask the agent that owns this data folder, over its control socket (default ") +
-                      node::kDefaultDataDir + ")");
+                      node::defaultDataDirHelp() + ")");
   cmd->add_flag("--standalone", o->standalone, "Do not ask an agent: sample NVML here for --seconds and judge");
   cmd->add_option("--seconds", o->seconds, "Standalone sampling time in seconds (default 3)")
       ->check(CLI::Range(0.5, 600.0));

@@ -27,7 +27,7 @@ void addHistory(CLI::App& app, Run& run) {
       "history", "Print a field's history for one GPU, from the agent that owns --data-dir (gpuwarden serve)");
   struct Opts {
     std::string gpu, field, since = "1h", until, step, format = "csv", agg;
-    std::string data_dir = node::kDefaultDataDir;
+    std::string data_dir = node::defaultDataDir();
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--gpu", o->gpu, "GPU index or UUID")->required();
@@ -40,7 +40,7 @@ void addHistory(CLI::App& app, Run& run) {
   cmd->add_option("--format", o->format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
   cmd->add_option("--data-dir", o->data_dir,
                   std::string("Ask the agent that owns this data folder, over its control socket (default ") +
-                      node::kDefaultDataDir + ")");
+                      node::defaultDataDirHelp() + ")");
   cmd->footer(
       "Exit codes: 0 printed, 1 the agent failed to read its history, 2 a bad request (unknown field or GPU,\n"
       "bad time or step, more than 11000 points), 3 no agent owns the data folder or it could not be asked.");

@@ -103,8 +103,8 @@ void addIncidents(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand(
       "incidents", "List, show, acknowledge and resolve health incidents (through the agent that owns --data-dir)");
   cmd->require_subcommand(1);
-  auto dir = std::make_shared<std::string>(node::kDefaultDataDir);
-  const std::string dir_help = std::string("The agent's data directory (default ") + node::kDefaultDataDir + ")";
+  auto dir = std::make_shared<std::string>(node::defaultDataDir());
+  const std::string dir_help = std::string("The agent's data directory (default ") + node::defaultDataDirHelp() + ")";
   cmd->add_option("--data-dir", *dir, dir_help);
 
   auto all = std::make_shared<bool>(false);

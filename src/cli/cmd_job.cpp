@@ -179,8 +179,8 @@ void addJob(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand(
       "job", "Per-job GPU accounting: what each job (Slurm, a dcgm-exporter job map) did to each GPU of this node");
   cmd->require_subcommand(1);
-  auto dir = std::make_shared<std::string>(node::kDefaultDataDir);
-  const std::string dir_help = std::string("The agent's data directory (default ") + node::kDefaultDataDir + ")";
+  auto dir = std::make_shared<std::string>(node::defaultDataDir());
+  const std::string dir_help = std::string("The agent's data directory (default ") + node::defaultDataDirHelp() + ")";
   cmd->add_option("--data-dir", *dir, dir_help);
 
   auto limit = std::make_shared<std::size_t>(50);
@@ -240,7 +240,7 @@ void addJob(CLI::App& app, Run& run) {
 
 void addRecords(CLI::App& app, Run& run) {
   struct Opts {
-    std::string data_dir = node::kDefaultDataDir, kind;
+    std::string data_dir = node::defaultDataDir(), kind;
     std::size_t limit = 50;
   };
   auto o = std::make_shared<Opts>();
@@ -249,7 +249,7 @@ void addRecords(CLI::App& app, Run& run) {
       "The node's records, newest first: install states (driver, CUDA, cuDNN, frameworks, VBIOS, serials) "
       "with what changed, and settings changed through gpuwarden");
   cmd->add_option("--data-dir", o->data_dir,
-                  std::string("The agent's data directory (default ") + node::kDefaultDataDir + ")");
+                  std::string("The agent's data directory (default ") + node::defaultDataDirHelp() + ")");
   cmd->add_option("--kind", o->kind, "Only this kind: install or setting")
       ->check(CLI::IsMember({"install", "setting"}));
   cmd->add_option("--limit", o->limit, "At most this many (default 50)")->check(CLI::Range(1, 10000));

@@ -11,9 +11,9 @@ namespace gw::cli {
 void addReload(CLI::App& app, Run& run) {
   auto* cmd =
       app.add_subcommand("reload", "Make the agent that owns --data-dir re-read its configuration file (like SIGHUP)");
-  auto dir = std::make_shared<std::string>(node::kDefaultDataDir);
+  auto dir = std::make_shared<std::string>(node::defaultDataDir());
   cmd->add_option("--data-dir", *dir,
-                  std::string("The agent's data directory (default ") + node::kDefaultDataDir + ")");
+                  std::string("The agent's data directory (default ") + node::defaultDataDirHelp() + ")");
   cmd->footer(
       "Exit codes: 0 reloaded, 1 the agent refused the file (it keeps the running configuration; the\n"
       "reason is printed), 3 no agent owns the data directory or it could not be asked.");

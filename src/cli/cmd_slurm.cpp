@@ -25,11 +25,6 @@ namespace {
 using json = nlohmann::json;
 namespace slurm = cluster::slurm;
 
-std::string defaultDataDir() {
-  const char* d = std::getenv("GPUWARDEN_DATA_DIR");
-  return d && *d ? d : node::kDefaultDataDir;
-}
-
 // The first critical finding of a verdict, as one line: "GPU 3 xid_fatal: ...".
 std::string firstCritical(const json& r) {
   auto line = [](const json& f, const std::string& where) {
@@ -101,9 +96,7 @@ void addHealthcheck(CLI::App& slurm_cmd, Run& run) {
       "Slurm's HealthCheckProgram: judge the node (through the agent, else standalone); drain it on a critical "
       "finding with reason \"gpuwarden: ...\"; resume it when healthy again, but only if gpuwarden drained it. "
       "Exit 0 healthy, 1 warning, 2 critical, 3 unknown or scontrol failed");
-  cmd->add_option(
-      "--data-dir", o->data_dir,
-      "The agent's data directory (default $GPUWARDEN_DATA_DIR or " + std::string(node::kDefaultDataDir) + ")");
+  cmd->add_option("--data-dir", o->data_dir, "The agent's data directory (default " + node::defaultDataDirHelp() + ")");
   cmd->add_option("--node", o->node, "The node's name in Slurm (default $SLURMD_NODENAME, else the short host name)");
   cmd->add_option("--scontrol", o->scontrol, "The scontrol program (default: scontrol from PATH)");
   cmd->add_flag("--standalone", o->standalone, "Judge here (sample NVML for --seconds) instead of asking the agent");
@@ -112,7 +105,7 @@ void addHealthcheck(CLI::App& slurm_cmd, Run& run) {
   cmd->add_flag("--dry-run", o->dry_run, "Say what would be done; change nothing");
   cmd->callback([&run, o]() {
     installStopHandlers();
-    const std::string dir = o->data_dir.empty() ? defaultDataDir() : o->data_dir;
+    const std::string dir = o->data_dir.empty() ? node::defaultDataDir() : o->data_dir;
     const bool local = o->standalone || !run.ctx.options.simulate.empty() || !run.ctx.options.nvml_lib.empty();
     const NodeHealth h = nodeHealth(run, dir, local, o->seconds, o->config);
     const int verdict = h.exitCode();
@@ -172,9 +165,7 @@ void addProlog(CLI::App& slurm_cmd, Run& run) {
       "Slurm's Prolog=: tell the agent that $SLURM_JOB_ID starts on $SLURM_JOB_GPUS (or $CUDA_VISIBLE_DEVICES); "
       "refuse the job (exit 1: Slurm drains the node and requeues the job) when one of its GPUs is critical. "
       "Needs no NVML; with no agent running it lets the job through");
-  cmd->add_option(
-      "--data-dir", *dir,
-      "The agent's data directory (default $GPUWARDEN_DATA_DIR or " + std::string(node::kDefaultDataDir) + ")");
+  cmd->add_option("--data-dir", *dir, "The agent's data directory (default " + node::defaultDataDirHelp() + ")");
   cmd->callback([&run, dir]() {
     auto env = slurm::jobFromEnv([](const char* n) { return std::getenv(n); });
     if (!env) {
@@ -192,7 +183,7 @@ void addProlog(CLI::App& slurm_cmd, Run& run) {
     if (env->uid >= 0) args["uid"] = env->uid;
     AskLimits limits;
     limits.deadline = std::chrono::milliseconds(2000);
-    const std::string d = dir->empty() ? defaultDataDir() : *dir;
+    const std::string d = dir->empty() ? node::defaultDataDir() : *dir;
     auto a = askAgent(d, "job.start", args, limits);
     if (!a.reached || !a.error.empty()) {
       // Monitoring being down must not stop the cluster: the job runs, unaccounted.
@@ -222,9 +213,7 @@ void addEpilog(CLI::App& slurm_cmd, Run& run) {
       "epilog",
       "Slurm's Epilog=: tell the agent that $SLURM_JOB_ID ended, and report processes still holding its GPUs; "
       "kill them with --kill or jobs.epilog_kill_leftovers (exit 1, so Slurm drains the node, when some survive)");
-  cmd->add_option(
-      "--data-dir", o->data_dir,
-      "The agent's data directory (default $GPUWARDEN_DATA_DIR or " + std::string(node::kDefaultDataDir) + ")");
+  cmd->add_option("--data-dir", o->data_dir, "The agent's data directory (default " + node::defaultDataDirHelp() + ")");
   cmd->add_flag("--kill", o->kill, "Kill leftover processes (SIGTERM, then SIGKILL after 2 s)");
   cmd->callback([&run, o]() {
     auto env = slurm::jobFromEnv([](const char* n) { return std::getenv(n); });
@@ -236,7 +225,7 @@ void addEpilog(CLI::App& slurm_cmd, Run& run) {
     if (env->gpus.empty()) return;
     AskLimits limits;
     limits.deadline = std::chrono::milliseconds(4000);  // the agent reads each GPU's processes
-    const std::string d = o->data_dir.empty() ? defaultDataDir() : o->data_dir;
+    const std::string d = o->data_dir.empty() ? node::defaultDataDir() : o->data_dir;
     auto a = askAgent(d, "job.end", json{{"job_id", env->job_id}, {"leftovers", true}}, limits);
     if (!a.reached || !a.error.empty()) {
       say(env->job_id, "end not recorded: " + (a.error.empty() ? "no agent answers for " + d : a.error));

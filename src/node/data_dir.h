@@ -14,6 +14,13 @@
 namespace gw::node {
 
 inline constexpr const char* kDefaultDataDir = "/var/lib/gpuwarden";
+inline constexpr const char* kDataDirEnv = "GPUWARDEN_DATA_DIR";
+// The data folder when none is named: $GPUWARDEN_DATA_DIR when set and not empty, else
+// kDefaultDataDir. Every command's --data-dir and the agent's `data_dir` (below the file's and the
+// flag's) start from it, so one variable moves the agent and every command that asks it.
+std::string defaultDataDir();
+// "$GPUWARDEN_DATA_DIR or /var/lib/gpuwarden": how --help names that default.
+std::string defaultDataDirHelp();
 
 class DataDir {
  public:

@@ -36,7 +36,7 @@ struct AlertSettings {
 struct AgentConfig {
   std::string source = "<defaults>";  // file the config came from, for messages
   std::vector<ListenAddress> listen;  // default ":9400"
-  std::string data_dir = node::kDefaultDataDir;
+  std::string data_dir = node::defaultDataDir();
   // sampling
   Millis fast_interval{1000};
   Millis slow_interval{10000};

@@ -492,6 +492,28 @@ TEST(AgentFiles, ACliWritingWithoutAnAgentKeepsTheModesUnderUmask000) {
   EXPECT_GE(files, 2u);  // .lock and incidents.db at least
 }
 
+// $GPUWARDEN_DATA_DIR moves the agent's data folder when no --data-dir or file names one, and
+// every command that asks an agent looks for it there: one variable, one folder, for all of them.
+TEST(AgentFiles, GpuwardenDataDirMovesTheAgentAndTheCommandsThatAskIt) {
+  TempDir d;
+  const std::string data = d.path() + "/data", run = d.path() + "/run";
+  AgentProcess a({"serve", "--simulate", "dgx-h100", "--listen", "127.0.0.1:0"},
+                 {{"GPUWARDEN_DATA_DIR", data}, {"GPUWARDEN_RUNTIME_DIR", run}}, d.path() + "/agent.log");
+  ASSERT_GT(a.waitListening(), 0) << a.log();
+  EXPECT_NE(a.log().find("data dir " + data + ","), std::string::npos) << a.log();
+  EXPECT_TRUE(std::filesystem::exists(data + "/.lock"));
+  const std::string env = "GPUWARDEN_DATA_DIR=" + data + " GPUWARDEN_RUNTIME_DIR=" + run + " ";
+  auto [rc, out] = runShell(env + GW_BINARY + " events --json");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(json::parse(out)["source"], "agent " + data) << out;
+  const std::string health = runShell(env + GW_BINARY + " health").second;  // its verdict may still be unknown
+  EXPECT_NE(health.find("[agent " + data + "]"), std::string::npos) << health;
+  // --help names the variable beside the built-in folder.
+  auto [h, help] = runShell(std::string(GW_BINARY) + " events --help");
+  EXPECT_EQ(h, 0) << help;
+  EXPECT_NE(help.find("(default $GPUWARDEN_DATA_DIR or /var/lib/gpuwarden)"), std::string::npos) << help;
+}
+
 // A FIFO as the kernel log: the agent reads it as a stream and the Xid lands in the event log.
 TEST(AgentFiles, FifoKernelLogIsRead) {
   TempDir d;

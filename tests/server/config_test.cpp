@@ -906,6 +906,20 @@ TEST(Config, RetentionsAtTheirEdges) {
       << down_part.error();
 }
 
+// data_dir's default is $GPUWARDEN_DATA_DIR when set and not empty; a file's data_dir wins over it.
+TEST(Config, DataDirDefaultsToTheEnvironmentsFolder) {
+  ::setenv("GPUWARDEN_DATA_DIR", "/srv/gw", 1);
+  auto from_env = parseConfig("", "agent.yaml");
+  auto from_file = parseConfig("data_dir: /data/gw\n", "agent.yaml");
+  ::setenv("GPUWARDEN_DATA_DIR", "", 1);
+  auto empty = parseConfig("", "agent.yaml");
+  ::unsetenv("GPUWARDEN_DATA_DIR");
+  ASSERT_TRUE(from_env && from_file && empty);
+  EXPECT_EQ(from_env->data_dir, "/srv/gw");
+  EXPECT_EQ(from_file->data_dir, "/data/gw");
+  EXPECT_EQ(empty->data_dir, "/var/lib/gpuwarden");
+}
+
 // Every default of an empty file as docs/config.md's tables give it, written out here (not read
 // from the structs), so that a default moved in the code and not in the docs fails.
 TEST(Config, EveryDefaultIsTheDocumentedOne) {

@@ -17,11 +17,6 @@
 namespace gw::cli::smi {
 namespace {
 
-std::string dataDir() {
-  const char* d = std::getenv("GPUWARDEN_DATA_DIR");
-  return d && *d ? d : node::kDefaultDataDir;
-}
-
 // The change stands whatever happens here: a record that cannot be written is reported, not undone.
 void recordAlone(const std::string& data_dir, const std::vector<node::Record>& records, std::ostream& err) {
   auto fail = [&](const std::string& why) {
@@ -39,7 +34,7 @@ void recordAlone(const std::string& data_dir, const std::vector<node::Record>& r
 
 int runSettings(Context& ctx, const std::string& ids, const SettingRequest& request,
                 const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
-  const std::string data_dir = dataDir();
+  const std::string data_dir = node::defaultDataDir();
   // The agent checks that it drives the same kind of NVML (a simulated change must never reach
   // real GPUs, nor the reverse).
   const bool simulated = !ctx.options.simulate.empty();
