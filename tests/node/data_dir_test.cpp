@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../support/temp_dir.h"
@@ -113,6 +115,28 @@ TEST(DiagReportName, ASecondReportInTheSameSecondIsNumberedTwo) {
   ASSERT_TRUE(parsed.has_value());
   EXPECT_EQ(parsed->time, "2026-01-02T03:04:05Z");
   EXPECT_EQ(parsed->level, 1);
+}
+
+// At most 999 reports of one level a second are kept apart (-2 .. -999); past them the 999th is
+// replaced rather than the folder searched without end.
+TEST(DiagReportName, The999thReportOfASecondIsTheLastNumbered) {
+  testsupport::TempDir dir("gw-diag-names");
+  const DataDir d(dir.path());
+  constexpr std::int64_t kWall = 1767323045000;  // 2026-01-02T03:04:05Z
+  std::filesystem::create_directories(d.diagReports());
+  std::ofstream(d.diagReports() + "/20260102T030405Z-r2.json") << "{}";
+  for (int n = 2; n <= 998; ++n)
+    std::ofstream(d.diagReports() + "/20260102T030405Z-r2-" + std::to_string(n) + ".json") << "{}";
+  auto last = d.storeDiagReport("{\"n\":999}", 2, kWall);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(*last, "20260102T030405Z-r2-999.json");
+  auto past = d.storeDiagReport("{\"n\":1000}", 2, kWall);
+  ASSERT_TRUE(past);
+  EXPECT_EQ(*past, "20260102T030405Z-r2-999.json");
+  std::ifstream in(d.diagReports() + "/" + *past);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{\"n\":1000}");
+  EXPECT_FALSE(std::filesystem::exists(d.diagReports() + "/20260102T030405Z-r2-1000.json"));
 }
 
 // The mode (permission bits) of a path.
