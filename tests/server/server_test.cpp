@@ -985,5 +985,37 @@ TEST(AgentStop, ThePodResourcesWatcherStopsWithTheAgent) {
   EXPECT_EQ(kubelet.listCalls(), calls);
 }
 
+// http.idle_timeout is handed to libmicrohttpd in whole seconds, rounded up: 2500ms is 3 s, so a
+// connection quiet for 1.5 s is still served (rounded down, or cut by a second, it would be 1-2 s
+// and closed). libmicrohttpd keeps wall time, so this waits on it; only a run slower than the
+// machine can be (1.5 s late) could fail it. The connection is then closed within its 3 s.
+TEST(AgentHttpLimits, IdleTimeoutIsRoundedUpToWholeSeconds) {
+  test::TempDir dir;
+  const std::string data = dgxDataDir(dir);
+  auto agent = simAgent(dir.write("agent.yaml", "listen: 127.0.0.1:0\nhttp:\n  idle_timeout: 2500ms\n"), data);
+  ASSERT_TRUE(agent);
+  ::setenv("GPUWARDEN_RUNTIME_DIR", dir.file("run").c_str(), 1);
+  const Status st = agent->start();
+  ::unsetenv("GPUWARDEN_RUNTIME_DIR");
+  ASSERT_TRUE(st.ok()) << st.message();
+  const int port = portOf(*agent);
+  const int fd = rawConnect(port);
+  ASSERT_GE(fd, 0);
+  std::this_thread::sleep_for(1500ms);
+  const std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  char buf[512];
+  const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0) << "closed before its idle timeout";
+  EXPECT_TRUE(std::string(buf, static_cast<size_t>(n)).starts_with("HTTP/1.1 200")) << std::string(buf, n);
+  // Quiet again: closed by the server (recv sees the end) well inside rawConnect's 5 s receive wait.
+  ssize_t last = 0;
+  while ((last = ::recv(fd, buf, sizeof buf, 0)) > 0) {
+  }
+  EXPECT_EQ(last, 0) << "not closed by the server within 5 s: " << std::strerror(errno);
+  ::close(fd);
+  agent->stop();
+}
+
 }  // namespace
 }  // namespace gw::server
