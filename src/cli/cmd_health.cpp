@@ -47,8 +47,10 @@ int printReport(const json& r, bool as_json, const std::string& source) {
   }
   for (const auto& g : jr::array(r, "gpus")) {
     if (!g.is_object()) continue;
+    // A GPU NVML cannot read (stalled, lost, down) says so: its state alone would be a bare "unknown".
+    const std::string reading = str(g, "gpu_state");
     std::cout << "GPU " << integer(g, "index") << "  " << str(g, "uuid") << "  " << str(g, "name") << "  "
-              << str(g, "state") << "\n";
+              << str(g, "state") << (reading.empty() || reading == "up" ? "" : "  (NVML: " + reading + ")") << "\n";
     for (const auto& f : jr::array(g, "findings")) printFinding(f, "  ");
   }
   for (const auto& f : jr::array(r, "node_findings")) printFinding(f, "node ");

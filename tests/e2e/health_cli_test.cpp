@@ -74,6 +74,12 @@ TEST(HealthCli, HungGpuDoesNotHoldUpTheCheck) {
   EXPECT_EQ(j["gpus"][5]["gpu_state"], "stalled") << j.dump(2);
   EXPECT_EQ(j["gpus"][5]["state"], "unknown");
   EXPECT_EQ(j["gpus"][0]["state"], "healthy");
+  // The text says why GPU 5 is unknown; a GPU that answers has no such note.
+  auto t = runGw({"health", "--standalone", "--simulate", "fault-hang", "--seconds", "1"},
+                 {{"GPUWARDEN_SIM_START", "25"}}, 20000ms);
+  EXPECT_EQ(t.code, 3) << describe(t);
+  EXPECT_NE(t.out.find("GPU 5      unknown  (NVML: stalled)\n"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("healthy  (NVML"), std::string::npos) << t.out;
 }
 
 // nvidia-fabricmanager down is what a node check after a reboot is for: the rule's one-minute hold
