@@ -18,13 +18,6 @@
 
 namespace gw::node {
 
-std::string defaultDataDir() {
-  const char* d = std::getenv(kDataDirEnv);
-  return d && *d ? d : kDefaultDataDir;
-}
-
-std::string defaultDataDirHelp() { return std::string("$") + kDataDirEnv + " or " + kDefaultDataDir; }
-
 namespace {
 
 // FNV-1a: a stable name, not a secret (the socket's permissions protect it).

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,9 +19,14 @@ inline constexpr const char* kDataDirEnv = "GPUWARDEN_DATA_DIR";
 // The data folder when none is named: $GPUWARDEN_DATA_DIR when set and not empty, else
 // kDefaultDataDir. Every command's --data-dir and the agent's `data_dir` (below the file's and the
 // flag's) start from it, so one variable moves the agent and every command that asks it.
-std::string defaultDataDir();
+// Inline: the configuration parser (config.h's default) is built into the fuzzers without this
+// folder's code.
+inline std::string defaultDataDir() {
+  const char* d = std::getenv(kDataDirEnv);
+  return d && *d ? d : kDefaultDataDir;
+}
 // "$GPUWARDEN_DATA_DIR or /var/lib/gpuwarden": how --help names that default.
-std::string defaultDataDirHelp();
+inline std::string defaultDataDirHelp() { return std::string("$") + kDataDirEnv + " or " + kDefaultDataDir; }
 
 class DataDir {
  public:
