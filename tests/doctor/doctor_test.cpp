@@ -1124,6 +1124,18 @@ TEST(PathsAndVersions, DirnameIgnoresTrailingSlashes) {
   EXPECT_EQ(dirname("/"), "/");
 }
 
+// Versions of different lengths compare as if the shorter had zeros after it: 12.4 is 12.4.0, below
+// 12.4.1 and above 12.3.9 (a missing part is never read past its end).
+TEST(PathsAndVersions, CompareVersionsPadsTheShorterWithZeros) {
+  using detail::compareVersions;
+  EXPECT_EQ(compareVersions("12.4.0", "12.4"), 0);
+  EXPECT_EQ(compareVersions("12.4", "12.4.0"), 0);
+  EXPECT_EQ(compareVersions("12.4.1", "12.4"), 1);
+  EXPECT_EQ(compareVersions("12.4", "12.4.1"), -1);
+  EXPECT_EQ(compareVersions("12.4", "12.3.9"), 1);
+  EXPECT_EQ(compareVersions("550.54.15", "550.54.15"), 0);
+}
+
 // A version of one number ("12", as libcudart.so.12 names its runtime) has no minor to add: it is
 // its own major.minor, not "12.<something>".
 TEST(PathsAndVersions, MajorMinorOfOneTwoAndThreeNumbers) {
