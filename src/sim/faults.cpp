@@ -36,6 +36,7 @@ const std::vector<FaultTypeInfo>& faultTable() {
       {"cooling_failure", FaultType::kCoolingFailure, true, true, {"factor"}, {}},
       {"pstate_stuck", FaultType::kPstateStuck, true, true, {"pstate"}, {}},
       {"fabric", FaultType::kFabric, true, true, {"state", "health"}, {}},
+      {"call_error", FaultType::kCallError, false, true, {"call", "error", "after_calls"}, {"call", "error"}},
   };
   return table;
 }

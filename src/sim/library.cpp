@@ -198,7 +198,25 @@ nvmlReturn_t shutdownLibrary() {
   return NVML_SUCCESS;
 }
 
-Call enterSystem(const char* /*function*/) {
+namespace {
+
+// The error a call_error fault makes `function` answer at t, or NVML_SUCCESS: the fault's window
+// holds t and `after_calls` calls of the function in the window have been answered already.
+nvmlReturn_t injectedError(World& w, const char* function, double t) {
+  for (std::size_t i = 0; i < w.call_faults.size(); ++i) {
+    const FaultConfig& f = *w.call_faults[i];
+    if (!f.activeAt(t) || baseName(f.call) != baseName(function)) continue;
+    if (w.call_counts[i].fetch_add(1, std::memory_order_relaxed) < f.after_calls) continue;
+    setLastError(std::string(function) + " answers error " + std::to_string(f.error) + " at t=" + formatSeconds(t) +
+                 " (call_error fault)");
+    return static_cast<nvmlReturn_t>(f.error);
+  }
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+Call enterSystem(const char* function) {
   Call c;
   Library& L = lib();
   if (L.refcount.load(std::memory_order_acquire) == 0 || !(c.world = L.world.load(std::memory_order_acquire))) {
@@ -209,7 +227,9 @@ Call enterSystem(const char* /*function*/) {
   if (c.world->sessionStale(c.t)) {
     setLastError("the NVIDIA driver was unloaded after nvmlInit: call nvmlShutdown and nvmlInit again");
     c.rc = NVML_ERROR_UNINITIALIZED;
+    return c;
   }
+  c.rc = injectedError(*c.world, function, c.t);
   return c;
 }
 

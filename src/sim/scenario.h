@@ -95,6 +95,7 @@ enum class FaultType {
   kCoolingFailure,
   kPstateStuck,
   kFabric,
+  kCallError,
 };
 
 // One injected fault. Parameters not used by a type keep their defaults; the parser allows
@@ -117,12 +118,14 @@ struct FaultConfig {
   int link = -1;                                                // nvlink; -1 = every link
   double replay = 0, recovery = 0, crc_flit = 0, crc_data = 0;  // nvlink errors per second
   double seconds = 0;                                           // hang: wall seconds each call blocks
-  std::string call;                                             // hang: only this function
-  double temperature = 0;                                       // thermal slowdown target, 0 = slowdown threshold + 6
-  double clock_factor = 0;                                      // power slowdown/brake: fraction of the clock left
-  double watts = 0;     // clocks locked: power at 0 % utilisation, 0 = profile default
-  double factor = 0;    // cooling failure: multiplier of the thermal resistance, 0 = default
-  unsigned pstate = 0;  // pstate stuck: the P-state held, 0 = P8
+  std::string call;                                             // hang: only this function; call_error: the function
+  unsigned error = 0;                                           // call_error: the nvmlReturn_t it answers
+  unsigned after_calls = 0;  // call_error: calls in the window answered normally first
+  double temperature = 0;    // thermal slowdown target, 0 = slowdown threshold + 6
+  double clock_factor = 0;   // power slowdown/brake: fraction of the clock left
+  double watts = 0;          // clocks locked: power at 0 % utilisation, 0 = profile default
+  double factor = 0;         // cooling failure: multiplier of the thermal resistance, 0 = default
+  unsigned pstate = 0;       // pstate stuck: the P-state held, 0 = P8
   // fabric: the registration's state (NVML_GPU_FABRIC_STATE_*; COMPLETED with `fabric_failed` is a
   // registration that ended in an error) and the health-mask conditions raised (their TRUE bits).
   unsigned fabric_state = NVML_GPU_FABRIC_STATE_COMPLETED;

@@ -588,7 +588,16 @@ void parseFaultParam(const N& v, const std::string& key, FaultConfig* f) {
   else if (key == "call") {
     f->call = readStr(v);
     if (f->call.rfind("nvml", 0) != 0) fail(v, "expected an NVML function name like nvmlDeviceGetPowerUsage");
-  } else if (key == "temperature")
+  } else if (key == "error") {
+    // An nvmlReturn_t the ABI declares, other than success: what a real driver can answer.
+    const auto e = readInt(v, 1, NVML_ERROR_UNKNOWN);
+    if (e > NVML_ERROR_DEPRECATED && e != NVML_ERROR_UNKNOWN)
+      fail(v, "expected an NVML error code: 1-" + std::to_string(NVML_ERROR_DEPRECATED) + " or " +
+                  std::to_string(NVML_ERROR_UNKNOWN) + " (NVML_ERROR_UNKNOWN), got " + std::to_string(e));
+    f->error = static_cast<unsigned>(e);
+  } else if (key == "after_calls")
+    f->after_calls = static_cast<unsigned>(readInt(v, 0, 1000000));
+  else if (key == "temperature")
     f->temperature = readNum(v, 20, 130);
   else if (key == "clock_factor")
     f->clock_factor = readNum(v, 0.05, 1);

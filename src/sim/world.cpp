@@ -76,12 +76,14 @@ World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)
   }
   for (const auto& f : scenario.faults) {
     if (f.type == FaultType::kDriverUnloaded) driver_faults.push_back(&f);
+    if (f.type == FaultType::kCallError) call_faults.push_back(&f);
     for (unsigned gpu : f.gpus) {
       if (f.type == FaultType::kXid) events.push_back({f.at, gpu, nvmlEventTypeXidCriticalError, f.code});
       if (f.type == FaultType::kEccDbe) events.push_back({f.at, gpu, nvmlEventTypeDoubleBitEccError, 0});
       if (f.type == FaultType::kEccSbe) events.push_back({f.at, gpu, nvmlEventTypeSingleBitEccError, 0});
     }
   }
+  call_counts = std::make_unique<std::atomic<unsigned>[]>(call_faults.size());
   std::stable_sort(events.begin(), events.end(), [](const TimedEvent& a, const TimedEvent& b) { return a.t < b.t; });
 }
 

@@ -111,6 +111,10 @@ struct World {
   std::vector<std::unique_ptr<ComputeInstance>> compute_instances;
   std::vector<TimedEvent> events;  // sorted by time
   std::vector<const FaultConfig*> driver_faults;
+  // call_error faults, and beside each the calls of its function made in its window so far (in
+  // this process: every process that loads the simulator counts its own).
+  std::vector<const FaultConfig*> call_faults;
+  std::unique_ptr<std::atomic<unsigned>[]> call_counts;
   std::atomic<double> session_start{0};  // simulated time of the last 0 → 1 nvmlInit
   long long epoch_us_at_zero = 0;        // wall clock (µs since 1970) at simulated t = 0
 

@@ -605,6 +605,54 @@ faults:
   EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(190));
 }
 
+// A call_error fault fails only its function, only in its window, after `after_calls` good
+// answers there; the error codes 26 and 999 are the last the parser takes.
+TEST_F(Faults, CallErrorFailsTheNamedCallInItsWindowAfterItsGoodCalls) {
+  StartYaml(R"(
+count: 2
+defaults: {profile: H100-SXM5-80GB, workload: training}
+faults:
+  - {type: call_error, call: nvmlGpmSampleAlloc, error: 20, at: 10, duration: 10, after_calls: 1}
+  - {type: call_error, call: nvmlDeviceGetPowerUsage_v2, error: 999, at: 30, duration: 5}
+  - {type: call_error, call: nvmlEventSetCreate, error: 26, at: 40, duration: 5}
+)");
+  auto alloc = [&] {
+    nvmlGpmSample_t s = nullptr;
+    const nvmlReturn_t rc = nv.nvmlGpmSampleAlloc(&s);
+    if (rc == NVML_SUCCESS) {
+      EXPECT_EQ(nv.nvmlGpmSampleFree(s), NVML_SUCCESS);
+    }
+    return rc;
+  };
+  At(9.9);
+  EXPECT_EQ(alloc(), NVML_SUCCESS);  // before the window: not counted either
+  EXPECT_EQ(alloc(), NVML_SUCCESS);
+  At(10);
+  EXPECT_EQ(alloc(), NVML_SUCCESS);  // the one good call in the window
+  EXPECT_EQ(alloc(), NVML_ERROR_MEMORY);
+  EXPECT_NE(std::string(nv.gwSimLastError()).find("nvmlGpmSampleAlloc answers error 20 at t=10"), std::string::npos)
+      << nv.gwSimLastError();
+  EXPECT_EQ(alloc(), NVML_ERROR_MEMORY);
+  unsigned mw = 0;
+  EXPECT_EQ(nv.nvmlDeviceGetPowerUsage(Gpu(1), &mw), NVML_SUCCESS);  // other calls answer
+  At(20);
+  EXPECT_EQ(alloc(), NVML_SUCCESS);  // the window is over
+  // A versioned name in `call:` matches the plain entry point, on every GPU.
+  At(30);
+  EXPECT_EQ(nv.nvmlDeviceGetPowerUsage(Gpu(0), &mw), NVML_ERROR_UNKNOWN);
+  EXPECT_EQ(nv.nvmlDeviceGetPowerUsage(Gpu(1), &mw), NVML_ERROR_UNKNOWN);
+  unsigned temp = 0;
+  EXPECT_EQ(nv.nvmlDeviceGetTemperature(Gpu(1), NVML_TEMPERATURE_GPU, &temp), NVML_SUCCESS);
+  At(35);
+  EXPECT_GT(Power(Gpu(0)), 0u);
+  At(44.9);
+  nvmlEventSet_t set = nullptr;
+  EXPECT_EQ(nv.nvmlEventSetCreate(&set), NVML_ERROR_DEPRECATED);
+  At(45);
+  ASSERT_EQ(nv.nvmlEventSetCreate(&set), NVML_SUCCESS);
+  EXPECT_EQ(nv.nvmlEventSetFree(set), NVML_SUCCESS);
+}
+
 TEST_F(Faults, DriverUnloadAndReturn) {
   Start(FreshShipped("fault-driver-reload"));
   nvmlDevice_t d = Gpu(2);

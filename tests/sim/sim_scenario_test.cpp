@@ -159,6 +159,22 @@ const BadCase kBadCases[] = {
      "count: 1\ndefaults: {profile: H100-SXM5-80GB}\nnvlink: {nvswitch: true}\nfaults:\n"
      "  - {type: fabric, gpu: 0, state: broken}\n",
      ":5: faults[0].state: unknown fabric state 'broken' (expected not_started, in_progress or failed)"},
+    // An error code is one the ABI declares (1-26 or 999), at its edges.
+    {"CallErrorCodeAfterTheLast",
+     "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: call_error, call: nvmlEventSetCreate, error: 27}\n",
+     ":4: faults[0].error: expected an NVML error code: 1-26 or 999 (NVML_ERROR_UNKNOWN), got 27"},
+    {"CallErrorCodeAfterUnknown",
+     "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: call_error, call: nvmlEventSetCreate, error: 1000}\n",
+     ":4: faults[0].error: "},
+    {"CallErrorCodeZero",
+     "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: call_error, call: nvmlEventSetCreate, error: 0}\n",
+     ":4: faults[0].error: "},
+    {"CallErrorWithoutCall", "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: call_error, error: 999}\n",
+     ":4: faults[0]: call_error needs call"},
+    {"CallErrorOnAGpu",
+     "count: 1\ndefaults: {profile: L40S}\nfaults:\n  - {type: call_error, gpu: 0, call: nvmlDeviceGetPowerUsage, "
+     "error: 999}\n",
+     ":4: faults[0].gpu: call_error affects the whole machine; remove gpu"},
     {"UnknownVirtualization", "host: {virtualization: vgpu}\ncount: 1\ndefaults: {profile: L40S}\n",
      ":1: host.virtualization: unknown virtualization 'vgpu' (expected none or passthrough)"},
     {"MigOnL40S", "count: 1\ndefaults:\n  profile: L40S\n  mig: {enabled: true}\n",
