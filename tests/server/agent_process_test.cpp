@@ -607,6 +607,73 @@ TEST(AgentProfiling, PreHopperGpusHaveNoProfilingMetricsAndSaySoOnce) {
   EXPECT_NE(log.find("does not support GPM"), std::string::npos) << log;
 }
 
+std::size_t occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// NVML allocates the first of a GPU's two GPM samples and refuses the second (out of memory): the
+// GPU goes on without profiling metrics, says why once, and its other fields are sampled.
+TEST(AgentProfiling, ASecondGpmSampleRefusedLeavesTheGpuWithoutProfilingMetrics) {
+  TempDir d;
+  const std::string scenario = d.write("gpm-alloc.yaml", R"(
+count: 1
+defaults: {profile: H100-SXM5-80GB, workload: training}
+faults:
+  - {type: call_error, call: nvmlGpmSampleAlloc, error: 20, after_calls: 1}
+)");
+  Running a(scenario, {});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  ASSERT_TRUE(eventually(
+      [&] {
+        const json j = gpusApi(a.port);
+        return j.is_object() && j["gpus"].is_array() && j["gpus"].size() == 1 &&
+               j["gpus"][0]["samples"].is_number_unsigned() && j["gpus"][0]["samples"].get<unsigned>() >= 10;
+      },
+      kStateBound))
+      << a.proc->log();
+  const auto metrics = a.metrics();
+  ASSERT_FALSE(metrics.empty());
+  for (const auto& s : metrics) EXPECT_EQ(s.name.rfind("DCGM_FI_PROF_", 0), std::string::npos) << s.name;
+  EXPECT_GT(a.value(metrics, "DCGM_FI_DEV_GPU_TEMP", {{"gpu", "0"}}), 0);
+  const std::string log = a.proc->log();
+  EXPECT_EQ(occurrences(log, "no profiling metrics"), 1u) << log;
+  EXPECT_NE(log.find("no profiling metrics (DCGM_FI_PROF_*): nvmlGpmSampleAlloc"), std::string::npos) << log;
+}
+
+// NVML's event calls fail twice while the rest of NVML works (the sampler sees no outage): the
+// agent warns of each outage once, and again at the second, after the events came back between.
+TEST(AgentFaults, EachNvmlEventsOutageIsWarnedOfOnce) {
+  TempDir clock_dir;
+  SimClockFile clock(clock_dir.file("sim-time"), 5);
+  TempDir d;
+  const std::string scenario = d.write("events-outages.yaml", R"(
+count: 2
+defaults: {profile: H100-SXM5-80GB, workload: training}
+faults:
+  - {type: call_error, call: nvmlEventSetCreate, error: 999, at: 0, duration: 20}
+  - {type: call_error, call: nvmlEventSetWait, error: 1, at: 30, duration: 30}
+  - {type: call_error, call: nvmlEventSetCreate, error: 999, at: 30, duration: 30}
+)");
+  Running a(scenario, {{"GPUWARDEN_SIM_CLOCK", clock.env()}});
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  const std::string unavailable = "NVML events unavailable: ";
+  const std::string registered = "NVML events: 2 GPUs registered";
+  ASSERT_TRUE(eventually([&] { return occurrences(a.proc->log(), unavailable) == 1; }, kStateBound)) << a.proc->log();
+  // Back (retried every 10 s): registered, and the warning is not repeated while it was away.
+  clock.set(25);
+  ASSERT_TRUE(eventually([&] { return occurrences(a.proc->log(), registered) == 1; }, kStateBound)) << a.proc->log();
+  EXPECT_EQ(occurrences(a.proc->log(), unavailable), 1u) << a.proc->log();
+  // Away again: the waits fail, the source is restarted and cannot be: a second warning.
+  clock.set(35);
+  ASSERT_TRUE(eventually([&] { return occurrences(a.proc->log(), unavailable) == 2; }, kStateBound)) << a.proc->log();
+  const std::string log = a.proc->log();
+  EXPECT_NE(log.find("NVML events stopped: "), std::string::npos) << log;
+  EXPECT_LT(log.find("NVML events stopped: "), log.rfind(unavailable)) << log;
+  EXPECT_NE(log.find("nvmlEventSetCreate"), std::string::npos) << log;
+}
+
 // One JSON shape per object: /api/v1/gpus nests under each GPU's "inventory" the very object
 // `gpuwarden discovery --json` prints for it, MIG devices included.
 TEST(AgentApi, GpuInventoryHasTheKeysOfDiscovery) {
