@@ -83,7 +83,7 @@ World::World(Scenario s, std::string k, ClockSettings c) : scenario(std::move(s)
       if (f.type == FaultType::kEccSbe) events.push_back({f.at, gpu, nvmlEventTypeSingleBitEccError, 0});
     }
   }
-  call_counts = std::make_unique<std::atomic<unsigned>[]>(call_faults.size());
+  call_counts = std::make_unique<std::atomic<std::uint64_t>[]>(call_faults.size());
   std::stable_sort(events.begin(), events.end(), [](const TimedEvent& a, const TimedEvent& b) { return a.t < b.t; });
 }
 

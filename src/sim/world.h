@@ -112,9 +112,10 @@ struct World {
   std::vector<TimedEvent> events;  // sorted by time
   std::vector<const FaultConfig*> driver_faults;
   // call_error faults, and beside each the calls of its function made in its window so far (in
-  // this process: every process that loads the simulator counts its own).
+  // this process: every process that loads the simulator counts its own; 64 bits never wrap back
+  // under after_calls).
   std::vector<const FaultConfig*> call_faults;
-  std::unique_ptr<std::atomic<unsigned>[]> call_counts;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> call_counts;
   std::atomic<double> session_start{0};  // simulated time of the last 0 → 1 nvmlInit
   long long epoch_us_at_zero = 0;        // wall clock (µs since 1970) at simulated t = 0
 
