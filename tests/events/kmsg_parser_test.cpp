@@ -481,6 +481,22 @@ TEST(KmsgParser, Xid74NvLinkFatalOnLink) {
   EXPECT_EQ(*ev.errorStatus, 0U);
 }
 
+// "link" and "fatal" are words only where no letter or digit touches them on either side: a
+// register named link0x3 is not link 0, "fatalistic" is not "fatal" (so "Nonfatal" decides), and a
+// word that ends the line still counts.
+TEST(KmsgParser, AWordRunIntoLettersOrDigitsIsNotThatWord) {
+  auto ev = mustParse(
+      "NVRM: Xid (PCI:0000:8a:00): 74, pid=3381, name=python, NVLink: link0x3 fatalistic Nonfatal "
+      "error detected on link 8(0x0, 0x0, 0x80000, 0x0, 0x0, 0x0, 0x0)");
+  ASSERT_TRUE(ev.link.has_value());
+  EXPECT_EQ(*ev.link, 8);
+  ASSERT_TRUE(ev.fatal.has_value());
+  EXPECT_FALSE(*ev.fatal);
+  auto end = mustParse("NVRM: Xid (PCI:0000:8a:00): 74, pid=3381, name=python, NVLink: error is fatal");
+  ASSERT_TRUE(end.fatal.has_value());
+  EXPECT_TRUE(*end.fatal);
+}
+
 TEST(KmsgParser, Xid154RecoveryAction) {
   auto ev = mustParse(
       "[ 3300.500260] NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 "
