@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "node/jobs.h"
+#include "platform/host_name.h"
 #include "nvml/inventory.h"
 
 namespace gw::cluster::slurm {
@@ -38,9 +39,7 @@ std::string nodeName(const std::string& given) {
   if (!given.empty()) return given;
   for (const char* v : {"SLURMD_NODENAME", "SLURM_NODENAME"})
     if (const char* n = std::getenv(v); n && *n) return n;
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  std::string h = host;
+  const std::string h = platform::hostName();
   return h.substr(0, h.find('.'));
 }
 

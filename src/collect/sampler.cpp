@@ -11,6 +11,7 @@
 #include "nvml/errors.h"
 #include "nvml/inventory.h"
 #include "platform/clock.h"
+#include "platform/host_name.h"
 #include "platform/log.h"
 #include "platform/thread_guard.h"
 
@@ -458,9 +459,7 @@ Sampler::Sampler(SessionOpener opener, SamplerConfig config) : opener_(std::move
     for (const auto& f : fields::all())
       if (f.read_number) config_.fields.push_back(&f);
   }
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  stats_.hostname = host;
+  stats_.hostname = platform::hostName();
 }
 
 Sampler::~Sampler() { stop(); }

@@ -414,12 +414,8 @@ Result<int> Monitor::setHealthy(const std::string& uuid, const std::string& by) 
 }
 
 std::string Monitor::hostname() const {
-  if (auto s = sampler()) {
-    auto h = s->agentStats().hostname;
-    if (!h.empty()) return h;
-  }
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) == 0) return buf;
+  // Without a sampler (NVML not opened) the dispatcher fills in the host's name itself.
+  if (auto s = sampler()) return s->agentStats().hostname;
   return {};
 }
 

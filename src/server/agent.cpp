@@ -23,6 +23,7 @@
 #include "server/routes_health.h"
 #include "server/service_notify.h"
 #include "server/routes_web.h"
+#include "platform/host_name.h"
 #include "platform/log.h"
 #include "platform/thread_guard.h"
 
@@ -232,9 +233,7 @@ Status Agent::start() {
     dc.queue_path = dir.alertsDb();
     dc.sinks = cfg.alerts.sinks;
     dc.repeat_interval = cfg.alerts.effectiveRepeatInterval();
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    dc.hostname = host;
+    dc.hostname = platform::hostName();
     if (auto d = alert::Dispatcher::create(dc); !d) {
       logLine("error", "alerts disabled: " + d.error());
     } else {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "platform/fs_root.h"
+#include "platform/host_name.h"
 #include "platform/process_runner.h"
 #include "../support/temp_dir.h"
 
@@ -156,6 +157,15 @@ TEST(ProcessRunner, EnvironmentIsPassed) {
   o.env["GW_TEST_VALUE"] = "hello";
   auto res = r.run({"sh", "-c", "printf %s \"$GW_TEST_VALUE\""}, o);
   EXPECT_EQ(res.out, "hello");
+}
+
+// The name the kernel holds (the UTS node name), whole: Slurm's node name and alerts start from it.
+TEST(HostName, IsTheKernelsNodeName) {
+  std::ifstream in("/proc/sys/kernel/hostname");
+  std::string kernel;
+  ASSERT_TRUE(std::getline(in, kernel)) << "cannot read /proc/sys/kernel/hostname";
+  EXPECT_FALSE(kernel.empty());
+  EXPECT_EQ(hostName(), kernel);
 }
 
 }  // namespace
