@@ -237,6 +237,29 @@ struct FakePrometheus {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port) + "/prom"; }
 };
 
+// An answer of many series: `n` with no labels and the value 1.
+std::string answerOfSeries(std::size_t n) {
+  std::string s = R"({"status":"success","data":{"resultType":"vector","result":[)";
+  for (std::size_t i = 0; i < n; ++i) s += (i ? "," : "") + std::string(R"({"metric":{},"value":[1,"1"]})");
+  return s + "]}}";
+}
+
+// The answer's two bounds at their value and one past: 32 MiB of text (JSON's trailing blanks make
+// a valid answer of any size) and 200000 series.
+TEST(FleetParse, AnswerSizeAndSeriesCountAtTheirLimits) {
+  std::string at = answerOf("{}");
+  at.resize(kMaxAnswerBytes, ' ');
+  auto v = parseVector(at);
+  ASSERT_TRUE(v) << v.error();
+  EXPECT_EQ(v->size(), 1u);
+  at += ' ';
+  EXPECT_EQ(parseVector(at).error(), "the answer is 33554433 bytes; at most 33554432 are read");
+  v = parseVector(answerOfSeries(kMaxSamples));
+  ASSERT_TRUE(v) << v.error();
+  EXPECT_EQ(v->size(), 200000u);
+  EXPECT_EQ(parseVector(answerOfSeries(kMaxSamples + 1)).error(), "200001 series; at most 200000");
+}
+
 TEST(FleetQuery, AsksTheQueryApiAndSaysWhatWentWrong) {
   using std::chrono::milliseconds;
   FakePrometheus p;
@@ -255,8 +278,13 @@ TEST(FleetQuery, AsksTheQueryApiAndSaysWhatWentWrong) {
   }
   p.status = 503;
   EXPECT_EQ(query(p.url(), "q", milliseconds(1500)).error(), "q: HTTP 503 from " + p.url());
-  // An answer over 32 MiB is cut off as it arrives.
+  // An answer of exactly 32 MiB is read whole; one byte more is cut off as it arrives.
   p.status = 200;
+  p.body = answerOf(R"({"Hostname":"a"})", R"([1,"7"])");
+  p.body.resize(kMaxAnswerBytes, ' ');
+  v = query(p.url(), "q", milliseconds(5000));
+  ASSERT_TRUE(v) << v.error();
+  EXPECT_EQ((*v)[0].value, 7);
   p.body.assign((std::size_t{32} << 20) + 1, ' ');
   EXPECT_EQ(query(p.url(), "q", milliseconds(5000)).error(), "q: the answer is larger than 33554432 bytes");
   // The deadline, its seconds and their fraction both.
