@@ -596,21 +596,11 @@ TEST(AgentProfiling, PreHopperGpusHaveNoProfilingMetricsAndSaySoOnce) {
   for (const auto& s : metrics) EXPECT_EQ(s.name.rfind("DCGM_FI_PROF_", 0), std::string::npos) << s.name;
   EXPECT_GT(a.value(metrics, "DCGM_FI_DEV_GPU_TEMP", {{"gpu", "1"}}), 0);  // the rest is sampled
   const std::string log = a.proc->log();
-  std::size_t lines = 0;
-  for (std::size_t at = log.find("no profiling metrics"); at != std::string::npos;
-       at = log.find("no profiling metrics", at + 1))
-    ++lines;
-  EXPECT_EQ(lines, 2u) << log;
+  EXPECT_EQ(occurrences(log, "no profiling metrics"), 2u) << log;
   // Said as information: a GPU without GPM is not a fault.
   EXPECT_NE(log.find("gpuwarden info: GPU 0 (GPU-"), std::string::npos) << log;
   EXPECT_NE(log.find("gpuwarden info: GPU 1 (GPU-"), std::string::npos) << log;
   EXPECT_NE(log.find("does not support GPM"), std::string::npos) << log;
-}
-
-std::size_t occurrences(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
 }
 
 // NVML allocates the first of a GPU's two GPM samples and refuses the second (out of memory): the

@@ -67,12 +67,6 @@ Exchange talk(int port, const std::string& request, std::chrono::milliseconds qu
   return out;
 }
 
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
-  return n;
-}
-
 // utime + stime of a process, in clock ticks, and its thread count.
 std::pair<long, long> cpuAndThreads(pid_t pid) {
   const std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
@@ -131,7 +125,7 @@ TEST(HttpEdgeLog, LibmicrohttpdsMessagesAreLimitedToFiveAMinute) {
     EXPECT_TRUE(r.closed) << i;
   }
   // libmicrohttpd logs before it answers, and each answer has been read to the connection's close.
-  EXPECT_EQ(count(proc.log(), "http: Error processing request"), 5u) << proc.log();
+  EXPECT_EQ(occurrences(proc.log(), "http: Error processing request"), 5u) << proc.log();
 }
 
 TEST_F(HttpEdge, RangeIsIgnoredAndNoResponseIsLargerThanItsResource) {
@@ -246,13 +240,13 @@ TEST_F(HttpEdge, AThousandIdleSocketsDoNotLockOutScrapers) {
 TEST_F(HttpEdge, LeftoverBytesAreNeverAnotherRequest) {
   const std::string second = "GET /api/v1/gpus HTTP/1.1\r\nHost: y\r\n\r\n";
   auto bad = talk(port_, "GET /api/v1/gpus?verbose=1 HTTP/1.1\r\nHost: x\r\n\r\n" + second);
-  EXPECT_EQ(count(bad.bytes, "HTTP/1.1 "), 1u) << bad.bytes.substr(0, 300);
+  EXPECT_EQ(occurrences(bad.bytes, "HTTP/1.1 "), 1u) << bad.bytes.substr(0, 300);
   EXPECT_EQ(bad.bytes.rfind("HTTP/1.1 400", 0), 0u) << bad.bytes.substr(0, 100);
   EXPECT_TRUE(bad.closed);
 
   auto body = talk(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(second.size()) +
                               "\r\n\r\n" + second);
-  EXPECT_EQ(count(body.bytes, "HTTP/1.1 "), 1u) << body.bytes.substr(0, 300);
+  EXPECT_EQ(occurrences(body.bytes, "HTTP/1.1 "), 1u) << body.bytes.substr(0, 300);
   EXPECT_EQ(body.bytes.rfind("HTTP/1.1 200", 0), 0u) << body.bytes.substr(0, 100);
   EXPECT_TRUE(body.closed);
 
@@ -267,14 +261,14 @@ TEST_F(HttpEdge, LeftoverBytesAreNeverAnotherRequest) {
 
   // Keep-alive still works for well-formed requests: two answers on one connection.
   auto two = talk(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 700ms);
-  EXPECT_EQ(count(two.bytes, "HTTP/1.1 200"), 2u) << two.bytes;
+  EXPECT_EQ(occurrences(two.bytes, "HTTP/1.1 200"), 2u) << two.bytes;
 }
 
 // A refused method closes the connection even without a body: what follows it is never parsed.
 TEST_F(HttpEdge, ARefusedMethodClosesTheConnection) {
   auto post = talk(port_, "POST /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(post.bytes.rfind("HTTP/1.1 405", 0), 0u) << post.bytes.substr(0, 100);
-  EXPECT_EQ(count(post.bytes, "HTTP/1.1 "), 1u) << post.bytes.substr(0, 300);
+  EXPECT_EQ(occurrences(post.bytes, "HTTP/1.1 "), 1u) << post.bytes.substr(0, 300);
   EXPECT_TRUE(post.closed);
 }
 

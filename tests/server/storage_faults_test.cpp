@@ -25,12 +25,6 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 double metric(int port, const std::string& name, const std::map<std::string, std::string>& labels = {}) {
   auto r = httpGet(port, "/metrics", {}, 2000ms);
   if (r.status != 200) return -1;
@@ -119,8 +113,8 @@ TEST(AgentStorage, FullDiskIsShownLoggedOnceAndRecoveredWithoutLossOrReplay) {
   EXPECT_LE(pending, 32 << 20);
   {
     const std::string log = proc->log();
-    EXPECT_EQ(count(log, "cannot write " + data + "/history.db"), 1u) << log;
-    EXPECT_EQ(count(log, "cannot write " + position), 1u) << log;
+    EXPECT_EQ(occurrences(log, "cannot write " + data + "/history.db"), 1u) << log;
+    EXPECT_EQ(occurrences(log, "cannot write " + position), 1u) << log;
   }
 
   // Space again: recovery is logged, /healthz is plain ok, the position catches up.

@@ -159,6 +159,13 @@ class AgentProcess {
 // test moves simulated time by rewriting the file, and waits for the agent's states; nothing races
 // wall time. The simulator re-reads the file at most every 10 ms and never goes backwards. The
 // number is written whole (a temporary renamed over the file), so no read sees half of it.
+// How many times `needle` occurs in `text` (a log line said once, a reply not sent twice).
+inline std::size_t occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 class SimClockFile {
  public:
   SimClockFile(std::string path, double t) : path_(std::move(path)) { set(t); }
