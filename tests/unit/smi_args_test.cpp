@@ -111,6 +111,37 @@ TEST(SmiArgs, RefusedCombinationsUseNvidiaSmisSentenceAndExitTwo) {
   EXPECT_NE(parse({"-q", "-d", "nope"}).error.find("unknown section 'NOPE'"), std::string::npos);
 }
 
+// Each number a flag takes, at its limits and one past them.
+TEST(SmiArgs, IntervalsCountsAndWattsAtTheirLimits) {
+  auto refused = [](std::vector<std::string> argv) {
+    auto p = parse(argv);
+    EXPECT_EQ(p.exit, kSmiInvalidArgument) << argv[0] << " " << argv[1] << " " << argv.back();
+  };
+  EXPECT_EQ(parse({"-q", "-l", "1"}).args.loop_ms, 1000u);
+  refused({"-q", "-l", "0"});
+  // The longest interval whose milliseconds fit; a second more would wrap to a 704 ms loop.
+  EXPECT_EQ(kMaxLoopSeconds, 4294967u);
+  EXPECT_EQ(parse({"-q", "-l", "4294967"}).args.loop_ms, 4294967000u);
+  refused({"-q", "-l", "4294968"});
+  EXPECT_EQ(parse({"-q", "-lms", "1"}).args.loop_ms, 1u);
+  refused({"-q", "-lms", "0"});
+  EXPECT_EQ(parse({"-q", "-lms", "4294967295"}).args.loop_ms, 4294967295u);
+  refused({"-q", "-lms", "4294967296"});
+
+  for (const char* sub : {"dmon", "pmon"}) {
+    EXPECT_EQ(parse({sub, "-d", "1"}).args.delay_s, 1u) << sub;
+    EXPECT_EQ(parse({sub, "-d", "10"}).args.delay_s, 10u) << sub;
+    refused({sub, "-d", "11"});
+    refused({sub, "-d", "0"});
+    EXPECT_EQ(parse({sub, "-c", "1"}).args.count, 1u) << sub;
+    refused({sub, "-c", "0"});
+  }
+
+  EXPECT_DOUBLE_EQ(parse({"-pl", "100000"}).args.setting.watts, 100000.0);
+  EXPECT_DOUBLE_EQ(parse({"-pl", "0.001"}).args.setting.watts, 0.001);
+  for (const char* w : {"100000.01", "0", "nan", "inf", "250W", ""}) refused({"-pl", w});
+}
+
 TEST(SmiArgs, SettingsParseTheirValuesInNvidiaSmisForms) {
   using K = SettingRequest::Kind;
   auto setting = [](std::vector<std::string> argv) {

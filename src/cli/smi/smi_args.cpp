@@ -367,7 +367,11 @@ class Parser {
         unsigned seconds = 5;
         if (v) {
           auto s = toUnsigned(*v);
-          if (!s || *s == 0) return invalid(n + " needs a whole number of seconds above 0, not '" + *v + "'");
+          // The interval is kept in milliseconds: a count of seconds whose milliseconds do not fit
+          // would wrap to a short loop.
+          if (!s || *s == 0 || *s > kMaxLoopSeconds)
+            return invalid(n + " needs a whole number of seconds from 1 to " + std::to_string(kMaxLoopSeconds) +
+                           ", not '" + *v + "'");
           seconds = *s;
         }
         a.loop_ms = seconds * 1000;

@@ -3,6 +3,7 @@
 // Pure (no NVML, no I/O) so that the unit tests hold every flag and error to nvidia-smi's.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +90,9 @@ struct SmiParse {
 };
 
 SmiParse parseSmiArgs(const std::vector<std::string>& argv);
+
+// The longest -l interval: its milliseconds still fit `loop_ms` (about 49 days).
+inline constexpr unsigned kMaxLoopSeconds = std::numeric_limits<unsigned>::max() / 1000;
 
 // nvidia-smi's own sentence for a command line it does not accept.
 inline constexpr const char* kInvalidCombination =
