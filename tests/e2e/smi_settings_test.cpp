@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
@@ -87,6 +88,30 @@ TEST(SmiSettings, PowerLimitOutOfRangeNamesTheBoardsRange) {
   EXPECT_EQ(r.out, "Provided power limit 50.00 W is not a valid power limit which should be between " + min + " and " +
                        max + " for GPU " + bus + "\nTerminating early due to previous errors.\n");
   EXPECT_TRUE(n.records().empty());  // a refused change is no change
+}
+
+// The board's range is inclusive at both ends; a milliwatt past either is refused before NVML is asked.
+TEST(SmiSettings, PowerLimitAtTheBoardsEdgesIsSetAndAMilliwattPastIsRefused) {
+  Node n;
+  const std::string min = n.query("power.min_limit"), max = n.query("power.max_limit");
+  const double min_w = std::stod(min), max_w = std::stod(max);
+  ASSERT_LT(min_w, max_w);
+  auto watts = [](double w) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(3) << w;
+    return o.str();
+  };
+  for (const auto& [w, shown] : {std::pair{max_w, max}, std::pair{min_w, min}}) {
+    auto r = n.smi({"-i", "0", "-pl", watts(w)});
+    ASSERT_EQ(r.code, 0) << watts(w) << ": " << describe(r);
+    EXPECT_EQ(n.query("power.limit"), shown);
+  }
+  for (double w : {max_w + 0.001, min_w - 0.001}) {
+    auto r = n.smi({"-i", "0", "-pl", watts(w)});
+    EXPECT_EQ(r.code, 2) << watts(w) << ": " << describe(r);
+    EXPECT_TRUE(has(r.out, "is not a valid power limit which should be between " + min + " and " + max)) << r.out;
+  }
+  EXPECT_EQ(n.records().size(), 2u);
 }
 
 TEST(SmiSettings, EverySetterWithoutPrivilegeExitsFourAndNamesIt) {
