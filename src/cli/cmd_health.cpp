@@ -2,6 +2,7 @@
 // control socket, trusted only as agent_link.h says), or from a short standalone run of the same
 // monitor the agent runs. Exit 0 healthy, 1 warning, 2 critical, 3 unknown: a
 // Nagios check or a scheduler's health program. See docs/cli.md and docs/health.md.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -116,8 +117,11 @@ static Result<json> standaloneHealthReport(Run& run, double seconds, const std::
   auto m = node::Monitor::create(mo);
   if (!m) return m.status();
   (*m)->start();
+  // Without NVML (no library, a driver mismatch, a GPU gone) waiting adds nothing: NVML is not tried
+  // again within a check, and the findings possible without it need no time. A node with no driver
+  // is told so at once, not after --seconds.
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
-  while (std::chrono::steady_clock::now() < end && !stopRequested())
+  while (std::chrono::steady_clock::now() < end && !stopRequested() && (*m)->sampler())
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   (*m)->evaluateNow(false);
   json r = (*m)->healthReport();
@@ -144,14 +148,17 @@ NodeHealth nodeHealth(Run& run, const std::string& data_dir, bool standalone, do
       return h;
     }
   }
+  const auto started = std::chrono::steady_clock::now();
   auto r = standaloneHealthReport(run, seconds, config_path);
   if (!r) {
     h.unknown = r.error();
     return h;
   }
   h.report = std::move(r).value();
+  // The time it watched, which is shorter than --seconds when NVML could not be read.
+  const std::chrono::duration<double> watched = std::chrono::steady_clock::now() - started;
   char secs[16];
-  std::snprintf(secs, sizeof secs, "%.1f", seconds);
+  std::snprintf(secs, sizeof secs, "%.1f", std::min(watched.count(), seconds));
   h.source = std::string("standalone, ") + secs + " s";
   return h;
 }

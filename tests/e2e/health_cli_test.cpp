@@ -25,10 +25,23 @@ TEST(HealthCli, EccDoubleBitExitsTwoAndNamesIt) {
   EXPECT_EQ(j["gpus"][4]["state"], "critical") << j.dump(2);
 }
 
-TEST(HealthCli, NoNvmlExitsThree) {
-  auto r = runGw({"health", "--nvml-lib", "/nonexistent", "--seconds", "1"}, {}, 20000ms);
+// A node without a driver is told so at once: the check does not sit out its 600 s (the longest
+// --seconds) waiting for an NVML it will not try again.
+TEST(HealthCli, NoNvmlExitsThreeWithoutWaitingOutTheCheck) {
+  auto r = runGw({"health", "--nvml-lib", "/nonexistent", "--seconds", "600"}, {}, 60000ms);
   EXPECT_EQ(r.code, 3) << describe(r);
-  EXPECT_NE(r.out.find("unknown"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("status: unknown (cannot load the NVML library /nonexistent"), std::string::npos) << describe(r);
+}
+
+// A driver that does not match its library is the finding, at once; the source says how long the
+// check watched, not the --seconds it was given.
+TEST(HealthCli, DriverMismatchIsCriticalAtOnce) {
+  auto r = runGw({"health", "--simulate", "driver-mismatch", "--seconds", "600"}, {}, 60000ms);
+  EXPECT_EQ(r.code, 2) << describe(r);
+  EXPECT_NE(r.out.find("node [critical] driver_mismatch: "), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("status: critical (NVML is not available: "), std::string::npos) << describe(r);
+  EXPECT_EQ(r.out.find("[standalone, 600.0 s]"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("[standalone, "), std::string::npos) << describe(r);
 }
 
 // A GPU already lost when the check starts (it fell off the bus at t=30 s): it has no UUID to be
