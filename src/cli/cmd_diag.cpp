@@ -26,6 +26,20 @@
 namespace gw::cli {
 namespace {
 
+// --duration: seconds above 0, at most the plan's longest (CLI11's PositiveNumber names its range as
+// 0 to 1.8e308 and takes inf).
+CLI::Validator durationSeconds() {
+  return CLI::Validator(
+      [](std::string& in) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(in.c_str(), &end);
+        if (end != in.c_str() && *end == '\0' && v > 0 && v <= diag::kMaxTimedSeconds) return {};
+        return "takes seconds above 0 and at most " + std::to_string(static_cast<long>(diag::kMaxTimedSeconds)) +
+               " (a week), not '" + in + "'";
+      },
+      "SECONDS");
+}
+
 diag::Verdict fromDoctor(doctor::Verdict v) {
   switch (v) {
     case doctor::Verdict::kPass:
@@ -147,7 +161,7 @@ void addDiag(CLI::App& app, Run& run) {
   cmd->add_option("-i,--id", *ids, "GPUs to test: indices, UUIDs or PCI bus ids, comma separated (default all)");
   auto* dur = cmd->add_option("--duration", *duration,
                               "Total seconds of the timed tests (memory test, GEMM burn, targeted power)")
-                  ->check(CLI::PositiveNumber);
+                  ->check(durationSeconds());
   cmd->add_option("--thresholds", *thresholds, "YAML thresholds file replacing the built-in table");
   cmd->add_option(
       "--data-dir", *data_dir,

@@ -17,6 +17,7 @@
 
 #include "diag/diag_nvml.h"
 #include "diag/gpu_backend.h"
+#include "diag/plan.h"
 #include "diag/report.h"
 
 namespace gw::diag {
@@ -31,7 +32,7 @@ std::string burnExitCodeHelp();  // "Exit codes:\n  0  ..." for --help
 
 // -d bounds: a burn shorter than a second measures nothing; one longer than a week is a typo.
 inline constexpr double kBurnMinSeconds = 1;
-inline constexpr double kBurnMaxSeconds = 7 * 24 * 3600;
+inline constexpr double kBurnMaxSeconds = kMaxTimedSeconds;
 
 struct BurnOptions {
   double seconds = 60;

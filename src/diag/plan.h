@@ -33,8 +33,13 @@ struct DiagPlan {
   const PlanStep* find(const std::string& id) const;
 };
 
+// The longest timed run, of diag --duration and of burn -d: a week, the longest burn-in anyone asks
+// for, and far inside what a clock's time point can hold.
+inline constexpr double kMaxTimedSeconds = 7 * 24 * 3600;
+
 // Level 1, 2 or 3. duration_seconds (--duration) sets the total of the timed steps, which keep
-// their nominal proportions; each timed step keeps a floor of one second.
+// their nominal proportions; each timed step keeps a floor of one second. A duration not above 0
+// or above kMaxTimedSeconds (or not a number) is no plan.
 std::optional<DiagPlan> buildPlan(int level, std::optional<double> duration_seconds = {});
 
 double estimateStep(const PlanStep& s, int gpus);

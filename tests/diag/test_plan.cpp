@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <limits>
 
 #include "diag/plan.h"
 
@@ -104,7 +105,7 @@ TEST(Plan, EachLevelsStepsExactly) {
   EXPECT_EQ(buildPlan(3)->level, 3);
 }
 
-// -r takes 1, 2 or 3 only; --duration must be above zero, and any positive number is taken.
+// -r takes 1, 2 or 3 only; --duration must be above zero and at most a week.
 TEST(Plan, LevelAndDurationAtTheirEdges) {
   EXPECT_FALSE(buildPlan(0));
   EXPECT_FALSE(buildPlan(-1));
@@ -117,6 +118,11 @@ TEST(Plan, LevelAndDurationAtTheirEdges) {
   EXPECT_TRUE(buildPlan(2, 0.5));
   EXPECT_TRUE(buildPlan(2, 1.0));
   EXPECT_TRUE(buildPlan(1, 1e-6));
+  EXPECT_EQ(kMaxTimedSeconds, 604800.0);
+  EXPECT_TRUE(buildPlan(3, kMaxTimedSeconds));
+  EXPECT_FALSE(buildPlan(3, kMaxTimedSeconds + 0.001));
+  EXPECT_FALSE(buildPlan(3, std::numeric_limits<double>::infinity()));
+  EXPECT_FALSE(buildPlan(3, std::numeric_limits<double>::quiet_NaN()));
 }
 
 // --duration only rescales timed steps: at -r 1 (none) it changes nothing; at -r 2 memtest alone
