@@ -1,5 +1,9 @@
 #include "cli/app.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string>
 
 #include "platform/deadline.h"
@@ -29,7 +33,26 @@ void configureApp(CLI::App& app, GlobalOptions& o) {
   app.add_flag("--json", o.json, "Print JSON instead of tables")->group("Global options");
 }
 
-int parseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code) {
+namespace {
+
+// Standard output written out, or a sentence saying why not: a report lost on a full disk must not
+// read as success to the script that redirected it.
+bool outputWritten() {
+  std::cout.flush();
+  const bool stream_failed = std::cout.fail();
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  const int why = errno;
+  if (!stream_failed && !flush_failed && !std::ferror(stdout)) return true;
+  // errno is only known when the last flush failed; an earlier failure left the stream marked.
+  printError(std::string("cannot write standard output") +
+             (why ? std::string(": ") + std::strerror(why) : std::string("; what was written is incomplete")));
+  return false;
+}
+
+}  // namespace
+
+int parseAndRun(CLI::App& app, int argc, char** argv, const Run& run) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -47,6 +70,8 @@ int parseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code) {
     printError(std::string("internal error: ") + e.what());
     return kExitNoAgent;
   }
+  int exit_code = run.exit_code;
+  if (!outputWritten() && exit_code == kExitOk) exit_code = run.output_lost_exit;
   // A command that gave up on a hung GPU leaves a thread inside NVML: end without tearing the
   // library down under it (which could crash or wait out the hang).
   if (platform::abandonedThreads() > 0) platform::exitProcess(exit_code);

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/commands.h"
 #include "cli/context.h"
 
 namespace gw::cli {
@@ -14,8 +15,8 @@ const char* versionLine();
 // The app with its description, --version and the global options bound to `options`.
 void configureApp(CLI::App& app, GlobalOptions& options);
 
-// Runs app.parse and turns CLI11's exceptions into the exit codes both programs give; `exit_code`
-// is the command's own when parsing and the callback succeed.
-int parseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code);
+// Runs app.parse and turns CLI11's exceptions into the exit codes both programs give; the command's
+// own exit (run.exit_code) when parsing and the callback succeed, unless its output was lost.
+int parseAndRun(CLI::App& app, int argc, char** argv, const Run& run);
 
 }  // namespace gw::cli

@@ -233,6 +233,7 @@ int runDmon(Context& ctx, const DmonOptions& o, std::ostream& out, std::ostream&
       out << sample.dump() << "\n";
     }
     out.flush();
+    if (!out) break;  // a full disk or a closed file: said once, by the caller
   }
   return any_error ? kExitPartial : kExitOk;
 }

@@ -128,6 +128,7 @@ int runPmon(Context& ctx, const PmonOptions& o, std::ostream& out, std::ostream&
     since = now;
     if (o.json) out << sample.dump() << "\n";
     out.flush();
+    if (!out) break;  // a full disk or a closed file: said once, by the caller
   }
   return any_error ? kExitPartial : kExitOk;
 }

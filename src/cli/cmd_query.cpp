@@ -107,7 +107,8 @@ void addQuery(CLI::App& app, Run& run) {
       }
       std::cout.flush();
       ++rounds;
-      if (o->loop <= 0 || (o->count > 0 && rounds >= o->count)) break;
+      // A full disk or a closed file ends the loop; parseAndRun says so.
+      if (!std::cout || o->loop <= 0 || (o->count > 0 && rounds >= o->count)) break;
     } while (sleepInterruptible(o->loop));
     run.exit_code = any_error ? kExitPartial : kExitOk;
   });

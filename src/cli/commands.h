@@ -16,6 +16,9 @@ inline constexpr std::chrono::milliseconds kCallDeadline = collect::kDefaultCall
 struct Run {
   Context ctx;
   int exit_code = kExitOk;
+  // The exit of a command that did its work but whose standard output could not be written (a full
+  // disk, a closed file) and that would have exited 0; smi sets nvidia-smi's own.
+  int output_lost_exit = kExitPartial;
 };
 
 void addDiscovery(CLI::App& app, Run& run);

@@ -57,5 +57,5 @@ int main(int argc, char** argv) {
   configureApp(app, run.ctx.options);
   addQuery(app, run);
   addSmi(app, run);
-  return parseAndRun(app, argc, argv, run.exit_code);
+  return parseAndRun(app, argc, argv, run);
 }

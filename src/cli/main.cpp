@@ -73,5 +73,5 @@ int main(int argc, char** argv) {
   smi::installSettingsRunner();
   addCompletion(app, run);
 
-  return parseAndRun(app, argc, argv, run.exit_code);
+  return parseAndRun(app, argc, argv, run);
 }

@@ -241,9 +241,9 @@ int looped(Context& ctx, const SmiArgs& a, std::ostream& out, std::ostream& err)
         break;
     }
     out.flush();
-    // A loop goes on through a lost GPU (that is what it watches for), not through bad arguments
-    // or a missing library.
-    if (!a.loop_ms || rc == kSmiInvalidArgument || rc == kSmiLibraryNotFound || rc == kSmiNotFound) break;
+    // A loop goes on through a lost GPU (that is what it watches for), not through bad arguments,
+    // a missing library or an output that cannot be written (the caller says so).
+    if (!a.loop_ms || !out || rc == kSmiInvalidArgument || rc == kSmiLibraryNotFound || rc == kSmiNotFound) break;
     if (!sleepInterruptible(*a.loop_ms / 1000.0)) break;
   }
   return rc;
@@ -293,6 +293,8 @@ class SentenceRouter : public std::streambuf {
 
 int dispatchRouted(Context& ctx, const std::vector<std::string>& words, std::ostream& stdout_stream, std::ostream& err,
                    bool terminal);
+int runMode(Context& ctx, const SmiArgs& a, const std::vector<std::string>& words, std::ostream& out, std::ostream& err,
+            bool on_terminal);
 
 }  // namespace
 
@@ -324,6 +326,19 @@ int dispatchRouted(Context& ctx, const std::vector<std::string>& words, std::ost
   }
   std::ostream& out = a.filename.empty() ? stdout_stream : file;
   const bool on_terminal = terminal && a.filename.empty();
+  const int rc = runMode(ctx, a, words, out, err, on_terminal);
+  if (a.filename.empty()) return rc;  // standard output: checked by parseAndRun
+  file.flush();
+  if (!file) {
+    err << "Failed to write file " << a.filename << ".\n";
+    return rc == kSmiOk ? kSmiOperatingSystem : rc;
+  }
+  return rc;
+}
+
+// The view or setting the command line asked for, written to `out`.
+int runMode(Context& ctx, const SmiArgs& a, const std::vector<std::string>& words, std::ostream& out, std::ostream& err,
+            bool on_terminal) {
   switch (a.mode) {
     case SmiArgs::Mode::Help:
       out << helpText();
@@ -373,6 +388,7 @@ void addSmi(CLI::App& app, Run& run) {
   cmd->fallthrough(false);
   cmd->footer("Run `gpuwarden smi -h` for nvidia-smi's options.");
   cmd->callback([&run, cmd]() {
+    run.output_lost_exit = smi::kSmiOperatingSystem;  // as for a -f file it cannot write
     run.exit_code = smi::dispatch(run.ctx, cmd->remaining(), std::cout, std::cerr, stdoutIsTerminal());
   });
 }
