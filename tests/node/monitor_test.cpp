@@ -14,6 +14,7 @@
 #include <string>
 
 #include "../support/temp_dir.h"
+#include "fields/catalog.h"
 #include "node/monitor.h"
 #include "nvml/nvml.h"
 
@@ -343,6 +344,34 @@ TEST(MonitorJobs, TheMappingFolderDrivesJobsLabelsAndTheirXids) {
   views = n.monitor().sampler()->snapshot();
   n.monitor().labelWorkloads(views);
   for (const auto& v : views) EXPECT_TRUE(v.workload_labels.empty());
+}
+
+// An agent configured to sample a few fields (sampling.fields) still samples what the rules and the
+// job accounts read: fault-row-remap-failure's GPU 7 fails a row remap at 30 s, read from fields
+// the list below leaves out, and a job on it is given its energy from the energy counter.
+TEST(MonitorFields, AShortFieldListStillSamplesWhatTheRulesAndTheJobsRead) {
+  testsupport::TempDir dir("gw-fields");
+  const std::string map = dir.file("map");
+  std::filesystem::create_directories(map);
+  const fields::Field* fan = fields::findAny("fan.speed");
+  ASSERT_NE(fan, nullptr);
+  SimNode n(scenario("fault-row-remap-failure"), "/", {}, [&](MonitorOptions& o) {
+    o.sampler.fields = {fan};
+    o.job_map_dir = map;
+  });
+  n.advance(10, false);
+  dir.write("map/7", "7003\n");
+  for (double t = 15; t <= 40; t += 1) n.advance(t, false);
+  EXPECT_TRUE(n.finds("row_remap", 7)) << describe(n.incidents());
+  std::filesystem::remove(map + "/7");
+  n.advance(46, false);
+  auto r = n.monitor().jobs().show("7003");
+  ASSERT_TRUE(r && *r);
+  const auto j = jobJson(**r, 0);
+  ASSERT_EQ(j["gpus"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["gpus"][0]["energy_source"], "counter") << j.dump(2);
+  EXPECT_GT(j["gpus"][0]["energy_j"].get<double>(), 0.0) << j.dump(2);
+  EXPECT_GT(j["gpus"][0]["memory_used_max_bytes"].get<double>(), 0.0) << j.dump(2);
 }
 
 // The epilog's leftover check asks the monitor for the GPUs' processes: with NVML up (the
