@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "diag/report.h"
+#include "node/control_protocol.h"
 
 namespace gw::cluster {
 
@@ -51,13 +52,23 @@ NodeDiag readNodeReport(const std::string& text, const std::string& fallback_nod
   NodeDiag row;
   row.node = fallback_node;
   const auto begin = text.find('{');
-  json j = begin == std::string::npos ? json() : json::parse(text.substr(begin), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  if (begin == std::string::npos) {
     row.overall = "no report";
     std::string first = text.substr(0, text.find('\n'));
     row.error = first.empty() ? "no output" : first.substr(0, 200);
     return row;
   }
+  // A node's output is bounded (splitLabelledOutput) but not trusted: its nesting and value count
+  // are checked before anything is built from them.
+  auto parsed = node::control::parseBounded(std::string_view(text).substr(begin));
+  if (!parsed || !parsed->is_object()) {
+    row.overall = "no report";
+    row.error =
+        ("the report is not a JSON object: " + (parsed ? std::string("a ") + parsed->type_name() : parsed.error()))
+            .substr(0, 200);
+    return row;
+  }
+  const json& j = *parsed;
   auto r = diag::reportFromJson(j);
   if (!r) {
     row.overall = "no report";

@@ -68,6 +68,16 @@ TEST(ClusterDiag, ANodesRowFromItsReport) {
   auto wrong = readNodeReport(R"({"level": "x"})", "gwnode3");
   EXPECT_EQ(wrong.overall, "no report");
   EXPECT_NE(wrong.error.find("not a diag report: "), std::string::npos);
+  // A node's output is not trusted: its nesting is bounded before anything is built (64 levels
+  // are a document, 65 are refused), and a brace that opens no object says so.
+  const std::string deep64 = "{\"x\": " + std::string(63, '[') + std::string(63, ']') + "}";
+  EXPECT_EQ(readNodeReport(deep64, "gwnode3").error.find("the report is not a JSON object"), std::string::npos);
+  auto deep = readNodeReport("{\"x\": " + std::string(64, '[') + std::string(64, ']') + "}", "gwnode3");
+  EXPECT_EQ(deep.overall, "no report");
+  EXPECT_EQ(deep.error, "the report is not a JSON object: JSON nested deeper than 64");
+  auto cut = readNodeReport("note: report not stored\n{\"level\": 1,", "gwnode3");
+  EXPECT_EQ(cut.overall, "no report");
+  EXPECT_TRUE(cut.error.starts_with("the report is not a JSON object: not JSON: ")) << cut.error;
 }
 
 TEST(ClusterDiag, FleetExitAndSummary) {
