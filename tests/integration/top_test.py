@@ -360,6 +360,40 @@ def test_agent():
           "unreachable agent: " + r.stderr)
     check(r.stdout == "", "a frame for an unreachable agent")
 
+    # A hostile answer (any server can claim to be an agent): its nesting is bounded before
+    # anything is built from it, and a document that is no object is named for what it is.
+    import http.server
+    import threading
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        body = b""
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(Hostile.body)))
+            self.end_headers()
+            self.wfile.write(Hostile.body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        for body, why in ((b'{"x": ' + b"[" * 64 + b"]" * 64 + b"}", "JSON nested deeper than 64"),
+                          (b"[1, 2]", "a array")):
+            Hostile.body = body
+            r = gw("top", "--once", "--agent", url)
+            check(r.returncode == 3, f"hostile answer ({why}): exit {r.returncode}")
+            check(r.stderr.startswith(f"gpuwarden: the answer of {url}/api/v1/") and
+                  f"is not a JSON object ({why}): is this a gpuwarden agent?" in r.stderr,
+                  f"hostile answer ({why}): " + r.stderr)
+            check(r.stdout == "", f"a frame for a hostile answer ({why})")
+    finally:
+        server.shutdown()
+
 
 try:
     {"tmux": test_tmux, "once": test_once, "agent": test_agent}[MODE]()
