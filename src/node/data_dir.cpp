@@ -71,6 +71,9 @@ std::optional<DataDir::DiagReportName> DataDir::parseDiagReportName(const std::s
 }
 
 Result<std::string> DataDir::storeDiagReport(const std::string& json_text, int level, std::int64_t wall_ms) const {
+  if (json_text.size() > kMaxDiagReportBytes)
+    return Status::Error("the report is " + std::to_string(json_text.size()) + " bytes; at most " +
+                         std::to_string(kMaxDiagReportBytes) + " are stored");
   const std::filesystem::path dir = diagReports();
   std::error_code ec;
   if (std::filesystem::create_directories(dir, ec)) ::chmod(dir.c_str(), 0750);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -51,8 +52,11 @@ class DataDir {
   };
   // Only names of that shape (anything else in the folder is not a report).
   static std::optional<DiagReportName> parseDiagReportName(const std::string& file);
+  // The largest report stored or read back: an 8-GPU level-3 report is some tens of kB, and a file
+  // of the folder is read no further than this.
+  static constexpr std::size_t kMaxDiagReportBytes = 4 << 20;
   // Writes a report (JSON text) atomically under a fresh name; returns the name. The caller owns
-  // the folder: the agent, or a CLI holding the lock.
+  // the folder: the agent, or a CLI holding the lock. A report over kMaxDiagReportBytes is refused.
   Result<std::string> storeDiagReport(const std::string& json_text, int level, std::int64_t wall_ms) const;
   // Held (flock, exclusive) by the agent for its whole life and by a CLI that changes the folder
   // while no agent runs, so that the two never write at once.

@@ -12,9 +12,11 @@
 
 #include "diag/report.h"
 #include "export/gzip.h"
+#include "node/control_protocol.h"
 #include "node/health_json.h"
 #include "node/storage_status.h"
 #include "platform/clock.h"
+#include "platform/fs_root.h"
 #include "health/idle_peers.h"
 #include "nvml/inventory_json.h"
 #include "nvml/topology.h"
@@ -730,6 +732,23 @@ void Agent::registerRoutes() {
   h.get("/api/v1", index);
 }
 
+namespace {
+
+// The newest reports GET /api/v1/diag lists: each listed report is read, so one request reads
+// at most this many files of at most node::DataDir::kMaxDiagReportBytes.
+constexpr std::size_t kMaxListedDiagReports = 100;
+
+// A stored report, read within its bounds: a file of the folder is trusted no further.
+Result<json> readDiagReport(const std::string& path) {
+  auto text = platform::FsRoot("/").readFile(path, node::DataDir::kMaxDiagReportBytes + 1);
+  if (!text) return text.status();
+  if (text->size() > node::DataDir::kMaxDiagReportBytes)
+    return Status::Error("larger than " + std::to_string(node::DataDir::kMaxDiagReportBytes) + " bytes");
+  return node::control::parseBounded(*text);
+}
+
+}  // namespace
+
 // `gpuwarden diag` leaves its reports in the data folder (node::DataDir::diagReports()).
 void Agent::registerDiagRoutes() {
   auto dir = [this] { return node::DataDir(config().data_dir).diagReports(); };
@@ -737,47 +756,51 @@ void Agent::registerDiagRoutes() {
     if (!onlyParams(req, res, {})) return;
     json list = json::array();
     std::error_code ec;
+    // The newest kMaxListedDiagReports names (they sort by time), kept without holding every name
+    // of a folder that years of runs filled.
     std::vector<std::string> names;
+    std::size_t total = 0;
+    auto keepNewest = [&names] {
+      std::sort(names.rbegin(), names.rend());
+      if (names.size() > kMaxListedDiagReports) names.resize(kMaxListedDiagReports);
+    };
     for (const auto& e : std::filesystem::directory_iterator(dir(), ec)) {
       const std::string n = e.path().filename().string();
-      if (node::DataDir::parseDiagReportName(n) && e.is_regular_file(ec)) names.push_back(n);
+      if (!node::DataDir::parseDiagReportName(n) || !e.is_regular_file(ec)) continue;
+      ++total;
+      names.push_back(n);
+      if (names.size() >= 2 * kMaxListedDiagReports) keepNewest();
     }
-    std::sort(names.rbegin(), names.rend());  // newest first
+    keepNewest();  // newest first
     for (const auto& n : names) {
       const auto parsed = node::DataDir::parseDiagReportName(n);
       json item{{"name", n},          {"time", parsed->time},      {"level", parsed->level},
                 {"overall", nullptr}, {"driver_version", nullptr}, {"gpuwarden_version", nullptr}};
-      std::ifstream in(dir() + "/" + n);
-      try {
-        // Read through the report's own reader, so reports stored by older versions (without
-        // the stack they ran on) list too, with nulls for what they did not record.
-        auto r = diag::reportFromJson(json::parse(in));
-        if (r) {
-          item["overall"] = diag::verdictName(r->overall);
-          item["level"] = r->level;
-          if (!r->stack.driver_version.empty()) item["driver_version"] = r->stack.driver_version;
-          if (!r->stack.gpuwarden_version.empty()) item["gpuwarden_version"] = r->stack.gpuwarden_version;
-        } else {
-          item["error"] = "unreadable report: " + r.error();
-        }
-      } catch (const std::exception&) {
-        item["error"] = "unreadable report";
+      // Read through the report's own reader, so reports stored by older versions (without the
+      // stack they ran on) list too, with nulls for what they did not record.
+      auto doc = readDiagReport(dir() + "/" + n);
+      auto r = doc ? diag::reportFromJson(*doc) : Result<diag::DiagReport>(doc.status());
+      if (r) {
+        item["overall"] = diag::verdictName(r->overall);
+        item["level"] = r->level;
+        if (!r->stack.driver_version.empty()) item["driver_version"] = r->stack.driver_version;
+        if (!r->stack.gpuwarden_version.empty()) item["gpuwarden_version"] = r->stack.gpuwarden_version;
+      } else {
+        item["error"] = "unreadable report: " + r.error();
       }
       list.push_back(std::move(item));
     }
-    sendJson(res, json{{"directory", dir()}, {"count", list.size()}, {"reports", list}});
+    sendJson(res, json{{"directory", dir()}, {"count", list.size()}, {"total", total}, {"reports", list}});
   });
   http_->get("/api/v1/diag/{}", [dir](const HttpRequest& req, HttpResponse& res) {
     if (!onlyParams(req, res, {})) return;
     const std::string n = req.matches[1];
-    if (!node::DataDir::parseDiagReportName(n)) return jsonError(res, 404, "no diag report '" + n + "'", "name");
-    std::ifstream in(dir() + "/" + n);
-    if (!in) return jsonError(res, 404, "no diag report '" + n + "'", "name");
-    try {
-      sendJson(res, json::parse(in));
-    } catch (const std::exception&) {
-      jsonError(res, 500, "diag report '" + n + "' is not valid JSON", "name");
-    }
+    std::error_code ec;
+    if (!node::DataDir::parseDiagReportName(n) || !std::filesystem::is_regular_file(dir() + "/" + n, ec))
+      return jsonError(res, 404, "no diag report '" + n + "'", "name");
+    auto doc = readDiagReport(dir() + "/" + n);
+    if (!doc) return jsonError(res, 500, "diag report '" + n + "' cannot be read: " + doc.error(), "name");
+    sendJson(res, *doc);
   });
 }
 

@@ -117,6 +117,22 @@ TEST(DiagReportName, ASecondReportInTheSameSecondIsNumberedTwo) {
   EXPECT_EQ(parsed->level, 1);
 }
 
+// A report is stored up to kMaxDiagReportBytes (what the agent reads back), refused past it.
+TEST(DiagReportName, AReportIsStoredUpToItsBound) {
+  testsupport::TempDir dir("gw-diag-names");
+  const DataDir d(dir.path());
+  EXPECT_EQ(DataDir::kMaxDiagReportBytes, 4u << 20);
+  const std::string at = "{\"x\":\"" + std::string(DataDir::kMaxDiagReportBytes - 8, 'a') + "\"}";
+  ASSERT_EQ(at.size(), DataDir::kMaxDiagReportBytes);
+  auto stored = d.storeDiagReport(at, 1, 1767323045000);
+  ASSERT_TRUE(stored) << stored.error();
+  EXPECT_EQ(std::filesystem::file_size(d.diagReports() + "/" + *stored), at.size());
+  auto refused = d.storeDiagReport(at + " ", 1, 1767323046000);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), "the report is 4194305 bytes; at most 4194304 are stored");
+  EXPECT_FALSE(std::filesystem::exists(d.diagReports() + "/20260102T030406Z-r1.json"));
+}
+
 // At most 999 reports of one level a second are kept apart (-2 .. -999); past them the 999th is
 // replaced rather than the folder searched without end.
 TEST(DiagReportName, The999thReportOfASecondIsTheLastNumbered) {

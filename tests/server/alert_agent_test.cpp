@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "node/data_dir.h"
 #include "server/config.h"
 #include "test_util.h"
 
@@ -306,6 +307,69 @@ TEST(DiagStore, ReportIsStoredAndServed) {
   EXPECT_EQ(list2["reports"].size(), 3u) << list2.dump(2);
   proc->signal(SIGTERM);
   EXPECT_TRUE(proc->wait(10s).has_value());
+}
+
+// The folder's files are read within bounds: the newest 100 reports are listed (each listed one is
+// read), a report over 4 MiB or nested deeper than the control socket allows is named unreadable in
+// the list and a 500 with the reason on its own, and a name that is no file is a 404.
+TEST(DiagStore, TheListAndEachReportAreReadWithinBounds) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  std::filesystem::create_directories(data + "/diag");
+  const std::string fixture =
+      readFile(std::string(GW_TEST_SOURCE_DIR) + "/tests/diag/fixtures/report-before-stack.json");
+  // 103 good reports, at 2020-01-01 00:01:00 .. 00:02:42; the two odd ones are newer than all.
+  auto name = [](int second) {
+    char n[64];
+    std::snprintf(n, sizeof n, "20200101T00%02d%02dZ-r1.json", second / 60, second % 60);
+    return std::string(n);
+  };
+  for (int i = 0; i < 103; ++i) {
+    std::ofstream(data + "/diag/" + name(60 + i)) << fixture;
+  }
+  const std::string big = "20200102T000000Z-r1.json", deep = "20200103T000000Z-r1.json";
+  std::string padded = fixture;
+  padded.insert(padded.rfind('}'), std::string(node::DataDir::kMaxDiagReportBytes + 1 - fixture.size(), ' '));
+  ASSERT_EQ(padded.size(), node::DataDir::kMaxDiagReportBytes + 1);
+  std::ofstream(data + "/diag/" + big) << padded;
+  std::ofstream(data + "/diag/" + deep) << "{\"x\": " + std::string(64, '[') + std::string(64, ']') + "}";
+  // One byte less is a report.
+  const std::string fits = "20200101T000000Z-r1.json";
+  std::string fits_text = padded;
+  fits_text.erase(fits_text.rfind('}') - 1, 1);
+  std::ofstream(data + "/diag/" + fits) << fits_text;
+
+  const std::string config = dir.write("agent.yaml", "listen: 127.0.0.1:0\n");
+  AgentProcess proc({"--simulate", "dgx-h100", "serve", "--config", config, "--data-dir", data}, {},
+                    dir.path() + "/agent.log");
+  const int port = proc.waitListening();
+  ASSERT_GT(port, 0) << proc.log();
+  auto list = httpGet(port, "/api/v1/diag");
+  ASSERT_EQ(list.status, 200) << list.body;
+  const json lj = json::parse(list.body);
+  EXPECT_EQ(lj["total"], 106) << lj["total"];
+  EXPECT_EQ(lj["count"], 100);
+  ASSERT_EQ(lj["reports"].size(), 100u);
+  EXPECT_EQ(lj["reports"][0]["name"], deep);
+  EXPECT_EQ(lj["reports"][0]["error"], "unreadable report: JSON nested deeper than 64") << lj["reports"][0];
+  EXPECT_EQ(lj["reports"][1]["name"], big);
+  EXPECT_EQ(lj["reports"][1]["error"], "unreadable report: larger than 4194304 bytes") << lj["reports"][1];
+  EXPECT_TRUE(lj["reports"][1]["overall"].is_null());
+  EXPECT_EQ(lj["reports"][2]["name"], name(60 + 102));
+  EXPECT_EQ(lj["reports"][2]["overall"], "warn");
+  EXPECT_EQ(lj["reports"][99]["name"], name(60 + 5));  // the oldest 4 and the one that fits are left out
+
+  auto one = httpGet(port, "/api/v1/diag/" + big);
+  EXPECT_EQ(one.status, 500) << one.body;
+  EXPECT_NE(one.body.find("cannot be read: larger than 4194304 bytes"), std::string::npos) << one.body;
+  auto fitting = httpGet(port, "/api/v1/diag/" + fits);
+  ASSERT_EQ(fitting.status, 200);
+  EXPECT_EQ(json::parse(fitting.body), json::parse(fixture));
+  EXPECT_EQ(httpGet(port, "/api/v1/diag/" + deep).status, 500);
+  std::filesystem::create_directories(data + "/diag/20200104T000000Z-r1.json");  // a folder with a report's name
+  EXPECT_EQ(httpGet(port, "/api/v1/diag/20200104T000000Z-r1.json").status, 404);
+  proc.signal(SIGTERM);
+  EXPECT_TRUE(proc.wait(10s).has_value());
 }
 
 }  // namespace
