@@ -583,7 +583,8 @@ TEST(RunDiagExact, GemmPrecisionNamesAndPciBusIds) {
   EXPECT_EQ(runDiag(o, nvml, &b, p).error, "unknown GEMM precision 'fp8' (fp16, bf16, tf32, fp32, fp64, tensor)");
   o = still(4);
   EXPECT_EQ(runDiag(o, nvml, &b, p).error,
-            "invalid level or duration: -r takes 1, 2 or 3 and --duration a positive number of seconds");
+            "invalid level or duration: -r takes 1, 2 or 3 and --duration a number of seconds above 0 and at most "
+            "604800 (a week)");
 }
 
 // -i: indices from 0 to count-1, each GPU once.
