@@ -36,28 +36,9 @@ Result<std::map<std::string, unsigned>> nodesToTest(const Opts& o, platform::Pro
   auto r = runner.run(argv, ro);
   if (r.not_found) return Status::Error(o.sinfo + " not found (is slurm-client installed?)");
   if (r.exit_code != 0) return Status::Error("sinfo failed: " + r.err.substr(0, 300));
-  std::map<std::string, unsigned> out;
-  std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);) {
-    std::stringstream l(line);
-    std::string name, gres, state;
-    std::getline(l, name, '|');
-    std::getline(l, gres, '|');
-    std::getline(l, state, '|');
-    if (name.empty()) continue;
-    const bool usable = state.rfind("idle", 0) == 0 || state.rfind("mix", 0) == 0 || state.rfind("alloc", 0) == 0;
-    if (!usable) {
-      if (!o.nodes.empty()) {
-        cluster::NodeDiag row;
-        row.node = name;
-        row.overall = "no report";
-        row.error = "not tested: the node is " + state;
-        untestable.push_back(std::move(row));
-      }
-      continue;
-    }
-    out[name] = cluster::gpuCountFromGres(gres);
-  }
+  auto listed = cluster::nodesFromSinfo(r.out, !o.nodes.empty());
+  std::map<std::string, unsigned> out = std::move(listed.usable);
+  untestable.insert(untestable.end(), listed.untestable.begin(), listed.untestable.end());
   if (out.empty() && untestable.empty())
     return Status::Error("sinfo lists no node to test" + (o.nodes.empty() ? "" : " among " + o.nodes));
   return out;

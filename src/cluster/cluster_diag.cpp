@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <sstream>
 
 #include "diag/report.h"
@@ -46,6 +47,63 @@ unsigned gpuCountFromGres(const std::string& gres) {
     if (r.ec == std::errc() && r.ptr == item.data() + item.size()) total += n;
   }
   return total;
+}
+
+namespace {
+// What a flag after a compact state (sinfo %t) says; a state with a flag is not usable now.
+std::string stateFlag(char flag) {
+  switch (flag) {
+    case '*':
+      return "not responding";
+    case '~':
+      return "powered down";
+    case '#':
+      return "powering up";
+    case '%':
+      return "powering down";
+    case '!':
+      return "to be powered down";
+    case '@':
+      return "to be rebooted";
+    case '^':
+      return "rebooting";
+    case '$':
+      return "in a maintenance reservation";
+    case '-':
+      return "planned for a pending job";
+    default:
+      return "";
+  }
+}
+}  // namespace
+
+SinfoNodes nodesFromSinfo(const std::string& out, bool named) {
+  SinfoNodes nodes;
+  std::set<std::string> told;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    std::stringstream l(line);
+    std::string name, gres, state;
+    std::getline(l, name, '|');
+    std::getline(l, gres, '|');
+    std::getline(l, state, '|');
+    if (name.empty()) continue;
+    if (state == "idle" || state == "mix" || state == "alloc") {
+      nodes.usable[name] = gpuCountFromGres(gres);
+      continue;
+    }
+    if (!named || !told.insert(name).second) continue;
+    NodeDiag row;
+    row.node = name;
+    row.overall = "no report";
+    row.error = "not tested: the node is " + state;
+    if (const std::string flag = state.empty() ? "" : stateFlag(state.back()); !flag.empty())
+      row.error += " (" + flag + ")";
+    nodes.untestable.push_back(std::move(row));
+  }
+  // A node usable in one partition's line and not in another's (the same node) is usable.
+  std::erase_if(nodes.untestable, [&](const NodeDiag& r) { return nodes.usable.contains(r.node); });
+  return nodes;
 }
 
 NodeDiag readNodeReport(const std::string& text, const std::string& fallback_node) {

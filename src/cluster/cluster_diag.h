@@ -29,6 +29,16 @@ struct NodeDiag {
   std::string error;                // why there is no report
 };
 
+// The nodes of `sinfo -h -N -o "%N|%G|%t"`: those that can run a job now (idle, mix, alloc, with
+// no flag after the state) with their GPU counts; when the nodes were named on the command line
+// (`named`), a "no report" row for each that cannot, saying its state and what its flag means
+// (`idle*`: not responding). A node listed once per partition is one node.
+struct SinfoNodes {
+  std::map<std::string, unsigned> usable;
+  std::vector<NodeDiag> untestable;
+};
+SinfoNodes nodesFromSinfo(const std::string& out, bool named);
+
 // One task's text → its row (`fallback_node` names it when the report does not).
 NodeDiag readNodeReport(const std::string& text, const std::string& fallback_node);
 

@@ -80,6 +80,50 @@ TEST(ClusterDiag, ANodesRowFromItsReport) {
   EXPECT_TRUE(cut.error.starts_with("the report is not a JSON object: not JSON: ")) << cut.error;
 }
 
+// sinfo's nodes: only idle, mix and alloc with no flag can take the step now; a named node that
+// cannot gets a row with its state and its flag's meaning (a node that does not answer would hold
+// srun up); a node listed once per partition is one node.
+TEST(ClusterDiag, NodesFromSinfoAreUsableOnlyInAPlainRunnableState) {
+  const std::string out =
+      "n01|gpu:h100:8(S:0-1)|idle\n"
+      "n02|gpu:h100:8|mix\n"
+      "n03|gpu:h100:4|alloc\n"
+      "n01|gpu:h100:8(S:0-1)|idle\n"  // n01 again, from a second partition
+      "n04|gpu:h100:8|drain\n"
+      "n05|gpu:h100:8|idle*\n"
+      "n06|gpu:h100:8|idle~\n"
+      "n07|gpu:h100:8|mix-\n"
+      "n08|gpu:h100:8|down*\n"
+      "n08|gpu:h100:8|down*\n"
+      "n09|gpu:h100:8|alloc#\n"
+      "n10|gpu:h100:8|drng\n"
+      "n11|gpu:h100:8|idle@\n"
+      "|(null)|idle\n"
+      "n12|(null)|idle\n";
+  const auto named = nodesFromSinfo(out, true);
+  EXPECT_EQ(named.usable, (std::map<std::string, unsigned>{{"n01", 8}, {"n02", 8}, {"n03", 4}, {"n12", 0}}));
+  std::vector<std::string> rows;
+  for (const auto& r : named.untestable) {
+    EXPECT_EQ(r.overall, "no report");
+    rows.push_back(r.node + ": " + r.error);
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{
+                      "n04: not tested: the node is drain",
+                      "n05: not tested: the node is idle* (not responding)",
+                      "n06: not tested: the node is idle~ (powered down)",
+                      "n07: not tested: the node is mix- (planned for a pending job)",
+                      "n08: not tested: the node is down* (not responding)",
+                      "n09: not tested: the node is alloc# (powering up)",
+                      "n10: not tested: the node is drng",
+                      "n11: not tested: the node is idle@ (to be rebooted)",
+                  }));
+  // Not named (the whole partition): the nodes that cannot run are left out without a row.
+  const auto all = nodesFromSinfo(out, false);
+  EXPECT_EQ(all.usable, named.usable);
+  EXPECT_TRUE(all.untestable.empty());
+  EXPECT_TRUE(nodesFromSinfo("", true).usable.empty());
+}
+
 TEST(ClusterDiag, FleetExitAndSummary) {
   NodeDiag pass{"a", "pass", 0, 8, {}, ""}, inc{"b", "incomplete", 4, 8, {}, ""}, bad{"c", "fail", 1, 8, {"x"}, ""},
       none{"d", "no report", 2, 0, {}, "no output"};
