@@ -626,9 +626,17 @@ void Sampler::supervise() {
         std::lock_guard lock(mu_);
         for (auto& v : down_views_) v.state_reason = "NVIDIA driver unavailable: " + st.message();
       }
+      // The wait goes round in supervising ticks, each a heartbeat: a wait of up to ten seconds
+      // between tries is the loop alive, not stuck, and a service watchdog shorter than the wait
+      // must not restart the agent for the driver's absence.
+      const auto retry_at = std::chrono::steady_clock::now() + backoff;
       std::unique_lock lock(wake_mu_);
-      wake_.wait_for(lock, backoff, [&] { return !running_.load(); });
-      heartbeat_.fetch_add(1, std::memory_order_relaxed);
+      for (auto at = std::chrono::steady_clock::now(); running_ && at < retry_at;
+           at = std::chrono::steady_clock::now()) {
+        wake_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(kSuperviseTick, retry_at - at),
+                       [&] { return !running_.load(); });
+        heartbeat_.fetch_add(1, std::memory_order_relaxed);
+      }
       backoff = nextReinitWait(backoff);
     }
     if (!running_) break;

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <chrono>
+#include <thread>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -430,6 +433,47 @@ TEST(SamplerFieldBatch, WithoutFieldValuesEveryFieldIsReadByItsOwnGetter) {
     EXPECT_EQ(values[fields::indexOf(*energy)].value, 123456789.0) << pass;  // its own getter, in mJ
     EXPECT_FALSE(values[fields::indexOf(*replays)].valid) << pass;           // no getter of its own there
   }
+}
+
+// The heartbeat (what the agent's service watchdog keeps alive) goes round every supervising tick
+// also while the driver is away, through each wait between tries: waits of 0.5 s doubling to 10 s,
+// beating once each, let a WatchdogSec shorter than the wait restart the agent for the driver's
+// absence. fault-driver-reload on a file clock set inside its window: forty beats come long before
+// the seven waits (0.5 + 1 + ... + 10 s, 35.5 s) the old beat needed for them.
+TEST(SamplerHeartbeat, GoesRoundEveryTickWhileTheDriverIsAway) {
+  char dir_template[] = "/tmp/gw-heartbeat-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string clock = dir + "/sim-time";
+  auto setClock = [&](double t) {
+    std::ofstream(clock + ".tmp") << t << "\n";
+    std::filesystem::rename(clock + ".tmp", clock);
+  };
+  setClock(5);
+  setenv("GPUWARDEN_SIM_SCENARIO", (std::string(GW_SCENARIO_DIR) + "/fault-driver-reload.yaml").c_str(), 1);
+  setenv("GPUWARDEN_SIM_CLOCK", ("file:" + clock).c_str(), 1);
+  unsetenv("GPUWARDEN_SIM_START");
+  unsetenv("GPUWARDEN_SIM_SPEED");
+  collect::SamplerConfig sc;
+  sc.fast_interval = std::chrono::milliseconds(100);
+  sc.slow_interval = std::chrono::milliseconds(100);
+  collect::Sampler sampler([] { return nvml::Session::open({GW_SIM_LIB}); }, sc);
+  ASSERT_TRUE(sampler.start());
+  auto until = [](const std::function<bool()>& done, std::chrono::seconds bound) {
+    const auto end = std::chrono::steady_clock::now() + bound;
+    while (!done() && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return done();
+  };
+  setClock(12);
+  ASSERT_TRUE(until([&] { return !sampler.agentStats().driver_up; }, std::chrono::seconds(30)));
+  const std::uint64_t away = sampler.heartbeat();
+  EXPECT_TRUE(until([&] { return sampler.heartbeat() >= away + 40; }, std::chrono::seconds(30)))
+      << sampler.heartbeat() - away << " beats while the driver was away";
+  EXPECT_FALSE(sampler.agentStats().driver_up);  // still away: the beats were the waits'
+  sampler.stop();
+  std::filesystem::remove_all(dir);
+  unsetenv("GPUWARDEN_SIM_CLOCK");
 }
 
 // A sampler whose owner sets no cadence (a Monitor built without one, as in the node tests) runs
