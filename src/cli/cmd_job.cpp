@@ -1,13 +1,13 @@
 // gpuwarden job list|show: what each job did to each GPU of this node (docs/jobs.md), from the
 // agent that owns the data folder (over its control socket) or, with no agent, from its jobs
 // database read as it was last written.
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/agent_link.h"
 #include "cli/commands.h"
+#include "cli/job_text.h"
 #include "cli/json_read.h"
 #include "node/data_dir.h"
 #include "node/job_compare.h"
@@ -77,36 +77,11 @@ std::string number(const json& v, int decimals, const char* unit) {
   return buf;
 }
 
-std::string bytes(const json& v) {
-  if (!v.is_number()) return "-";
-  const double b = v.get<double>();
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double x = b;
-  int u = 0;
-  while (x >= 1024 && u < 5) {
-    x /= 1024;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", x, units[u]);
-  return buf;
-}
-
-std::string duration(double s) {
-  const auto total = static_cast<long long>(std::llround(s));
-  char buf[64];
-  if (total >= 3600)
-    std::snprintf(buf, sizeof buf, "%lldh %02lldm %02llds", total / 3600, total / 60 % 60, total % 60);
-  else if (total >= 60)
-    std::snprintf(buf, sizeof buf, "%lldm %02llds", total / 60, total % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%llds", total);
-  return buf;
-}
+std::string bytes(const json& v) { return v.is_number() ? humanBytes(v.get<double>()) : "-"; }
 
 void printJobLine(const json& j) {
   std::cout << jr::text(j, "job_id") << "  " << jr::text(j, "state") << "  " << jr::time(jr::integer(j, "start_ms"))
-            << "  " << duration(j.value("duration_s", 0.0)) << "  " << jr::array(j, "gpus").size() << " GPU(s)"
+            << "  " << humanDuration(j.value("duration_s", 0.0)) << "  " << jr::array(j, "gpus").size() << " GPU(s)"
             << "  " << (jr::text(j, "user").empty() ? "-" : jr::text(j, "user")) << "  " << jr::text(j, "source")
             << "\n";
 }
@@ -117,7 +92,7 @@ void printJob(const json& j) {
             << "\n";
   std::cout << "  " << jr::text(j, "state") << ", started " << jr::time(jr::integer(j, "start_ms"));
   if (jr::integer(j, "end_ms")) std::cout << ", ended " << jr::time(jr::integer(j, "end_ms"));
-  std::cout << " (" << duration(j.value("duration_s", 0.0)) << ")\n";
+  std::cout << " (" << humanDuration(j.value("duration_s", 0.0)) << ")\n";
   for (const auto& g : jr::array(j, "gpus")) {
     if (!g.is_object()) continue;
     std::cout << "GPU " << jr::text(g, "index") << "  " << jr::text(g, "uuid") << "  (" << jr::text(g, "samples")

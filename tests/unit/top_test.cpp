@@ -175,6 +175,8 @@ TEST(TopFrame, BarAndSparkline) {
   EXPECT_EQ(bar(1, "100%", 8), "[||100%]");
   EXPECT_EQ(bar(2, "", 5), "[|||]") << "clamped";
   EXPECT_EQ(bar(0.5, "too long for it", 6), "[||  ]") << "text that does not fit is left out";
+  EXPECT_EQ(bar(1, "100%", 6), "[100%]") << "text exactly as wide as the inside fills it";
+  EXPECT_EQ(bar(1, "100%", 5), "[|||]") << "one column short: left out";
   std::deque<std::optional<double>> s{0.0, 50.0, std::nullopt, 100.0};
   EXPECT_EQ(sparkline(s, 100, 6), "  _= @") << "right-aligned, gaps where not read";
   EXPECT_EQ(sparkline(s, 100, 2), " @") << "the newest samples";
