@@ -2,6 +2,8 @@
 // control socket, trusted only as agent_link.h says), or from a short standalone run of the same
 // monitor the agent runs. Exit 0 healthy, 1 warning, 2 critical, 3 unknown: a
 // Nagios check or a scheduler's health program. See docs/cli.md and docs/health.md.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -176,7 +178,7 @@ void addHealth(CLI::App& app, Run& run) {
   struct Opts {
     std::string data_dir = node::defaultDataDir();
     bool standalone = false;
-    double seconds = 3;
+    double seconds = kStandaloneCheckSeconds;
     std::string config;
   };
   auto o = std::make_shared<Opts>();
@@ -184,7 +186,8 @@ void addHealth(CLI::App& app, Run& run) {
                   std::string("Ask the agent that owns this data folder, over its control socket (default ") +
                       node::defaultDataDirHelp() + ")");
   cmd->add_flag("--standalone", o->standalone, "Do not ask an agent: sample NVML here for --seconds and judge");
-  cmd->add_option("--seconds", o->seconds, "Standalone sampling time in seconds (default 3)")
+  cmd->add_option("--seconds", o->seconds,
+                  fmt::format("Standalone sampling time in seconds (default {:g})", kStandaloneCheckSeconds))
       ->check(CLI::Range(0.5, 600.0));
   cmd->add_option("--config", o->config,
                   "Standalone: judge with the health: section of this agent configuration file (thresholds, "

@@ -8,6 +8,8 @@
 // folder from $GPUWARDEN_DATA_DIR when --data-dir is not given.
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -88,7 +90,7 @@ void addHealthcheck(CLI::App& slurm_cmd, Run& run) {
   struct Opts {
     std::string data_dir, node, scontrol = "scontrol", config;
     bool standalone = false, dry_run = false;
-    double seconds = 3;
+    double seconds = kStandaloneCheckSeconds;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = slurm_cmd.add_subcommand(
@@ -100,7 +102,9 @@ void addHealthcheck(CLI::App& slurm_cmd, Run& run) {
   cmd->add_option("--node", o->node, "The node's name in Slurm (default $SLURMD_NODENAME, else the short host name)");
   cmd->add_option("--scontrol", o->scontrol, "The scontrol program (default: scontrol from PATH)");
   cmd->add_flag("--standalone", o->standalone, "Judge here (sample NVML for --seconds) instead of asking the agent");
-  cmd->add_option("--seconds", o->seconds, "Standalone sampling time (default 3)")->check(CLI::Range(0.5, 60.0));
+  cmd->add_option("--seconds", o->seconds,
+                  fmt::format("Standalone sampling time (default {:g})", kStandaloneCheckSeconds))
+      ->check(CLI::Range(0.5, 60.0));
   cmd->add_option("--config", o->config, "Standalone: the agent configuration whose health: section judges");
   cmd->add_flag("--dry-run", o->dry_run, "Say what would be done; change nothing");
   cmd->callback([&run, o]() {

@@ -54,9 +54,11 @@ void addSmi(CLI::App& app, Run& run);         // smi: nvidia-smi's command line 
 // data_dir when one answers (and `standalone` is false), else from a standalone run of the same
 // monitor for `seconds` (judging with config_path's health: section when given). `unknown` says
 // why there is no verdict; the agent's refusal or an unreadable answer is unknown, never healthy.
+// How long a standalone check watches when --seconds is not given (`health`, `slurm healthcheck`).
+inline constexpr double kStandaloneCheckSeconds = 3;
 struct NodeHealth {
   nlohmann::json report;
-  std::string source;    // "agent DIR" or "standalone, 3.0 s"
+  std::string source;    // "agent DIR" or "standalone, 3.0 s" (the time it watched)
   std::string unknown;   // non-empty: no verdict
   int exitCode() const;  // 0 healthy, 1 warning, 2 critical, 3 unknown
 };

@@ -2,6 +2,8 @@
 // expect (0 healthy, 1 warning, 2 critical/fatal, 3 unknown).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "gw_run.h"
 
 namespace gw::test {
@@ -42,6 +44,23 @@ TEST(HealthCli, DriverMismatchIsCriticalAtOnce) {
   EXPECT_NE(r.out.find("status: critical (NVML is not available: "), std::string::npos) << describe(r);
   EXPECT_EQ(r.out.find("[standalone, 600.0 s]"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("[standalone, "), std::string::npos) << describe(r);
+}
+
+// Without --seconds a standalone check watches 3 s (the help says so), `health` and `slurm
+// healthcheck` alike; the source names the time watched. The scontrol that is not there leaves
+// the node's state unread: exit 3 with the JSON still written.
+TEST(HealthCli, AStandaloneCheckWatchesThreeSecondsByDefault) {
+  TempDir dir;
+  const std::map<std::string, std::string> env{{"GPUWARDEN_SIM_STATE", dir.path() + "/sim-state"}};
+  auto h = runGw({"--json", "health", "--simulate", "dgx-h100"}, env, 60000ms);
+  EXPECT_EQ(h.code, 0) << describe(h);
+  EXPECT_EQ(h.json()["source"], "standalone, 3.0 s") << describe(h);
+  auto s =
+      runGw({"--json", "slurm", "healthcheck", "--simulate", "dgx-h100", "--scontrol", "/nonexistent", "--node", "n1"},
+            env, 60000ms);
+  EXPECT_EQ(s.code, 3) << describe(s);
+  EXPECT_EQ(s.json()["source"], "standalone, 3.0 s") << describe(s);
+  EXPECT_EQ(s.json()["health"], 0) << describe(s);
 }
 
 // A GPU already lost when the check starts (it fell off the bus at t=30 s): it has no UUID to be
