@@ -79,9 +79,15 @@ std::string number(const json& v, int decimals, const char* unit) {
 
 std::string bytes(const json& v) { return v.is_number() ? humanBytes(v.get<double>()) : "-"; }
 
+// A job's length; "-" when the answer does not carry one.
+std::string duration(const json& j) {
+  const auto s = jr::number(j, "duration_s");
+  return s ? humanDuration(*s) : "-";
+}
+
 void printJobLine(const json& j) {
   std::cout << jr::text(j, "job_id") << "  " << jr::text(j, "state") << "  " << jr::time(jr::integer(j, "start_ms"))
-            << "  " << humanDuration(j.value("duration_s", 0.0)) << "  " << jr::array(j, "gpus").size() << " GPU(s)"
+            << "  " << duration(j) << "  " << jr::array(j, "gpus").size() << " GPU(s)"
             << "  " << (jr::text(j, "user").empty() ? "-" : jr::text(j, "user")) << "  " << jr::text(j, "source")
             << "\n";
 }
@@ -92,7 +98,7 @@ void printJob(const json& j) {
             << "\n";
   std::cout << "  " << jr::text(j, "state") << ", started " << jr::time(jr::integer(j, "start_ms"));
   if (jr::integer(j, "end_ms")) std::cout << ", ended " << jr::time(jr::integer(j, "end_ms"));
-  std::cout << " (" << humanDuration(j.value("duration_s", 0.0)) << ")\n";
+  std::cout << " (" << duration(j) << ")\n";
   for (const auto& g : jr::array(j, "gpus")) {
     if (!g.is_object()) continue;
     std::cout << "GPU " << jr::text(g, "index") << "  " << jr::text(g, "uuid") << "  (" << jr::text(g, "samples")
@@ -135,15 +141,17 @@ void printCompare(const json& c, const std::string& a, const std::string& b) {
   std::cout << "jobs " << a << " and " << b << ": " << jr::str(c, "summary") << "\n";
   if (jr::boolean(c, "install_changed"))
     for (const auto& ch : jr::array(c, "changes"))
-      std::cout << "  install " << jr::str(ch, "what") << ": " << ch.value("a", json()).dump() << " -> "
-                << ch.value("b", json()).dump() << "\n";
+      std::cout << "  install " << jr::str(ch, "what") << ": "
+                << (jr::find(ch, "a") ? jr::find(ch, "a")->dump() : "null") << " -> "
+                << (jr::find(ch, "b") ? jr::find(ch, "b")->dump() : "null") << "\n";
   std::cout << "  GPU (a/b)  UUID                                      clock at load a -> b    vs peers a / b\n";
   for (const auto& g : jr::array(c, "gpus")) {
     char line[256];
     std::snprintf(line, sizeof line, "  %3lld/%-3lld    %-40s  %5.0f -> %5.0f MHz (%+.1f %%)   %+.1f %% / %+.1f %%\n",
                   static_cast<long long>(jr::integer(g, "index_a")), static_cast<long long>(jr::integer(g, "index_b")),
-                  jr::str(g, "uuid").c_str(), g.value("clock_a", 0.0), g.value("clock_b", 0.0),
-                  g.value("change_pct", 0.0), g.value("peers_a_pct", 0.0), g.value("peers_b_pct", 0.0));
+                  jr::str(g, "uuid").c_str(), jr::number(g, "clock_a").value_or(0.0),
+                  jr::number(g, "clock_b").value_or(0.0), jr::number(g, "change_pct").value_or(0.0),
+                  jr::number(g, "peers_a_pct").value_or(0.0), jr::number(g, "peers_b_pct").value_or(0.0));
     std::cout << line;
   }
 }

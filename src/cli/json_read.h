@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +40,13 @@ inline std::int64_t integer(const json& j, const char* key, std::int64_t fallbac
   if (!v || !v->is_number_integer()) return fallback;
   if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return fallback;
   return v->get<std::int64_t>();
+}
+
+// Any number (integer or not); missing or of another type: nullopt.
+inline std::optional<double> number(const json& j, const char* key) {
+  const json* v = find(j, key);
+  if (!v || !v->is_number()) return std::nullopt;
+  return v->get<double>();
 }
 
 inline bool boolean(const json& j, const char* key, bool fallback = false) {

@@ -2,6 +2,7 @@
 // expect (0 healthy, 1 warning, 2 critical/fatal, 3 unknown).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 
 #include "gw_run.h"
@@ -61,6 +62,34 @@ TEST(HealthCli, AStandaloneCheckWatchesThreeSecondsByDefault) {
   EXPECT_EQ(s.code, 3) << describe(s);
   EXPECT_EQ(s.json()["source"], "standalone, 3.0 s") << describe(s);
   EXPECT_EQ(s.json()["health"], 0) << describe(s);
+}
+
+// slurm healthcheck drains with the first critical finding, not the first finding: GPU 1's pending
+// row remap (a warning) comes before GPU 4's double-bit ECC errors in the verdict. A dry run
+// against a scontrol that only shows an idle node changes nothing.
+TEST(HealthCli, TheDrainReasonIsTheFirstCriticalFindingNotAWarningBeforeIt) {
+  TempDir dir;
+  const std::string scenario =
+      dir.write("mix.yaml", "base: " GW_SOURCE_DIR
+                            "/scenarios/dgx-h100.yaml\n"
+                            "faults:\n"
+                            "  - {type: row_remap, gpu: 1, at: 1, correctable: 2, pending: true}\n"
+                            "  - {type: ecc_dbe, gpu: 4, at: 1, count: 2}\n");
+  const std::string scontrol = dir.write("scontrol", "#!/bin/sh\necho 'NodeName=gwnode1 Arch=x86_64 State=IDLE'\n");
+  std::filesystem::permissions(scontrol, std::filesystem::perms::owner_all);
+  const std::map<std::string, std::string> env{{"GPUWARDEN_SIM_STATE", dir.path() + "/sim-state"},
+                                               {"GPUWARDEN_SIM_START", "5"}};
+  auto h = runGw({"--json", "health", "--simulate", scenario, "--seconds", "1"}, env, 60000ms);
+  ASSERT_EQ(h.code, 2) << describe(h);
+  ASSERT_EQ(h.json()["gpus"][1]["findings"][0]["severity"], "warning") << describe(h);
+  auto s = runGw({"--json", "slurm", "healthcheck", "--simulate", scenario, "--seconds", "1", "--scontrol", scontrol,
+                  "--node", "gwnode1", "--dry-run"},
+                 env, 60000ms);
+  EXPECT_EQ(s.code, 2) << describe(s);
+  EXPECT_EQ(s.json()["action"], "drain") << describe(s);
+  EXPECT_EQ(s.json()["why"],
+            "critical: draining (gpuwarden: GPU 4 ecc_dbe: GPU 4 reported uncorrectable (double-bit) ECC errors.)")
+      << describe(s);
 }
 
 // A GPU already lost when the check starts (it fell off the bus at t=30 s): it has no UUID to be
