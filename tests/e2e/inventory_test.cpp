@@ -2,6 +2,7 @@
 // loaded exactly as production loads libnvidia-ml.so.1.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
 
 #include "gw_run.h"
@@ -86,6 +87,33 @@ TEST(Discovery, MigInstancesAreDevicesWithTheirParent) {
   EXPECT_EQ(profiles, (std::multiset<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
   EXPECT_EQ(j["gpus"][1]["mig_enabled"], false);
   EXPECT_TRUE(j["gpus"][1]["mig_devices"].empty());
+}
+
+// A MIG device whose attributes cannot be read (nvmlDeviceGetAttributes_v2 failing, as on drivers
+// that answer NOT_SUPPORTED there) still has its memory, from its own memory info, in MiB.
+TEST(Discovery, AMigDevicesMemoryComesFromItsMemoryInfoWhenItsAttributesFail) {
+  TempDir dir;
+  auto plain = runGw({"--simulate", "mig-a100", "discovery", "--json"});
+  ASSERT_EQ(plain.code, 0) << describe(plain);
+  std::map<std::string, int> memory;
+  const auto before = plain.json();
+  for (const auto& m : before["gpus"][0]["mig_devices"]) memory[m["uuid"]] = m["memory_total_mib"];
+  ASSERT_EQ(memory.size(), 4u);
+  const std::string scenario =
+      dir.write("no-attributes.yaml", "base: " GW_SOURCE_DIR
+                                      "/scenarios/mig-a100.yaml\n"
+                                      "faults:\n"
+                                      "  - {type: call_error, call: nvmlDeviceGetAttributes_v2, error: 3}\n");
+  auto r = runGw({"--simulate", scenario, "discovery", "--json"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  const auto j = r.json();
+  ASSERT_EQ(j["gpus"][0]["mig_devices"].size(), 4u) << j.dump(2);
+  for (const auto& m : j["gpus"][0]["mig_devices"]) {
+    EXPECT_EQ(m["memory_total_mib"], memory[m["uuid"]]) << m.dump(2);
+    EXPECT_GE(m["memory_total_mib"].get<int>(), 9000) << m.dump(2);  // 1g.10gb and up
+    EXPECT_FALSE(m.contains("sm_count") && m["sm_count"].is_number() && m["sm_count"].get<int>() > 0)
+        << "the attributes were not read: " << m.dump(2);
+  }
 }
 
 TEST(Discovery, VerboseTextNamesEachGpusDeviceNode) {
