@@ -4,6 +4,7 @@
 
 #include <map>
 #include <regex>
+#include <vector>
 
 #include "gw_run.h"
 
@@ -113,6 +114,27 @@ TEST(Discovery, AMigDevicesMemoryComesFromItsMemoryInfoWhenItsAttributesFail) {
     EXPECT_GE(m["memory_total_mib"].get<int>(), 9000) << m.dump(2);  // 1g.10gb and up
     EXPECT_FALSE(m.contains("sm_count") && m["sm_count"].is_number() && m["sm_count"].get<int>() > 0)
         << "the attributes were not read: " << m.dump(2);
+  }
+}
+
+// NVML opens but cannot count its GPUs: each command that lists them says why on stderr and exits
+// 3 (no data), printing nothing a script could take for an empty node.
+TEST(Discovery, AGpuCountNvmlRefusesIsSaidAndExitsThree) {
+  TempDir dir;
+  const std::string scenario =
+      dir.write("no-count.yaml", "base: " GW_SOURCE_DIR
+                                 "/scenarios/dgx-h100.yaml\n"
+                                 "faults:\n"
+                                 "  - {type: call_error, call: nvmlDeviceGetCount_v2, error: 999}\n");
+  for (const std::vector<std::string>& words :
+       {std::vector<std::string>{"discovery"}, {"slurm", "gres", "--node", "n1"}}) {
+    std::vector<std::string> argv{"--simulate", scenario};
+    argv.insert(argv.end(), words.begin(), words.end());
+    auto r = runGw(argv);
+    EXPECT_EQ(r.code, 3) << words[0] << ": " << describe(r);
+    EXPECT_EQ(r.err, "gpuwarden: nvmlDeviceGetCount: Unknown Error (the driver gave no reason)\n")
+        << words[0] << ": " << describe(r);
+    EXPECT_EQ(r.out, "") << words[0];
   }
 }
 
