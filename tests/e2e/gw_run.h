@@ -44,6 +44,17 @@ inline GwResult runGw(const std::vector<std::string>& args, std::map<std::string
 // A scratch directory removed at the end of the test.
 using TempDir = testsupport::TempDir;
 
+#ifdef GW_SOURCE_DIR
+// A scenario file written in `dir`: the shipped scenario `base` with `faults` added, each one YAML
+// flow mapping ("{type: ecc_dbe, gpu: 4, at: 1, count: 2}"). Returns its path.
+inline std::string scenarioWithFaults(const TempDir& dir, const std::string& base,
+                                      const std::vector<std::string>& faults) {
+  std::string yaml = "base: " GW_SOURCE_DIR "/scenarios/" + base + ".yaml\nfaults:\n";
+  for (const auto& f : faults) yaml += "  - " + f + "\n";
+  return dir.write(base + "-with-faults.yaml", yaml);
+}
+#endif
+
 inline std::string describe(const GwResult& r) {
   return "exit " + std::to_string(r.code) + "\n--- stdout ---\n" + r.out + "\n--- stderr ---\n" + r.err;
 }

@@ -69,12 +69,9 @@ TEST(HealthCli, AStandaloneCheckWatchesThreeSecondsByDefault) {
 // against a scontrol that only shows an idle node changes nothing.
 TEST(HealthCli, TheDrainReasonIsTheFirstCriticalFindingNotAWarningBeforeIt) {
   TempDir dir;
-  const std::string scenario =
-      dir.write("mix.yaml", "base: " GW_SOURCE_DIR
-                            "/scenarios/dgx-h100.yaml\n"
-                            "faults:\n"
-                            "  - {type: row_remap, gpu: 1, at: 1, correctable: 2, pending: true}\n"
-                            "  - {type: ecc_dbe, gpu: 4, at: 1, count: 2}\n");
+  const std::string scenario = scenarioWithFaults(
+      dir, "dgx-h100",
+      {"{type: row_remap, gpu: 1, at: 1, correctable: 2, pending: true}", "{type: ecc_dbe, gpu: 4, at: 1, count: 2}"});
   const std::string scontrol = dir.write("scontrol", "#!/bin/sh\necho 'NodeName=gwnode1 Arch=x86_64 State=IDLE'\n");
   std::filesystem::permissions(scontrol, std::filesystem::perms::owner_all);
   const std::map<std::string, std::string> env{{"GPUWARDEN_SIM_STATE", dir.path() + "/sim-state"},

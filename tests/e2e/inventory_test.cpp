@@ -101,10 +101,7 @@ TEST(Discovery, AMigDevicesMemoryComesFromItsMemoryInfoWhenItsAttributesFail) {
   for (const auto& m : before["gpus"][0]["mig_devices"]) memory[m["uuid"]] = m["memory_total_mib"];
   ASSERT_EQ(memory.size(), 4u);
   const std::string scenario =
-      dir.write("no-attributes.yaml", "base: " GW_SOURCE_DIR
-                                      "/scenarios/mig-a100.yaml\n"
-                                      "faults:\n"
-                                      "  - {type: call_error, call: nvmlDeviceGetAttributes_v2, error: 3}\n");
+      scenarioWithFaults(dir, "mig-a100", {"{type: call_error, call: nvmlDeviceGetAttributes_v2, error: 3}"});
   auto r = runGw({"--simulate", scenario, "discovery", "--json"});
   ASSERT_EQ(r.code, 0) << describe(r);
   const auto j = r.json();
@@ -122,10 +119,7 @@ TEST(Discovery, AMigDevicesMemoryComesFromItsMemoryInfoWhenItsAttributesFail) {
 TEST(Discovery, AGpuCountNvmlRefusesIsSaidAndExitsThree) {
   TempDir dir;
   const std::string scenario =
-      dir.write("no-count.yaml", "base: " GW_SOURCE_DIR
-                                 "/scenarios/dgx-h100.yaml\n"
-                                 "faults:\n"
-                                 "  - {type: call_error, call: nvmlDeviceGetCount_v2, error: 999}\n");
+      scenarioWithFaults(dir, "dgx-h100", {"{type: call_error, call: nvmlDeviceGetCount_v2, error: 999}"});
   for (const std::vector<std::string>& words :
        {std::vector<std::string>{"discovery"}, {"slurm", "gres", "--node", "n1"}}) {
     std::vector<std::string> argv{"--simulate", scenario};
