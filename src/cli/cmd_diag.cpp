@@ -26,16 +26,15 @@
 namespace gw::cli {
 namespace {
 
-// --duration: seconds above 0, at most the plan's longest (CLI11's PositiveNumber names its range as
+// --duration: the plan's range (CLI11's PositiveNumber names its range as
 // 0 to 1.8e308 and takes inf).
 CLI::Validator durationSeconds() {
   return CLI::Validator(
       [](std::string& in) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(in.c_str(), &end);
-        if (end != in.c_str() && *end == '\0' && v > 0 && v <= diag::kMaxTimedSeconds) return {};
-        return "takes seconds above 0 and at most " + std::to_string(static_cast<long>(diag::kMaxTimedSeconds)) +
-               " (a week), not '" + in + "'";
+        if (end != in.c_str() && *end == '\0' && diag::validDuration(v)) return {};
+        return "takes seconds " + diag::durationRange() + ", not '" + in + "'";
       },
       "SECONDS");
 }

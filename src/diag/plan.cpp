@@ -35,7 +35,7 @@ const PlanStep* DiagPlan::find(const std::string& id) const {
 
 std::optional<DiagPlan> buildPlan(int level, std::optional<double> duration_seconds) {
   if (level < 1 || level > 3) return std::nullopt;
-  if (duration_seconds && !(*duration_seconds > 0 && *duration_seconds <= kMaxTimedSeconds)) return std::nullopt;
+  if (duration_seconds && !validDuration(*duration_seconds)) return std::nullopt;
   DiagPlan p;
   p.level = level;
   auto add = [&](std::string id, std::string title, StepKind kind, bool cuda, bool timed, double seconds) {

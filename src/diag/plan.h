@@ -36,6 +36,11 @@ struct DiagPlan {
 // The longest timed run, of diag --duration and of burn -d: a week, the longest burn-in anyone asks
 // for, and far inside what a clock's time point can hold.
 inline constexpr double kMaxTimedSeconds = 7 * 24 * 3600;
+// A --duration a plan takes (above 0, at most kMaxTimedSeconds; not NaN), and the range in words.
+inline bool validDuration(double seconds) { return seconds > 0 && seconds <= kMaxTimedSeconds; }
+inline std::string durationRange() {
+  return "above 0 and at most " + std::to_string(static_cast<long>(kMaxTimedSeconds)) + " (a week)";
+}
 
 // Level 1, 2 or 3. duration_seconds (--duration) sets the total of the timed steps, which keep
 // their nominal proportions; each timed step keeps a floor of one second. A duration not above 0

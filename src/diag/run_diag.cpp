@@ -115,8 +115,8 @@ class Runner {
   bool setup() {
     auto plan = buildPlan(opt_.level, opt_.duration_seconds);
     if (!plan) {
-      report_.error = "invalid level or duration: -r takes 1, 2 or 3 and --duration a number of seconds above 0 " +
-                      ("and at most " + std::to_string(static_cast<long>(kMaxTimedSeconds)) + " (a week)");
+      report_.error =
+          "invalid level or duration: -r takes 1, 2 or 3 and --duration a number of seconds " + durationRange();
       return false;
     }
     plan_ = *plan;
