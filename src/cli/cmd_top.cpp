@@ -18,7 +18,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_processes.h"
 #include "cli/top_frame.h"
-#include "node/control_protocol.h"
+#include "platform/bounded_json.h"
 #include "nvml/errors.h"
 #include "fields/catalog.h"
 #include "platform/deadline.h"
@@ -270,7 +270,7 @@ class AgentSource : public Source {
       return Status::Error(
           fmt::format("the agent at {} answered HTTP {} to {}: {}", shown_, res->status, path, body.substr(0, 200)));
     // Another machine's answer: its nesting and value count are bounded before anything is built.
-    auto j = node::control::parseBounded(body);
+    auto j = platform::parseBounded(body);
     if (!j || !j->is_object())
       return Status::Error("the answer of " + shown_ + path + " is not a JSON object (" +
                            (j ? std::string("a ") + j->type_name() : j.error()) + "): is this a gpuwarden agent?");

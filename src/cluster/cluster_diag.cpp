@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "diag/report.h"
-#include "node/control_protocol.h"
+#include "platform/bounded_json.h"
 
 namespace gw::cluster {
 
@@ -118,7 +118,7 @@ NodeDiag readNodeReport(const std::string& text, const std::string& fallback_nod
   }
   // A node's output is bounded (splitLabelledOutput) but not trusted: its nesting and value count
   // are checked before anything is built from them.
-  auto parsed = node::control::parseBounded(std::string_view(text).substr(begin));
+  auto parsed = platform::parseBounded(std::string_view(text).substr(begin));
   if (!parsed || !parsed->is_object()) {
     row.overall = "no report";
     row.error =

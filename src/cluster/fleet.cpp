@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "alert/sinks.h"
-#include "node/control_protocol.h"
+#include "platform/bounded_json.h"
 
 namespace gw::cluster::fleet {
 
@@ -65,7 +65,7 @@ Result<std::vector<Sample>> parseVector(const std::string& body) {
   if (body.size() > kMaxAnswerBytes)
     return Status::Error("the answer is " + std::to_string(body.size()) + " bytes; at most " +
                          std::to_string(kMaxAnswerBytes) + " are read");
-  auto doc = node::control::parseBounded(body, 8, 4 * kMaxSamples * 4);
+  auto doc = platform::parseBounded(body, 8, 4 * kMaxSamples * 4);
   if (!doc) return Status::Error("not a Prometheus API answer: " + doc.error());
   const json& j = *doc;
   if (!j.is_object() || !j.contains("status") || !j["status"].is_string())

@@ -49,52 +49,6 @@ Result<Peer> peerOf(int fd) {
   return Peer{cred.pid, cred.uid, cred.gid};
 }
 
-Result<json> parseBounded(std::string_view text, int max_depth, std::size_t max_values) {
-  // One pass over the text counts nesting and values outside strings, so that the parser never
-  // sees a document deeper or larger than the bounds. It counts what the parser would build: each
-  // object and array, each string (keys too) and each number or literal (a run of the characters
-  // they are made of). Where the text stops being JSON the parser stops too, and what it built
-  // up to there is a prefix of what was counted. (nlohmann's parser with a callback, which could
-  // count as it goes, is quadratic in an array of objects: each object's end walks its parent.)
-  const auto scalarChar = [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '+' ||
-           c == '.';
-  };
-  int depth = 0;
-  std::size_t values = 0;
-  bool in_string = false, escaped = false, in_scalar = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    const bool scalar = scalarChar(c);
-    const bool starts = c == '"' || c == '[' || c == '{' || (scalar && !in_scalar);
-    in_scalar = scalar;
-    if (starts && ++values > max_values)
-      return Status::Error("JSON with more than " + std::to_string(max_values) + " values");
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return Status::Error("JSON nested deeper than " + std::to_string(max_depth));
-    } else if (c == ']' || c == '}') {
-      if (--depth < 0) return Status::Error("not JSON: unbalanced '" + std::string(1, c) + "'");
-    }
-  }
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    return Status::Error(std::string("not JSON: ") + e.what());
-  } catch (const std::exception& e) {  // std::bad_alloc
-    return Status::Error(std::string("cannot parse JSON: ") + e.what());
-  }
-}
-
 std::string sendAll(int fd, std::string_view data, Clock::time_point end) {
   std::size_t sent = 0;
   while (sent < data.size()) {
@@ -254,7 +208,7 @@ Reply call(const std::string& socket_path, const json& request, const CallOption
       return r;
     }
   }
-  auto body = parseBounded(in, options.max_depth, options.max_values);
+  auto body = platform::parseBounded(in, options.max_depth, options.max_values);
   if (!body) {
     r.error = "the agent's reply is not a control reply: " + body.error();
     return r;

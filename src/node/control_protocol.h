@@ -16,16 +16,15 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "platform/bounded_json.h"
 
 namespace gw::node::control {
 
 inline constexpr int kProtocolVersion = 1;
 inline constexpr std::size_t kMaxRequestBytes = 1024 * 1024;  // a diag report fits
 inline constexpr std::size_t kMaxReplyBytes = 16 * 1024 * 1024;
-inline constexpr int kMaxDepth = 64;
-// JSON values (objects, arrays, keys and scalars) in one document: bounds the parsed tree, which
-// takes several times the text's bytes (`[{},{},…]` 16 MiB long would be ~0.4 GB of objects).
-inline constexpr std::size_t kMaxValues = 1 << 20;
+inline constexpr int kMaxDepth = platform::kJsonMaxDepth;
+inline constexpr std::size_t kMaxValues = platform::kJsonMaxValues;
 
 // Who is on the other end of a unix socket (SO_PEERCRED).
 struct Peer {
@@ -36,11 +35,6 @@ struct Peer {
   std::string describe() const;
 };
 Result<Peer> peerOf(int fd);
-
-// Parses one JSON document, refusing nesting deeper than max_depth and more than max_values
-// values; the error says which bound was broken. Never throws.
-Result<nlohmann::json> parseBounded(std::string_view text, int max_depth = kMaxDepth,
-                                    std::size_t max_values = kMaxValues);
 
 // Writes all of `data` to a non-blocking socket before `end`: an empty string when done, else why
 // not (the peer went away, or the deadline passed). Both ends of the protocol send with it.

@@ -26,6 +26,7 @@
 #include "server/service_notify.h"
 #include "server/routes_web.h"
 #include "platform/host_name.h"
+#include "platform/bounded_json.h"
 #include "platform/log.h"
 #include "platform/thread_guard.h"
 
@@ -744,7 +745,7 @@ Result<json> readDiagReport(const std::string& path) {
   if (!text) return text.status();
   if (text->size() > node::DataDir::kMaxDiagReportBytes)
     return Status::Error("larger than " + std::to_string(node::DataDir::kMaxDiagReportBytes) + " bytes");
-  return node::control::parseBounded(*text);
+  return platform::parseBounded(*text);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "platform/bounded_json.h"
 #include "platform/log.h"
 #include "platform/thread_guard.h"
 
@@ -155,7 +156,7 @@ void ControlServer::serve(int fd) {
                                     ? "request larger than " + std::to_string(control::kMaxRequestBytes) + " bytes"
                                     : "incomplete request (one JSON object and a newline, within 2 s)",
                                 "bad_request");
-  } else if (auto req = control::parseBounded(in); !req) {
+  } else if (auto req = platform::parseBounded(in); !req) {
     reply = control::errorReply(req.error(), "bad_request");
   } else if (!req->is_object() || !req->contains("op") || !(*req)["op"].is_string()) {
     reply = control::errorReply("a request is an object with a string \"op\"", "bad_request");

@@ -1,4 +1,4 @@
-// node::control::parseBounded: what both ends of the control socket parse with. Depth, number of
+// platform::parseBounded: what both ends of the control socket (and every JSON reader) parse with. Depth, number of
 // values and malformed text are refused with a sentence, never a crash or an exception. And
 // sendAll, what both ends write with.
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 namespace gw::test {
 namespace {
 
-using node::control::parseBounded;
+using platform::parseBounded;
 
 TEST(ControlProtocol, ParseBoundedRefusesDeepNesting) {
   for (const char* open : {"[", "{\"a\":"}) {
@@ -64,6 +64,19 @@ TEST(ControlProtocol, ParseBoundedRefusesTooManyValuesAndMalformedText) {
     ASSERT_FALSE(b) << bad;
     EXPECT_EQ(b.error().rfind("not JSON", 0), 0u) << b.error();
   }
+}
+
+// nlohmann's parser stops at a NUL byte as if the input ended there: a request followed by a NUL
+// and anything would be the request. Found by tests/fuzz/json_fuzz.cpp.
+TEST(ControlProtocol, ParseBoundedRefusesANulByteAnywhere) {
+  using namespace std::string_literals;
+  ASSERT_TRUE(nlohmann::json::parse("{\"op\":\"x\"}\0}}}garbage"s, nullptr, false).is_object());
+  for (const std::string& text : {"{\"op\":\"x\"}\0}}}garbage"s, "\0"s, "{\"op\":\"x\0\"}"s, "[1,\0 2]"s}) {
+    auto r = parseBounded(text);
+    ASSERT_FALSE(r) << text.size();
+    EXPECT_EQ(r.error(), "not JSON: a NUL byte at byte " + std::to_string(text.find('\0') + 1));
+  }
+  EXPECT_TRUE(parseBounded(R"({"op":"x\u0000"})"));  // an escaped NUL inside a string is JSON
 }
 
 // The largest document the bounds let through: an array of kMaxValues - 1 objects. nlohmann's
