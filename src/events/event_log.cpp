@@ -10,13 +10,45 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <stdexcept>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "events/line_reader.h"
 #include "platform/atomic_file.h"
+#include "platform/bounded_json.h"
+#include "platform/regular_file.h"
 
 namespace gw::events {
 namespace {
+
+// A whole number read back from a file of ours: a fraction, a string or a value outside T's range
+// is damage (nlohmann's get<int>() of 1e300 would be undefined behaviour, of 2^40 a wrapped id).
+template <class T>
+T wholeNumber(const nlohmann::json& j, const char* key) {
+  const auto& v = j.at(key);
+  if (v.is_number_unsigned() && std::in_range<T>(v.get<std::uint64_t>())) return static_cast<T>(v.get<std::uint64_t>());
+  if (v.is_number_integer() && std::in_range<T>(v.get<std::int64_t>())) return static_cast<T>(v.get<std::int64_t>());
+  throw std::runtime_error(std::string("\"") + key + "\" is not a whole number in range");
+}
+
+std::uint64_t saturatingAdd(std::uint64_t a, std::uint64_t b) {
+  return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
+}
+
+// An event id from a file: at most kMaxEventId.
+std::uint64_t eventId(const nlohmann::json& j, const char* key) {
+  const auto id = wholeNumber<std::uint64_t>(j, key);
+  if (id > kMaxEventId) throw std::runtime_error(std::string("\"") + key + "\" is past the largest event id");
+  return id;
+}
+
+template <class T>
+T wholeNumberOr(const nlohmann::json& j, const char* key, T missing) {
+  return j.contains(key) ? wholeNumber<T>(j, key) : missing;
+}
 
 bool isXid79(const GpuEvent& e) {
   return (e.kind == EventKind::Xid && e.code == 79) || e.kind == EventKind::FallenOffBus;
@@ -226,23 +258,27 @@ std::string eventToJsonLine(const GpuEvent& e) {
 }
 
 Result<GpuEvent> eventFromJsonLine(const std::string& line) {
+  // An event's line is an object one level deep with one list: the bounds leave room and no more.
+  auto parsed = platform::parseBounded(line, 3, 256);
+  if (!parsed) return Status::Error("bad event line: " + parsed.error());
   try {
-    auto j = nlohmann::json::parse(line);
+    const nlohmann::json& j = *parsed;
+    if (!j.is_object()) return Status::Error("bad event line: not a JSON object");
     GpuEvent e;
-    e.id = j.at("id").get<std::uint64_t>();
-    e.timestamp_ms = j.at("ts_ms").get<std::int64_t>();
+    e.id = eventId(j, "id");
+    e.timestamp_ms = wholeNumber<std::int64_t>(j, "ts_ms");
     auto src = sourceFromName(j.at("source").get<std::string>());
     auto kind = kindFromName(j.at("kind").get<std::string>());
     if (!src || !kind) return Status::Error("unknown source or kind");
     e.source = *src;
     e.kind = *kind;
-    e.code = j.value("code", 0);
-    e.gpu_index = j.value("gpu", -1);
+    e.code = wholeNumberOr(j, "code", 0);
+    e.gpu_index = wholeNumberOr(j, "gpu", -1);
     e.gpu_uuid = j.value("uuid", std::string());
     e.pci_bus_id = j.value("bus_id", std::string());
     e.message = j.value("message", std::string());
     e.raw = j.value("raw", std::string());
-    e.pid = j.value("pid", -1);
+    e.pid = wholeNumberOr(j, "pid", -1);
     e.process = j.value("process", std::string());
     if (j.contains("also_seen_by")) {
       for (const auto& s : j["also_seen_by"]) {
@@ -324,32 +360,39 @@ Status EventLog::saveCountersLocked() {
 
 bool EventLog::loadCounters(std::uint64_t* through_id) {
   if (opt_.counters_path.empty()) return false;
-  std::ifstream in(opt_.counters_path);
-  if (!in) return false;
+  struct stat st {};
+  if (::stat(opt_.counters_path.c_str(), &st) != 0 && errno == ENOENT) return false;  // none written yet
+  const auto unreadable = [&](const std::string& why) {
+    load_error_ =
+        "ignoring unreadable Xid counters " + opt_.counters_path + " (" + why + "): counting what the event log holds";
+    return false;
+  };
+  auto text = platform::readRegularFile(opt_.counters_path, kMaxCountersFileBytes, "the Xid counters");
+  if (!text) return unreadable(text.error());
+  auto parsed = platform::parseBounded(*text, 4);
+  if (!parsed) return unreadable(parsed.error());
   try {
-    nlohmann::json j = nlohmann::json::parse(in);
-    const auto through = j.at("through_id").get<std::uint64_t>();
+    const nlohmann::json& j = *parsed;
+    const auto through = eventId(j, "through_id");
     std::map<std::tuple<int, std::string, int>, Counter> xids;
     std::uint64_t total = 0;
     for (const auto& x : j.at("xids")) {
       if (xids.size() >= opt_.max_counters) break;
-      const auto n = x.at("count").get<std::uint64_t>();
+      const auto n = wholeNumber<std::uint64_t>(x, "count");
       // Files written before last_ms was kept lack it: the time is unknown, the count is not.
-      const auto last = x.value("last_ms", std::int64_t{0});
-      Counter& c = xids[{x.at("gpu").get<int>(), x.at("uuid").get<std::string>(), x.at("code").get<int>()}];
-      c.count += n;
+      const auto last = wholeNumberOr(x, "last_ms", std::int64_t{0});
+      Counter& c = xids[{wholeNumber<int>(x, "gpu"), x.at("uuid").get<std::string>(), wholeNumber<int>(x, "code")}];
+      c.count = saturatingAdd(c.count, n);
       c.last_ms = std::max(c.last_ms, last);
-      total += n;
+      total = saturatingAdd(total, n);
     }
     xids_ = std::move(xids);
     xid_total_ = total;
-    xid_dropped_ = j.value("dropped", std::uint64_t{0});
+    xid_dropped_ = wholeNumberOr(j, "dropped", std::uint64_t{0});
     *through_id = through;
     return true;
   } catch (const std::exception& ex) {
-    load_error_ = "ignoring unreadable Xid counters " + opt_.counters_path + " (" + ex.what() +
-                  "): counting what the event log holds";
-    return false;
+    return unreadable(ex.what());
   }
 }
 
@@ -369,25 +412,27 @@ void EventLog::loadFile(const std::string& path, std::uint64_t counted_through, 
                         std::size_t* lines, std::size_t* bad) {
   std::ifstream in(path);
   if (!in) return;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    ++*lines;
-    auto r = eventFromJsonLine(line);
-    if (!r.ok()) {
-      ++*bad;
-      continue;
-    }
-    GpuEvent e = std::move(r).value();
-    if (e.id <= *max_id) {
-      placeInRing(std::move(e));
-      continue;
-    }
-    *max_id = e.id;
-    if (e.id > counted_through) count(e);
-    ring_.push_back(std::move(e));
-    while (ring_.size() > opt_.capacity) ring_.pop_front();
-  }
+  forEachBoundedLine(
+      in,
+      [&](std::string_view text, bool truncated) {
+        if (text.empty()) return;
+        ++*lines;
+        auto r = truncated ? Result<GpuEvent>(Status::Error("line too long")) : eventFromJsonLine(std::string(text));
+        if (!r.ok()) {
+          ++*bad;
+          return;
+        }
+        GpuEvent e = std::move(r).value();
+        if (e.id <= *max_id) {
+          placeInRing(std::move(e));
+          return;
+        }
+        *max_id = e.id;
+        if (e.id > counted_through) count(e);
+        ring_.push_back(std::move(e));
+        while (ring_.size() > opt_.capacity) ring_.pop_front();
+      },
+      kMaxEventLineBytes);
 }
 
 void EventLog::load() {

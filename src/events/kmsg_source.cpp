@@ -10,13 +10,14 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "platform/atomic_file.h"
+#include "platform/bounded_json.h"
+#include "platform/regular_file.h"
 #include "platform/log.h"
 #include "platform/clock.h"
 #include "platform/thread_guard.h"
@@ -154,17 +155,28 @@ void KmsgSource::loadPosition() {
   position_unknown_ = false;
   const std::string path = statePath();
   if (path.empty()) return;
-  std::ifstream in(path);
-  if (!in) return;  // first start: the whole kernel log is new
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return;  // first start: the whole kernel log is new
   std::string why;
   try {
-    nlohmann::json j = nlohmann::json::parse(in);
+    // A position is a few numbers and a boot id: anything larger is damage, never read whole.
+    auto text = platform::readRegularFile(path, 4096, "the kmsg position");
+    if (!text) throw std::runtime_error(text.error());
+    auto parsed = platform::parseBounded(*text, 1, 16);
+    if (!parsed) throw std::runtime_error(parsed.error());
+    const nlohmann::json& j = *parsed;
     if (!j.is_object()) throw std::runtime_error("not a JSON object");
+    // nlohmann's value<uint64_t>() of a fraction or a negative number would be a cast of it.
+    const auto count = [&](const char* key) -> std::uint64_t {
+      if (!j.contains(key)) return 0;
+      if (!j[key].is_number_unsigned()) throw std::runtime_error(std::string("\"") + key + "\" is not a count");
+      return j[key].get<std::uint64_t>();
+    };
     pos_.device = j.value("device", false);
-    if (j.contains("seq") && j["seq"].is_number_unsigned()) pos_.seq = j["seq"].get<std::uint64_t>();
+    if (j.contains("seq")) pos_.seq = count("seq");
     pos_.boot_id = j.value("boot_id", std::string());
-    pos_.offset = j.value("offset", std::uint64_t{0});
-    pos_.inode = j.value("inode", std::uint64_t{0});
+    pos_.offset = count("offset");
+    pos_.inode = count("inode");
     return;
   } catch (const std::exception& e) {
     why = e.what();

@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
+
+#include <nlohmann/json.hpp>
 
 #include "events_test_util.h"
 
@@ -393,6 +396,142 @@ TEST(EventLog, CountersFileLoadsAtMostMaxCounters) {
   EXPECT_EQ(capped.xidCounts().size(), 3U);
   EXPECT_EQ(capped.xidTotal(), 9U);  // the first three in the file
   EXPECT_EQ(countOf(capped, 79), 0U);
+}
+
+// The event file is read back line by line within kMaxEventLineBytes: a line one byte longer is
+// skipped without being held whole (a damaged disk can leave megabytes without a newline), one
+// of exactly that length is read, and the lines around them still load.
+TEST(EventLog, AnEventLineLongerThanTheBoundIsSkippedAndTheRestLoads) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/events.jsonl";
+  const std::string first = eventToJsonLine([] {
+    GpuEvent e = nvmlXid(10'000, 13);
+    e.id = 1;
+    return e;
+  }());
+  // A valid event whose raw text pads its line to exactly the bound (and one byte past it).
+  const auto lineOfLength = [](std::size_t n, std::uint64_t id) {
+    GpuEvent e = nvmlXid(20'000, 31);
+    e.id = id;
+    e.raw = "";
+    const std::size_t base = eventToJsonLine(e).size();
+    e.raw.assign(n - base, 'r');
+    std::string line = eventToJsonLine(e);
+    EXPECT_EQ(line.size(), n);
+    return line;
+  };
+  testing::appendFile(path, first + "\n" + lineOfLength(kMaxEventLineBytes, 2) + "\n" +
+                                lineOfLength(kMaxEventLineBytes + 1, 3) + "\n" + std::string(3 << 20, '[') + "\n");
+  GpuEvent last = nvmlXid(30'000, 48);
+  last.id = 4;
+  testing::appendFile(path, eventToJsonLine(last) + "\n");
+  EventLogOptions opt;
+  opt.persist_path = path;
+  EventLog log(opt);
+  auto all = log.all();
+  ASSERT_EQ(all.size(), 3U);
+  EXPECT_EQ(all[0].id, 1U);
+  EXPECT_EQ(all[1].id, 2U);
+  EXPECT_EQ(all[1].raw.size(), kMaxEventLineBytes - (eventToJsonLine(all[1]).size() - all[1].raw.size()));
+  EXPECT_EQ(all[2].id, 4U);
+  EXPECT_EQ(all[2].code, 48);
+  EXPECT_NE(log.loadError().find("2 unreadable line(s)"), std::string::npos) << log.loadError();
+}
+
+// What a line's numbers may be: whole, in their type's range, an id below 2^63. A fraction or a
+// number out of range is a damaged line (nlohmann's get<int>() of 1e300 is a cast's undefined
+// behaviour), never a wrapped id or GPU.
+TEST(EventLog, AnEventLinesNumbersMustBeWholeAndInRange) {
+  GpuEvent e = nvmlXid(10'000, 13);
+  e.id = 7;
+  nlohmann::json good = nlohmann::json::parse(eventToJsonLine(e));
+  ASSERT_TRUE(eventFromJsonLine(good.dump()).ok());
+  const auto with = [&](const char* key, nlohmann::json v) {
+    nlohmann::json j = good;
+    j[key] = std::move(v);
+    return eventFromJsonLine(j.dump());
+  };
+  EXPECT_TRUE(with("id", kMaxEventId).ok());
+  EXPECT_FALSE(with("id", kMaxEventId + 1).ok());
+  EXPECT_TRUE(with("gpu", 2147483647).ok());
+  EXPECT_FALSE(with("gpu", 2147483648LL).ok());
+  EXPECT_TRUE(with("gpu", -2147483648LL).ok());
+  EXPECT_FALSE(with("gpu", -2147483649LL).ok());
+  EXPECT_FALSE(with("code", 1e300).ok());
+  EXPECT_FALSE(with("code", 13.5).ok());
+  EXPECT_FALSE(with("ts_ms", "10000").ok());
+  EXPECT_FALSE(with("pid", 1e20).ok());
+  auto bad = with("code", 1e300);
+  EXPECT_EQ(bad.error(), "bad event line: \"code\" is not a whole number in range");
+  auto deep = eventFromJsonLine(R"({"id":1,"ts_ms":1,"source":"nvml","kind":"xid","also_seen_by":[[["nvml"]]]})");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.error(), "bad event line: JSON nested deeper than 3");
+  EXPECT_FALSE(eventFromJsonLine("[1]").ok());
+}
+
+// The counters file is read within kMaxCountersFileBytes and the parser's bounds; a damaged one
+// (a directory, past the size, nested too deep, a count that is not whole) is said and ignored:
+// the event log's own lines are counted instead.
+TEST(EventLog, ADamagedCountersFileIsSaidAndTheEventsAreCountedInstead) {
+  testing::TempDir dir;
+  EventLogOptions opt;
+  opt.persist_path = dir.path() + "/events.jsonl";
+  opt.counters_path = dir.path() + "/xid-counters.json";
+  GpuEvent e = nvmlXid(10'000, 13);
+  e.id = 1;
+  testing::appendFile(opt.persist_path, eventToJsonLine(e) + "\n");
+  const std::string valid = R"({"through_id":0,"dropped":0,"xids":[{"gpu":0,"uuid":"GPU-a","code":31,"count":2}]})";
+  struct Case {
+    std::string text;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {valid, ""},
+      {valid + std::string(kMaxCountersFileBytes - valid.size(), ' '), ""},
+      {valid + std::string(kMaxCountersFileBytes - valid.size() + 1, ' '),
+       "the Xid counters is 16777217 bytes; at most 16777216"},
+      {std::string(5, '[') + std::string(5, ']'), "JSON nested deeper than 4"},
+      {R"({"through_id":0,"xids":[{"gpu":0,"uuid":"GPU-a","code":31,"count":2.5}]})",
+       "\"count\" is not a whole number in range"},
+      {R"({"through_id":9223372036854775809,"xids":[]})", "\"through_id\" is past the largest event id"},
+  };
+  for (const auto& c : cases) {
+    std::filesystem::remove(opt.counters_path);
+    testing::appendFile(opt.counters_path, c.text);
+    EventLog log(opt);
+    if (c.says.empty()) {
+      EXPECT_TRUE(log.loadError().empty()) << log.loadError();
+      EXPECT_EQ(countOf(log, 31), 2U);
+      EXPECT_EQ(countOf(log, 13), 1U);
+    } else {
+      EXPECT_NE(log.loadError().find("ignoring unreadable Xid counters"), std::string::npos) << log.loadError();
+      EXPECT_NE(log.loadError().find(c.says), std::string::npos) << log.loadError();
+      EXPECT_EQ(countOf(log, 31), 0U);
+      EXPECT_EQ(countOf(log, 13), 1U);
+    }
+  }
+  std::filesystem::remove(opt.counters_path);
+  std::filesystem::create_directory(opt.counters_path);
+  EventLog on_dir(opt);
+  EXPECT_NE(on_dir.loadError().find("the Xid counters must be a regular file (this is a directory)"), std::string::npos)
+      << on_dir.loadError();
+  EXPECT_EQ(countOf(on_dir, 13), 1U);
+}
+
+// Counts from a file add up without wrapping: a pair listed twice whose counts pass 2^64 stays at
+// the largest count.
+TEST(EventLog, CountsFromTheCountersFileSaturateInsteadOfWrapping) {
+  testing::TempDir dir;
+  EventLogOptions opt;
+  opt.persist_path = dir.path() + "/events.jsonl";
+  opt.counters_path = dir.path() + "/xid-counters.json";
+  testing::appendFile(opt.counters_path,
+                      R"({"through_id":0,"xids":[{"gpu":0,"uuid":"GPU-a","code":31,"count":18446744073709551615},)"
+                      R"({"gpu":0,"uuid":"GPU-a","code":31,"count":2}]})");
+  EventLog log(opt);
+  EXPECT_TRUE(log.loadError().empty()) << log.loadError();
+  EXPECT_EQ(countOf(log, 31), std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(log.xidTotal(), std::numeric_limits<std::uint64_t>::max());
 }
 
 }  // namespace

@@ -171,6 +171,62 @@ TEST_F(KmsgSourceTest, UnreadablePositionFileReplaysNothing) {
   }
 }
 
+// The position file is read within 4096 bytes and as whole counts: a file one byte longer, an
+// offset that is a fraction or negative, a directory in its place are damage (said, kept aside,
+// nothing replayed); a valid position padded to exactly 4096 bytes is where reading resumes.
+TEST_F(KmsgSourceTest, APositionFileIsReadWithinItsBoundsAndAsWholeCounts) {
+  appendFile(kmsg_, std::string(kXid79) + kXid13);
+  struct stat st {};
+  ASSERT_EQ(::stat(kmsg_.c_str(), &st), 0);
+  const std::string position = R"({"device":false,"offset":)" + std::to_string(std::string(kXid79).size()) +
+                               R"(,"inode":)" + std::to_string(st.st_ino) + "}";
+  {
+    std::filesystem::remove(opt_.position_path);
+    appendFile(opt_.position_path, position + std::string(4096 - position.size(), ' '));
+    EventBus bus;
+    Collector got(bus);
+    KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+    ASSERT_TRUE(src.start().ok());
+    ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));
+    src.stop();
+    ASSERT_EQ(got.size(), 1U);
+    EXPECT_EQ(got.events()[0].code, 13);  // resumed after the first line
+    EXPECT_TRUE(src.lastError().empty()) << src.lastError();
+  }
+  struct Damage {
+    std::string text;  // empty: a directory
+    std::string why;
+  };
+  const std::vector<Damage> damages = {
+      {position + std::string(4097 - position.size(), ' '), "the kmsg position is 4097 bytes; at most 4096"},
+      {R"({"device":false,"offset":1.5,"inode":1})", "\"offset\" is not a count"},
+      {R"({"device":false,"offset":-1,"inode":1})", "\"offset\" is not a count"},
+      {R"({"device":true,"seq":1e300,"boot_id":"x"})", "\"seq\" is not a count"},
+      {R"({"device":[[1]]})", "JSON nested deeper than 1"},
+      {"", "the kmsg position must be a regular file (this is a directory)"},
+  };
+  for (const auto& d : damages) {
+    std::filesystem::remove_all(opt_.position_path);
+    std::filesystem::remove_all(opt_.position_path + ".damaged");
+    if (d.text.empty())
+      std::filesystem::create_directory(opt_.position_path);
+    else
+      appendFile(opt_.position_path, d.text);
+    EventBus bus;
+    Collector got(bus);
+    KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+    ASSERT_TRUE(src.start().ok());
+    EXPECT_NE(src.lastError().find("is unreadable ("), std::string::npos) << src.lastError();
+    EXPECT_NE(src.lastError().find(d.why + "), kept as"), std::string::npos) << src.lastError();
+    EXPECT_TRUE(std::filesystem::exists(opt_.position_path + ".damaged")) << d.why;
+    appendFile(kmsg_, kXid48);  // read from the end: only what arrives now
+    ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));
+    src.stop();
+    ASSERT_EQ(got.size(), 1U) << d.why;
+    EXPECT_EQ(got.events()[0].code, 48) << d.why;
+  }
+}
+
 TEST_F(KmsgSourceTest, ShrunkFileBetweenRunsStartsOver) {
   appendFile(kmsg_, std::string(kXid79) + kXid13 + kIrrelevant);
   {
