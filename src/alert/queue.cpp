@@ -3,6 +3,7 @@
 #include <string>
 
 #include "platform/clock.h"
+#include "platform/bounded_json.h"
 
 namespace gw::alert {
 
@@ -90,8 +91,7 @@ std::optional<QueuedAlert> DiskQueue::head(const std::string& sink) {
   QueuedAlert out;
   out.seq = q.int64(0);
   out.sink = sink;
-  auto j = nlohmann::json::parse(q.text(1), nullptr, false);
-  if (!j.is_discarded()) out.alert = alertFromJson(j);
+  if (auto j = platform::parseBounded(q.text(1))) out.alert = alertFromJson(*j);
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "doctor/cuda_toolkits.h"
 #include "doctor/doctor_internal.h"
+#include "platform/bounded_json.h"
 
 namespace gw::doctor {
 
@@ -34,7 +35,8 @@ Toolkit inspectToolkitDir(const DoctorInput& in, const std::string& dir) {
   t.path = dir;
   t.has_nvcc = in.root.exists(dir + "/bin/nvcc");
   if (auto data = in.root.readFile(dir + "/version.json")) {
-    auto j = nlohmann::json::parse(*data, nullptr, /*allow_exceptions=*/false);
+    const auto parsed = platform::parseBounded(*data);
+    const nlohmann::json j = parsed ? *parsed : nlohmann::json();
     if (j.is_object() && j.contains("cuda") && j["cuda"].is_object() && j["cuda"].contains("version") &&
         j["cuda"]["version"].is_string()) {
       t.full_version = j["cuda"]["version"].get<std::string>();

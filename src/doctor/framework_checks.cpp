@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "doctor/doctor_internal.h"
+#include "platform/bounded_json.h"
 
 namespace gw::doctor::detail {
 namespace {
@@ -54,9 +55,9 @@ PyResult runPython(Context& ctx, const std::string& python, const char* script, 
   }
   auto ls = lines(r.out);
   for (auto it = ls.rbegin(); it != ls.rend(); ++it) {
-    auto j = nlohmann::json::parse(*it, nullptr, false);
-    if (j.is_object()) {
-      res.data = std::move(j);
+    auto j = platform::parseBounded(*it);
+    if (j && j->is_object()) {
+      res.data = std::move(j).value();
       return res;
     }
   }

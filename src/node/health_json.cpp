@@ -4,6 +4,7 @@
 
 #include "health/rule_registry.h"
 #include "platform/clock.h"
+#include "platform/bounded_json.h"
 
 namespace gw::node {
 
@@ -57,11 +58,8 @@ json incidentJson(const health::Incident& i, bool with_context) {
   if (with_context) {
     json ctx = json::object();
     if (!i.context_json.empty()) {
-      try {
-        ctx = json::parse(i.context_json);
-      } catch (const std::exception&) {
-        ctx = i.context_json;
-      }
+      auto parsed = platform::parseBounded(i.context_json);
+      ctx = parsed ? std::move(parsed).value() : json(i.context_json);
     }
     j["context"] = ctx;
   }

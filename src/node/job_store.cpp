@@ -1,4 +1,5 @@
 #include "node/job_store.h"
+#include "platform/bounded_json.h"
 
 #include <filesystem>
 
@@ -10,8 +11,8 @@ namespace {
 constexpr const char* kColumns = "run, job_id, user, uid, source, start_ms, end_ms, gpus, fingerprint";
 
 json parsedOr(const std::string& text, json fallback) {
-  json j = json::parse(text, nullptr, false);
-  return j.is_discarded() ? fallback : j;
+  auto j = platform::parseBounded(text);
+  return j ? std::move(j).value() : fallback;
 }
 }  // namespace
 

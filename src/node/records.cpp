@@ -6,6 +6,7 @@
 
 #include "doctor/doctor.h"
 #include "nvml/nvml.h"
+#include "platform/bounded_json.h"
 
 extern char** environ;
 
@@ -17,8 +18,8 @@ namespace {
 constexpr const char* kColumns = "id, time_ms, kind, who, summary, state, changes";
 
 json parsedOr(const std::string& text, json fallback) {
-  json j = json::parse(text, nullptr, false);
-  return j.is_discarded() ? fallback : j;
+  auto j = platform::parseBounded(text);
+  return j ? std::move(j).value() : fallback;
 }
 
 // The doctor checks whose finding is a version of something installed (their `found` text).
