@@ -121,9 +121,14 @@ std::optional<json> Agent::controlJobs(const std::string& op, const json& args, 
                   why = f.value("rule", "") + ": " + f.value("summary", "");
           }
       health.push_back({{"index", v->id.index}, {"uuid", v->id.uuid}, {"state", state}});
+      const std::string gpu =
+          "GPU " + std::to_string(v->id.index) + (v->id.uuid.empty() ? "" : " (" + v->id.uuid + ")");
       if (refuse && refusesWork(state) && refusal.empty())
-        refusal = "GPU " + std::to_string(v->id.index) + (v->id.uuid.empty() ? "" : " (" + v->id.uuid + ")") + " is " +
-                  state + (why.empty() ? std::string() : ": " + why);
+        refusal = gpu + " is " + state + (why.empty() ? std::string() : ": " + why);
+      // A GPU the sampler has lost cannot run the job whatever the rules say yet: before their
+      // first pass over it, or through a configured gpu_lost hold, its health is only "unknown".
+      if (refuse && v->state == collect::GpuState::Lost && refusal.empty())
+        refusal = gpu + " is lost (" + state + " to the rules so far)";
     }
     if (!refusal.empty()) {
       platform::logLine("warning", "job " + req.job_id + " refused: " + refusal);

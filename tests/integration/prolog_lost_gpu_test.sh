@@ -27,11 +27,13 @@ start_agent() {  # DATA_DIR [--root DIR]
   AGENT=$!
   PIDS+=("$AGENT")
   wait_http "http://127.0.0.1:$PORT/metrics" 30 || fail "the agent did not start"
-  # The lost GPU's health: critical once the rules have seen it.
-  local end=$((SECONDS + 30))
-  # health exits 2 (critical) once it has: read its output, not its status.
-  until [[ $("$GW" health --data-dir "$data" --json 2>/dev/null || true) == *'"gpu_state": "lost"'* ]]; do
-    ((SECONDS < end)) || fail "GPU 3 never shown lost"
+  # The lost GPU's health: fatal once the rules have seen it (the sampler marks it lost a pass
+  # before, and a prolog between the two is refused with other words: "GPU 3 is lost (unknown …)").
+  local end=$((SECONDS + 30)) health
+  # health exits 2 (fatal) once it has: read its output, not its status.
+  until health=$("$GW" health --data-dir "$data" --json 2>/dev/null || true) &&
+    [[ $health == *'"gpu_state": "lost"'* && $health == *'"status": "fatal"'* ]]; do
+    ((SECONDS < end)) || fail "GPU 3 never shown lost and fatal: $health"
     sleep 0.2
   done
 }

@@ -73,6 +73,7 @@ struct Agent {
   std::unique_ptr<AgentProcess> proc;
   int port = 0;
   std::map<std::string, std::string> extra_env;
+  std::string extra_config;  // appended to kFastAgentConfig
   std::map<std::string, std::string> env(const std::string& start) const {
     auto e = extra_env;
     e["GPUWARDEN_SIM_START"] = start;
@@ -80,7 +81,7 @@ struct Agent {
     return e;
   }
   void start(const std::string& scenario, const std::string& start_at) {
-    const std::string config = dir.write("agent.yaml", kFastAgentConfig);
+    const std::string config = dir.write("agent.yaml", kFastAgentConfig + extra_config);
     proc = std::make_unique<AgentProcess>(
         std::vector<std::string>{"serve", "--simulate", scenario, "--config", config, "--data-dir", data},
         env(start_at), dir.file("agent.log"));
@@ -459,6 +460,43 @@ TEST(ControlSocketJobs, StartShowEndAndTheLabelInBetween) {
 
 // job.list without a limit answers the newest 100 runs (docs/api.md), so a node that has run
 // many jobs answers a page, not its whole history; a limit asks for more.
+// A GPU the sampler has lost is refused to a prolog even while the rules have not judged it (here
+// a gpu_lost hold of an hour keeps its health "unknown"): before, such a job ran on a GPU that is
+// gone. The healthy GPU beside it still takes jobs, and a caller that does not ask for refusals
+// is not refused.
+TEST(ControlSocketJobs, ALostGpuIsRefusedBeforeTheRulesHaveJudgedIt) {
+  Agent a;
+  a.extra_config = "health:\n  lost_hold_ms: 3600000\n";
+  a.start("fault-gpu-lost", "40");  // GPU 3 lost from the start
+  ASSERT_GT(a.port, 0) << a.proc->log();
+  const std::string sock = socketOf(*a.proc);
+  ASSERT_FALSE(sock.empty()) << a.proc->log();
+  json gpu3;
+  ASSERT_TRUE(eventually(
+      [&] {
+        const json h = json::parse(httpGet(a.port, "/api/v1/health").body, nullptr, false);
+        if (!h.is_object() || !h.contains("gpus")) return false;
+        for (const auto& g : h["gpus"])
+          if (g.value("index", -1) == 3) gpu3 = g;
+        return gpu3.value("gpu_state", "") == "lost";
+      },
+      kLoadedBound))
+      << a.proc->log();
+  EXPECT_EQ(gpu3.value("state", ""), "unknown") << gpu3.dump();
+  const auto start = [&](const std::string& id, int gpu, bool refuse) {
+    return answer(sock,
+                  {{"op", "job.start"}, {"args", {{"job_id", id}, {"gpus", {gpu}}, {"refuse_unhealthy", refuse}}}});
+  };
+  const json refused = start("21", 3, true);
+  ASSERT_FALSE(refused.value("ok", true)) << refused.dump();
+  EXPECT_EQ(refused.value("code", ""), "gpu_unhealthy");
+  const std::string why = refused.value("error", "");
+  EXPECT_EQ(why.rfind("GPU 3", 0), 0u) << why;
+  EXPECT_NE(why.find(" is lost (unknown to the rules so far)"), std::string::npos) << why;
+  EXPECT_TRUE(start("22", 2, true).value("ok", false));
+  EXPECT_TRUE(start("23", 3, false).value("ok", false));
+}
+
 TEST(ControlSocketJobs, TheListIsTheNewestHundredUnlessALimitSaysOtherwise) {
   Agent a;
   a.start("dgx-h100", "0");
