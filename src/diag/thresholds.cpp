@@ -1,6 +1,7 @@
 #include "diag/thresholds.h"
 
 #include "diag/gemm_precision.h"
+#include "platform/regular_file.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -8,9 +9,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 namespace gw::diag {
 
@@ -204,11 +203,10 @@ Result<ThresholdTable> ThresholdTable::parseOver(std::string_view yaml, const st
 }
 
 Result<ThresholdTable> ThresholdTable::loadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Error("cannot read thresholds file " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  // `diag --thresholds /dev/zero` read until memory ran out, a FIFO hung the run.
+  auto text = platform::readRegularFile(path, kMaxThresholdsFileBytes, "the thresholds file");
+  if (!text) return text.status();
+  return parse(*text, path);
 }
 
 const ThresholdTable& ThresholdTable::builtin() {

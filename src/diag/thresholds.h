@@ -2,6 +2,7 @@
 // default and loadable at run time. See docs/diag.md for the format.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -37,11 +38,14 @@ struct SkuThresholds {
   double expectedTflops(const std::string& precision) const;  // 0 when unknown
 };
 
+inline constexpr std::size_t kMaxThresholdsFileBytes = 1 << 20;
+
 class ThresholdTable {
  public:
   // Parses the YAML text; `source` names it in error messages. Unknown keys are errors. What its
   // `defaults:` leaves out keeps the built-in default.
   static Result<ThresholdTable> parse(std::string_view yaml, const std::string& source);
+  // A regular file of at most kMaxThresholdsFileBytes (the built-in table is ~4 KiB).
   static Result<ThresholdTable> loadFile(const std::string& path);
   // The compiled-in copy of src/diag/thresholds.yaml.
   static const ThresholdTable& builtin();

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "health/rule.h"
 #include "health/rule_registry.h"
@@ -359,14 +357,6 @@ Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file)
     return Status::Error(std::string(file) + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   return parseRuleConfigNode(root, file, "");
-}
-
-Result<RuleConfig> loadRuleConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Error(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseRuleConfig(ss.str(), path);
 }
 
 std::string renderConfigKeyTableMarkdown() {

@@ -179,7 +179,6 @@ struct RuleConfig {
 // YAML (all keys optional; the names are the struct's, listed with their ranges in
 // rule_config.cpp and docs/health.md). Errors name file:line and the key.
 Result<RuleConfig> parseRuleConfig(std::string_view yaml, std::string_view file = "<rules>");
-Result<RuleConfig> loadRuleConfig(const std::string& path);
 // The same for a mapping inside a larger document (the agent's `health:`): lines are the
 // document's, keys are named `prefix.key`.
 Result<RuleConfig> parseRuleConfigNode(const YAML::Node& node, std::string_view file, std::string_view prefix);

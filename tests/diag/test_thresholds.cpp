@@ -2,6 +2,10 @@
 
 #include "diag/thresholds.h"
 
+#include <cstdio>
+#include <fstream>
+#include <string>
+
 using namespace gw::diag;
 
 TEST(Thresholds, BuiltinMatchesTheFileAndHasEverySku) {
@@ -53,6 +57,33 @@ TEST(Thresholds, RejectsTyposAndBadValues) {
   EXPECT_FALSE(bad("version: 1\nskus: [{key: a, pci_device_ids: [0x233010DE]}]\n").ok());
   EXPECT_FALSE(bad("version: [1\n").ok());
   EXPECT_FALSE(ThresholdTable::loadFile("/nonexistent/t.yaml").ok());
+}
+
+// `diag --thresholds` names a file: a device or a directory is refused at once (`/dev/zero` was
+// read until memory ran out), and the file may be at most kMaxThresholdsFileBytes.
+TEST(Thresholds, TheFileIsARegularFileWithinItsSize) {
+  auto zero = ThresholdTable::loadFile("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error(), "/dev/zero: the thresholds file must be a regular file");
+  auto dir = ThresholdTable::loadFile("/tmp");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.error(), "/tmp: the thresholds file must be a regular file (this is a directory)");
+  const std::string path = ::testing::TempDir() + "/gw-thresholds-size.yaml";
+  const std::string yaml = "version: 1\n";
+  for (std::size_t size : {kMaxThresholdsFileBytes, kMaxThresholdsFileBytes + 1}) {
+    {
+      std::ofstream out(path, std::ios::trunc);
+      out << yaml << std::string(size - yaml.size(), '#');  // a comment fills it up
+    }
+    auto t = ThresholdTable::loadFile(path);
+    if (size == kMaxThresholdsFileBytes) {
+      EXPECT_TRUE(t.ok()) << t.error();
+    } else {
+      ASSERT_FALSE(t.ok());
+      EXPECT_EQ(t.error(), path + ": the thresholds file is 1048577 bytes; at most 1048576");
+    }
+  }
+  std::remove(path.c_str());
 }
 
 TEST(Thresholds, OverridesApplyPerSku) {
