@@ -235,6 +235,14 @@ TEST(EventLog, PersistedEventsSurviveARestart) {
   EXPECT_GT(r.event.id, all[1].id);
 }
 
+// The event file and the counters file in `dir`, as the agent keeps them in its data folder.
+EventLogOptions filesIn(const testing::TempDir& dir) {
+  EventLogOptions opt;
+  opt.persist_path = dir.path() + "/events.jsonl";
+  opt.counters_path = dir.path() + "/xid-counters.json";
+  return opt;
+}
+
 std::uint64_t countOf(const EventLog& log, int code) {
   std::uint64_t n = 0;
   for (const auto& c : log.xidCounts())
@@ -252,9 +260,7 @@ std::uintmax_t sizeOf(const std::string& path) {
 // rotations and restarts, also for a code whose every event has rotated out of both files.
 TEST(EventLog, RotatedBySizeAndCountersSurviveRotationAndRestart) {
   testing::TempDir dir;
-  EventLogOptions opt;
-  opt.persist_path = dir.path() + "/events.jsonl";
-  opt.counters_path = dir.path() + "/xid-counters.json";
+  EventLogOptions opt = filesIn(dir);
   opt.max_bytes = 4096;
   {
     EventLog log(opt);
@@ -294,9 +300,7 @@ TEST(EventLog, RotatedBySizeAndCountersSurviveRotationAndRestart) {
 // since the last rotation: /api/v1/events keeps showing them.
 TEST(EventLog, EventsInTheRotatedFileAreBackAfterARestart) {
   testing::TempDir dir;
-  EventLogOptions opt;
-  opt.persist_path = dir.path() + "/events.jsonl";
-  opt.counters_path = dir.path() + "/xid-counters.json";
+  EventLogOptions opt = filesIn(dir);
   opt.max_bytes = 4096;
   std::size_t n = 0;
   {
@@ -374,9 +378,7 @@ TEST(EventLog, AnEventWithoutAProcessIsWrittenWithPidMinusOne) {
 // hand) loads exactly max_counters of them; one with exactly that many loads all.
 TEST(EventLog, CountersFileLoadsAtMostMaxCounters) {
   testing::TempDir dir;
-  EventLogOptions opt;
-  opt.persist_path = dir.path() + "/events.jsonl";
-  opt.counters_path = dir.path() + "/xid-counters.json";
+  EventLogOptions opt = filesIn(dir);
   {
     std::ofstream out(opt.counters_path);
     out << R"({"through_id":0,"dropped":0,"xids":[)"
@@ -474,9 +476,7 @@ TEST(EventLog, AnEventLinesNumbersMustBeWholeAndInRange) {
 // the event log's own lines are counted instead.
 TEST(EventLog, ADamagedCountersFileIsSaidAndTheEventsAreCountedInstead) {
   testing::TempDir dir;
-  EventLogOptions opt;
-  opt.persist_path = dir.path() + "/events.jsonl";
-  opt.counters_path = dir.path() + "/xid-counters.json";
+  EventLogOptions opt = filesIn(dir);
   GpuEvent e = nvmlXid(10'000, 13);
   e.id = 1;
   testing::appendFile(opt.persist_path, eventToJsonLine(e) + "\n");
@@ -522,9 +522,7 @@ TEST(EventLog, ADamagedCountersFileIsSaidAndTheEventsAreCountedInstead) {
 // the largest count.
 TEST(EventLog, CountsFromTheCountersFileSaturateInsteadOfWrapping) {
   testing::TempDir dir;
-  EventLogOptions opt;
-  opt.persist_path = dir.path() + "/events.jsonl";
-  opt.counters_path = dir.path() + "/xid-counters.json";
+  EventLogOptions opt = filesIn(dir);
   testing::appendFile(opt.counters_path,
                       R"({"through_id":0,"xids":[{"gpu":0,"uuid":"GPU-a","code":31,"count":18446744073709551615},)"
                       R"({"gpu":0,"uuid":"GPU-a","code":31,"count":2}]})");
