@@ -18,6 +18,9 @@ using json = nlohmann::json;
 void addEvents(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand(
       "events", "GPU events (Xid, ECC, fallen off the bus): from the agent, else a one-shot kernel-log scan");
+  cmd->footer(
+      "Exit codes: 0 listed (also when there are none), 2 a --since that is no time, 3 no agent owns the folder and "
+      "the kernel log cannot be read (run as root, or start `gpuwarden serve`), or the agent could not be asked.");
   struct Opts {
     std::string since = "1h";
     std::string data_dir = node::defaultDataDir();

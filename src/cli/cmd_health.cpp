@@ -181,6 +181,10 @@ void addHealth(CLI::App& app, Run& run) {
     double seconds = kStandaloneCheckSeconds;
     std::string config;
   };
+  cmd->footer(
+      "Exit codes: 0 healthy, 1 warning, 2 critical or fatal, 3 unknown (NVML cannot be opened, or the agent could "
+      "not be asked: the reason is printed). A driver/library version mismatch is a critical driver_mismatch "
+      "finding (2), not unknown.");
   auto o = std::make_shared<Opts>();
   cmd->add_option("--data-dir", o->data_dir,
                   std::string("Ask the agent that owns this data folder, over its control socket (default ") +

@@ -189,6 +189,12 @@ void addIncidents(CLI::App& app, Run& run) {
     else
       std::cout << jr::integer(*r, "resolved") << " incident(s) of " << *uuid << " resolved\n";
   });
+
+  // One meaning for every subcommand, each of which shows it in its own --help.
+  for (auto* sub : cmd->get_subcommands([](CLI::App*) { return true; }))
+    sub->footer(
+        "Exit codes: 0 done, 1 the operation failed (no such incident), 3 the agent could not be asked (an untrusted "
+        "socket or answer), or no agent runs and the data folder could not be read or locked.");
 }
 
 }  // namespace gw::cli
