@@ -1,6 +1,10 @@
 // gpuwarden incidents list|show|ack|resolve|set-healthy: through the agent that owns the data
 // folder (its control socket) while one runs, so the change shows in its API at once and is
 // never written back over; with no agent, on the folder itself under the agent's lock.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -69,6 +73,16 @@ std::optional<json> perform(Run& run, const std::string& dir, const std::string&
       return std::nullopt;
     }
     return std::move(a.result);
+  }
+  // A mistyped --data-dir must not read as "no open incidents" (nor leave a new folder and an
+  // empty database behind): with no agent, the incidents are those an agent left in the folder.
+  const std::string db = node::DataDir(dir).incidentsDb();
+  if (struct stat st{}; ::stat(db.c_str(), &st) != 0) {
+    const int err = errno;
+    printError("no agent answers for " + dir + " and it holds no incidents (" + db + ": " + std::strerror(err) +
+               "); give the agent's --data-dir");
+    run.exit_code = kExitNoDriver;
+    return std::nullopt;
   }
   std::unique_ptr<node::DataDirLock> lock;
   if (write) {

@@ -471,17 +471,21 @@ TEST(AgentFiles, DataFolderModesHoldUnderUmask000) {
 }
 
 // A command that changes the folder while no agent runs (under the folder's lock) keeps the same
-// modes under umask 000: the lock sets the umask, not only the agent's start.
+// modes under umask 000: the lock sets the umask, not only the agent's start. The incidents are
+// those a stopped agent left (the golden database: the two open incidents of one GPU are resolved here).
 TEST(AgentFiles, ACliWritingWithoutAnAgentKeepsTheModesUnderUmask000) {
   TempDir d;
   const std::string data = d.path() + "/data";
   std::filesystem::create_directories(data);
   ::chmod(data.c_str(), 0750);
+  std::filesystem::copy_file(std::string(GW_SOURCE_DIR) + "/tests/golden/incidents-v1.db", data + "/incidents.db");
+  ::chmod((data + "/incidents.db").c_str(), 0640);
   const mode_t old = ::umask(0);
   auto [rc, out] = runShell("GPUWARDEN_RUNTIME_DIR=" + d.path() + "/run " + std::string(GW_BINARY) +
-                            " incidents set-healthy GPU-00000000-0000-0000-0000-000000000000 --data-dir " + data);
+                            " incidents set-healthy GPU-0a0a0a0a-0000-4000-8000-000000000001 --data-dir " + data);
   ::umask(old);
   ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("2 incident(s) of GPU-0a0a0a0a-0000-4000-8000-000000000001 resolved"), std::string::npos) << out;
   std::size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(data)) {
     struct stat st {};
