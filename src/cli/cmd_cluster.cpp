@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/printable.h"
 #include "cli/json_read.h"
 #include "cluster/cluster_diag.h"
 #include "cluster/slurm.h"
@@ -137,10 +138,12 @@ void addCluster(CLI::App& app, Run& run) {
     if (run.ctx.options.json) {
       std::cout << jr::dump(doc) << "\n";
     } else {
-      std::cout << cluster::fleetTable(rows);
+      std::cout << printable(cluster::fleetTable(rows), true);  // each node's report, as srun brought it
       for (const auto& n : drained)
-        std::cout << (n["ok"].get<bool>() ? "drained " : "could not drain ") << n["node"].get<std::string>() << ": "
-                  << (n["ok"].get<bool>() ? n["reason"].get<std::string>() : n["error"].get<std::string>()) << "\n";
+        std::cout << (n["ok"].get<bool>() ? "drained " : "could not drain ")
+                  << printable(n["node"].get<std::string>() + ": " +
+                               (n["ok"].get<bool>() ? n["reason"].get<std::string>() : n["error"].get<std::string>()))
+                  << "\n";
       if (!srun_error.empty()) printError(srun_error);
     }
     run.exit_code = srun_error.empty() ? doc["exit_code"].get<int>() : 2;

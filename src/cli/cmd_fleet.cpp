@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/printable.h"
 #include "cluster/fleet.h"
 #include "health/rules.h"
 
@@ -108,7 +109,7 @@ void addFleet(CLI::App& app, Run& run) {
     if (run.ctx.options.json)
       std::cout << report.dump(2) << "\n";
     else
-      std::cout << fleet::renderText(report);
+      std::cout << printable(fleet::renderText(report), true);  // node, job and label names from Prometheus
     int code = 0;
     for (const auto& j : report["jobs"])
       if (!j["slowest"].is_null() && j["slowest"]["straggler"].get<bool>()) code = 1;

@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "cli/gpu_processes.h"
+#include "cli/printable.h"
 #include "cli/top_frame.h"
 #include "platform/bounded_json.h"
 #include "nvml/errors.h"
@@ -241,6 +242,12 @@ class AgentSource : public Source {
       }
     } catch (const nlohmann::json::exception& e) {
       r.error = "the answer of " + shown_ + "/api/v1/gpus is not gpuwarden's API (" + e.what() + ")";
+    }
+    // Another machine's words reach the screen and the --once frame only as text to show.
+    r.error = printable(r.error);
+    for (auto& g : r.gpus) {
+      g.name = printable(g.name);
+      g.state = printable(g.state);
     }
     return r;
   }

@@ -1,4 +1,5 @@
 #include "cli/context.h"
+#include "cli/printable.h"
 
 #include <unistd.h>
 
@@ -138,7 +139,8 @@ const platform::FsRoot& Context::root() {
   return *root_;
 }
 
-void printError(const std::string& message) { std::cerr << "gpuwarden: " << message << "\n"; }
+// An error may quote another program's or machine's words (an HTTP body, a remote agent's reason).
+void printError(const std::string& message) { std::cerr << "gpuwarden: " << printable(message, true) << "\n"; }
 
 std::optional<Context::Devices> Context::devices(int* exit_code) {
   nvml::Session* s = nvml();

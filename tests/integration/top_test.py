@@ -367,9 +367,10 @@ def test_agent():
 
     class Hostile(http.server.BaseHTTPRequestHandler):
         body = b""
+        status = 200
 
         def do_GET(self):
-            self.send_response(200)
+            self.send_response(Hostile.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(Hostile.body)))
             self.end_headers()
@@ -391,6 +392,23 @@ def test_agent():
                   f"is not a JSON object ({why}): is this a gpuwarden agent?" in r.stderr,
                   f"hostile answer ({why}): " + r.stderr)
             check(r.stdout == "", f"a frame for a hostile answer ({why})")
+
+        # Terminal control in another machine's words is shown, never obeyed: a GPU name that
+        # would retitle the window and clear the screen, a C1 CSI in a state's reason, and an
+        # error body quoted in the refusal.
+        Hostile.body = json.dumps({"gpus": [{"index": 0, "name": "\x1b]0;pwned\x07H100\x1b[2J", "state": "lost",
+                                             "state_reason": "\x9b31m gone"}]}).encode()
+        r = gw("top", "--once", "--agent", url)
+        check(r.returncode == 1, f"a lost GPU's frame: exit {r.returncode}\n" + r.stdout + r.stderr)
+        check(not ESC.search(r.stdout + r.stderr), "terminal control passed through:\n" + repr(r.stdout + r.stderr))
+        check("  0 \\x1b]0;pwned\\x07H100" in r.stdout and "lost: \\u009b31m gone" in r.stdout,  # name cut at its column
+              "the hostile name and reason, shown:\n" + r.stdout)
+        Hostile.status, Hostile.body = 500, b"\x1b[2Jboom"
+        r = gw("top", "--once", "--agent", url)
+        check(r.returncode == 3, f"an HTTP 500: exit {r.returncode}")
+        check(not ESC.search(r.stdout + r.stderr), "terminal control passed through:\n" + repr(r.stdout + r.stderr))
+        check(f"the agent at {url} answered HTTP 500 to /api/v1/gpus: \\x1b[2Jboom" in r.stderr,
+              "the error body, shown:\n" + r.stderr)
     finally:
         server.shutdown()
 
