@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/printable.h"
 #include "platform/clock.h"
 
 namespace gw::cli::jr {
@@ -26,11 +27,12 @@ inline std::string str(const json& j, const char* key, const std::string& fallba
   return v && v->is_string() ? v->get_ref<const std::string&>() : fallback;
 }
 
-// A string, or a number written out (an id, an index): for text output.
+// A string, or a number written out (an id, an index): for text output, one line of shown text
+// (a control character or a newline in it is escaped, see printable.h).
 inline std::string text(const json& j, const char* key) {
   const json* v = find(j, key);
   if (!v) return {};
-  if (v->is_string()) return v->get_ref<const std::string&>();
+  if (v->is_string()) return printable(v->get_ref<const std::string&>());
   if (v->is_number()) return v->dump();
   return {};
 }

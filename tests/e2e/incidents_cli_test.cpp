@@ -30,6 +30,12 @@ TEST(IncidentsCli, TheDataFolderIsTakenBeforeOrAfterTheSubcommand) {
   EXPECT_EQ(before.out, after.out);
   const auto listed = nlohmann::json::parse(after.out);
   EXPECT_FALSE(listed["incidents"].empty()) << after.out;
+  // The text is one line per incident: the golden summaries' newline is shown, not obeyed.
+  auto text = runGw({"incidents", "list", "--all", "--data-dir", data}, noAgent(dir));
+  ASSERT_EQ(text.code, 0) << describe(text);
+  EXPECT_EQ(text.lines().size(), listed["incidents"].size()) << text.out;
+  for (const auto& line : text.lines()) EXPECT_EQ(line.rfind("#", 0), 0u) << line;
+  EXPECT_NE(text.out.find("\"quoted\", ünïcode, a\\x0anewline"), std::string::npos) << text.out;
 }
 
 // A mistyped --data-dir with no agent behind it listed "no open incidents" and exited 0, leaving a
