@@ -146,9 +146,9 @@ void EventLog::count(const GpuEvent& e) {
     }
     it = xids_.emplace(std::move(key), Counter{}).first;
   }
-  ++it->second.count;
+  it->second.count = saturatingAdd(it->second.count, 1);  // a counters file may have started it at the top
   it->second.last_ms = std::max(it->second.last_ms, e.timestamp_ms);
-  ++xid_total_;
+  xid_total_ = saturatingAdd(xid_total_, 1);
 }
 
 EventLog::AddResult EventLog::add(GpuEvent e) {
@@ -267,6 +267,9 @@ Result<GpuEvent> eventFromJsonLine(const std::string& line) {
     GpuEvent e;
     e.id = eventId(j, "id");
     e.timestamp_ms = wholeNumber<std::int64_t>(j, "ts_ms");
+    // The de-duplication window subtracts times: one from outside the calendar would overflow it.
+    if (e.timestamp_ms < 0 || e.timestamp_ms > kMaxEventTimeMs)
+      return Status::Error("bad event line: \"ts_ms\" is not a time from 1970 to 9999");
     auto src = sourceFromName(j.at("source").get<std::string>());
     auto kind = kindFromName(j.at("kind").get<std::string>());
     if (!src || !kind) return Status::Error("unknown source or kind");

@@ -29,10 +29,11 @@ namespace gw::events {
 // What reading the files back trusts (they are ours, but a damaged disk or a hand edit can put
 // anything there): an event's line is at most a kernel-log line escaped as JSON and its fields; the
 // counters file holds a few hundred bytes per counted pair; ids stay below 2^63 so the next one
-// never wraps.
+// never wraps; an event's time lies between 1970 and the end of 9999.
 inline constexpr std::size_t kMaxEventLineBytes = 256 * 1024;
 inline constexpr std::size_t kMaxCountersFileBytes = 16 << 20;
 inline constexpr std::uint64_t kMaxEventId = std::uint64_t{1} << 63;
+inline constexpr std::int64_t kMaxEventTimeMs = 253402300799999;  // the last millisecond of 9999
 
 struct EventLogOptions {
   std::size_t capacity = 10000;   // events kept in memory

@@ -463,6 +463,11 @@ TEST(EventLog, AnEventLinesNumbersMustBeWholeAndInRange) {
   EXPECT_FALSE(with("code", 13.5).ok());
   EXPECT_FALSE(with("ts_ms", "10000").ok());
   EXPECT_FALSE(with("pid", 1e20).ok());
+  EXPECT_TRUE(with("ts_ms", 0).ok());
+  EXPECT_FALSE(with("ts_ms", -1).ok());
+  EXPECT_TRUE(with("ts_ms", kMaxEventTimeMs).ok());
+  EXPECT_FALSE(with("ts_ms", kMaxEventTimeMs + 1).ok());
+  EXPECT_EQ(with("ts_ms", INT64_MIN).error(), "bad event line: \"ts_ms\" is not a time from 1970 to 9999");
   auto bad = with("code", 1e300);
   EXPECT_EQ(bad.error(), "bad event line: \"code\" is not a whole number in range");
   auto deep = eventFromJsonLine(R"({"id":1,"ts_ms":1,"source":"nvml","kind":"xid","also_seen_by":[[["nvml"]]]})");
@@ -519,15 +524,18 @@ TEST(EventLog, ADamagedCountersFileIsSaidAndTheEventsAreCountedInstead) {
 }
 
 // Counts from a file add up without wrapping: a pair listed twice whose counts pass 2^64 stays at
-// the largest count.
+// the largest count, and so does a new Xid of it.
 TEST(EventLog, CountsFromTheCountersFileSaturateInsteadOfWrapping) {
   testing::TempDir dir;
   EventLogOptions opt = filesIn(dir);
   testing::appendFile(opt.counters_path,
-                      R"({"through_id":0,"xids":[{"gpu":0,"uuid":"GPU-a","code":31,"count":18446744073709551615},)"
-                      R"({"gpu":0,"uuid":"GPU-a","code":31,"count":2}]})");
+                      R"({"through_id":0,"xids":[{"gpu":0,"uuid":"GPU-0","code":31,"count":18446744073709551615},)"
+                      R"({"gpu":0,"uuid":"GPU-0","code":31,"count":2}]})");
   EventLog log(opt);
   EXPECT_TRUE(log.loadError().empty()) << log.loadError();
+  EXPECT_EQ(countOf(log, 31), std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(log.xidTotal(), std::numeric_limits<std::uint64_t>::max());
+  log.add(nvmlXid(10'000, 31, 0));  // one more of that pair: still the largest count, not 0
   EXPECT_EQ(countOf(log, 31), std::numeric_limits<std::uint64_t>::max());
   EXPECT_EQ(log.xidTotal(), std::numeric_limits<std::uint64_t>::max());
 }
