@@ -260,6 +260,29 @@ TEST_F(KmsgSourceTest, TruncatedWhileRunningStartsOver) {
   EXPECT_EQ(got.events()[2].code, 48);
 }
 
+// A line still waiting for its newline when the file is truncated belongs to the old file: the
+// new file's first line is read on its own, not glued to that fragment (which would make it the
+// fragment's Xid 79 instead of its own 13).
+TEST_F(KmsgSourceTest, APartialLineDoesNotOutliveATruncation) {
+  std::string fragment(kXid79);
+  fragment.pop_back();  // no newline yet
+  appendFile(kmsg_, std::string(kXid48) + fragment);
+  EventBus bus;
+  Collector got(bus);
+  KmsgSource src(platform::FsRoot(root_.path()), &bus, opt_);
+  ASSERT_TRUE(src.start().ok());
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 1; }));  // the fragment came with it, and waits
+  std::ofstream(kmsg_, std::ios::trunc) << "";
+  ASSERT_TRUE(waitFor([&] { return src.stats().restarts >= 1; }));
+  appendFile(kmsg_, kXid13);
+  ASSERT_TRUE(waitFor([&] { return got.size() >= 2; }));
+  src.stop();
+  ASSERT_EQ(got.size(), 2U);
+  EXPECT_EQ(got.events()[0].code, 48);
+  EXPECT_EQ(got.events()[1].code, 13);
+  EXPECT_EQ(src.stats().lines, 2U);
+}
+
 TEST_F(KmsgSourceTest, ReplacedFileWhileRunningStartsOver) {
   appendFile(kmsg_, std::string(kXid79));
   EventBus bus;
