@@ -572,6 +572,20 @@ TEST(Doctor, PyTorchSeeingOneOfTwoGpusWarns) {
             "torch 2.3.1+cu121, built for CUDA 12.1, is_available()=True, 1 device; NVML sees 2");
 }
 
+// The probe's answer is another program's output: a device count that is not a whole number
+// (a string, a fraction) or is missing counts as none, and the doctor says so rather than
+// throwing or converting it.
+TEST(Doctor, PyTorchsDeviceCountIsReadOnlyAsAWholeNumber) {
+  for (const char* count : {R"("count": "2",)", R"("count": 2.0,)", ""}) {
+    auto m = Machine::healthy();
+    m->torch(std::string(R"({"version": "2.3.1+cu121", "cuda": "12.1", )") + count + R"( "available": true})");
+    auto checks = m->run();
+    EXPECT_EQ(expectCheck(checks, "framework.pytorch", Layer::kFramework, Verdict::kWarn).found,
+              "torch 2.3.1+cu121, built for CUDA 12.1, is_available()=True, 0 devices; NVML sees 2")
+        << count;
+  }
+}
+
 // A python whose paddle prints `paddle_json` and which has no torch.
 void paddle(Machine& m, const std::string& paddle_json) {
   m.fx.script("/usr/bin/python3",
