@@ -10,10 +10,6 @@ using json = nlohmann::json;
 namespace {
 constexpr const char* kColumns = "run, job_id, user, uid, source, start_ms, end_ms, gpus, fingerprint";
 
-json parsedOr(const std::string& text, json fallback) {
-  auto j = platform::parseBounded(text);
-  return j ? std::move(j).value() : fallback;
-}
 }  // namespace
 
 Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
@@ -86,9 +82,9 @@ Result<std::vector<JobRun>> JobStore::read(platform::Statement& st, const std::s
     r.source = q.text(4);
     r.start_ms = q.int64(5);
     r.end_ms = q.int64(6);
-    r.gpus = parsedOr(q.text(7), json::array());
+    r.gpus = platform::parseBoundedOr(q.text(7), json::array());
     if (!r.gpus.is_array()) r.gpus = json::array();
-    r.fingerprint = parsedOr(q.text(8), json(nullptr));
+    r.fingerprint = platform::parseBoundedOr(q.text(8), json(nullptr));
     out.push_back(std::move(r));
   }
   if (!q.status().ok()) return q.status();

@@ -17,11 +17,6 @@ using json = nlohmann::json;
 namespace {
 constexpr const char* kColumns = "id, time_ms, kind, who, summary, state, changes";
 
-json parsedOr(const std::string& text, json fallback) {
-  auto j = platform::parseBounded(text);
-  return j ? std::move(j).value() : fallback;
-}
-
 // The doctor checks whose finding is a version of something installed (their `found` text).
 constexpr const char* kStackChecks[] = {"toolkit.installed", "toolkit.nvcc",     "lib.cudnn",
                                         "framework.pytorch", "framework.paddle", "container.gpu_access"};
@@ -98,8 +93,8 @@ Result<std::vector<Record>> RecordStore::read(platform::Query& q) {
     r.kind = q.text(2);
     r.who = q.text(3);
     r.summary = q.text(4);
-    r.state = parsedOr(q.text(5), json::object());
-    r.changes = parsedOr(q.text(6), json::array());
+    r.state = platform::parseBoundedOr(q.text(5), json::object());
+    r.changes = platform::parseBoundedOr(q.text(6), json::array());
     out.push_back(std::move(r));
   }
   if (!q.status().ok()) return q.status();

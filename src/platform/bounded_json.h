@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -22,5 +23,12 @@ inline constexpr std::size_t kJsonMaxValues = 1 << 20;
 // values; the error says which bound was broken. Never throws.
 Result<nlohmann::json> parseBounded(std::string_view text, int max_depth = kJsonMaxDepth,
                                     std::size_t max_values = kJsonMaxValues);
+
+// The same with the default bounds, giving `fallback` for text that is refused (a column of a
+// database of ours that a damaged disk or another writer left unreadable).
+inline nlohmann::json parseBoundedOr(std::string_view text, nlohmann::json fallback) {
+  auto j = parseBounded(text);
+  return j ? std::move(j).value() : std::move(fallback);
+}
 
 }  // namespace gw::platform
