@@ -54,8 +54,10 @@ void addCluster(CLI::App& app, Run& run) {
   auto* d = cmd->add_subcommand(
       "diag",
       "Run `gpuwarden diag -r N` on every node (or --nodes) as one Slurm job step, one task per node with all of "
-      "its GPUs; print one table for the fleet; --drain drains the nodes that failed. Exit 0 all passed, 1 a node "
-      "failed, 4 a node incomplete or without a report, 2 srun could not run");
+      "its GPUs; print one table for the fleet; --drain drains the nodes that failed");
+  d->footer(
+      "Exit codes: 0 every node passed, 1 a node failed, 2 no node to test, or sinfo or srun could not run,\n"
+      "4 a node incomplete or without a report.");
   d->add_option("-r,--level", o->level, "Diagnostic level 1-3 (default 1)")->check(CLI::Range(1, 3));
   d->add_option("--nodes", o->nodes, "Slurm node list (e.g. gpu[01-16]); default every usable node");
   d->add_option("-p,--partition", o->partition, "Slurm partition");

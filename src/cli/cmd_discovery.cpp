@@ -87,8 +87,8 @@ void addDiscovery(CLI::App& app, Run& run) {
   cmd->add_flag("-v,--verbose", *verbose, "Also print serial, VBIOS, clocks, power range, NUMA and CPU affinity");
   cmd->footer(
       "The CUDA version shown is the newest CUDA runtime the driver can serve; toolkits installed on\n"
-      "the host are listed by `gpuwarden doctor` and `gpuwarden cuda list`.\n"
-      "Exit codes: 0 all GPUs answered, 1 some GPU is lost or failed, 3 no NVIDIA driver/NVML.");
+      "the host are listed by `gpuwarden doctor` and `gpuwarden cuda list`.\n" +
+      std::string(kInventoryExitCodes));
   cmd->callback([&run, verbose]() {
     auto* s = run.ctx.nvml();
     if (!s) {

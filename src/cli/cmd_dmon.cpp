@@ -249,7 +249,8 @@ void addDmon(CLI::App& app, Run& run) {
   cmd->add_option("-i,--id", o->ids, "GPUs to show: indexes, UUIDs or PCI bus ids, comma-separated");
   cmd->add_option("--format", o->format, "table (default), csv or json (one JSON object per sample)");
   cmd->footer(
-      "On a terminal, a GPU at low utilisation while its peers are busy is marked '<- idle while peers busy' (R4).");
+      "On a terminal, a GPU at low utilisation while its peers are busy is marked '<- idle while peers busy' (R4).\n" +
+      std::string(kInventoryExitCodes));
   cmd->callback([&run, o]() {
     if (run.ctx.options.json) o->format = "json";
     if (o->format != "table" && o->format != "csv" && o->format != "json") {

@@ -37,8 +37,10 @@ void addFleet(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand(
       "fleet",
       "The fleet from the Prometheus that scrapes the agents: nodes, GPUs, idle and unhealthy GPUs with their "
-      "findings, each job's slowest GPU against its peers, the top consumers. Exit 0 all well, 1 a straggler or "
-      "a warning finding, 2 an unhealthy GPU, 3 Prometheus could not answer");
+      "findings, each job's slowest GPU against its peers, the top consumers");
+  cmd->footer(
+      "Exit codes: 0 all well, 1 a straggler or a warning finding, 2 a critical or fatal GPU (or bad\n"
+      "arguments), 3 Prometheus could not answer, or holds no GPU utilisation from the agents.");
   cmd->add_option("--prometheus", o->prometheus, "Prometheus' address, e.g. http://prometheus:9090")->required();
   cmd->add_option("--window", o->window, "Time the utilisation and power are averaged over (PromQL, default 5m)");
   cmd->add_option("--naming", o->naming, "The agents' metrics naming: auto (default), dcgm or native")

@@ -21,7 +21,9 @@ void addHashPassword(CLI::App& app, Run& run) {
       "Example:\n"
       "  printf '%s' 's3cret' | gpuwarden hash-password\n"
       "  then in the web configuration:  basic_auth_users: {prometheus: <the hash>}\n"
-      "The first line of standard input is the password (without its newline).");
+      "The first line of standard input is the password (without its newline).\n"
+      "Exit codes: 0 printed, 1 no hash could be made (a NUL in the password, no bcrypt in libcrypt, no\n"
+      "randomness for the salt), 2 no password on standard input.");
   cmd->callback([&run, cost]() {
     if (::isatty(STDIN_FILENO)) std::cerr << "password: " << std::flush;
     std::string password;

@@ -20,6 +20,11 @@ namespace {
 
 using json = nlohmann::json;
 constexpr int kExitFailed = 1;  // no such job, or the database cannot be read
+// Where no agent answers, the data folder's database is read instead (a missing one is not made).
+constexpr const char* kAskFailures =
+    "the agent refused or could not read its store,\n"
+    "3 the agent could not be asked (an untrusted socket, a malformed answer), or no agent runs and the\n"
+    "folder holds no jobs database.";
 
 // The answer of `op`: from the agent, or from the jobs database when no agent runs.
 std::optional<json> ask(Run& run, const std::string& dir, const std::string& op, const json& args) {
@@ -170,6 +175,7 @@ void addJob(CLI::App& app, Run& run) {
   auto* list = cmd->add_subcommand("list", "Jobs on this node, newest first (running ones included)");
   list->add_option("--data-dir", *dir, dir_help);
   list->add_option("--limit", *limit, "At most this many (default 50)")->check(CLI::Range(1, 10000));
+  list->footer(std::string("Exit codes: 0 listed (also when there are none), 1 ") + kAskFailures);
   list->callback([&run, dir, limit]() {
     auto r = ask(run, *dir, "job.list", json{{"limit", *limit}});
     if (!r) return;
@@ -187,8 +193,10 @@ void addJob(CLI::App& app, Run& run) {
   auto* cmp = cmd->add_subcommand(
       "compare",
       "Two jobs' fingerprints: tell a driver regression (the same GPUs slower under a new install) from "
-      "ageing hardware (one GPU slower than its peers in both); exit 0 no difference, 1 a difference, "
-      "3 not comparable");
+      "ageing hardware (one GPU slower than its peers in both)");
+  cmp->footer(
+      "Exit codes: 0 no difference, 1 a difference (or no such job), 3 not comparable (no GPU ran at load\n"
+      "in both), or the agent could not be asked.");
   cmp->add_option("ids", *pair, "Job ids A B (the earlier first)")->required()->expected(2);
   cmp->add_option("--data-dir", *dir, dir_help);
   cmp->callback([&run, dir, pair]() {
@@ -210,6 +218,7 @@ void addJob(CLI::App& app, Run& run) {
                                    "One job: per GPU energy, utilisation, memory, temperature, power, "
                                    "throttling, Xids, ECC, retired pages, PCIe replays and traffic");
   show->add_option("id", *id, "Job id (Slurm's SLURM_JOB_ID)")->required();
+  show->footer(std::string("Exit codes: 0 shown, 1 no such job, or ") + kAskFailures);
   show->add_option("--data-dir", *dir, dir_help);
   show->callback([&run, dir, id]() {
     auto r = ask(run, *dir, "job.show", json{{"job_id", *id}});
@@ -236,6 +245,9 @@ void addRecords(CLI::App& app, Run& run) {
   cmd->add_option("--kind", o->kind, "Only this kind: install or setting")
       ->check(CLI::IsMember({"install", "setting"}));
   cmd->add_option("--limit", o->limit, "At most this many (default 50)")->check(CLI::Range(1, 10000));
+  cmd->footer(
+      "Exit codes: 0 listed (also when there are none), 1 the agent refused or could not read its store,\n"
+      "3 the agent could not be asked, or no agent runs and the folder holds no records database.");
   cmd->callback([&run, o]() {
     json args{{"limit", o->limit}};
     if (!o->kind.empty()) args["kind"] = o->kind;

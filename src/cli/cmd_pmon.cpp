@@ -141,6 +141,7 @@ void addPmon(CLI::App& app, Run& run) {
   cmd->add_option("-d,--delay", o->delay, "Seconds between samples (default 1)");
   cmd->add_option("-i,--id", o->ids, "GPUs to show: indexes, UUIDs or PCI bus ids");
   cmd->add_option("-s,--select", o->groups, "Metric groups: u utilisation, m memory (default um)");
+  cmd->footer(kInventoryExitCodes);
   cmd->callback([&run, o]() {
     for (char g : o->groups)
       if (g != 'u' && g != 'm') {

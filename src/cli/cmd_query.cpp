@@ -54,7 +54,8 @@ void addQuery(CLI::App& app, Run& run) {
   cmd->add_flag("--help-query-compute-apps", o->help_apps, "List the properties --query-compute-apps accepts");
   cmd->add_flag("--help-query-retired-pages", o->help_retired, "List the properties --query-retired-pages accepts");
   cmd->add_flag("--help-query-remapped-rows", o->help_remapped, "List the properties --query-remapped-rows accepts");
-  cmd->footer("Example: gpuwarden query --query-gpu=index,memory.total,memory.used,utilization.gpu --format=csv");
+  cmd->footer("Example: gpuwarden query --query-gpu=index,memory.total,memory.used,utilization.gpu --format=csv\n" +
+              std::string(kInventoryExitCodes));
   cmd->callback([&run, o]() {
     using Kind = smi::QueryRequest::Kind;
     for (auto [wanted, kind] :

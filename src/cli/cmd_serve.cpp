@@ -38,6 +38,12 @@ void addServe(CLI::App& app, Run& run) {
   auto* pods = cmd->add_option("--pod-resources-socket", o->pod_resources_socket,
                                "The kubelet's pod-resources socket, read for the pod, namespace and container "
                                "labels of each GPU (docs/kubernetes.md); \"\" off; overrides the file");
+  cmd->footer(
+      "Runs until SIGTERM or SIGINT; SIGHUP re-reads --config. Without a driver it waits for one (health\n"
+      "says unknown), it does not exit.\n"
+      "Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start (a listen address, the data folder,\n"
+      "threads), 2 bad arguments or configuration (the file, line and key are named), 3 --simulate without\n"
+      "the simulator library.");
   cmd->callback([&run, o, pods]() {
     server::AgentOptions ao;
     if (!o->counters.empty()) ao.counters_file = o->counters;

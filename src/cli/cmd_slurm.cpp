@@ -49,6 +49,7 @@ void addGres(CLI::App& slurm_cmd, Run& run) {
       "Print gres.conf for this node (one line per GPU: Type from the model, File=/dev/nvidiaN, Cores= its "
       "NUMA-local cores; MIG instances with their capability devices) and the slurm.conf Gres= part");
   cmd->add_option("--node", *node, "The node's name in slurm.conf (default: the short host name)");
+  cmd->footer(kInventoryExitCodes);
   cmd->callback([&run, node]() {
     auto* s = run.ctx.nvml();
     if (!s) {
@@ -96,8 +97,10 @@ void addHealthcheck(CLI::App& slurm_cmd, Run& run) {
   auto* cmd = slurm_cmd.add_subcommand(
       "healthcheck",
       "Slurm's HealthCheckProgram: judge the node (through the agent, else standalone); drain it on a critical "
-      "finding with reason \"gpuwarden: ...\"; resume it when healthy again, but only if gpuwarden drained it. "
-      "Exit 0 healthy, 1 warning, 2 critical, 3 unknown or scontrol failed");
+      "finding with reason \"gpuwarden: ...\"; resume it when healthy again, but only if gpuwarden drained it");
+  cmd->footer(
+      "Exit codes: 0 healthy, 1 warning, 2 critical (drained), 3 unknown, or scontrol could not read or\n"
+      "change the node (nothing changed).");
   cmd->add_option("--data-dir", o->data_dir, "The agent's data directory (default " + node::defaultDataDirHelp() + ")");
   cmd->add_option("--node", o->node, "The node's name in Slurm (default $SLURMD_NODENAME, else the short host name)");
   cmd->add_option("--scontrol", o->scontrol, "The scontrol program (default: scontrol from PATH)");
@@ -169,6 +172,11 @@ void addProlog(CLI::App& slurm_cmd, Run& run) {
       "Slurm's Prolog=: tell the agent that $SLURM_JOB_ID starts on $SLURM_JOB_GPUS (or $CUDA_VISIBLE_DEVICES); "
       "refuse the job (exit 1: Slurm drains the node and requeues the job) when one of its GPUs is critical. "
       "Needs no NVML; with no agent running it lets the job through");
+  cmd->footer(
+      "Exit codes: 0 the job may start (also when no agent answers: monitoring being down must not stop the\n"
+      "cluster), 1 refused: one of its GPUs is critical or lost, or which GPUs it holds cannot be told\n"
+      "(Slurm drains the node and requeues the job), 2 no job in the environment (SLURM_JOB_ID, or its\n"
+      "GPU list, is missing or malformed).");
   cmd->add_option("--data-dir", *dir, "The agent's data directory (default " + node::defaultDataDirHelp() + ")");
   cmd->callback([&run, dir]() {
     auto env = slurm::jobFromEnv([](const char* n) { return std::getenv(n); });
@@ -219,6 +227,9 @@ void addEpilog(CLI::App& slurm_cmd, Run& run) {
       "kill them with --kill or jobs.epilog_kill_leftovers (exit 1, so Slurm drains the node, when some survive)");
   cmd->add_option("--data-dir", o->data_dir, "The agent's data directory (default " + node::defaultDataDirHelp() + ")");
   cmd->add_flag("--kill", o->kill, "Kill leftover processes (SIGTERM, then SIGKILL after 2 s)");
+  cmd->footer(
+      "Exit codes: 0 recorded, or nothing to do (also when no agent answers), 1 leftover processes survived\n"
+      "SIGKILL (Slurm drains the node), 2 no job in the environment (SLURM_JOB_ID missing or malformed).");
   cmd->callback([&run, o]() {
     auto env = slurm::jobFromEnv([](const char* n) { return std::getenv(n); });
     if (!env) {

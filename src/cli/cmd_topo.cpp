@@ -57,6 +57,7 @@ void addTopo(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand("topo", "GPU interconnect topology, like nvidia-smi topo -m");
   auto matrix = std::make_shared<bool>(false);
   cmd->add_flag("-m,--matrix", *matrix, "Print the connection matrix (the default)");
+  cmd->footer(kInventoryExitCodes);
   // The flag's storage must outlive parsing: the callback owns it.
   cmd->callback([&run, matrix]() { run.exit_code = runTopoMatrix(run.ctx, run.ctx.options.json, false, std::cout); });
 }

@@ -23,6 +23,12 @@ enum Exit : int {
   kExitNoAgent = 3,
 };
 
+// The --help footer of the commands that read the GPUs through NVML and nothing else (discovery,
+// query, dmon, pmon, topo, slurm gres): their codes are the enum's, said once.
+inline constexpr const char* kInventoryExitCodes =
+    "Exit codes: 0 every GPU answered, 1 some GPU did not answer (lost, stalled, an error) or the output\n"
+    "could not be written, 2 bad arguments (an unknown GPU, field or scenario), 3 no NVIDIA driver/NVML.";
+
 struct GlobalOptions {
   std::string simulate;  // scenario name or path
   std::string nvml_lib;  // explicit library path

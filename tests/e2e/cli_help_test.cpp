@@ -25,7 +25,11 @@ void PrintTo(const Command& c, std::ostream* os) {
 
 std::vector<Command> table() {
   return {
-      {{"discovery"}, {0, 1, 3}},
+      {{"discovery"}, {0, 1, 2, 3}},
+      {{"query"}, {0, 1, 2, 3}},
+      {{"dmon"}, {0, 1, 2, 3}},
+      {{"pmon"}, {0, 1, 2, 3}},
+      {{"topo"}, {0, 1, 2, 3}},
       {{"doctor"}, {0, 1, 2}},
       {{"cuda", "list"}, {0}},
       {{"cuda", "env"}, {0, 2}},
@@ -43,6 +47,18 @@ std::vector<Command> table() {
       {{"diag"}, {0, 1, 2, 3, 4}},
       {{"burn"}, {0, 1, 2, 3}},
       {{"top"}, {0, 1, 2, 3}},
+      {{"job", "list"}, {0, 1, 3}},
+      {{"job", "show"}, {0, 1, 3}},
+      {{"job", "compare"}, {0, 1, 3}},
+      {{"records"}, {0, 1, 3}},
+      {{"slurm", "gres"}, {0, 1, 2, 3}},
+      {{"slurm", "healthcheck"}, {0, 1, 2, 3}},
+      {{"slurm", "prolog"}, {0, 1, 2}},
+      {{"slurm", "epilog"}, {0, 1, 2}},
+      {{"cluster", "diag"}, {0, 1, 2, 4}},
+      {{"fleet"}, {0, 1, 2, 3}},
+      {{"serve"}, {0, 1, 2, 3}},
+      {{"hash-password"}, {0, 1, 2}},
   };
 }
 
