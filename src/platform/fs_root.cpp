@@ -1,6 +1,7 @@
 #include "platform/fs_root.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 namespace gw::platform {
 
@@ -27,14 +27,29 @@ std::string FsRoot::path(std::string_view absolute) const {
 
 Result<std::string> FsRoot::readFile(std::string_view absolute, std::size_t max_bytes) const {
   const std::string p = path(absolute);
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return Status::Error(p + ": " + std::strerror(errno));
+  // O_NONBLOCK: a FIFO where a file should be (a fixture, a damaged /etc) must not hang open(2)
+  // waiting for a writer; it, a device and a directory are refused after fstat.
+  const int fd = ::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return Status::Error(p + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::Error(p + ": not a regular file");
+  }
   std::string data;
   char buf[8192];
-  while (data.size() < max_bytes && in.read(buf, sizeof buf).gcount() > 0) {
-    data.append(buf, static_cast<std::size_t>(in.gcount()));
+  while (data.size() < max_bytes) {
+    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - data.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return Status::Error(p + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
   }
-  if (data.size() > max_bytes) data.resize(max_bytes);
+  ::close(fd);
   return data;
 }
 

@@ -71,6 +71,27 @@ TEST(FsRoot, ReadsAreCutAtTheirLimits) {
   EXPECT_EQ(line->size(), 64u << 10);
 }
 
+// A fixture tree (or a host) may hold a FIFO or a device where a file is expected: reading it
+// is an error naming the path, at once, never an open(2) that waits for a writer or a read that
+// waits for a terminal.
+TEST(FsRoot, OnlyARegularFileIsRead) {
+  testsupport::TempDir dir;
+  ASSERT_EQ(::mkfifo((dir.path() + "/fifo").c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", dir.path() + "/zero");
+  std::filesystem::create_directories(dir.path() + "/dir");
+  const FsRoot root(dir.path());
+  for (const char* name : {"/fifo", "/zero", "/dir"}) {
+    auto r = root.readFile(name);
+    ASSERT_FALSE(r.ok()) << name << " read as " << r->size() << " bytes";
+    EXPECT_EQ(r.error(), dir.path() + name + ": not a regular file") << name;
+    EXPECT_FALSE(root.readLine(name).ok()) << name;
+  }
+  // /proc's files are regular files of size 0: read to their end.
+  auto self = FsRoot("/").readFile("/proc/self/status");
+  ASSERT_TRUE(self.ok()) << self.error();
+  EXPECT_NE(self->find("\nPid:\t"), std::string::npos) << *self;
+}
+
 // The longest target Linux stores in a link (PATH_MAX - 1 = 4095 bytes) comes back whole.
 TEST(FsRoot, TheLongestLinkTargetIsReadWhole) {
   testsupport::TempDir dir;
