@@ -10,12 +10,15 @@
 // A section holds one container per translation unit, each 8-byte aligned.
 #include "doctor/fatbin.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -297,19 +300,29 @@ Result<FatbinReport> parseFatbinElf(std::string_view bytes) {
 }
 
 Result<FatbinReport> readFatbinFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": " + std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const auto end = in.tellg();
-  if (end < 0) return Status::Error(path + ": cannot determine the file size");
-  const auto size = static_cast<std::uint64_t>(end);
-  auto r = parseElf(size, [&in, size](std::uint64_t off, std::uint64_t len, std::string& out) {
+  // O_NONBLOCK and a regular file only: --binary naming a FIFO must not hang open(2), nor a
+  // device be read as an ELF.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return Status::Error(path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::Error(path + ": not a regular file");
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  auto r = parseElf(size, [fd, size](std::uint64_t off, std::uint64_t len, std::string& out) {
     if (off > size || len > size - off || len > (std::uint64_t{1} << 32)) return false;
     out.resize(static_cast<std::size_t>(len));
-    in.clear();
-    in.seekg(static_cast<std::streamoff>(off));
-    return static_cast<bool>(in.read(out.data(), static_cast<std::streamsize>(len)));
+    std::size_t got = 0;
+    while (got < out.size()) {
+      const ssize_t n = ::pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(off + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;  // an error, or the file shrank under us
+      got += static_cast<std::size_t>(n);
+    }
+    return true;
   });
+  ::close(fd);
   if (!r) return Status::Error(path + ": " + r.error());
   return r;
 }

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -254,6 +255,25 @@ TEST(Fatbin, NonCudaElfReportsNoFatbin) {
   auto synthetic = parseFatbinElf(elf("", ""));
   ASSERT_TRUE(synthetic.ok()) << synthetic.error();
   EXPECT_FALSE(synthetic->has_fatbin);
+}
+
+// --binary naming a FIFO, a device or a folder fails the check at once, naming why; it does not
+// wait in open(2) for a writer or read a device as an ELF.
+TEST(Fatbin, OnlyARegularFileIsRead) {
+  char dir[] = "/tmp/gw-fatbin-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), std::string(dir)}) {
+    auto rep = readFatbinFile(path);
+    ASSERT_FALSE(rep.ok()) << path;
+    EXPECT_EQ(rep.error(), path + ": not a regular file");
+    auto checks = checkBinary(path, NvmlFacts{});
+    ASSERT_EQ(checks.size(), 1u) << path;
+    EXPECT_EQ(checks[0].verdict, Verdict::kFail);
+    EXPECT_EQ(checks[0].found, "cannot read: " + path + ": not a regular file");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A .nv_fatbin section with nothing in it is told apart from none: the program was built for the
