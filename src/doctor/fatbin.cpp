@@ -10,8 +10,6 @@
 // A section holds one container per translation unit, each 8-byte aligned.
 #include "doctor/fatbin.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +22,7 @@
 #include <set>
 
 #include "doctor/doctor_internal.h"
+#include "platform/regular_file.h"
 
 namespace gw::doctor {
 namespace {
@@ -300,17 +299,10 @@ Result<FatbinReport> parseFatbinElf(std::string_view bytes) {
 }
 
 Result<FatbinReport> readFatbinFile(const std::string& path) {
-  // O_NONBLOCK and a regular file only: --binary naming a FIFO must not hang open(2), nor a
-  // device be read as an ELF.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Status::Error(path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::Error(path + ": not a regular file");
-  }
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  auto r = parseElf(size, [fd, size](std::uint64_t off, std::uint64_t len, std::string& out) {
+  platform::RegularFile file(path);  // --binary naming a FIFO must not hang, nor a device be read
+  if (!file.ok()) return Status::Error(file.whyNot());
+  const std::uint64_t size = file.size();
+  auto r = parseElf(size, [fd = file.fd(), size](std::uint64_t off, std::uint64_t len, std::string& out) {
     if (off > size || len > size - off || len > (std::uint64_t{1} << 32)) return false;
     out.resize(static_cast<std::size_t>(len));
     std::size_t got = 0;
@@ -322,7 +314,6 @@ Result<FatbinReport> readFatbinFile(const std::string& path) {
     }
     return true;
   });
-  ::close(fd);
   if (!r) return Status::Error(path + ": " + r.error());
   return r;
 }

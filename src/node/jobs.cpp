@@ -1,9 +1,6 @@
 #include "node/jobs.h"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -11,6 +8,8 @@
 #include <charconv>
 #include <cstring>
 #include <set>
+
+#include "platform/regular_file.h"
 
 namespace gw::node {
 
@@ -32,20 +31,11 @@ bool isWholeNumber(const std::string& s, unsigned& out) {
 // A mapping file: a regular file (not a link: the folder is written by prolog scripts, and what
 // a link points at must not end up in a label) of at most kMapFileBytes.
 std::optional<std::string> readMappingFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-  if (fd < 0) return std::nullopt;
-  struct stat st {};
-  std::optional<std::string> out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= kMapFileBytes) {
-    std::string text(kMapFileBytes + 1, '\0');
-    const ssize_t n = ::read(fd, text.data(), text.size());
-    if (n >= 0 && static_cast<std::size_t>(n) <= kMapFileBytes) {
-      text.resize(static_cast<std::size_t>(n));
-      out = std::move(text);
-    }
-  }
-  ::close(fd);
-  return out;
+  platform::RegularFile file(path, platform::RegularFile::Links::kRefuse);
+  if (!file.ok() || file.size() > kMapFileBytes) return std::nullopt;
+  std::string text;
+  if (file.readUpTo(kMapFileBytes + 1, text) != 0 || text.size() > kMapFileBytes) return std::nullopt;
+  return text;
 }
 
 // The device minor number of a view ("nvidia3" → 3), or -1 when not known.

@@ -1,7 +1,6 @@
 #include "platform/fs_root.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -9,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "platform/regular_file.h"
 
 namespace gw::platform {
 
@@ -27,29 +28,10 @@ std::string FsRoot::path(std::string_view absolute) const {
 
 Result<std::string> FsRoot::readFile(std::string_view absolute, std::size_t max_bytes) const {
   const std::string p = path(absolute);
-  // O_NONBLOCK: a FIFO where a file should be (a fixture, a damaged /etc) must not hang open(2)
-  // waiting for a writer; it, a device and a directory are refused after fstat.
-  const int fd = ::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Status::Error(p + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::Error(p + ": not a regular file");
-  }
+  RegularFile file(p);  // a FIFO or a device where a file should be (a fixture, a damaged /etc)
+  if (!file.ok()) return Status::Error(file.whyNot());
   std::string data;
-  char buf[8192];
-  while (data.size() < max_bytes) {
-    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - data.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return Status::Error(p + ": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
+  if (const int err = file.readUpTo(max_bytes, data); err != 0) return Status::Error(p + ": " + std::strerror(err));
   return data;
 }
 

@@ -4,44 +4,65 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace gw::platform {
 
-Result<std::string> readRegularFile(const std::string& path, std::size_t max_bytes, const std::string& what) {
-  // O_NONBLOCK: a FIFO given by mistake must not hang us in open(2); it is refused below.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Status::Error(path + ": cannot read " + what + ": " + std::strerror(errno));
+RegularFile::RegularFile(const std::string& path, Links links) : path_(path) {
+  const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (links == Links::kRefuse ? O_NOFOLLOW : 0);
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    errno_ = errno;
+    return;
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const bool dir = S_ISDIR(st.st_mode);
+    directory_ = S_ISDIR(st.st_mode);
     ::close(fd);
-    return Status::Error(path + ": " + what + " must be a regular file" + (dir ? " (this is a directory)" : ""));
+    return;
   }
-  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    return Status::Error(path + ": " + what + " is " + std::to_string(st.st_size) + " bytes; at most " +
-                         std::to_string(max_bytes));
-  }
-  std::string text;
+  fd_ = fd;
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+RegularFile::~RegularFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string RegularFile::whyNot() const {
+  return path_ + ": " + (errno_ != 0 ? std::strerror(errno_) : "not a regular file");
+}
+
+int RegularFile::readUpTo(std::size_t limit, std::string& out) {
   char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+  while (out.size() < limit) {
+    const ssize_t n = ::read(fd_, buf, std::min(sizeof buf, limit - out.size()));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return Status::Error(path + ": cannot read " + what + ": " + std::strerror(err));
-    }
+    if (n < 0) return errno;
     if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > max_bytes) {  // grew while we read it
-      ::close(fd);
-      return Status::Error(path + ": " + what + " is larger than " + std::to_string(max_bytes) + " bytes");
-    }
+    out.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
+  return 0;
+}
+
+Result<std::string> readRegularFile(const std::string& path, std::size_t max_bytes, const std::string& what) {
+  RegularFile file(path);
+  if (!file.ok()) {
+    if (file.openErrno() != 0)
+      return Status::Error(path + ": cannot read " + what + ": " + std::strerror(file.openErrno()));
+    return Status::Error(path + ": " + what + " must be a regular file" +
+                         (file.isDirectory() ? " (this is a directory)" : ""));
+  }
+  if (file.size() > max_bytes)
+    return Status::Error(path + ": " + what + " is " + std::to_string(file.size()) + " bytes; at most " +
+                         std::to_string(max_bytes));
+  std::string text;
+  if (const int err = file.readUpTo(max_bytes + 1, text); err != 0)
+    return Status::Error(path + ": cannot read " + what + ": " + std::strerror(err));
+  if (text.size() > max_bytes)  // grew while we read it
+    return Status::Error(path + ": " + what + " is larger than " + std::to_string(max_bytes) + " bytes");
   return text;
 }
 
