@@ -24,15 +24,8 @@
 namespace gw::events {
 namespace {
 
-// A whole number read back from a file of ours: a fraction, a string or a value outside T's range
-// is damage (nlohmann's get<int>() of 1e300 would be undefined behaviour, of 2^40 a wrapped id).
-template <class T>
-T wholeNumber(const nlohmann::json& j, const char* key) {
-  const auto& v = j.at(key);
-  if (v.is_number_unsigned() && std::in_range<T>(v.get<std::uint64_t>())) return static_cast<T>(v.get<std::uint64_t>());
-  if (v.is_number_integer() && std::in_range<T>(v.get<std::int64_t>())) return static_cast<T>(v.get<std::int64_t>());
-  throw std::runtime_error(std::string("\"") + key + "\" is not a whole number in range");
-}
+using platform::wholeNumber;
+using platform::wholeNumberOr;
 
 std::uint64_t saturatingAdd(std::uint64_t a, std::uint64_t b) {
   return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
@@ -43,11 +36,6 @@ std::uint64_t eventId(const nlohmann::json& j, const char* key) {
   const auto id = wholeNumber<std::uint64_t>(j, key);
   if (id > kMaxEventId) throw std::runtime_error(std::string("\"") + key + "\" is past the largest event id");
   return id;
-}
-
-template <class T>
-T wholeNumberOr(const nlohmann::json& j, const char* key, T missing) {
-  return j.contains(key) ? wholeNumber<T>(j, key) : missing;
 }
 
 bool isXid79(const GpuEvent& e) {
@@ -363,16 +351,15 @@ Status EventLog::saveCountersLocked() {
 
 bool EventLog::loadCounters(std::uint64_t* through_id) {
   if (opt_.counters_path.empty()) return false;
-  struct stat st {};
-  if (::stat(opt_.counters_path.c_str(), &st) != 0 && errno == ENOENT) return false;  // none written yet
   const auto unreadable = [&](const std::string& why) {
     load_error_ =
         "ignoring unreadable Xid counters " + opt_.counters_path + " (" + why + "): counting what the event log holds";
     return false;
   };
-  auto text = platform::readRegularFile(opt_.counters_path, kMaxCountersFileBytes, "the Xid counters");
+  auto text = platform::readRegularFileIfThere(opt_.counters_path, kMaxCountersFileBytes, "the Xid counters");
   if (!text) return unreadable(text.error());
-  auto parsed = platform::parseBounded(*text, 4);
+  if (!*text) return false;  // none written yet
+  auto parsed = platform::parseBounded(**text, 4);
   if (!parsed) return unreadable(parsed.error());
   try {
     const nlohmann::json& j = *parsed;

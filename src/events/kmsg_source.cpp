@@ -155,23 +155,17 @@ void KmsgSource::loadPosition() {
   position_unknown_ = false;
   const std::string path = statePath();
   if (path.empty()) return;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return;  // first start: the whole kernel log is new
   std::string why;
   try {
     // A position is a few numbers and a boot id: anything larger is damage, never read whole.
-    auto text = platform::readRegularFile(path, 4096, "the kmsg position");
+    auto text = platform::readRegularFileIfThere(path, 4096, "the kmsg position");
     if (!text) throw std::runtime_error(text.error());
-    auto parsed = platform::parseBounded(*text, 1, 16);
+    if (!*text) return;  // first start: the whole kernel log is new
+    auto parsed = platform::parseBounded(**text, 1, 16);
     if (!parsed) throw std::runtime_error(parsed.error());
     const nlohmann::json& j = *parsed;
     if (!j.is_object()) throw std::runtime_error("not a JSON object");
-    // nlohmann's value<uint64_t>() of a fraction or a negative number would be a cast of it.
-    const auto count = [&](const char* key) -> std::uint64_t {
-      if (!j.contains(key)) return 0;
-      if (!j[key].is_number_unsigned()) throw std::runtime_error(std::string("\"") + key + "\" is not a count");
-      return j[key].get<std::uint64_t>();
-    };
+    const auto count = [&](const char* key) { return platform::wholeNumberOr<std::uint64_t>(j, key, 0); };
     pos_.device = j.value("device", false);
     if (j.contains("seq")) pos_.seq = count("seq");
     pos_.boot_id = j.value("boot_id", std::string());

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -29,6 +32,24 @@ Result<nlohmann::json> parseBounded(std::string_view text, int max_depth = kJson
 inline nlohmann::json parseBoundedOr(std::string_view text, nlohmann::json fallback) {
   auto j = parseBounded(text);
   return j ? std::move(j).value() : std::move(fallback);
+}
+
+// A whole number of T's range at `key` of a parsed outside document: a fraction, a string, a
+// negative number for an unsigned T or a value past T's range throws std::runtime_error
+// ("\"KEY\" is not a whole number in range"), where nlohmann's get<T>() would cast (1e300 to an int
+// is undefined behaviour, 2^40 a wrapped id). A missing key throws nlohmann's out_of_range.
+template <class T>
+T wholeNumber(const nlohmann::json& j, const char* key) {
+  const auto& v = j.at(key);
+  if (v.is_number_unsigned() && std::in_range<T>(v.get<std::uint64_t>())) return static_cast<T>(v.get<std::uint64_t>());
+  if (v.is_number_integer() && std::in_range<T>(v.get<std::int64_t>())) return static_cast<T>(v.get<std::int64_t>());
+  throw std::runtime_error(std::string("\"") + key + "\" is not a whole number in range");
+}
+
+// The same, `missing` when the key is not there.
+template <class T>
+T wholeNumberOr(const nlohmann::json& j, const char* key, T missing) {
+  return j.contains(key) ? wholeNumber<T>(j, key) : missing;
 }
 
 }  // namespace gw::platform

@@ -47,8 +47,10 @@ int RegularFile::readUpTo(std::size_t limit, std::string& out) {
   return 0;
 }
 
-Result<std::string> readRegularFile(const std::string& path, std::size_t max_bytes, const std::string& what) {
-  RegularFile file(path);
+namespace {
+
+Result<std::string> readOpened(RegularFile& file, const std::string& path, std::size_t max_bytes,
+                               const std::string& what) {
   if (!file.ok()) {
     if (file.openErrno() != 0)
       return Status::Error(path + ": cannot read " + what + ": " + std::strerror(file.openErrno()));
@@ -64,6 +66,22 @@ Result<std::string> readRegularFile(const std::string& path, std::size_t max_byt
   if (text.size() > max_bytes)  // grew while we read it
     return Status::Error(path + ": " + what + " is larger than " + std::to_string(max_bytes) + " bytes");
   return text;
+}
+
+}  // namespace
+
+Result<std::string> readRegularFile(const std::string& path, std::size_t max_bytes, const std::string& what) {
+  RegularFile file(path);
+  return readOpened(file, path, max_bytes, what);
+}
+
+Result<std::optional<std::string>> readRegularFileIfThere(const std::string& path, std::size_t max_bytes,
+                                                          const std::string& what) {
+  RegularFile file(path);
+  if (file.openErrno() == ENOENT) return std::optional<std::string>();
+  auto text = readOpened(file, path, max_bytes, what);
+  if (!text) return text.status();
+  return std::optional<std::string>(std::move(text).value());
 }
 
 }  // namespace gw::platform

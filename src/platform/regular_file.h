@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -46,5 +47,8 @@ class RegularFile {
 // regular file (this is a directory)", "PATH: the configuration is N bytes; at most M". Checked
 // while it is read too (it may grow meanwhile).
 Result<std::string> readRegularFile(const std::string& path, std::size_t max_bytes, const std::string& what);
+// The same for a file of ours that may not be written yet: nullopt when it is not there.
+Result<std::optional<std::string>> readRegularFileIfThere(const std::string& path, std::size_t max_bytes,
+                                                          const std::string& what);
 
 }  // namespace gw::platform

@@ -199,9 +199,9 @@ TEST_F(KmsgSourceTest, APositionFileIsReadWithinItsBoundsAndAsWholeCounts) {
   };
   const std::vector<Damage> damages = {
       {position + std::string(4097 - position.size(), ' '), "the kmsg position is 4097 bytes; at most 4096"},
-      {R"({"device":false,"offset":1.5,"inode":1})", "\"offset\" is not a count"},
-      {R"({"device":false,"offset":-1,"inode":1})", "\"offset\" is not a count"},
-      {R"({"device":true,"seq":1e300,"boot_id":"x"})", "\"seq\" is not a count"},
+      {R"({"device":false,"offset":1.5,"inode":1})", "\"offset\" is not a whole number in range"},
+      {R"({"device":false,"offset":-1,"inode":1})", "\"offset\" is not a whole number in range"},
+      {R"({"device":true,"seq":1e300,"boot_id":"x"})", "\"seq\" is not a whole number in range"},
       {R"({"device":[[1]]})", "JSON nested deeper than 1"},
       {"", "the kmsg position must be a regular file (this is a directory)"},
   };

@@ -9,6 +9,7 @@
 #include "platform/fs_root.h"
 #include "platform/host_name.h"
 #include "platform/process_runner.h"
+#include "platform/regular_file.h"
 #include "../support/temp_dir.h"
 
 namespace gw::platform {
@@ -90,6 +91,57 @@ TEST(FsRoot, OnlyARegularFileIsRead) {
   auto self = FsRoot("/").readFile("/proc/self/status");
   ASSERT_TRUE(self.ok()) << self.error();
   EXPECT_NE(self->find("\nPid:\t"), std::string::npos) << *self;
+}
+
+// A file an operator names, or one of ours: refused at once if it is not a regular file, read
+// whole up to its bound and refused one byte past it; a file of ours not written yet is no error.
+TEST(RegularFile, IsReadWithinItsBoundOrRefusedSayingWhy) {
+  testsupport::TempDir dir;
+  const std::string p = dir.path();
+  dir.write("exact", std::string(100, 'x'));
+  dir.write("over", std::string(101, 'x'));
+  ASSERT_EQ(::mkfifo((p + "/fifo").c_str(), 0600), 0);
+  std::filesystem::create_directories(p + "/dir");
+  std::filesystem::create_symlink("exact", p + "/link");
+
+  auto exact = readRegularFile(p + "/exact", 100, "the file");
+  ASSERT_TRUE(exact.ok()) << exact.error();
+  EXPECT_EQ(*exact, std::string(100, 'x'));
+  EXPECT_EQ(readRegularFile(p + "/over", 100, "the file").error(), p + "/over: the file is 101 bytes; at most 100");
+  EXPECT_EQ(readRegularFile(p + "/fifo", 100, "the file").error(), p + "/fifo: the file must be a regular file");
+  EXPECT_EQ(readRegularFile(p + "/dir", 100, "the file").error(),
+            p + "/dir: the file must be a regular file (this is a directory)");
+  EXPECT_EQ(readRegularFile(p + "/none", 100, "the file").error(),
+            p + "/none: cannot read the file: No such file or directory");
+
+  auto none = readRegularFileIfThere(p + "/none", 100, "the file");
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_FALSE(none->has_value());
+  auto there = readRegularFileIfThere(p + "/exact", 100, "the file");
+  ASSERT_TRUE(there.ok() && there->has_value());
+  EXPECT_EQ(**there, std::string(100, 'x'));
+  EXPECT_EQ(readRegularFileIfThere(p + "/over", 100, "the file").error(),
+            p + "/over: the file is 101 bytes; at most 100");
+  EXPECT_FALSE(readRegularFileIfThere(p + "/dir", 100, "the file").ok());
+
+  // A link is followed unless refused (the jobs layer's mapping files must not point elsewhere).
+  EXPECT_TRUE(RegularFile(p + "/link").ok());
+  RegularFile refused(p + "/link", RegularFile::Links::kRefuse);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(refused.openErrno(), ELOOP);
+  RegularFile fifo(p + "/fifo");
+  EXPECT_FALSE(fifo.ok());
+  EXPECT_EQ(fifo.openErrno(), 0);
+  EXPECT_EQ(fifo.whyNot(), p + "/fifo: not a regular file");
+  // readUpTo stops at its limit; what is left is read by the next call.
+  RegularFile over(p + "/over");
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(over.size(), 101u);
+  std::string text;
+  EXPECT_EQ(over.readUpTo(60, text), 0);
+  EXPECT_EQ(text.size(), 60u);
+  EXPECT_EQ(over.readUpTo(1000, text), 0);
+  EXPECT_EQ(text.size(), 101u);
 }
 
 // The longest target Linux stores in a link (PATH_MAX - 1 = 4095 bytes) comes back whole.
