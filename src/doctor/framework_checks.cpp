@@ -65,6 +65,16 @@ PyResult runPython(Context& ctx, const std::string& python, const char* script, 
   return res;
 }
 
+// The device count a framework printed: a whole number, else 0 (a string, a fraction, a negative
+// or a number past any machine is not believed; get<int>() would have wrapped 2^32+1 to 1).
+int deviceCountOf(const nlohmann::json& d) {
+  try {
+    return platform::wholeNumberOr<std::uint16_t>(d, "count", 0);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 std::string str(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_string()) return "";
   return j[key].get<std::string>();
@@ -127,7 +137,7 @@ void checkTorch(Context& ctx, const std::string& python, const std::string& drv,
   const std::string version = str(d, "version");
   const std::string cuda = str(d, "cuda");
   const bool available = d.contains("available") && d["available"].is_boolean() && d["available"].get<bool>();
-  const int count = d.contains("count") && d["count"].is_number_integer() ? d["count"].get<int>() : 0;
+  const int count = deviceCountOf(d);
   const std::string found = "torch " + version + ", built for CUDA " + (cuda.empty() ? "none" : cuda) +
                             ", is_available()=" + (available ? "True" : "False") + ", " + std::to_string(count) +
                             " device" + (count == 1 ? "" : "s");
@@ -193,7 +203,7 @@ void checkPaddle(Context& ctx, const std::string& python, const std::string& drv
   if (cuda == "False") cuda.clear();  // paddle.version.cuda() of a CPU build
   const bool compiled =
       d.contains("compiled_with_cuda") && d["compiled_with_cuda"].is_boolean() && d["compiled_with_cuda"].get<bool>();
-  const int count = d.contains("count") && d["count"].is_number_integer() ? d["count"].get<int>() : 0;
+  const int count = deviceCountOf(d);
   const std::string found = "paddle " + version + ", CUDA " + (cuda.empty() ? "none" : cuda) + ", " +
                             std::to_string(count) + " device" + (count == 1 ? "" : "s");
   if (!compiled || cuda.empty()) {

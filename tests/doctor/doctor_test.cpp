@@ -576,7 +576,8 @@ TEST(Doctor, PyTorchSeeingOneOfTwoGpusWarns) {
 // (a string, a fraction) or is missing counts as none, and the doctor says so rather than
 // throwing or converting it.
 TEST(Doctor, PyTorchsDeviceCountIsReadOnlyAsAWholeNumber) {
-  for (const char* count : {R"("count": "2",)", R"("count": 2.0,)", ""}) {
+  for (const char* count : {R"("count": "2",)", R"("count": 2.0,)", "", R"("count": -1,)", R"("count": 4294967297,)",
+                            R"("count": true,)"}) {
     auto m = Machine::healthy();
     m->torch(std::string(R"({"version": "2.3.1+cu121", "cuda": "12.1", )") + count + R"( "available": true})");
     auto checks = m->run();
@@ -595,6 +596,19 @@ void paddle(Machine& m, const std::string& paddle_json) {
                   paddle_json +
                   "' ;;\n"
                   "esac\n");
+}
+
+// Paddle's device count is read as PyTorch's is: only a whole number in range is believed.
+TEST(Doctor, PaddlesDeviceCountIsReadOnlyAsAWholeNumber) {
+  for (const char* count : {R"("2")", "2.0", "-1", "4294967297", "true", "null"}) {
+    auto m = Machine::healthy();
+    paddle(*m,
+           std::string(R"({"version": "2.6.1", "cuda": "12.3", "compiled_with_cuda": true, "count": )") + count + "}");
+    auto checks = m->run();
+    EXPECT_HAS(expectCheck(checks, "framework.paddle", Layer::kFramework, Verdict::kFail).found,
+               "paddle 2.6.1, CUDA 12.3, 0 devices; ")
+        << count;
+  }
 }
 
 // A paddle built for the driver's own CUDA major passes even at a newer minor (12.6 on a 12.4
