@@ -140,6 +140,8 @@ class LocalSource : public Source {
 };
 
 // An agent's JSON API: /api/v1/gpus, then each GPU's /latest.
+constexpr std::size_t kMaxAgentGpus = 1024;  // far past any node NVML serves
+
 class AgentSource : public Source {
  public:
   // url: http[s]://[USER:PASSWORD@]HOST[:PORT][/PREFIX]
@@ -195,9 +197,18 @@ class AgentSource : public Source {
       return r;
     }
     try {
-      for (const auto& j : list->at("gpus")) {
+      const auto& gpus = list->at("gpus");
+      // Each GPU that is up costs one more request a frame: a list longer than any machine's is
+      // refused, not walked.
+      if (gpus.is_array() && gpus.size() > kMaxAgentGpus) {
+        r.error = "the answer of " + shown_ + "/api/v1/gpus lists " + std::to_string(gpus.size()) + " GPUs; at most " +
+                  std::to_string(kMaxAgentGpus) + ": is this a gpuwarden agent?";
+        r.error = printable(r.error);
+        return r;
+      }
+      for (const auto& j : gpus) {
         top::Gpu g;
-        g.index = j.at("index").get<unsigned>();
+        g.index = platform::wholeNumber<unsigned>(j, "index");  // get<unsigned>() of 1e300: undefined
         g.name = j.value("name", "");
         const std::string state = j.value("state", "unknown");
         const nlohmann::json inv = j.contains("inventory") ? j["inventory"] : nlohmann::json();
@@ -240,7 +251,7 @@ class AgentSource : public Source {
         if (auto m = field("max_mem_clock")) g.max_mem_clock = m;
         r.gpus.push_back(std::move(g));
       }
-    } catch (const nlohmann::json::exception& e) {
+    } catch (const std::exception& e) {  // nlohmann's shape errors, platform::wholeNumber's range
       r.error = "the answer of " + shown_ + "/api/v1/gpus is not gpuwarden's API (" + e.what() + ")";
     }
     // Another machine's words reach the screen and the --once frame only as text to show.

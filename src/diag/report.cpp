@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "diag/plan.h"
+#include "platform/bounded_json.h"
 
 namespace gw::diag {
 
@@ -264,11 +265,13 @@ struct Reader {
       if (required) fail(where + key, "missing");
       return;
     }
-    if (!it->is_number_integer()) {
+    // In int's range too: get<int>() of 2^32+1 would be 1 (a report of level 4294967297 filed as 1).
+    const auto n = platform::asWholeNumber<int>(*it);
+    if (!n) {
       fail(where + key, "must be an integer");
       return;
     }
-    out = it->get<int>();
+    out = *n;
   }
   void number(const json& o, const char* key, const std::string& where, double& out) {
     auto it = o.find(key);
@@ -372,8 +375,9 @@ Result<DiagReport> reportFromJson(const json& j) {
       if (auto inv = c.find("gpus"); inv != c.end() && !inv->is_null()) {
         if (!inv->is_array()) return Status::Error(at + "gpus: must be an array of GPU indices");
         for (const auto& x : *inv) {
-          if (!x.is_number_integer()) return Status::Error(at + "gpus: must be an array of GPU indices");
-          k.gpus_involved.push_back(x.get<int>());
+          const auto n = platform::asWholeNumber<int>(x);
+          if (!n) return Status::Error(at + "gpus: must be an array of GPU indices");
+          k.gpus_involved.push_back(*n);
         }
       }
       r.checks.push_back(std::move(k));

@@ -68,11 +68,7 @@ PyResult runPython(Context& ctx, const std::string& python, const char* script, 
 // The device count a framework printed: a whole number, else 0 (a string, a fraction, a negative
 // or a number past any machine is not believed; get<int>() would have wrapped 2^32+1 to 1).
 int deviceCountOf(const nlohmann::json& d) {
-  try {
-    return platform::wholeNumberOr<std::uint16_t>(d, "count", 0);
-  } catch (const std::exception&) {
-    return 0;
-  }
+  return d.contains("count") ? platform::asWholeNumber<std::uint16_t>(d["count"]).value_or(0) : 0;
 }
 
 std::string str(const nlohmann::json& j, const char* key) {

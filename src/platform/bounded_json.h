@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,15 +35,21 @@ inline nlohmann::json parseBoundedOr(std::string_view text, nlohmann::json fallb
   return j ? std::move(j).value() : std::move(fallback);
 }
 
-// A whole number of T's range at `key` of a parsed outside document: a fraction, a string, a
-// negative number for an unsigned T or a value past T's range throws std::runtime_error
-// ("\"KEY\" is not a whole number in range"), where nlohmann's get<T>() would cast (1e300 to an int
-// is undefined behaviour, 2^40 a wrapped id). A missing key throws nlohmann's out_of_range.
+// The value as a T if it is a whole number in T's range; nullopt for a fraction, a string, a
+// negative number for an unsigned T or one past T's range, where nlohmann's get<T>() would cast
+// (1e300 to an int is undefined behaviour, 2^32+1 becomes 1).
 template <class T>
-T wholeNumber(const nlohmann::json& j, const char* key) {
-  const auto& v = j.at(key);
+std::optional<T> asWholeNumber(const nlohmann::json& v) {
   if (v.is_number_unsigned() && std::in_range<T>(v.get<std::uint64_t>())) return static_cast<T>(v.get<std::uint64_t>());
   if (v.is_number_integer() && std::in_range<T>(v.get<std::int64_t>())) return static_cast<T>(v.get<std::int64_t>());
+  return std::nullopt;
+}
+
+// The same at `key` of a parsed outside document, throwing std::runtime_error ("\"KEY\" is not a
+// whole number in range") for anything else; a missing key throws nlohmann's out_of_range.
+template <class T>
+T wholeNumber(const nlohmann::json& j, const char* key) {
+  if (auto n = asWholeNumber<T>(j.at(key))) return *n;
   throw std::runtime_error(std::string("\"") + key + "\" is not a whole number in range");
 }
 

@@ -609,6 +609,13 @@ TEST(Report, StoredReportsNullsAndWrongTypes) {
   };
   EXPECT_EQ(err(R"({"level": 1, "node": 5})"), "node: must be a string");
   EXPECT_EQ(err(R"({"level": 1.5})"), "level: must be an integer");
+  // Past int's range is no integer of ours (get<int>() would have wrapped 2^32+1 to level 1).
+  EXPECT_EQ(err(R"({"level": 4294967297})"), "level: must be an integer");
+  EXPECT_EQ(err(R"({"level": -4294967295})"), "level: must be an integer");
+  EXPECT_EQ(err(R"({"level": 1, "checks": [{"gpu": 2147483648}]})"), "checks[0].gpu: must be an integer");
+  EXPECT_EQ(err(R"({"level": 1, "checks": [{"gpus": [4294967296]}]})"),
+            "checks[0].gpus: must be an array of GPU indices");
+  EXPECT_EQ(err(R"({"level": 1, "checks": [{"gpu": 2147483647, "gpus": [-2147483648]}]})"), "ok");
   EXPECT_EQ(err(R"({"level": 1, "seconds": "5"})"), "seconds: must be a number");
   EXPECT_EQ(err(R"({"level": 1, "stack": "x"})"), "stack: must be an object");
   EXPECT_EQ(err(R"({"level": 1, "gpus": {}})"), "gpus: must be an array");

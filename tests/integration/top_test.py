@@ -393,6 +393,19 @@ def test_agent():
                   f"hostile answer ({why}): " + r.stderr)
             check(r.stdout == "", f"a frame for a hostile answer ({why})")
 
+        # An index that is no GPU's (a fraction past any integer, a negative one) is a wrong
+        # answer, said as such; so is a list longer than any machine's.
+        for index in ("1e300", "-1", "2.5"):
+            Hostile.body = ('{"gpus": [{"index": %s, "name": "H100", "state": "up"}]}' % index).encode()
+            r = gw("top", "--once", "--agent", url)
+            check(r.returncode == 3 and r.stdout == "", f"index {index}: exit {r.returncode}\n" + r.stdout + r.stderr)
+            check(f"the answer of {url}/api/v1/gpus is not gpuwarden's API" in r.stderr and
+                  '"index" is not a whole number in range' in r.stderr, f"index {index}: " + r.stderr)
+        Hostile.body = json.dumps({"gpus": [{"index": i, "name": "H100", "state": "up"} for i in range(1025)]}).encode()
+        r = gw("top", "--once", "--agent", url)
+        check(r.returncode == 3 and f"the answer of {url}/api/v1/gpus lists 1025 GPUs; at most 1024" in r.stderr,
+              f"1025 GPUs: exit {r.returncode}\n" + r.stderr)
+
         # Terminal control in another machine's words is shown, never obeyed: a GPU name that
         # would retitle the window and clear the screen, a C1 CSI in a state's reason, and an
         # error body quoted in the refusal.

@@ -12,6 +12,7 @@
 #include "node/control_protocol.h"
 #include "node/data_dir.h"
 #include "node/records.h"
+#include "platform/bounded_json.h"
 #include "platform/clock.h"
 
 namespace gw::cli::smi {
@@ -59,14 +60,15 @@ int runSettings(Context& ctx, const std::string& ids, const SettingRequest& requ
       return a.code == "bad_request" ? kSmiInvalidArgument : kSmiOther;
     }
     const auto& r = a.result;
-    if (!r.contains("exit") || !r["exit"].is_number_integer() || !r.contains("stdout") || !r["stdout"].is_string() ||
-        !r.contains("stderr") || !r["stderr"].is_string()) {
+    const auto exit = r.contains("exit") ? platform::asWholeNumber<int>(r["exit"]) : std::nullopt;
+    if (!exit || !r.contains("stdout") || !r["stdout"].is_string() || !r.contains("stderr") ||
+        !r["stderr"].is_string()) {
       err << "gpuwarden: the agent's answer to settings.apply has the wrong shape\n";
       return kSmiOther;
     }
     out << r["stdout"].get<std::string>();
     err << r["stderr"].get<std::string>();
-    return r["exit"].get<int>();
+    return *exit;
   }
   auto open = openNvml(ctx, err);
   if (!open.session) return open.exit;
