@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "knowledge/clock_events.h"
+#include "platform/bounded_json.h"
 
 namespace gw::node {
 
@@ -275,7 +276,7 @@ std::optional<JobGpuAccount> JobGpuAccount::fromJson(const json& j) {
   a.pcie_rx_bytes_ = num(j, "pcie_rx_bytes");
   if (j.contains("throttled_ms") && j["throttled_ms"].is_object())
     for (const auto& [k, v] : j["throttled_ms"].items())
-      if (v.is_number_integer()) a.throttle_ms_[k] = v.get<std::int64_t>();
+      if (auto ms = platform::asWholeNumber<std::int64_t>(v)) a.throttle_ms_[k] = *ms;
   if (j.contains("xids") && j["xids"].is_object())
     for (const auto& [k, v] : j["xids"].items()) {
       char* end = nullptr;

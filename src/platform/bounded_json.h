@@ -40,8 +40,12 @@ inline nlohmann::json parseBoundedOr(std::string_view text, nlohmann::json fallb
 // (1e300 to an int is undefined behaviour, 2^32+1 becomes 1).
 template <class T>
 std::optional<T> asWholeNumber(const nlohmann::json& v) {
-  if (v.is_number_unsigned() && std::in_range<T>(v.get<std::uint64_t>())) return static_cast<T>(v.get<std::uint64_t>());
-  if (v.is_number_integer() && std::in_range<T>(v.get<std::int64_t>())) return static_cast<T>(v.get<std::int64_t>());
+  // nlohmann's is_number_integer() holds for unsigned values too: 2^64-1 read as int64 is -1.
+  if (v.is_number_unsigned()) {
+    if (std::in_range<T>(v.get<std::uint64_t>())) return static_cast<T>(v.get<std::uint64_t>());
+  } else if (v.is_number_integer() && std::in_range<T>(v.get<std::int64_t>())) {
+    return static_cast<T>(v.get<std::int64_t>());
+  }
   return std::nullopt;
 }
 

@@ -856,8 +856,8 @@ json Agent::controlSettings(const json& args, const control::Peer& peer) {
 // identified by the kernel (SO_PEERCRED), in the log and in what it records.
 json Agent::control(const std::string& op, const json& args, const control::Peer& peer) {
   auto idArg = [&]() -> std::optional<std::int64_t> {
-    if (!args.contains("id") || !args["id"].is_number_integer()) return std::nullopt;
-    return args["id"].get<std::int64_t>();
+    if (!args.contains("id")) return std::nullopt;
+    return platform::asWholeNumber<std::int64_t>(args["id"]);  // 2^64-1 is no id, not -1
   };
   if (op == "ping") {
     return control::okReply(json{{"protocol", control::kProtocolVersion},
@@ -900,9 +900,9 @@ json Agent::control(const std::string& op, const json& args, const control::Peer
   if (op == "events") {
     std::int64_t since = wallMs() - kDefaultEventsWindowMs;
     if (args.contains("since_ms")) {
-      if (!args["since_ms"].is_number_integer())
-        return control::errorReply("since_ms must be an integer", "bad_request");
-      since = args["since_ms"].get<std::int64_t>();
+      const auto asked = platform::asWholeNumber<std::int64_t>(args["since_ms"]);
+      if (!asked) return control::errorReply("since_ms must be an integer", "bad_request");
+      since = *asked;
     }
     json arr = json::array();
     for (const auto& e : monitor_->eventLog().since(since, 10000)) {

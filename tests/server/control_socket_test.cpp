@@ -266,6 +266,16 @@ TEST(ControlSocket, MalformedRequestsGetAnErrorAndTheAgentStaysUp) {
   EXPECT_EQ(code(rawRequest(sock, R"({"op":"events","args":{"since_ms":"x"}})"
                                   "\n")),
             "bad_request");
+  // Numbers past their type are refused, not wrapped (2^64-1 is not incident -1, nor a time before 1970).
+  EXPECT_EQ(code(rawRequest(sock, R"({"op":"incidents.resolve","args":{"id":18446744073709551615}})"
+                                  "\n")),
+            "bad_request");
+  EXPECT_EQ(code(rawRequest(sock, R"({"op":"events","args":{"since_ms":18446744073709551615}})"
+                                  "\n")),
+            "bad_request");
+  const json wrapped = answer(sock, {{"op", "diag.store"}, {"args", {{"report", {{"level", 4294967297LL}}}}}});
+  EXPECT_EQ(wrapped.value("error", ""), "args.report is not a diag report: level: must be an integer")
+      << wrapped.dump();
   // A diag report handed over by `gpuwarden diag` is of level 1, 2 or 3: stored and listed at 3,
   // refused at 0 and 4 (a level-4 file would never be listed).
   for (int level : {0, 4}) {

@@ -3,9 +3,12 @@
 
 #include <sys/stat.h>
 
+#include <climits>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 
+#include "platform/bounded_json.h"
 #include "platform/fs_root.h"
 #include "platform/host_name.h"
 #include "platform/process_runner.h"
@@ -142,6 +145,39 @@ TEST(RegularFile, IsReadWithinItsBoundOrRefusedSayingWhy) {
   EXPECT_EQ(text.size(), 60u);
   EXPECT_EQ(over.readUpTo(1000, text), 0);
   EXPECT_EQ(text.size(), 101u);
+}
+
+// A number from outside is taken only as a whole number of the type it is read into: one step past
+// either end of the range, a fraction, a string or a boolean is refused, never cast or wrapped.
+TEST(BoundedJson, WholeNumbersAreReadInTheirTypesRangeOnly) {
+  using nlohmann::json;
+  const auto asInt = [](const char* text) { return asWholeNumber<int>(json::parse(text)); };
+  EXPECT_EQ(asInt("0"), 0);
+  EXPECT_EQ(asInt("-1"), -1);
+  EXPECT_EQ(asInt("2147483647"), INT_MAX);
+  EXPECT_EQ(asInt("-2147483648"), INT_MIN);
+  for (const char* bad : {"2147483648", "-2147483649", "4294967297", "18446744073709551615", "1.0", "1e300", "\"1\"",
+                          "true", "null", "[1]"})
+    EXPECT_EQ(asInt(bad), std::nullopt) << bad;
+  EXPECT_EQ(asWholeNumber<std::int64_t>(json::parse("9223372036854775807")), INT64_MAX);
+  EXPECT_EQ(asWholeNumber<std::int64_t>(json::parse("-9223372036854775808")), INT64_MIN);
+  EXPECT_EQ(asWholeNumber<std::int64_t>(json::parse("9223372036854775808")), std::nullopt);
+  EXPECT_EQ(asWholeNumber<std::int64_t>(json::parse("18446744073709551615")), std::nullopt);  // not -1
+  EXPECT_EQ(asWholeNumber<std::uint64_t>(json::parse("18446744073709551615")), UINT64_MAX);
+  EXPECT_EQ(asWholeNumber<std::uint64_t>(json::parse("-1")), std::nullopt);
+  EXPECT_EQ(asWholeNumber<std::uint16_t>(json::parse("65535")), 65535);
+  EXPECT_EQ(asWholeNumber<std::uint16_t>(json::parse("65536")), std::nullopt);
+
+  const json doc = json::parse(R"({"gpu": 18446744073709551615, "ok": 3})");
+  EXPECT_EQ(wholeNumber<int>(doc, "ok"), 3);
+  EXPECT_EQ(wholeNumberOr<int>(doc, "missing", 7), 7);
+  try {
+    (void)wholeNumber<int>(doc, "gpu");
+    ADD_FAILURE() << "2^64-1 read as an int";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "\"gpu\" is not a whole number in range");
+  }
+  EXPECT_THROW((void)wholeNumber<int>(doc, "missing"), json::out_of_range);
 }
 
 // The longest target Linux stores in a link (PATH_MAX - 1 = 4095 bytes) comes back whole.
