@@ -504,6 +504,26 @@ TEST(HealthRules, GpuLostAndStalled) {
   EXPECT_FALSE(has(fs, "straggler"));
 }
 
+// A GPU that stops answering keeps no finding read from its last values (they are stale), but
+// keeps the latched facts (a double-bit ECC error stays until an operator resolves it).
+TEST(HealthRules, ALostGpuDropsItsStaleValueFindingsAndKeepsItsLatchedOnes) {
+  RuleEngine e;
+  auto gs = node();
+  gs[0].set("persistence_mode", 0);
+  gs[1].set("ecc_dbe_volatile", 1);
+  auto before = run(e, gs, 40);
+  ASSERT_TRUE(has(before, "persistence_off", 0)) << dump(before);
+  ASSERT_TRUE(has(before, "ecc_dbe", 1)) << dump(before);
+  gs[0].v.state = collect::GpuState::Lost;
+  gs[1].v.state = collect::GpuState::Lost;
+  auto after = run(
+      e, gs, 40, [](int, std::vector<Gpu>&) {}, 1'041'000);
+  EXPECT_TRUE(has(after, "gpu_lost", 0)) << dump(after);
+  EXPECT_TRUE(has(after, "gpu_lost", 1)) << dump(after);
+  EXPECT_FALSE(has(after, "persistence_off", 0)) << dump(after);
+  EXPECT_TRUE(has(after, "ecc_dbe", 1)) << dump(after);
+}
+
 TEST(HealthRules, GpuCount) {
   RuleConfig c;
   c.expected_gpus = 8;

@@ -341,6 +341,27 @@ TEST(Catalog, PowerDrawIsNvmlsMilliwattsInWatts) {
   }
 }
 
+// DCGM's NVLink total (field 449) is the sum of the two throughput counters, on one frozen instant;
+// dgx-h100's training GPU moves data both ways, so a difference would not pass for a sum.
+TEST(Catalog, NvlinkTotalIsTransmittedPlusReceived) {
+  const FrozenDgx sim;
+  ASSERT_NE(sim.session, nullptr) << sim.error;
+  auto count = sim.session->deviceCount();
+  ASSERT_TRUE(count.ok()) << count.error();
+  int both_ways = 0;
+  for (unsigned i = 0; i < *count; ++i) {
+    auto d = sim.session->deviceByIndex(i);
+    ASSERT_TRUE(d.ok()) << d.error();
+    auto tx = findByKey("nvlink_tx_kib")->read_number(*d);
+    auto rx = findByKey("nvlink_rx_kib")->read_number(*d);
+    auto total = findByKey("nvlink_total_kib")->read_number(*d);
+    ASSERT_TRUE(tx.ok() && rx.ok() && total.ok()) << i;
+    EXPECT_DOUBLE_EQ(*total, *tx + *rx) << "GPU " << i;
+    both_ways += *tx > 0 && *rx > 0;
+  }
+  EXPECT_GT(both_ways, 0) << "no GPU moves NVLink data both ways: the sum is not tested";
+}
+
 TEST(Catalog, EveryFieldsFactsArePinned) {
   std::vector<std::string> got;
   for (const auto& x : all()) got.push_back(factsLine(x));
