@@ -201,9 +201,8 @@ class AgentSource : public Source {
       // Each GPU that is up costs one more request a frame: a list longer than any machine's is
       // refused, not walked.
       if (gpus.is_array() && gpus.size() > kMaxAgentGpus) {
-        r.error = "the answer of " + shown_ + "/api/v1/gpus lists " + std::to_string(gpus.size()) + " GPUs; at most " +
-                  std::to_string(kMaxAgentGpus) + ": is this a gpuwarden agent?";
-        r.error = printable(r.error);
+        r.error = printable("the answer of " + shown_ + "/api/v1/gpus lists " + std::to_string(gpus.size()) +
+                            " GPUs; at most " + std::to_string(kMaxAgentGpus) + ": is this a gpuwarden agent?");
         return r;
       }
       for (const auto& j : gpus) {
