@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/printable.h"
+#include "platform/bounded_json.h"
 #include "platform/clock.h"
 
 namespace gw::cli::jr {
@@ -39,9 +40,7 @@ inline std::string text(const json& j, const char* key) {
 
 inline std::int64_t integer(const json& j, const char* key, std::int64_t fallback = 0) {
   const json* v = find(j, key);
-  if (!v || !v->is_number_integer()) return fallback;
-  if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return fallback;
-  return v->get<std::int64_t>();
+  return v ? platform::asWholeNumber<std::int64_t>(*v).value_or(fallback) : fallback;
 }
 
 // Any number (integer or not); missing or of another type: nullopt.

@@ -5,8 +5,23 @@
 
 #include <string>
 
+#include "cli/json_read.h"
+
 namespace gw::cli {
 namespace {
+
+// An agent's answer read for text output: an integer of another type or past int64 is the
+// fallback, never a cast (2^64-1 is not -1, 1.5 not 1).
+TEST(JsonRead, AnIntegerIsAWholeNumberInRangeOrTheFallback) {
+  const auto j = nlohmann::json::parse(
+      R"({"max": 9223372036854775807, "min": -9223372036854775808, "past": 9223372036854775808,
+          "wrap": 18446744073709551615, "half": 1.5, "text": "7", "no": null})");
+  EXPECT_EQ(jr::integer(j, "max"), INT64_MAX);
+  EXPECT_EQ(jr::integer(j, "min"), INT64_MIN);
+  for (const char* key : {"past", "wrap", "half", "text", "no", "missing"})
+    EXPECT_EQ(jr::integer(j, key, -7), -7) << key;
+  EXPECT_EQ(jr::integer(nlohmann::json::array({1}), "max", -7), -7);
+}
 
 TEST(Printable, ControlsAreShownNotObeyed) {
   EXPECT_EQ(printable("\x1b]0;pwned\x07H100\x1b[2J"), "\\x1b]0;pwned\\x07H100\\x1b[2J");
