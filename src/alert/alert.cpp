@@ -1,5 +1,6 @@
 #include "alert/alert.h"
 
+#include "platform/bounded_json.h"
 #include "platform/clock.h"
 
 namespace gw::alert {
@@ -24,21 +25,41 @@ nlohmann::json toJson(const Alert& a) {
   return j;
 }
 
-Alert alertFromJson(const nlohmann::json& j) {
-  Alert a;
-  a.id = j.value("id", "");
-  a.rule = j.value("rule", "");
-  a.severity = j.value("severity", "");
-  a.summary = j.value("summary", "");
-  a.action = j.value("action", "");
-  a.gpu_uuid = j.value("gpu_uuid", "");
-  a.gpu_index = j.value("gpu_index", -1);
-  a.hostname = j.value("hostname", "");
-  if (j.contains("labels")) a.labels = j.at("labels").get<std::map<std::string, std::string>>();
-  if (j.contains("annotations")) a.annotations = j.at("annotations").get<std::map<std::string, std::string>>();
-  a.starts_at_ms = j.value("starts_at_ms", int64_t{0});
-  a.ends_at_ms = j.value("ends_at_ms", int64_t{0});
-  return a;
+Result<Alert> alertFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return Status::Error("not a JSON object");
+  const auto text = [&j](const char* key) -> std::string {
+    if (!j.contains(key)) return "";
+    if (!j[key].is_string()) throw std::runtime_error(std::string("\"") + key + "\" is not a string");
+    return j[key].get<std::string>();
+  };
+  const auto strings = [&j](const char* key) {
+    std::map<std::string, std::string> out;
+    if (!j.contains(key)) return out;
+    if (!j[key].is_object()) throw std::runtime_error(std::string("\"") + key + "\" is not an object");
+    for (const auto& [k, v] : j[key].items()) {
+      if (!v.is_string()) throw std::runtime_error(std::string("\"") + key + "\" holds a value that is not a string");
+      out[k] = v.get<std::string>();
+    }
+    return out;
+  };
+  try {
+    Alert a;
+    a.id = text("id");
+    a.rule = text("rule");
+    a.severity = text("severity");
+    a.summary = text("summary");
+    a.action = text("action");
+    a.gpu_uuid = text("gpu_uuid");
+    a.gpu_index = platform::wholeNumberOr(j, "gpu_index", -1);
+    a.hostname = text("hostname");
+    a.labels = strings("labels");
+    a.annotations = strings("annotations");
+    a.starts_at_ms = platform::wholeNumberOr(j, "starts_at_ms", std::int64_t{0});
+    a.ends_at_ms = platform::wholeNumberOr(j, "ends_at_ms", std::int64_t{0});
+    return a;
+  } catch (const std::exception& e) {
+    return Status::Error(e.what());
+  }
 }
 
 }  // namespace gw::alert

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/result.h"
+
 namespace gw::alert {
 
 // Where an alert's runbook_url points unless `alerts.runbook_base` says otherwise: the knowledge
@@ -35,6 +37,8 @@ struct Alert {
 
 // Round-trips every field; adds "status" and RFC 3339 "starts_at"/"ends_at" for readers.
 nlohmann::json toJson(const Alert& alert);
-Alert alertFromJson(const nlohmann::json& j);
+// The inverse, for a payload read back from the queue: a field of the wrong type or a number past
+// its type is an error naming it (the payload may be damaged), never an exception.
+Result<Alert> alertFromJson(const nlohmann::json& j);
 
 }  // namespace gw::alert

@@ -38,6 +38,7 @@ class DiskQueue {
   // Deduplicates and enqueues in one transaction. Returns false (and writes nothing) when the
   // same id was last accepted in the same state (firing/resolved) less than repeat_ms ago.
   Result<bool> submit(const Alert& alert, const std::vector<std::string>& sinks, int64_t now_ms, int64_t repeat_ms);
+  // The oldest alert for the sink; rows that cannot be read back are buried on the way (see rejected()).
   std::optional<QueuedAlert> head(const std::string& sink);
   Status ack(int64_t seq);
   // A receiver refused the alert for good: move it to the dead-letter table (kept, not lost).
@@ -47,6 +48,7 @@ class DiskQueue {
 
  private:
   static Result<std::unique_ptr<DiskQueue>> openOnce(const std::string& db_path);
+  Status buryLocked(int64_t seq, const std::string& error);  // mu_ held
   DiskQueue() = default;
   std::mutex mu_;
   std::unique_ptr<platform::Database> db_;

@@ -63,7 +63,9 @@ TEST(AlertJson, RoundTripsAndFormatsTimes) {
   auto j = toJson(a);
   EXPECT_EQ(j["status"], "resolved");
   EXPECT_EQ(j["ends_at"], "2023-11-14T22:13:25.000Z");
-  Alert b = alertFromJson(j);
+  auto read = alertFromJson(j);
+  ASSERT_TRUE(read.ok()) << read.error();
+  const Alert& b = *read;
   EXPECT_EQ(b.id, a.id);
   EXPECT_EQ(b.labels, a.labels);
   EXPECT_EQ(b.gpu_index, 3);

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../support/temp_dir.h"
 #include "platform/sqlite.h"
@@ -79,6 +81,56 @@ TEST(DiskQueue, AFailedAckIsReportedAndTheAlertStaysQueued) {
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->seq, head->seq);
   EXPECT_EQ(again->alert.id, "r/GPU-1");
+}
+
+// A row a damaged disk or another writer left unreadable (not JSON, a field of the wrong type, a
+// number past its type) is moved to the dead letters, naming why, and the next alert is the head:
+// it is neither delivered as an empty alert nor allowed to end the dispatcher's thread.
+TEST(DiskQueue, ADamagedRowIsBuriedAndTheNextAlertIsTheHead) {
+  testsupport::TempDir dir("gw-queue");
+  const std::string path = dir.file("alerts.db");
+  auto q = DiskQueue::open(path);
+  ASSERT_TRUE(q.ok()) << q.error();
+  const std::vector<std::pair<std::string, std::string>> damages = {
+      {"not json", "JSON"},
+      {R"({"id": "x", "rule": 5})", "rule"},
+      {R"({"id": "x", "labels": {"a": 1}})", "labels"},
+      {R"({"id": "x", "gpu_index": 4294967297})", "\"gpu_index\" is not a whole number in range"},
+      {R"({"id": "x", "starts_at_ms": 1.5})", "\"starts_at_ms\" is not a whole number in range"},
+      {"[1]", "not a JSON object"},
+  };
+  {
+    auto db = platform::Database::open(path, "test");
+    ASSERT_TRUE(db.ok()) << db.error();
+    for (const auto& [payload, why] : damages) {
+      auto st = (*db)->prepare("INSERT INTO queue(sink, alert_id, payload, enqueued_ms) VALUES('hook', 'x', ?, 1)");
+      ASSERT_TRUE(st.ok()) << st.error();
+      ASSERT_TRUE(st->use().bind(1, payload).run().ok());
+    }
+  }
+  Alert a;
+  a.id = "r/GPU-1";
+  a.rule = "r";
+  a.gpu_index = 1;
+  a.starts_at_ms = 1000;
+  ASSERT_TRUE((*q)->submit(a, {"hook"}, 1000, 60'000).ok());
+  auto head = (*q)->head("hook");
+  ASSERT_TRUE(head.has_value());
+  EXPECT_EQ(head->alert.id, "r/GPU-1");
+  EXPECT_EQ(head->alert.gpu_index, 1);
+  EXPECT_EQ((*q)->rejected(), static_cast<std::int64_t>(damages.size()));
+  EXPECT_EQ((*q)->pending("hook"), 1);
+  auto db = platform::Database::open(path, "test");
+  ASSERT_TRUE(db.ok()) << db.error();
+  auto st = (*db)->prepare("SELECT error FROM dead ORDER BY seq");
+  ASSERT_TRUE(st.ok()) << st.error();
+  auto rows = st->use();
+  for (const auto& [payload, why] : damages) {
+    ASSERT_TRUE(rows.step()) << payload;
+    const std::string error = rows.text(0);
+    EXPECT_TRUE(error.starts_with("damaged in the queue: ")) << error;
+    EXPECT_NE(error.find(why), std::string::npos) << payload << ": " << error;
+  }
 }
 
 // The dispatcher's repeat interval, at its edge: the same firing alert submitted again one
