@@ -208,6 +208,30 @@ TEST(SmiMig, ComputeProfilesByNameAndTheDefault) {
       << unknown.err;
 }
 
+// A -gi that names no GPU instance is one sentence and NVML's NOT_FOUND for each change, nothing
+// after it (not a second "No GPU instances found"), and nothing is changed.
+TEST(SmiMig, AGpuInstanceThatIsNotThereIsOneSentence) {
+  Node n;
+  ASSERT_EQ(n.smi({"mig", "-cgi", "7g.141gb", "-i", "0"}).code, 0);
+  const auto before = n.records().size();
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"-cci", "-gi", "9"}, "Unable to create a compute instance on GPU instance ID  9 on GPU  0: Not Found\n"},
+      {{"-dci", "-gi", "9"}, "Unable to destroy compute instances of GPU instance ID  9 on GPU  0: Not Found\n"},
+      {{"-dgi", "-gi", "9"}, "Unable to destroy GPU instance ID  9 on GPU  0: Not Found\n"},
+  };
+  for (const auto& [words, sentence] : cases) {
+    std::vector<std::string> argv{"mig"};
+    argv.insert(argv.end(), words.begin(), words.end());
+    argv.insert(argv.end(), {"-i", "0"});
+    auto r = n.smi(argv);
+    EXPECT_EQ(r.code, 6) << describe(r);
+    EXPECT_EQ(r.out + r.err, sentence) << describe(r);
+  }
+  EXPECT_EQ(n.records().size(), before);
+  auto lgi = n.smi({"mig", "-lgi", "-i", "0"});
+  EXPECT_TRUE(has(lgi.out, "MIG 7g.141gb")) << lgi.out;
+}
+
 // A process runs on a compute instance of mig-h100's GPU 0 (gi 2): NVML's IN_USE.
 TEST(SmiMig, AComputeInstanceWithAProcessIsInUse) {
   Node n;
