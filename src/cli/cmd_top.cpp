@@ -142,6 +142,16 @@ class LocalSource : public Source {
 // An agent's JSON API: /api/v1/gpus, then each GPU's /latest.
 constexpr std::size_t kMaxAgentGpus = 1024;  // far past any node NVML serves
 
+// An --agent URL as it may be shown in an error: the credentials (USER:PASSWORD@) left out, cut.
+std::string withoutCredentials(const std::string& url) {
+  const auto scheme_end = url.find("://");
+  const std::size_t host = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  const auto path = url.find('/', host);
+  const auto at = url.rfind('@', path == std::string::npos ? std::string::npos : path);
+  const std::string shown = at == std::string::npos || at < host ? url : url.substr(0, host) + url.substr(at + 1);
+  return shown.substr(0, 200);
+}
+
 class AgentSource : public Source {
  public:
   // url: http[s]://[USER:PASSWORD@]HOST[:PORT][/PREFIX]
@@ -149,7 +159,7 @@ class AgentSource : public Source {
     auto scheme_end = url.find("://");
     const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
     if (scheme != "http" && scheme != "https")
-      return Status::Error("--agent '" + url.substr(0, 200) + "' is not an http:// or https:// URL");
+      return Status::Error("--agent '" + withoutCredentials(url) + "' is not an http:// or https:// URL");
     std::string rest = url.substr(scheme_end + 3);
     std::string prefix;
     if (auto slash = rest.find('/'); slash != std::string::npos) {
@@ -170,7 +180,7 @@ class AgentSource : public Source {
       user = info.substr(0, colon);
       password = colon == std::string::npos ? "" : info.substr(colon + 1);
     }
-    if (rest.empty()) return Status::Error("--agent '" + url.substr(0, 200) + "' names no host");
+    if (rest.empty()) return Status::Error("--agent '" + withoutCredentials(url) + "' names no host");
     auto src = std::unique_ptr<AgentSource>(new AgentSource());
     src->shown_ = scheme + "://" + rest + prefix;  // never the password
     src->prefix_ = prefix;

@@ -227,6 +227,12 @@ def test_once():
     for args in (["-d", "0"], ["--width", "20"], ["--agent", "ftp://x"], ["--agent", "http://x", "--simulate", "a"]):
         bad = gw("top", "--once", *([] if "--simulate" in args else ["--simulate", "dgx-h100"]), *args)
         check(bad.returncode == 2 and bad.stderr.startswith("gpuwarden: "), f"{args}: exit {bad.returncode} {bad.stderr}")
+    # A URL refused for its form is quoted without its credentials.
+    for url, why, shown in (("https://alice:s3cret@/x", "names no host", "https:///x"),
+                            ("ftp://alice:s3cret@host/x", "is not an http:// or https:// URL", "ftp://host/x")):
+        bad = gw("top", "--once", "--agent", url)
+        check(bad.returncode == 2 and bad.stderr == f"gpuwarden: --agent '{shown}' {why}\n",
+              f"--agent {url}: exit {bad.returncode} {bad.stderr}")
     # Without a terminal and without --once: exit 2, pointing at --once.
     r = gw("top", "--simulate", "dgx-h100")
     check(r.returncode == 2 and "--once" in r.stderr, f"no terminal: exit {r.returncode} {r.stderr}")
