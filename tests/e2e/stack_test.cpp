@@ -191,6 +191,30 @@ TEST(StackXid, LongLineIsCutAndTheScanGoesOn) {
   EXPECT_EQ(e["lines"], 0);
 }
 
+// `events --since T` without an agent keeps a kernel-log event stamped exactly T and drops it from
+// one millisecond later: the window's start is inclusive (docs/cli.md, "since").
+TEST(StackEvents, TheSinceTimeIsInclusiveToTheMillisecond) {
+  TempDir dir;
+  // A syslog line carries its wall-clock time: 2026-12-01T10:00:00Z is unix 1796119200.
+  dir.write("root/dev/kmsg",
+            "2026-12-01T10:00:00.000000+00:00 gpu01 kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, "
+            "Graphics Exception\n");
+  const std::map<std::string, std::string> env{{"GPUWARDEN_RUNTIME_DIR", dir.path() + "/run"}};
+  auto at = runGw(
+      {"--json", "events", "--root", dir.path() + "/root", "--data-dir", dir.path() + "/data", "--since", "1796119200"},
+      env);
+  ASSERT_EQ(at.code, 0) << describe(at);
+  const auto events = at.json()["events"];
+  ASSERT_EQ(events.size(), 1u) << at.out;
+  EXPECT_EQ(events[0]["ts_ms"], 1796119200000LL);
+  EXPECT_EQ(events[0]["code"], 13);
+  auto after = runGw({"--json", "events", "--root", dir.path() + "/root", "--data-dir", dir.path() + "/data", "--since",
+                      "1796119200.001"},
+                     env);
+  ASSERT_EQ(after.code, 0) << describe(after);
+  EXPECT_TRUE(after.json()["events"].empty()) << after.out;
+}
+
 TEST(StackXid, UnreadableFileExits2) {
   auto r = runGw({"xid", "scan", "/nonexistent/kern.log"});
   EXPECT_EQ(r.code, 2) << describe(r);
