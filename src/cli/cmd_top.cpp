@@ -142,47 +142,37 @@ class LocalSource : public Source {
 // An agent's JSON API: /api/v1/gpus, then each GPU's /latest.
 constexpr std::size_t kMaxAgentGpus = 1024;  // far past any node NVML serves
 
-// An --agent URL as it may be shown in an error: the credentials (USER:PASSWORD@) left out, cut.
-std::string withoutCredentials(const std::string& url) {
-  const auto scheme_end = url.find("://");
-  const std::size_t host = scheme_end == std::string::npos ? 0 : scheme_end + 3;
-  const auto path = url.find('/', host);
-  const auto at = url.rfind('@', path == std::string::npos ? std::string::npos : path);
-  const std::string shown = at == std::string::npos || at < host ? url : url.substr(0, host) + url.substr(at + 1);
-  return shown.substr(0, 200);
-}
-
 class AgentSource : public Source {
  public:
   // url: http[s]://[USER:PASSWORD@]HOST[:PORT][/PREFIX]
   static Result<std::unique_ptr<AgentSource>> open(const std::string& url, const std::string& cacert) {
-    auto scheme_end = url.find("://");
+    // One split serves the connection, the error sentences and the screen; the credentials
+    // (USER:PASSWORD@, else $GPUWARDEN_AGENT_AUTH) reach only the connection.
+    const auto scheme_end = url.find("://");
     const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
-    if (scheme != "http" && scheme != "https")
-      return Status::Error("--agent '" + withoutCredentials(url) + "' is not an http:// or https:// URL");
-    std::string rest = url.substr(scheme_end + 3);
+    std::string rest = scheme_end == std::string::npos ? url : url.substr(scheme_end + 3);
     std::string prefix;
     if (auto slash = rest.find('/'); slash != std::string::npos) {
       prefix = rest.substr(slash);
       rest = rest.substr(0, slash);
     }
     while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-    std::string user, password;
+    std::string info;
     if (auto at = rest.rfind('@'); at != std::string::npos) {
-      const std::string info = rest.substr(0, at);
+      info = rest.substr(0, at);
       rest = rest.substr(at + 1);
-      const auto colon = info.find(':');
-      user = info.substr(0, colon);
-      password = colon == std::string::npos ? "" : info.substr(colon + 1);
     } else if (const char* env = std::getenv(kAuthEnv); env && *env) {
-      const std::string info = env;
-      const auto colon = info.find(':');
-      user = info.substr(0, colon);
-      password = colon == std::string::npos ? "" : info.substr(colon + 1);
+      info = env;
     }
-    if (rest.empty()) return Status::Error("--agent '" + withoutCredentials(url) + "' names no host");
+    const std::string shown = (scheme_end == std::string::npos ? "" : scheme + "://") + rest + prefix;
+    if (scheme != "http" && scheme != "https")
+      return Status::Error("--agent '" + shown.substr(0, 200) + "' is not an http:// or https:// URL");
+    if (rest.empty()) return Status::Error("--agent '" + shown.substr(0, 200) + "' names no host");
+    const auto colon = info.find(':');
+    const std::string user = info.substr(0, colon);
+    const std::string password = colon == std::string::npos ? "" : info.substr(colon + 1);
     auto src = std::unique_ptr<AgentSource>(new AgentSource());
-    src->shown_ = scheme + "://" + rest + prefix;  // never the password
+    src->shown_ = shown;
     src->prefix_ = prefix;
     src->client_ = std::make_unique<httplib::Client>(scheme + "://" + rest);
     if (!src->client_->is_valid()) return Status::Error("--agent " + src->shown_ + ": unsupported URL");
